@@ -1,0 +1,57 @@
+// Pieces shared by the single-track and two-track models.
+#pragma once
+#include <algorithm>
+#include <cmath>
+
+#include "params.hpp"
+#include "state.hpp"
+#include "tire.hpp"
+
+namespace vdsim {
+
+struct ModelContext {
+  const VehicleParams* vehicle;
+  const LowSpeedParams* low;
+  TireShape shape;
+};
+
+// Net wheel acceleration for spin omega, given the torque from drive and tire.
+// The brake is Coulomb friction: it opposes spin, and at rest holds while it can.
+inline double wheel_accel(double omega, double t_other, double brake, double inertia) {
+  double tb;
+  if (omega > 0.0) tb = -brake;
+  else if (omega < 0.0) tb = brake;
+  else tb = -std::clamp(t_other, -brake, brake);
+  return (t_other + tb) / inertia;
+}
+
+// Slips of one wheel from its hub velocity in the wheel frame.
+inline void wheel_slip(double vxw, double vyw, double omega, double radius, double floor,
+                       double& kappa, double& tan_alpha) {
+  const double den = std::fmax(std::fabs(vxw), floor);
+  kappa = (omega * radius - vxw) / den;
+  tan_alpha = -vyw / den;
+}
+
+// Below kinematic_blend_speed, vy and r relax towards the kinematic bicycle so that
+// standstill steering neither creeps nor flips sign.
+inline void kinematic_blend(const State& s, double steer, const VehicleParams& p,
+                            const LowSpeedParams& low, double& dvy, double& dr) {
+  const double w = 1.0 - std::fabs(s[kVx]) / low.kinematic_blend_speed;
+  if (w <= 0.0) return;
+  const double r_kin = s[kVx] * std::tan(steer) / p.wheelbase();
+  const double vy_kin = r_kin * p.cg_to_rear;
+  dvy += w * (vy_kin - s[kVy]) / low.kinematic_tau;
+  dr += w * (r_kin - s[kR]) / low.kinematic_tau;
+}
+
+// Drag and rolling resistance along body x, opposing motion, faded in near standstill.
+inline double resistance_force(double vx, double total_fz, const VehicleParams& p,
+                               const LowSpeedParams& low) {
+  const double drag = 0.5 * p.air_density * p.drag_coefficient * p.frontal_area * vx * std::fabs(vx);
+  const double roll = p.rolling_resistance * total_fz *
+                      std::clamp(vx / low.rolling_speed_eps, -1.0, 1.0);
+  return drag + roll;
+}
+
+}  // namespace vdsim

@@ -1,0 +1,11 @@
+// L1: nonlinear single-track (bicycle) model with axle tires evaluated per tire at half
+// the axle load, quasi-static longitudinal load transfer and front/rear wheel spin.
+#pragma once
+#include "model_common.hpp"
+
+namespace vdsim {
+
+void deriv_l1(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
+              Aux* aux);
+
+}  // namespace vdsim

@@ -1,0 +1,66 @@
+#include "model_l2.hpp"
+
+namespace vdsim {
+
+void deriv_l2(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
+              Aux* aux) {
+  const VehicleParams& p = *ctx.vehicle;
+  const LowSpeedParams& low = *ctx.low;
+  const double L = p.wheelbase();
+  const double m = p.mass;
+  const double vx = s[kVx], vy = s[kVy], r = s[kR];
+  const double cd = std::cos(in.steer), sd = std::sin(in.steer);
+  const double half_t = 0.5 * p.track;
+
+  // Static loads plus lagged transfer: longitudinal m ax h / L between axles, lateral
+  // m ay h / t split between axles by static load share (no roll stiffness model).
+  const double dlong = 0.5 * m * s[kAxF] * p.cg_height / L;
+  const double dlat_total = m * s[kAyF] * p.cg_height / p.track;
+  const double dlat[2] = {dlat_total * p.cg_to_rear / L, dlat_total * p.cg_to_front / L};
+  const double fz_static[2] = {0.5 * m * kGravity * p.cg_to_rear / L,
+                               0.5 * m * kGravity * p.cg_to_front / L};
+  const double xw[4] = {p.cg_to_front, p.cg_to_front, -p.cg_to_rear, -p.cg_to_rear};
+  const double yw[4] = {half_t, -half_t, half_t, -half_t};
+
+  double fx_body = 0.0, fy_body = 0.0, mz = 0.0, fz_sum = 0.0;
+  for (int i = 0; i < 4; ++i) {
+    const int axle = i / 2;
+    const double side = (i % 2 == 0) ? -1.0 : 1.0;  // ay > 0 loads the right wheels
+    const double fz = std::fmax(
+        0.0, fz_static[axle] + (axle == 0 ? -dlong : dlong) + side * dlat[axle]);
+    fz_sum += fz;
+    const double vxh = vx - r * yw[i], vyh = vy + r * xw[i];
+    const double c = axle == 0 ? cd : 1.0, sn = axle == 0 ? sd : 0.0;
+    const double vxw = vxh * c + vyh * sn, vyw = -vxh * sn + vyh * c;
+    const double omega = s[kW0 + i];
+    double kappa, tan_a;
+    wheel_slip(vxw, vyw, omega, p.wheel_radius, low.slip_speed_floor, kappa, tan_a);
+    const TireForces t = tire_forces(p.tire, ctx.shape, fz, kappa, tan_a);
+    const double fxb = t.fx * c - t.fy * sn, fyb = t.fx * sn + t.fy * c;
+    fx_body += fxb;
+    fy_body += fyb;
+    mz += xw[i] * fyb - yw[i] * fxb;
+    ds[kW0 + i] = wheel_accel(omega, in.drive[i] - t.fx * p.wheel_radius, in.brake[i],
+                              p.wheel_inertia);
+    if (aux) aux->wheel[i] = {t.fx, t.fy, fz, kappa, std::atan(tan_a)};
+  }
+  fx_body -= resistance_force(vx, fz_sum, p, low);
+
+  const double ax = fx_body / m, ay = fy_body / m;
+  const double cpsi = std::cos(s[kPsi]), spsi = std::sin(s[kPsi]);
+  ds[kX] = vx * cpsi - vy * spsi;
+  ds[kY] = vx * spsi + vy * cpsi;
+  ds[kPsi] = r;
+  ds[kVx] = ax + r * vy;
+  ds[kVy] = ay - r * vx;
+  ds[kR] = mz / p.yaw_inertia;
+  kinematic_blend(s, in.steer, p, low, ds[kVy], ds[kR]);
+  ds[kAxF] = (ax - s[kAxF]) / p.load_transfer_tau;
+  ds[kAyF] = (ay - s[kAyF]) / p.load_transfer_tau;
+  if (aux) {
+    aux->ax = ax;
+    aux->ay = ay;
+  }
+}
+
+}  // namespace vdsim

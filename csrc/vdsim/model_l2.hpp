@@ -1,0 +1,12 @@
+// L2: planar two-track model, per-wheel Magic Formula with combined slip, quasi-static
+// longitudinal and lateral load transfer, four wheel spins (open differential: the
+// powertrain splits torque equally left/right).
+#pragma once
+#include "model_common.hpp"
+
+namespace vdsim {
+
+void deriv_l2(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
+              Aux* aux);
+
+}  // namespace vdsim

@@ -1,0 +1,79 @@
+// Plain parameter structs in SI units. Defaults are the generic sedan of DESIGN.md;
+// envs/vehicles/generic_sedan.yaml must agree field by field (tests/test_config.py).
+#pragma once
+#include <cmath>
+#include <limits>
+
+namespace vdsim {
+
+constexpr double kGravity = 9.80665;  // m/s^2
+
+// One Magic Formula curve y = D sin(C atan(B x - E (B x - atan(B x)))) with D = mu(Fz) Fz.
+struct MFCurve {
+  double B = 8.0;   // stiffness factor at the nominal load [-]
+  double C = 1.3;   // shape factor [-]
+  double D = 1.0;   // peak factor, multiplies mu * Fz [-]
+  double E = -1.0;  // curvature factor [-]
+};
+
+struct TireParams {
+  MFCurve lateral{8.0, 1.3, 1.0, -1.0};
+  MFCurve longitudinal{10.0, 1.65, 1.0, 0.97};
+  double mu = 1.0;            // road friction scale [-]
+  double fz_nominal = 4000;   // nominal load Fz0 where B, C, D, E hold as given [N]
+  double pdy2 = -0.10;        // friction load sensitivity: mu(Fz) = mu (1 + pdy2 dfz) [-]
+  double pky2 = 1.0;          // lateral stiffness peaks at Fz = pky2 Fz0 [-] (<= 0: plain MF)
+};
+
+struct VehicleParams {
+  double mass = 1500.0;                 // kg
+  double yaw_inertia = 2500.0;          // Iz [kg m^2]
+  double cg_to_front = 1.2;             // a [m]
+  double cg_to_rear = 1.5;              // b [m]
+  double track = 1.55;                  // [m], same front and rear
+  double cg_height = 0.55;              // h_cg [m]
+  double wheel_radius = 0.32;           // [m]
+  double wheel_inertia = 1.0;           // per wheel incl. driveline share [kg m^2]
+  double drive_torque_max = 1500.0;     // total at the wheels [N m]
+  double drive_power_max = 150e3;       // total at the wheels [W]
+  double brake_torque_max = 2000.0;     // per wheel [N m]
+  double front_drive_share = 0.0;       // 0 = rear drive [-]
+  double front_brake_share = 0.6;       // share of total brake torque on the front axle [-]
+  double steering_ratio = 15.0;         // steering wheel / road wheel [-], NaN = not stated
+  double max_steer = 0.6;               // road-wheel angle limit [rad]
+  double drag_coefficient = 0.30;       // Cd [-]
+  double frontal_area = 2.2;            // [m^2]
+  double air_density = 1.225;           // [kg/m^3]
+  double rolling_resistance = 0.012;    // f_r, force = f_r * sum(Fz) [-]
+  double load_transfer_tau = 0.02;      // lag of the quasi-static load transfer [s]
+  double body_width = 1.8;              // [m], for cone gates and footprint
+  double front_overhang = 0.95;         // front axle to bumper [m]
+  double rear_overhang = 1.05;          // rear axle to bumper [m]
+  TireParams tire{};
+
+  double wheelbase() const { return cg_to_front + cg_to_rear; }
+};
+
+// Low-speed treatment, shared by both models.
+struct LowSpeedParams {
+  double slip_speed_floor = 2.5;   // slip denominators use max(|vx_wheel|, this) [m/s]
+  double kinematic_blend_speed = 1.0;  // below this, vy and r relax to kinematic [m/s]
+  double kinematic_tau = 0.05;     // relaxation time of that blend [s]
+  double rolling_speed_eps = 0.1;  // rolling resistance fades in over this speed [m/s]
+};
+
+// Steering actuator chain: dead time -> first-order lag -> rate limit -> saturation.
+// enabled = false is bit-identical to no chain.
+struct ActuatorParams {
+  bool enabled = false;
+  double dead_time = 0.0;   // [s], rounded to whole substeps (validated in Python)
+  double time_constant = 0.0;  // first-order lag [s], 0 = none
+  double rate_limit = std::numeric_limits<double>::infinity();  // [rad/s]
+  double max_angle = std::numeric_limits<double>::infinity();   // [rad]
+};
+
+enum class Level { L1 = 1, L2 = 2 };
+enum class Longitudinal { Force = 0, Pedal = 1 };
+enum class Integrator { Euler = 0, Heun = 1, RK4 = 2 };
+
+}  // namespace vdsim

@@ -1,0 +1,53 @@
+// Longitudinal command -> per-wheel drive torque and brake capacity.
+#pragma once
+#include <algorithm>
+#include <cmath>
+
+#include "params.hpp"
+#include "schedule.hpp"
+#include "state.hpp"
+
+namespace vdsim {
+
+// Splits axle torques to wheels: L1 keeps axle totals in slots 0/1, L2 halves each axle
+// over its two wheels (open differential).
+inline void split_axles(Level level, double front, double rear, std::array<double, 4>& out) {
+  if (level == Level::L1) {
+    out = {front, rear, 0.0, 0.0};
+  } else {
+    out = {0.5 * front, 0.5 * front, 0.5 * rear, 0.5 * rear};
+  }
+}
+
+// Mean spin of the driven wheels, for the power cap [rad/s].
+inline double driven_omega(const State& s, const VehicleParams& p, Level level) {
+  const double fs = p.front_drive_share;
+  if (level == Level::L1) return std::fabs(fs * s[kW0] + (1.0 - fs) * s[kW0 + 1]);
+  return std::fabs(fs * 0.5 * (s[kW0] + s[kW0 + 1]) + (1.0 - fs) * 0.5 * (s[kW0 + 2] + s[kW0 + 3]));
+}
+
+// Maximum drive torque at the wheels at spin omega: torque cap, then power cap.
+inline double drive_torque_cap(const VehicleParams& p, double omega) {
+  return omega > 1e-3 ? std::fmin(p.drive_torque_max, p.drive_power_max / omega)
+                      : p.drive_torque_max;
+}
+
+inline WheelInputs wheel_inputs(const Command& c, double steer, Longitudinal mode, Level level,
+                                const State& s, const VehicleParams& p) {
+  WheelInputs in;
+  in.steer = steer;
+  double drive = 0.0, brake = 0.0;  // totals at the wheels [N m]
+  if (mode == Longitudinal::Force) {
+    const double t = c.longitudinal * p.wheel_radius;
+    (t >= 0.0 ? drive : brake) = std::fabs(t);
+  } else {
+    const double pedal = std::clamp(c.longitudinal, -1.0, 1.0);
+    if (pedal >= 0.0) drive = pedal * drive_torque_cap(p, driven_omega(s, p, level));
+    else brake = -pedal * 4.0 * p.brake_torque_max;
+  }
+  split_axles(level, drive * p.front_drive_share, drive * (1.0 - p.front_drive_share), in.drive);
+  split_axles(level, brake * p.front_brake_share, brake * (1.0 - p.front_brake_share), in.brake);
+  return in;
+}
+
+}  // namespace vdsim

@@ -1,0 +1,74 @@
+#include "session.hpp"
+
+#include "integrator.hpp"
+#include "model_l1.hpp"
+#include "model_l2.hpp"
+#include "powertrain.hpp"
+
+namespace vdsim {
+
+Session::Session(const VehicleParams& vehicle, const SimConfig& config)
+    : vehicle_(vehicle), config_(config) {
+  ctx_.vehicle = &vehicle_;
+  ctx_.low = &config_.low;
+  ctx_.shape = TireShape::from(vehicle_.tire);
+  actuator_ = SteerActuator(config_.actuator, config_.substep_dt, config_.actuator_dead_ticks);
+  reset(0, 0, 0, 0, 0, 0);
+}
+
+void Session::reset(double x, double y, double psi, double vx, double vy, double r,
+                    const Command& initial) {
+  state_.fill(0.0);
+  state_[kX] = x;
+  state_[kY] = y;
+  state_[kPsi] = psi;
+  state_[kVx] = vx;
+  state_[kVy] = vy;
+  state_[kR] = r;
+  for (int i = 0; i < 4; ++i) state_[kW0 + i] = vx / vehicle_.wheel_radius;
+  if (config_.level == Level::L1) state_[kW0 + 2] = state_[kW0 + 3] = 0.0;
+  tick_ = 0;
+  command_ = initial;
+  schedule_.clear();
+  actuator_.reset(initial.steer);
+  steer_ = initial.steer;
+  inputs_ = wheel_inputs(command_, steer_, config_.longitudinal, config_.level, state_, vehicle_);
+  aux_valid_ = false;
+}
+
+void Session::deriv(const State& s, const WheelInputs& in, State& ds, Aux* aux) const {
+  if (config_.level == Level::L1) deriv_l1(s, in, ctx_, ds, aux);
+  else deriv_l2(s, in, ctx_, ds, aux);
+}
+
+void Session::advance(int64_t n) {
+  const int n_wheels = config_.level == Level::L1 ? 2 : 4;
+  for (int64_t k = 0; k < n; ++k) {
+    schedule_.apply_due(tick_, command_);
+    steer_ = config_.actuator.enabled ? actuator_.step(command_.steer) : command_.steer;
+    inputs_ = wheel_inputs(command_, steer_, config_.longitudinal, config_.level, state_, vehicle_);
+    double omega_before[4];
+    for (int i = 0; i < n_wheels; ++i) omega_before[i] = state_[kW0 + i];
+    integrate_step(config_.integrator, state_, config_.substep_dt,
+                   [&](const State& s, State& ds) { deriv(s, inputs_, ds, nullptr); });
+    // A braked wheel whose spin changes sign within the substep stops there and holds.
+    for (int i = 0; i < n_wheels; ++i) {
+      const double w = state_[kW0 + i];
+      if (inputs_.brake[i] > 0.0 && omega_before[i] != 0.0 && w * omega_before[i] < 0.0)
+        state_[kW0 + i] = 0.0;
+    }
+    ++tick_;
+  }
+  aux_valid_ = false;
+}
+
+const Aux& Session::aux() {
+  if (!aux_valid_) {
+    State ds;
+    deriv(state_, inputs_, ds, &aux_);
+    aux_valid_ = true;
+  }
+  return aux_;
+}
+
+}  // namespace vdsim

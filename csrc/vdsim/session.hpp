@@ -1,0 +1,69 @@
+// One simulated vehicle: state, integer clock, command schedule, steering actuator.
+// C++ trusts its inputs; vdsim_gym validates them before they get here.
+#pragma once
+#include <cstdint>
+
+#include "actuator.hpp"
+#include "params.hpp"
+#include "schedule.hpp"
+#include "state.hpp"
+#include "model_common.hpp"
+
+namespace vdsim {
+
+struct SimConfig {
+  Level level = Level::L2;
+  double substep_dt = 5e-4;  // [s]
+  Integrator integrator = Integrator::RK4;
+  Longitudinal longitudinal = Longitudinal::Force;
+  ActuatorParams actuator{};
+  int64_t actuator_dead_ticks = 0;
+  LowSpeedParams low{};
+};
+
+class Session {
+ public:
+  Session(const VehicleParams& vehicle, const SimConfig& config);
+
+  // Places the vehicle with wheels rolling at vx; clears the schedule and the clock.
+  void reset(double x, double y, double psi, double vx, double vy, double r,
+             const Command& initial = Command{});
+  // Replaces the command in force now (mode A); pending scheduled commands remain.
+  void command_now(const Command& c) { command_ = c; }
+  void schedule(int64_t apply_tick, const Command& c) { schedule_.push(apply_tick, c); }
+  void drop_pending() { schedule_.clear(); }
+  size_t pending() const { return schedule_.pending(); }
+
+  // Advances n substeps: each first applies due commands, then integrates.
+  void advance(int64_t n);
+
+  int64_t tick() const { return tick_; }
+  double time() const { return static_cast<double>(tick_) * config_.substep_dt; }
+  const State& state() const { return state_; }
+  void set_state(const State& s) { state_ = s; aux_valid_ = false; }
+  const Command& command() const { return command_; }
+  double realized_steer() const { return steer_; }
+  // Accelerations and tire forces at the current state under the current inputs.
+  const Aux& aux();
+
+  const VehicleParams& vehicle() const { return vehicle_; }
+  const SimConfig& config() const { return config_; }
+
+ private:
+  void deriv(const State& s, const WheelInputs& in, State& ds, Aux* aux) const;
+
+  VehicleParams vehicle_;
+  SimConfig config_;
+  ModelContext ctx_;
+  State state_{};
+  int64_t tick_ = 0;
+  Command command_{};
+  double steer_ = 0.0;
+  WheelInputs inputs_{};
+  CommandSchedule schedule_;
+  SteerActuator actuator_;
+  Aux aux_{};
+  bool aux_valid_ = false;
+};
+
+}  // namespace vdsim

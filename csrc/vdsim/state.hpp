@@ -1,0 +1,41 @@
+// Plant state shared by both levels, and what each wheel receives from the powertrain.
+#pragma once
+#include <array>
+
+namespace vdsim {
+
+// Body frame follows ISO 8855: x forward, y left, z up; psi and r counter-clockwise.
+enum StateIndex : int {
+  kX = 0,    // ground position of the CG [m]
+  kY = 1,    // [m]
+  kPsi = 2,  // heading [rad]
+  kVx = 3,   // body-frame velocity of the CG [m/s]
+  kVy = 4,   // [m/s]
+  kR = 5,    // yaw rate [rad/s]
+  kW0 = 6,   // wheel spins [rad/s]: L2 FL, FR, RL, RR; L1 front axle, rear axle
+  kAxF = 10, // lagged longitudinal acceleration driving load transfer [m/s^2]
+  kAyF = 11, // lagged lateral acceleration driving load transfer [m/s^2]
+  kStateSize = 12,
+};
+
+using State = std::array<double, kStateSize>;
+
+// Wheel order FL, FR, RL, RR (L1 uses 0 = front axle, 1 = rear axle).
+struct WheelInputs {
+  double steer = 0.0;                  // road-wheel angle of the front wheels [rad]
+  std::array<double, 4> drive{};       // drive torque [N m], signed
+  std::array<double, 4> brake{};       // brake torque capacity [N m], >= 0
+};
+
+// Quantities computed alongside the derivative, for observation.
+struct WheelOut {
+  double fx = 0.0, fy = 0.0, fz = 0.0;  // tire forces in the wheel frame and load [N]
+  double kappa = 0.0, alpha = 0.0;      // slip ratio [-] and slip angle [rad]
+};
+
+struct Aux {
+  double ax = 0.0, ay = 0.0;  // body-frame acceleration of the CG [m/s^2]
+  std::array<WheelOut, 4> wheel{};
+};
+
+}  // namespace vdsim
