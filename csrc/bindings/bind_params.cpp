@@ -1,0 +1,57 @@
+// Parameter structs: plain read/write fields, filled from vdsim_gym.config dataclasses.
+#include <pybind11/pybind11.h>
+
+#include "vdsim/params.hpp"
+#include "vdsim/schedule.hpp"
+#include "vdsim/tire.hpp"
+
+namespace py = pybind11;
+using namespace vdsim;
+
+#define RW(cls, field) .def_readwrite(#field, &cls::field)
+
+void bind_params(py::module_& m) {
+  py::enum_<Level>(m, "Level").value("L1", Level::L1).value("L2", Level::L2);
+  py::enum_<Longitudinal>(m, "Longitudinal")
+      .value("force", Longitudinal::Force)
+      .value("pedal", Longitudinal::Pedal);
+  py::enum_<Integrator>(m, "Integrator")
+      .value("euler", Integrator::Euler)
+      .value("heun", Integrator::Heun)
+      .value("rk4", Integrator::RK4);
+
+  py::class_<MFCurve>(m, "MFCurve").def(py::init<>()) RW(MFCurve, B) RW(MFCurve, C)
+      RW(MFCurve, D) RW(MFCurve, E);
+  py::class_<TireParams>(m, "TireParams").def(py::init<>()) RW(TireParams, lateral)
+      RW(TireParams, longitudinal) RW(TireParams, mu) RW(TireParams, fz_nominal)
+      RW(TireParams, pdy2) RW(TireParams, pky2);
+  py::class_<VehicleParams>(m, "VehicleParams")
+      .def(py::init<>()) RW(VehicleParams, mass) RW(VehicleParams, yaw_inertia)
+      RW(VehicleParams, cg_to_front) RW(VehicleParams, cg_to_rear) RW(VehicleParams, track)
+      RW(VehicleParams, cg_height) RW(VehicleParams, wheel_radius)
+      RW(VehicleParams, wheel_inertia) RW(VehicleParams, drive_torque_max)
+      RW(VehicleParams, drive_power_max) RW(VehicleParams, brake_torque_max)
+      RW(VehicleParams, front_drive_share) RW(VehicleParams, front_brake_share)
+      RW(VehicleParams, steering_ratio) RW(VehicleParams, max_steer)
+      RW(VehicleParams, drag_coefficient) RW(VehicleParams, frontal_area)
+      RW(VehicleParams, air_density) RW(VehicleParams, rolling_resistance)
+      RW(VehicleParams, load_transfer_tau) RW(VehicleParams, body_width)
+      RW(VehicleParams, front_overhang) RW(VehicleParams, rear_overhang)
+      RW(VehicleParams, tire);
+  py::class_<LowSpeedParams>(m, "LowSpeedParams").def(py::init<>())
+      RW(LowSpeedParams, slip_speed_floor) RW(LowSpeedParams, kinematic_blend_speed)
+      RW(LowSpeedParams, kinematic_tau) RW(LowSpeedParams, rolling_speed_eps);
+  py::class_<ActuatorParams>(m, "ActuatorParams").def(py::init<>())
+      RW(ActuatorParams, enabled) RW(ActuatorParams, dead_time)
+      RW(ActuatorParams, time_constant) RW(ActuatorParams, rate_limit)
+      RW(ActuatorParams, max_angle);
+
+  // Pure tire function, exposed for tests against a Python reference.
+  m.def("tire_forces", [](const TireParams& p, double fz, double kappa, double tan_alpha) {
+        const TireForces f = tire_forces(p, TireShape::from(p), fz, kappa, tan_alpha);
+        return py::make_tuple(f.fx, f.fy);
+      }, py::arg("params"), py::arg("fz"), py::arg("kappa"), py::arg("tan_alpha"));
+  m.def("mf_peak_u", &mf_peak_u, py::arg("curve"));
+  m.def("whole_ticks", &whole_ticks, py::arg("seconds"), py::arg("dt"));
+  m.def("ceil_ticks", &ceil_ticks, py::arg("seconds"), py::arg("dt"));
+}

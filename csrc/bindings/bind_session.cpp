@@ -1,0 +1,83 @@
+// Session: the single-vehicle simulator. Multi-substep loops release the GIL.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "vdsim/session.hpp"
+
+namespace py = pybind11;
+using namespace vdsim;
+
+namespace {
+
+constexpr int kAuxSize = 2 + 4 * 5;  // ax, ay, then per wheel fx, fy, fz, kappa, alpha
+
+void write_aux(const Aux& a, double* out) {
+  out[0] = a.ax;
+  out[1] = a.ay;
+  for (int i = 0; i < 4; ++i) {
+    const WheelOut& w = a.wheel[i];
+    double* o = out + 2 + 5 * i;
+    o[0] = w.fx; o[1] = w.fy; o[2] = w.fz; o[3] = w.kappa; o[4] = w.alpha;
+  }
+}
+
+}  // namespace
+
+void bind_session(py::module_& m) {
+  py::class_<SimConfig>(m, "SimConfig")
+      .def(py::init<>())
+      .def_readwrite("level", &SimConfig::level)
+      .def_readwrite("substep_dt", &SimConfig::substep_dt)
+      .def_readwrite("integrator", &SimConfig::integrator)
+      .def_readwrite("longitudinal", &SimConfig::longitudinal)
+      .def_readwrite("actuator", &SimConfig::actuator)
+      .def_readwrite("actuator_dead_ticks", &SimConfig::actuator_dead_ticks)
+      .def_readwrite("low", &SimConfig::low);
+
+  py::class_<Command>(m, "Command")
+      .def(py::init<double, double>(), py::arg("steer") = 0.0, py::arg("longitudinal") = 0.0)
+      .def_readwrite("steer", &Command::steer)
+      .def_readwrite("longitudinal", &Command::longitudinal);
+
+  m.attr("STATE_SIZE") = static_cast<int>(kStateSize);
+  m.attr("AUX_SIZE") = kAuxSize;
+
+  py::class_<Session>(m, "Session")
+      .def(py::init<const VehicleParams&, const SimConfig&>(), py::arg("vehicle"),
+           py::arg("config"))
+      .def("reset", &Session::reset, py::arg("x"), py::arg("y"), py::arg("psi"),
+           py::arg("vx"), py::arg("vy"), py::arg("r"), py::arg("initial") = Command{})
+      .def("command_now", [](Session& s, double steer, double lon) { s.command_now({steer, lon}); },
+           py::arg("steer"), py::arg("longitudinal"))
+      .def("schedule",
+           [](Session& s, int64_t tick, double steer, double lon) { s.schedule(tick, {steer, lon}); },
+           py::arg("apply_tick"), py::arg("steer"), py::arg("longitudinal"))
+      .def("drop_pending", &Session::drop_pending)
+      .def_property_readonly("pending", &Session::pending)
+      .def("advance", &Session::advance, py::arg("n"), py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("tick", &Session::tick)
+      .def_property_readonly("time", &Session::time)
+      .def_property_readonly("realized_steer", &Session::realized_steer)
+      .def_property_readonly("command",
+                             [](const Session& s) {
+                               return py::make_tuple(s.command().steer, s.command().longitudinal);
+                             })
+      .def("get_state",
+           [](const Session& s, py::array_t<double, py::array::c_style> out) {
+             if (out.size() < kStateSize) throw std::invalid_argument("state buffer too small");
+             std::copy(s.state().begin(), s.state().end(), out.mutable_data());
+           }, py::arg("out"))
+      .def("set_state",
+           [](Session& s, py::array_t<double, py::array::c_style | py::array::forcecast> in) {
+             if (in.size() != kStateSize) throw std::invalid_argument("state must have STATE_SIZE values");
+             State st;
+             std::copy(in.data(), in.data() + kStateSize, st.begin());
+             s.set_state(st);
+           }, py::arg("state"))
+      .def("get_aux",
+           [](Session& s, py::array_t<double, py::array::c_style> out) {
+             if (out.size() < kAuxSize) throw std::invalid_argument("aux buffer too small");
+             write_aux(s.aux(), out.mutable_data());
+           }, py::arg("out"));
+}

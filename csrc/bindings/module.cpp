@@ -1,0 +1,16 @@
+// vdsim_gym._core: thin, private bindings of the C++ core. Split by topic.
+#include <pybind11/pybind11.h>
+
+namespace py = pybind11;
+
+void bind_params(py::module_& m);
+void bind_session(py::module_& m);
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "vdsim C++ core (private; use vdsim_gym)";
+  m.attr("__version__") = VDSIM_VERSION;
+  m.attr("git_sha") = VDSIM_GIT_SHA;
+  m.attr("git_dirty") = VDSIM_GIT_DIRTY;  // 1, 0 or -1 (unknown)
+  bind_params(m);
+  bind_session(m);
+}

@@ -1,0 +1,22 @@
+"""vdsim_gym: Gymnasium environments for vehicle control under command latency."""
+
+from __future__ import annotations
+
+from vdsim_gym import _core
+from vdsim_gym.config import ActuatorConfig, ConfigError, VehicleConfig, load_vehicle
+from vdsim_gym.plant import Plant
+
+__version__: str = _core.__version__
+__git_sha__: str = _core.git_sha
+__git_dirty__: bool | None = None if _core.git_dirty < 0 else bool(_core.git_dirty)
+
+__all__ = [
+    "ActuatorConfig",
+    "ConfigError",
+    "Plant",
+    "VehicleConfig",
+    "__git_dirty__",
+    "__git_sha__",
+    "__version__",
+    "load_vehicle",
+]

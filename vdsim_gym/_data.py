@@ -1,0 +1,32 @@
+"""Locate the YAML data (vehicles, scenarios) in an installed wheel or a source tree."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+_PKG = Path(__file__).resolve().parent
+
+
+@cache
+def data_root() -> Path:
+    """The ``envs/`` data folder.
+
+    A wheel carries it as ``vdsim_gym/_data/envs`` (installed by CMake); an editable
+    install runs the package from the source tree, where it is the top-level ``envs/``.
+    """
+    for candidate in (_PKG / "_data" / "envs", _PKG.parent / "envs"):
+        if (candidate / "vehicles").is_dir():
+            return candidate
+    raise FileNotFoundError(
+        f"vdsim_gym data folder not found (looked in {_PKG / '_data' / 'envs'} and "
+        f"{_PKG.parent / 'envs'}); reinstall the package with `pip install .`"
+    )
+
+
+def vehicles_dir() -> Path:
+    return data_root() / "vehicles"
+
+
+def scenarios_dir() -> Path:
+    return data_root() / "scenarios"

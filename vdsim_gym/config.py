@@ -1,0 +1,255 @@
+"""Configuration: frozen dataclasses loaded from YAML.
+
+Defaults come from the C++ core's parameter structs (one source of truth); a YAML file
+overrides any subset of fields. Unknown keys are errors that name the file and the key
+path, so a misspelt parameter never silently keeps its default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import typing
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from vdsim_gym import _core
+from vdsim_gym._data import vehicles_dir
+
+
+class ConfigError(ValueError):
+    """A configuration file or argument is invalid; the message names where and why."""
+
+
+@dataclass(frozen=True)
+class MFCurveConfig:
+    B: float  # stiffness factor at the nominal load [-]
+    C: float  # shape factor [-]
+    D: float  # peak factor (times mu * Fz) [-]
+    E: float  # curvature factor [-]
+
+
+@dataclass(frozen=True)
+class TireConfig:
+    lateral: MFCurveConfig
+    longitudinal: MFCurveConfig
+    mu: float  # road friction scale [-]
+    fz_nominal: float  # nominal load Fz0 [N]
+    pdy2: float  # friction load sensitivity [-]
+    pky2: float  # lateral stiffness peaks at pky2 * Fz0 [-]
+
+
+@dataclass(frozen=True)
+class VehicleConfig:
+    """A vehicle in SI units; see envs/vehicles/generic_sedan.yaml for units per field."""
+
+    name: str
+    mass: float
+    yaw_inertia: float
+    cg_to_front: float
+    cg_to_rear: float
+    track: float
+    cg_height: float
+    wheel_radius: float
+    wheel_inertia: float
+    drive_torque_max: float
+    drive_power_max: float
+    brake_torque_max: float
+    front_drive_share: float
+    front_brake_share: float
+    steering_ratio: float | None  # None: the vehicle file states none; delta_sw not observed
+    max_steer: float
+    drag_coefficient: float
+    frontal_area: float
+    air_density: float
+    rolling_resistance: float
+    load_transfer_tau: float
+    body_width: float
+    front_overhang: float
+    rear_overhang: float
+    tire: TireConfig
+
+    @property
+    def wheelbase(self) -> float:
+        return self.cg_to_front + self.cg_to_rear
+
+    @property
+    def body_length(self) -> float:
+        return self.front_overhang + self.wheelbase + self.rear_overhang
+
+    def to_core(self) -> _core.VehicleParams:
+        return _to_core(self, _core.VehicleParams())
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class ActuatorConfig:
+    """Steering actuator chain: dead time -> first-order lag -> rate limit -> saturation."""
+
+    dead_time: float = 0.0  # [s], a whole number of substeps
+    time_constant: float = 0.0  # first-order lag [s], 0 = none
+    rate_limit: float = math.inf  # [rad/s]
+    max_angle: float = math.inf  # road-wheel saturation [rad]
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _is_dataclass_type(tp: Any) -> bool:
+    return isinstance(tp, type) and dataclasses.is_dataclass(tp)
+
+
+def _from_core(cls: type, core_obj: Any, **extra: Any) -> Any:
+    """Build a config dataclass from a core struct with the same field names."""
+    hints = _hints(cls)
+    values: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name in extra:
+            values[f.name] = extra[f.name]
+            continue
+        v = getattr(core_obj, f.name)
+        if _is_dataclass_type(hints[f.name]):
+            v = _from_core(hints[f.name], v)
+        elif isinstance(v, float) and math.isnan(v):
+            v = None
+        values[f.name] = v
+    return cls(**values)
+
+
+def _to_core(cfg: Any, core_obj: Any) -> Any:
+    for f in fields(cfg):
+        v = getattr(cfg, f.name)
+        if not hasattr(core_obj, f.name):
+            continue
+        if dataclasses.is_dataclass(v):
+            sub = getattr(core_obj, f.name)
+            _to_core(v, sub)
+            setattr(core_obj, f.name, sub)
+        else:
+            setattr(core_obj, f.name, math.nan if v is None else v)
+    return core_obj
+
+
+def default_vehicle() -> VehicleConfig:
+    """The C++ core's defaults (the generic sedan), as a VehicleConfig."""
+    return _from_core(VehicleConfig, _core.VehicleParams(), name="generic_sedan")
+
+
+def merge(base: Any, data: Any, where: str, path: str = "") -> Any:
+    """Return ``base`` with the values of the mapping ``data`` replaced, recursively.
+
+    Raises ConfigError naming ``where`` and the dotted key path for unknown keys and
+    values of the wrong type.
+    """
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: '{path or '<root>'}' must be a mapping, got {data!r}")
+    hints = _hints(type(base))
+    names = {f.name for f in fields(base)}
+    changes: dict[str, Any] = {}
+    for key, value in data.items():
+        key_path = f"{path}.{key}" if path else str(key)
+        if key not in names:
+            known = ", ".join(sorted(names))
+            raise ConfigError(f"{where}: unknown key '{key_path}' (known keys here: {known})")
+        current = getattr(base, key)
+        if _is_dataclass_type(hints[key]):
+            changes[key] = merge(current, value, where, key_path)
+        else:
+            changes[key] = _check_value(hints[key], value, where, key_path)
+    return dataclasses.replace(base, **changes)
+
+
+def _check_value(tp: Any, value: Any, where: str, key_path: str) -> Any:
+    allows_none = type(None) in typing.get_args(tp)
+    if value is None:
+        if allows_none:
+            return None
+        raise ConfigError(f"{where}: '{key_path}' must not be empty")
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: '{key_path}' must be a string, got {value!r}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{where}: '{key_path}' must be a number, got {value!r}")
+    if not math.isfinite(value) and tp is not float:
+        raise ConfigError(f"{where}: '{key_path}' must be finite, got {value!r}")
+    return float(value)
+
+
+def available_vehicles() -> list[str]:
+    return sorted(p.stem for p in vehicles_dir().glob("*.yaml"))
+
+
+def load_vehicle(vehicle: str | Path | VehicleConfig | dict[str, Any] = "generic_sedan") -> VehicleConfig:
+    """Load a vehicle by name (envs/vehicles/<name>.yaml), path, mapping or config.
+
+    A file states any subset of fields; the rest keep the core's defaults. A vehicle file
+    that does not state ``steering_ratio`` gets None (no steering-wheel angle observed).
+    """
+    if isinstance(vehicle, VehicleConfig):
+        return vehicle
+    base = dataclasses.replace(default_vehicle(), steering_ratio=None)
+    if isinstance(vehicle, dict):
+        return _validate_vehicle(merge(base, vehicle, "vehicle dict"), "vehicle dict")
+    path = Path(vehicle)
+    if path.suffix not in (".yaml", ".yml"):
+        path = vehicles_dir() / f"{vehicle}.yaml"
+        if not path.is_file():
+            raise ConfigError(
+                f"unknown vehicle '{vehicle}': no file {path}. Available: "
+                f"{', '.join(available_vehicles())}; or pass a path to a .yaml file"
+            )
+    elif not path.is_file():
+        raise ConfigError(f"vehicle file not found: {path}")
+    with path.open() as fh:
+        data = yaml.safe_load(fh) or {}
+    data.setdefault("name", path.stem)
+    cfg = merge(base, data, str(path))
+    return _validate_vehicle(cfg, str(path))
+
+
+_POSITIVE = (
+    "mass", "yaw_inertia", "cg_to_front", "cg_to_rear", "track", "cg_height", "wheel_radius",
+    "wheel_inertia", "max_steer", "load_transfer_tau", "body_width", "air_density",
+)
+
+
+def _validate_vehicle(cfg: VehicleConfig, where: str) -> VehicleConfig:
+    for name in _POSITIVE:
+        v = getattr(cfg, name)
+        if not (math.isfinite(v) and v > 0):
+            raise ConfigError(f"{where}: '{name}' must be a positive finite number, got {v}")
+    for name in ("front_drive_share", "front_brake_share"):
+        v = getattr(cfg, name)
+        if not 0.0 <= v <= 1.0:
+            raise ConfigError(f"{where}: '{name}' must be in [0, 1], got {v}")
+    if cfg.steering_ratio is not None and not cfg.steering_ratio > 0:
+        raise ConfigError(f"{where}: 'steering_ratio' must be positive, got {cfg.steering_ratio}")
+    if not cfg.tire.mu > 0 or not cfg.tire.fz_nominal > 0:
+        raise ConfigError(f"{where}: 'tire.mu' and 'tire.fz_nominal' must be positive")
+    return cfg
+
+
+def load_actuator(actuator: None | dict[str, Any] | ActuatorConfig) -> ActuatorConfig | None:
+    """None (no chain), a mapping of ActuatorConfig fields, or an ActuatorConfig."""
+    if actuator is None or isinstance(actuator, ActuatorConfig):
+        cfg = actuator
+    elif isinstance(actuator, dict):
+        cfg = merge(ActuatorConfig(), actuator, "actuator")
+    else:
+        raise ConfigError(
+            f"actuator must be None, a dict of {[f.name for f in fields(ActuatorConfig)]} "
+            f"or an ActuatorConfig, got {type(actuator).__name__}"
+        )
+    if cfg is not None:
+        for f in fields(cfg):
+            v = getattr(cfg, f.name)
+            if math.isnan(v) or v < 0:
+                raise ConfigError(f"actuator: '{f.name}' must be >= 0, got {v}")
+    return cfg

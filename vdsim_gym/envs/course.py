@@ -1,0 +1,51 @@
+"""Course: a reference path with a speed profile and optional cone gates.
+
+Built by vdsim_gym.envs.courses (double lane change presets, random smooth paths) and
+consumed by the path-tracking environments and the C++ path task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A pair of cones the vehicle must pass between, for reporting."""
+
+    x: float  # longitudinal position of the gate [m]
+    y_left: float  # left cone centre [m]
+    y_right: float  # right cone centre [m]
+    section: int  # section number of the standard's layout (1-based)
+
+
+@dataclass(frozen=True)
+class Course:
+    name: str
+    path: np.ndarray  # (M, 2) reference polyline in the ground frame [m], M >= 2
+    speed: np.ndarray  # (M,) reference speed at each path point [m/s]
+    cones: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))  # (K, 2) cone centres [m]
+    gates: tuple[Gate, ...] = ()
+    corridor_half_width: float = 3.0  # |e_y| beyond this ends the episode [m]
+    start_speed: float = 20.0  # initial vx [m/s]
+
+    def __post_init__(self) -> None:
+        path = np.asarray(self.path, dtype=float)
+        speed = np.asarray(self.speed, dtype=float)
+        cones = np.asarray(self.cones, dtype=float).reshape(-1, 2)
+        if path.ndim != 2 or path.shape[1] != 2 or path.shape[0] < 2:
+            raise ValueError(f"Course.path must have shape (M >= 2, 2), got {path.shape}")
+        if speed.shape != (path.shape[0],):
+            raise ValueError(f"Course.speed must have shape ({path.shape[0]},), got {speed.shape}")
+        if not (np.all(np.isfinite(path)) and np.all(np.isfinite(speed))):
+            raise ValueError("Course.path and Course.speed must be finite")
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "speed", speed)
+        object.__setattr__(self, "cones", cones)
+
+    @property
+    def length(self) -> float:
+        """Arc length of the reference path [m]."""
+        return float(np.sum(np.hypot(*np.diff(self.path, axis=0).T)))

@@ -1,0 +1,198 @@
+"""Plant: one simulated vehicle stepped one control period at a time.
+
+The semantics of the observation keys follow docs/PLANT.md: X, Y, psi at the CG; body
+frame velocities (ISO 8855); ``delta_rw`` is the steer the dynamics integrated over the
+last substep, after the actuator chain.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from vdsim_gym import _core
+from vdsim_gym.config import ActuatorConfig, VehicleConfig, load_actuator, load_vehicle
+from vdsim_gym.timing import check_substep_dt, whole_ticks
+
+LEVELS = ("L1", "L2")
+LONGITUDINAL_MODES = ("force", "pedal")
+INTEGRATORS = ("euler", "heun", "rk4")
+WHEELS = {"L1": ("F", "R"), "L2": ("FL", "FR", "RL", "RR")}
+STATE_KEYS = ("X", "Y", "psi", "vx", "vy", "r")
+
+
+def resolve_ref_point(ref_point: Any, vehicle: VehicleConfig) -> tuple[float, float] | None:
+    """None | "cg" | "rear_axle" | "front_axle" | [x_fwd, y_left] -> body offset [m]."""
+    if ref_point is None:
+        return None
+    named = {
+        "cg": (0.0, 0.0),
+        "rear_axle": (-vehicle.cg_to_rear, 0.0),
+        "front_axle": (vehicle.cg_to_front, 0.0),
+    }
+    if isinstance(ref_point, str):
+        if ref_point not in named:
+            raise ValueError(
+                f"ref_point {ref_point!r} unknown; use None, {', '.join(map(repr, named))} "
+                "or an [x_fwd, y_left] offset in metres"
+            )
+        return named[ref_point]
+    try:
+        x, y = (float(v) for v in ref_point)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"ref_point must be None, a name or an [x_fwd, y_left] pair, got {ref_point!r}"
+        ) from None
+    if not (math.isfinite(x) and math.isfinite(y)):
+        raise ValueError(f"ref_point offset must be finite, got {ref_point!r}")
+    return (x, y)
+
+
+def make_session(
+    *,
+    level: str,
+    vehicle: VehicleConfig,
+    substep_dt: float,
+    longitudinal: str,
+    actuator: ActuatorConfig | None,
+    integrator: str = "rk4",
+) -> _core.Session:
+    """Validate the physics options and build a core session."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+    if longitudinal not in LONGITUDINAL_MODES:
+        raise ValueError(
+            f"longitudinal must be one of {LONGITUDINAL_MODES}, got {longitudinal!r}"
+            + (" ('accel' arrives with the ACC environment)" if longitudinal == "accel" else "")
+        )
+    if integrator not in INTEGRATORS:
+        raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
+    cfg = _core.SimConfig()
+    cfg.level = getattr(_core.Level, level)
+    cfg.substep_dt = substep_dt
+    cfg.integrator = getattr(_core.Integrator, integrator)
+    cfg.longitudinal = getattr(_core.Longitudinal, longitudinal)
+    if actuator is not None:
+        a = _core.ActuatorParams()
+        a.enabled = True
+        a.dead_time = actuator.dead_time
+        a.time_constant = actuator.time_constant
+        a.rate_limit = actuator.rate_limit
+        a.max_angle = actuator.max_angle
+        cfg.actuator = a
+        cfg.actuator_dead_ticks = whole_ticks(
+            actuator.dead_time, substep_dt, "actuator dead_time", allow_zero=True
+        )
+    return _core.Session(vehicle.to_core(), cfg)
+
+
+class Plant:
+    """One vehicle, stepped one control period per call.
+
+    Args (keyword):
+        level: "L1" single-track or "L2" two-track.
+        vehicle: a name under envs/vehicles, a YAML path, a mapping or a VehicleConfig.
+        substep_dt: integration step [s].
+        control_period: time per ``step`` [s], a whole multiple of ``substep_dt``.
+        actuator: None (no steering chain) or ActuatorConfig / mapping of its fields.
+        ref_point: None | "cg" | "rear_axle" | "front_axle" | [x_fwd, y_left]; adds
+            X_ref, Y_ref, vx_ref, vy_ref for that body point.
+        longitudinal: "force" (total force [N]) or "pedal" (throttle/brake in [-1, 1]).
+        integrator: "euler" | "heun" | "rk4" (see docs/PHYSICS.md for the accuracy gate).
+    """
+
+    def __init__(
+        self,
+        level: str = "L2",
+        vehicle: str | VehicleConfig | Mapping[str, Any] = "generic_sedan",
+        substep_dt: float = 5e-4,
+        control_period: float = 0.02,
+        actuator: ActuatorConfig | Mapping[str, Any] | None = None,
+        ref_point: Any = None,
+        longitudinal: str = "force",
+        integrator: str = "rk4",
+    ) -> None:
+        self.substep_dt = check_substep_dt(substep_dt)
+        self.ticks_per_period = whole_ticks(control_period, self.substep_dt, "control_period")
+        self.control_period = float(control_period)
+        self.vehicle = load_vehicle(dict(vehicle) if isinstance(vehicle, Mapping) else vehicle)
+        self.actuator = load_actuator(dict(actuator) if isinstance(actuator, Mapping) else actuator)
+        self.level = level
+        self.longitudinal = longitudinal
+        self.integrator = integrator
+        self.session = make_session(
+            level=level, vehicle=self.vehicle, substep_dt=self.substep_dt,
+            longitudinal=longitudinal, actuator=self.actuator, integrator=integrator,
+        )
+        self.ref_point = resolve_ref_point(ref_point, self.vehicle)
+        self._state = np.zeros(_core.STATE_SIZE)
+        self._aux = np.zeros(_core.AUX_SIZE)
+
+    @property
+    def t(self) -> float:
+        return self.session.time
+
+    @property
+    def tick(self) -> int:
+        return self.session.tick
+
+    def reset(self, state0: Mapping[str, float] | None = None) -> dict[str, float]:
+        """Place the vehicle (keys X, Y, psi, vx, vy, r; missing ones are 0) at t = 0."""
+        state0 = dict(state0 or {})
+        unknown = set(state0) - set(STATE_KEYS)
+        if unknown:
+            raise ValueError(f"reset: unknown state keys {sorted(unknown)}; use {STATE_KEYS}")
+        values = [float(state0.get(k, 0.0)) for k in STATE_KEYS]
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError(f"reset: state0 must be finite, got {state0}")
+        self.session.reset(*values)
+        return self.observe()
+
+    def step(self, command: Sequence[float]) -> dict[str, float]:
+        """Hold ``command = (delta_rw [rad], longitudinal)`` for one control period."""
+        steer, lon = self.check_command(command)
+        self.session.command_now(steer, lon)
+        self.session.advance(self.ticks_per_period)
+        return self.observe()
+
+    def check_command(self, command: Sequence[float]) -> tuple[float, float]:
+        arr = np.asarray(command, dtype=float)
+        if arr.shape != (2,):
+            raise ValueError(
+                f"command must be (delta_rw [rad], longitudinal), shape (2,), got shape {arr.shape}"
+            )
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"command must be finite, got {arr.tolist()}")
+        if self.longitudinal == "pedal" and abs(arr[1]) > 1.0:
+            raise ValueError(f"pedal command must be in [-1, 1], got {arr[1]}")
+        return float(arr[0]), float(arr[1])
+
+    def observe(self) -> dict[str, float]:
+        """The observation dict at the current time (see the class docstring)."""
+        s, a = self._state, self._aux
+        self.session.get_state(s)
+        self.session.get_aux(a)
+        X, Y, psi, vx, vy, r = (float(v) for v in s[:6])
+        obs = {"t": self.session.time, "X": X, "Y": Y, "psi": psi, "vx": vx, "vy": vy, "r": r,
+               "ax": float(a[0]), "ay": float(a[1]),
+               "beta": math.atan2(vy, vx) if (vx or vy) else 0.0}
+        delta = self.session.realized_steer
+        obs["delta_rw"] = delta
+        if self.vehicle.steering_ratio is not None:
+            obs["delta_sw"] = delta * self.vehicle.steering_ratio
+        for i, w in enumerate(WHEELS[self.level]):
+            base = 2 + 5 * i
+            obs[f"omega_{w}"] = float(s[6 + i])
+            for j, key in enumerate(("Fx", "Fy", "Fz", "kappa", "alpha")):
+                obs[f"{key}_{w}"] = float(a[base + j])
+        if self.ref_point is not None:
+            px, py = self.ref_point
+            c, sn = math.cos(psi), math.sin(psi)
+            obs["X_ref"] = X + c * px - sn * py
+            obs["Y_ref"] = Y + sn * px + c * py
+            obs["vx_ref"] = vx - r * py
+            obs["vy_ref"] = vy + r * px
+        return obs

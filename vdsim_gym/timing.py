@@ -1,0 +1,42 @@
+"""The integer substep clock: validation of time arguments and tick conversions.
+
+All timing runs on integer ticks, ``t = tick * substep_dt``. A duration that must be a
+whole number of substeps is checked with a relative tolerance, never by float division
+that drifts (0.06 / 0.0005 is 120 ticks, not 121).
+"""
+
+from __future__ import annotations
+
+import math
+
+from vdsim_gym import _core
+
+
+def check_substep_dt(substep_dt: float) -> float:
+    if not isinstance(substep_dt, (int, float)) or not math.isfinite(substep_dt) or substep_dt <= 0:
+        raise ValueError(
+            f"substep_dt must be a positive number of seconds, got {substep_dt!r}; "
+            "the default is 5e-4 (0.5 ms)"
+        )
+    return float(substep_dt)
+
+
+def whole_ticks(seconds: float, substep_dt: float, what: str, allow_zero: bool = False) -> int:
+    """``seconds`` in substeps; a clear error when it is not a whole, valid number."""
+    if not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
+        raise ValueError(f"{what} must be a finite number of seconds, got {seconds!r}")
+    if seconds < 0 or (seconds == 0 and not allow_zero):
+        raise ValueError(f"{what} must be {'>= 0' if allow_zero else 'positive'}, got {seconds!r} s")
+    n = _core.whole_ticks(float(seconds), substep_dt)
+    if n < 0:
+        lo = math.floor(seconds / substep_dt) * substep_dt
+        raise ValueError(
+            f"{what} = {seconds!r} s is not a whole multiple of substep_dt = {substep_dt!r} s; "
+            f"use a multiple such as {lo:.6g} or {lo + substep_dt:.6g} s"
+        )
+    return n
+
+
+def ceil_ticks(seconds: float, substep_dt: float) -> int:
+    """ceil(seconds / substep_dt) with a tolerance: an apply tick for a delay."""
+    return _core.ceil_ticks(float(seconds), substep_dt)
