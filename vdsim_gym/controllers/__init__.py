@@ -1,0 +1,10 @@
+"""Classical baselines with stable-baselines3's ``predict`` signature, batch-vectorized."""
+
+from __future__ import annotations
+
+from vdsim_gym.controllers.base import ObsLayout
+from vdsim_gym.controllers.composite import LateralLongitudinal, stanley_pi
+from vdsim_gym.controllers.pi_speed import PISpeed
+from vdsim_gym.controllers.stanley import Stanley
+
+__all__ = ["LateralLongitudinal", "ObsLayout", "PISpeed", "Stanley", "stanley_pi"]

@@ -1,0 +1,63 @@
+"""Shared pieces of the classical baselines: SB3's predict signature over a batch.
+
+A baseline reads named observation columns (``env.unwrapped.obs_names``) and undoes
+their normalization (``env.unwrapped.obs_scale``), so it works on single observations
+and on batches from a vector env alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+PredictResult = tuple[np.ndarray, Any]
+
+
+@dataclass(frozen=True)
+class ObsLayout:
+    """Where each named column is and how to turn it back into physical units."""
+
+    names: tuple[str, ...]
+    scale: np.ndarray
+
+    @classmethod
+    def from_env(cls, env: gym.Env | Any) -> ObsLayout:
+        base = getattr(env, "unwrapped", env)
+        return cls(tuple(base.obs_names), np.asarray(base.obs_scale, dtype=float))
+
+    def column(self, obs: np.ndarray, name: str) -> np.ndarray:
+        """Physical values of column ``name`` for a (N, n_obs) batch, shape (N,)."""
+        try:
+            i = self.names.index(name)
+        except ValueError:
+            raise KeyError(
+                f"observation has no column {name!r}; it has {self.names}. "
+                "Build the controller from the env it will drive (from_env(env))."
+            ) from None
+        return obs[:, i] * self.scale[i]
+
+
+def as_batch(observation: np.ndarray, n_obs: int) -> tuple[np.ndarray, bool]:
+    """(N, n_obs) float64 view of one observation or a batch, and whether it was single."""
+    obs = np.asarray(observation, dtype=float)
+    single = obs.ndim == 1
+    obs = obs.reshape(1, -1) if single else obs
+    if obs.ndim != 2 or obs.shape[1] != n_obs:
+        raise ValueError(
+            f"observation must have shape ({n_obs},) or (N, {n_obs}), got {np.shape(observation)}"
+        )
+    return obs, single
+
+
+def episode_mask(episode_start: Any, n: int) -> np.ndarray:
+    if episode_start is None:
+        return np.zeros(n, dtype=bool)
+    mask = np.asarray(episode_start, dtype=bool).reshape(-1)
+    if mask.size == 1 and n > 1:
+        mask = np.full(n, bool(mask[0]))
+    if mask.shape != (n,):
+        raise ValueError(f"episode_start must have {n} entries, got shape {np.shape(episode_start)}")
+    return mask
