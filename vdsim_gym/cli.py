@@ -1,0 +1,60 @@
+"""``vdsim-gym`` command line: demo, bench, accuracy."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from vdsim_gym.demo import run_demo
+
+    run_demo(out=args.out, presets=args.presets.split(","), speed=args.speed, level=args.level)
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from vdsim_gym.bench import run
+
+    for line in run(calls=args.calls, repeats=args.repeats, highway=not args.no_highway):
+        print(line)
+    return 0
+
+
+def _accuracy(args: argparse.Namespace) -> int:
+    from vdsim_gym.accuracy import main as accuracy_main
+
+    return accuracy_main() or 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="vdsim-gym", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="baseline through the double lane changes: table + PNG")
+    demo.add_argument("--out", default="demo_out", help="output folder (default: demo_out)")
+    demo.add_argument("--presets", default="iso3888_1,iso3888_2,lane_change_3p5_30",
+                      help="comma-separated DLC presets")
+    demo.add_argument("--speed", type=float, default=20.0, help="entry speed [m/s]")
+    demo.add_argument("--level", default="L2", choices=("L1", "L2"))
+    demo.set_defaults(func=_demo)
+
+    bench = sub.add_parser("bench", help="throughput: core, env, highway-env, side by side")
+    bench.add_argument("--calls", type=int, default=2000, help="calls per timed block")
+    bench.add_argument("--repeats", type=int, default=5, help="timed blocks (best is kept)")
+    bench.add_argument("--no-highway", action="store_true", help="skip the highway-env row")
+    bench.set_defaults(func=_bench)
+
+    acc = sub.add_parser("accuracy", help="integrator accuracy gate against a 10x finer reference")
+    acc.set_defaults(func=_accuracy)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
