@@ -1,0 +1,268 @@
+"""Course geometry: ISO 3888 layouts, the smooth 3.5 m lane change, random courses.
+
+Expected numbers are written out from the layouts' formulas (b = vehicle width) so a
+reader can check them by hand; docs/COURSES.md lists the same figures.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from vdsim_gym.config import ConfigError, load_vehicle
+from vdsim_gym.envs.course import Course
+from vdsim_gym.envs.courses import (
+    COURSE_PRESETS,
+    available_scenarios,
+    dlc_course,
+    load_scenario,
+    random_course,
+)
+
+# Peak of the quintic blend's second derivative: max |d2/dt2 (10t^3 - 15t^4 + 6t^5)|
+# on [0, 1] is 10/sqrt(3), so a blend of height h over length L has |y''| <= 10/sqrt(3) h/L^2.
+QUINTIC_PEAK = 10.0 / math.sqrt(3.0)
+
+
+def _curvature(path: np.ndarray) -> np.ndarray:
+    """Signed curvature at interior points from the circle through three neighbours."""
+    a, b, c = path[:-2], path[1:-1], path[2:]
+    ab, bc, ac = b - a, c - b, c - a
+    cross = ab[:, 0] * bc[:, 1] - ab[:, 1] * bc[:, 0]
+    norms = np.linalg.norm(ab, axis=1) * np.linalg.norm(bc, axis=1) * np.linalg.norm(ac, axis=1)
+    return 2.0 * cross / norms
+
+
+def _distance_to_polyline(point: np.ndarray, path: np.ndarray) -> float:
+    a, b = path[:-1], path[1:]
+    ab = b - a
+    t = np.clip(np.einsum("ij,ij->i", point - a, ab) / np.einsum("ij,ij->i", ab, ab), 0, 1)
+    return float(np.min(np.linalg.norm(a + t[:, None] * ab - point, axis=1)))
+
+
+def _sections(course: Course) -> dict[int, tuple[float, float, float, float]]:
+    """Per section: x extent of its gates, gate width, gate centre (all gates agree)."""
+    out: dict[int, tuple[float, float, float, float]] = {}
+    for sec in sorted({g.section for g in course.gates}):
+        gs = [g for g in course.gates if g.section == sec]
+        widths = np.array([g.y_left - g.y_right for g in gs])
+        centres = np.array([(g.y_left + g.y_right) / 2 for g in gs])
+        assert np.ptp(widths) < 1e-12 and np.ptp(centres) < 1e-12, "one lane per section"
+        out[sec] = (min(g.x for g in gs), max(g.x for g in gs), widths[0], centres[0])
+    return out
+
+
+@pytest.mark.parametrize("b", [1.8, 2.0])
+def test_iso3888_1_layout(b: float) -> None:
+    secs = _sections(dlc_course("iso3888_1", vehicle_width=b))
+    assert list(secs) == [1, 3, 5]
+    (x1a, x1b, w1, c1), (x3a, x3b, w3, c3), (x5a, x5b, w5, c5) = secs.values()
+    # lengths 15 / 30 / 25 / 25 / 15 m: lanes 1, 3, 5 coned; 2 and 4 are the gaps
+    assert (x1a, x1b, x3a, x3b, x5a, x5b) == pytest.approx((0, 15, 45, 70, 95, 110))
+    assert w1 == pytest.approx(1.1 * b + 0.25)  # 2.23 m for b = 1.8
+    assert w3 == pytest.approx(1.2 * b + 0.25)  # 2.41 m
+    assert w5 == pytest.approx(1.3 * b + 0.25)  # 2.59 m
+    assert c1 == 0.0
+    assert c3 == pytest.approx(3.5)  # lane 3 centre 3.5 m left of lane 1 centre
+    # exit lane right edge continues lane 1's right edge: centre at (w5 - w1)/2 = 0.1 b
+    assert c5 == pytest.approx(0.1 * b)
+
+
+@pytest.mark.parametrize("b", [1.8, 2.0])
+def test_iso3888_2_layout(b: float) -> None:
+    course = dlc_course("iso3888_2", vehicle_width=b)
+    secs = _sections(course)
+    (x1a, x1b, w1, c1), (x3a, x3b, w3, c3), (x5a, x5b, w5, c5) = secs.values()
+    # 12 / 13.5 / 11 / 12.5 / 12 m, total 61 m
+    assert (x1a, x1b, x3a, x3b, x5a, x5b) == pytest.approx((0, 12, 25.5, 36.5, 49, 61))
+    assert w1 == pytest.approx(1.1 * b + 0.25)  # 2.23 / 2.45 m
+    assert w3 == pytest.approx(b + 1.0)  # 2.8 / 3.0 m
+    assert w5 == pytest.approx(3.0)  # 1.3 b + 0.25 = 2.59 / 2.85 m is below the 3 m minimum
+    # lane 3's right edge 1 m left of lane 1's left edge -> centre 1.05 b + 1.625
+    assert c3 == pytest.approx(1.05 * b + 1.625)  # 3.515 m (b = 1.8), 3.725 m (b = 2.0)
+    gate3 = next(g for g in course.gates if g.section == 3)
+    assert gate3.y_right - (1.1 * b + 0.25) / 2 == pytest.approx(1.0)
+    assert c1 == 0.0 and c5 == pytest.approx((3.0 - (1.1 * b + 0.25)) / 2)
+
+
+def test_iso3888_2_exit_lane_wider_than_3m_for_wide_vehicle() -> None:
+    (*_, w5, _) = _sections(dlc_course("iso3888_2", vehicle_width=2.5))[5]
+    assert w5 == pytest.approx(1.3 * 2.5 + 0.25)  # 3.5 m > 3 m: the formula wins
+
+
+def test_default_vehicle_width_comes_from_vehicle_file() -> None:
+    b = load_vehicle("generic_sedan").body_width
+    default = dlc_course("iso3888_1")
+    explicit = dlc_course("iso3888_1", vehicle_width=b)
+    assert np.array_equal(default.cones, explicit.cones)
+    assert default.gates[0].y_left - default.gates[0].y_right == pytest.approx(1.1 * b + 0.25)
+
+
+@pytest.mark.parametrize("preset", ["iso3888_1", "iso3888_2"])
+def test_iso_cones_and_gates(preset: str) -> None:
+    course = dlc_course(preset)
+    assert len(course.cones) == 2 * len(course.gates)
+    for g in course.gates:
+        assert [g.x, g.y_left] in course.cones.tolist()
+        assert [g.x, g.y_right] in course.cones.tolist()
+    for sec in (1, 3, 5):
+        xs = np.array([g.x for g in course.gates if g.section == sec])
+        assert np.max(np.diff(xs)) <= 4.0 + 1e-9  # intermediate cones at most 4 m apart
+    assert course.corridor_half_width == 4.0
+
+
+@pytest.mark.parametrize("preset", ["iso3888_1", "iso3888_2"])
+@pytest.mark.parametrize("b", [1.8, 2.0])
+def test_path_passes_through_every_gate_centre(preset: str, b: float) -> None:
+    course = dlc_course(preset, vehicle_width=b)
+    for g in course.gates:
+        centre = np.array([g.x, (g.y_left + g.y_right) / 2])
+        assert _distance_to_polyline(centre, course.path) < 1e-6, g
+
+
+@pytest.mark.parametrize(
+    ("preset", "blends"),
+    [
+        # (height h [m], length L [m]) of each transition, b = 1.8
+        ("iso3888_1", [(3.5, 30.0), (3.5 - 0.18, 25.0)]),
+        ("iso3888_2", [(3.515, 13.5), (3.515 - 0.385, 12.5)]),
+        ("lane_change_3p5_30", [(3.5, 30.0), (3.5, 30.0)]),
+    ],
+)
+def test_path_smooth_with_bounded_curvature(preset: str, blends: list) -> None:
+    course = dlc_course(preset, vehicle_width=1.8, spacing=0.25)
+    path = course.path
+    seg = np.diff(path, axis=0)
+    assert np.allclose(np.hypot(*seg.T), 0.25, rtol=0.01)  # arc-length spacing
+    heading = np.unwrap(np.arctan2(seg[:, 1], seg[:, 0]))
+    kappa = _curvature(path)
+    # continuous heading: no step larger than the sharpest curve times one spacing
+    assert np.max(np.abs(np.diff(heading))) <= np.max(np.abs(kappa)) * 0.25 * 1.05
+    bound = max(QUINTIC_PEAK * h / length**2 for h, length in blends)
+    # 3888-1: 0.0307 1/m, 3888-2: 0.116 1/m, lane change: 0.0225 1/m
+    assert np.max(np.abs(kappa)) <= bound * 1.01
+    assert np.max(np.abs(kappa)) >= bound * 0.85  # the blend spans the whole gap
+    assert np.all(np.abs(heading) < 0.5)  # never more than ~29 deg off the x axis
+    assert path[0, 0] == pytest.approx(-30.0) and course.speed.tolist() == [20.0] * len(path)
+    assert course.start_speed == 20.0
+
+
+def test_iso3888_1_curvature_below_0p1() -> None:
+    assert np.max(np.abs(_curvature(dlc_course("iso3888_1").path))) < 0.1
+
+
+def test_lane_change_3p5_30() -> None:
+    course = dlc_course("lane_change_3p5_30", lead_in=30.0, run_out=40.0)
+    x, y = course.path.T
+    assert len(course.cones) == 0 and course.gates == ()
+    assert np.max(y) == pytest.approx(3.5, abs=1e-12)
+    assert np.all(np.abs(y[x <= 0.0]) < 1e-12)  # straight lead-in, transition starts at 0
+    assert np.all(y[(x > 1.0) & (x < 29.0)] < 3.5 - 1e-3)  # still moving before 30 m
+    assert np.all(np.abs(y[(x >= 30.0) & (x <= 55.0)] - 3.5) < 1e-12)  # 25 m hold
+    assert np.all(np.abs(y[x >= 85.0]) < 1e-12)  # back to 0 after 30 m more
+    assert np.interp(15.0, x, y) == pytest.approx(1.75, abs=1e-3)  # half-way at mid-blend
+    assert x[-1] == pytest.approx(85.0 + 40.0)
+
+
+def test_lead_in_and_run_out() -> None:
+    course = dlc_course("iso3888_1", lead_in=10.0, run_out=5.0)
+    assert course.path[0].tolist() == [-10.0, 0.0]
+    assert course.path[-1, 0] == pytest.approx(110.0 + 5.0)
+
+
+def test_invalid_arguments() -> None:
+    with pytest.raises(ValueError, match="iso3888_1.*iso3888_2.*lane_change_3p5_30"):
+        dlc_course("iso3888_3")
+    for kwargs in ({"vehicle_width": 0.0}, {"vehicle_width": -1.8}, {"speed": 0.0},
+                   {"speed": -5.0}, {"spacing": 0.0}, {"lead_in": -1.0}):
+        with pytest.raises(ValueError, match=next(iter(kwargs))):
+            dlc_course("iso3888_1", **kwargs)
+    with pytest.raises(ValueError, match="max_lat_accel"):
+        random_course(np.random.default_rng(0), max_lat_accel=0.0)
+    with pytest.raises(ValueError, match="speed_range"):
+        random_course(np.random.default_rng(0), speed_range=(20.0, 10.0))
+
+
+def test_presets_tuple() -> None:
+    assert COURSE_PRESETS == ("iso3888_1", "iso3888_2", "lane_change_3p5_30")
+
+
+def test_random_course_deterministic() -> None:
+    a = random_course(np.random.default_rng(7))
+    b = random_course(np.random.default_rng(7))
+    c = random_course(np.random.default_rng(8))
+    assert np.array_equal(a.path, b.path) and np.array_equal(a.speed, b.speed)
+    assert not np.array_equal(a.path, c.path)
+    assert not np.array_equal(a.speed, c.speed)
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize(
+    ("max_curvature", "speed_range", "max_lat_accel"),
+    [(0.05, (8.0, 25.0), 4.0), (0.2, (5.0, 30.0), 3.0)],
+)
+def test_random_course_bounds(seed, max_curvature, speed_range, max_lat_accel) -> None:
+    course = random_course(
+        np.random.default_rng(seed), length=300.0, spacing=0.5,
+        max_curvature=max_curvature, speed_range=speed_range, max_lat_accel=max_lat_accel,
+    )
+    path, v = course.path, course.speed
+    assert path[0].tolist() == [0.0, 0.0]
+    assert abs(math.atan2(*(path[1] - path[0])[::-1])) < 1e-5  # starts heading +x
+    assert np.allclose(np.hypot(*np.diff(path, axis=0).T), 0.5, atol=1e-6)
+    assert course.length == pytest.approx(300.0, rel=1e-3)
+    kappa = _curvature(path)
+    assert np.max(np.abs(kappa)) <= max_curvature * 1.01
+    # the sharpest curve must be drivable at the lowest allowed speed
+    assert np.max(np.abs(kappa)) <= max_lat_accel / speed_range[0] ** 2 * 1.01
+    assert np.max(v[1:-1] ** 2 * np.abs(kappa)) <= max_lat_accel * 1.01
+    assert np.all(v >= speed_range[0] - 1e-12) and np.all(v <= speed_range[1] + 1e-12)
+    dv2 = np.abs(np.diff(v**2)) / (2 * 0.5)  # |v dv/ds| = |dv/dt| [m/s^2]
+    assert np.max(dv2) <= 2.0 + 1e-9
+    assert course.start_speed == v[0] and course.corridor_half_width == 3.0
+    assert len(course.cones) == 0
+
+
+def test_random_course_uses_the_curvature_budget() -> None:
+    # across seeds the peak curvature fills 0.3..1 of the bound, so courses really bend
+    peaks = [np.max(np.abs(_curvature(random_course(np.random.default_rng(s)).path)))
+             for s in range(10)]
+    assert min(peaks) >= 0.3 * 0.05 * 0.95 and max(peaks) > 0.6 * 0.05
+
+
+@pytest.mark.parametrize("name", ["dlc_iso3888_1", "dlc_iso3888_2", "lane_change_3p5_30"])
+def test_shipped_scenarios_build(name: str) -> None:
+    assert name in available_scenarios()
+    scenario = load_scenario(name)
+    assert set(scenario) <= {"preset", "speed", "lead_in", "run_out", "spacing",
+                             "vehicle_width"}
+    course = dlc_course(**scenario)
+    assert course.name == scenario["preset"] == name.removeprefix("dlc_")
+    assert course.start_speed == scenario["speed"]
+
+
+def test_load_scenario_unknown_key_names_file_and_key(tmp_path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("preset: iso3888_1\nspeed: 20.0\nlead_inn: 30.0\n")
+    with pytest.raises(ConfigError, match=r"bad\.yaml.*'lead_inn'"):
+        load_scenario(path)
+
+
+def test_load_scenario_bad_values(tmp_path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("preset: iso3888_9\n")
+    with pytest.raises(ConfigError, match=r"bad\.yaml.*'preset'"):
+        load_scenario(path)
+    path.write_text("preset: iso3888_1\nspeed: fast\n")
+    with pytest.raises(ConfigError, match=r"bad\.yaml.*'speed'"):
+        load_scenario(path)
+    path.write_text("speed: 20.0\n")
+    with pytest.raises(ConfigError, match=r"bad\.yaml.*'preset'"):
+        load_scenario(path)
+
+
+def test_load_scenario_unknown_name_lists_available() -> None:
+    with pytest.raises(ConfigError, match="no_such_scenario.*dlc_iso3888_1.*dlc_iso3888_2"):
+        load_scenario("no_such_scenario")

@@ -1,0 +1,374 @@
+"""Course geometry for the path-tracking environments.
+
+Three double-lane-change presets (``dlc_course``), random smooth paths with a speed
+profile (``random_course``) and the scenario YAML loader (``load_scenario``). Every
+function returns a :class:`~vdsim_gym.envs.course.Course`; docs/COURSES.md gives the
+figures, what was checked against which published description, and where we differ
+from the standards.
+
+Frame: x forward along the layout, y to the left (ISO 8855). The first cone gate of
+the ISO layouts (start of section 1) and the start of the first transition of the
+smooth lane change sit at x = 0; the path starts at x = -lead_in.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from vdsim_gym._data import scenarios_dir
+from vdsim_gym.config import ConfigError, load_vehicle
+from vdsim_gym.envs.course import Course, Gate
+
+COURSE_PRESETS: tuple[str, ...] = ("iso3888_1", "iso3888_2", "lane_change_3p5_30")
+
+ISO_CORRIDOR_HALF_WIDTH = 4.0  # [m] wide enough to contain every ISO lane; cones decide
+LANE_CHANGE_CORRIDOR_HALF_WIDTH = 3.0  # [m] no cones on the smooth lane change
+LANE_CHANGE_OFFSET = 3.5  # [m] lateral move of the smooth lane change (left)
+LANE_CHANGE_LENGTH = 30.0  # [m] longitudinal length of each transition
+LANE_CHANGE_HOLD = 25.0  # [m] hold at 3.5 m; chosen equal to ISO 3888-1 section 3
+MAX_CONE_SPACING = 4.0  # [m] intermediate cones: equal spacing, at most this
+RANDOM_CORRIDOR_HALF_WIDTH = 3.0  # [m]
+RANDOM_LONG_ACCEL = 2.0  # [m/s^2] |dv/dt| bound of random speed profiles
+RANDOM_RAMP = 20.0  # [m] curvature fades in over the first metres (start straight)
+
+SCENARIO_KEYS = ("preset", "speed", "lead_in", "run_out", "spacing", "vehicle_width")
+
+
+@dataclass(frozen=True)
+class _Lane:
+    """A coned lane of a layout: [x0, x0 + length] with its centre line at y."""
+
+    section: int
+    x0: float
+    length: float
+    width: float
+    y: float
+
+
+def _smoothstep5(t: np.ndarray) -> np.ndarray:
+    """Quintic 0 -> 1 on [0, 1] with zero slope and zero second derivative at both ends.
+
+    Zero y' and y'' at the joints make the path C2, so curvature is continuous where a
+    transition meets a straight lane (a cubic would jump the curvature there).
+    """
+    t = np.clip(t, 0.0, 1.0)
+    return t**3 * (10.0 - 15.0 * t + 6.0 * t**2)
+
+
+def _lateral(x: np.ndarray, lanes: list[_Lane]) -> np.ndarray:
+    """y(x) of the reference: lane centres joined by quintic blends across each gap."""
+    y = np.full_like(x, lanes[0].y, dtype=float)
+    for a, b in zip(lanes[:-1], lanes[1:], strict=True):
+        x_start = a.x0 + a.length
+        y += (b.y - a.y) * _smoothstep5((x - x_start) / (b.x0 - x_start))
+    return y
+
+
+def _sample_piece(x0: float, x1: float, lanes: list[_Lane], spacing: float) -> np.ndarray:
+    """Points of y(x) on [x0, x1], evenly spaced in arc length, ends included exactly.
+
+    Arc-length spacing (not x spacing) keeps the point density even through the
+    transitions; every point lies exactly on y(x).
+    """
+    fine = np.linspace(x0, x1, int(math.ceil((x1 - x0) / (spacing / 20.0))) + 1)
+    y_fine = _lateral(fine, lanes)
+    s_fine = np.concatenate(([0.0], np.cumsum(np.hypot(np.diff(fine), np.diff(y_fine)))))
+    n = max(int(round(s_fine[-1] / spacing)), 1) + 1
+    x = np.interp(np.linspace(0.0, s_fine[-1], n), s_fine, fine)
+    x[0], x[-1] = x0, x1
+    return np.column_stack((x, _lateral(x, lanes)))
+
+
+def _sample_path(x0: float, x1: float, lanes: list[_Lane], spacing: float) -> np.ndarray:
+    """The path on [x0, x1], sampled piece by piece between lane starts and ends.
+
+    Lane ends are points of the path, so the polyline runs exactly through every gate
+    centre (a straight lane is a straight polyline); each piece rounds its own point
+    count, so the spacing differs from `spacing` by well under 1 %.
+    """
+    knots = sorted({x0, x1, *(v for ln in lanes for v in (ln.x0, ln.x0 + ln.length))})
+    knots = [k for k in knots if x0 <= k <= x1]
+    spans = zip(knots[:-1], knots[1:], strict=True)
+    pieces = [_sample_piece(a, b, lanes, spacing) for a, b in spans if b - a > 1e-9]
+    return np.concatenate([pieces[0]] + [p[1:] for p in pieces[1:]])
+
+
+def _cones_and_gates(lanes: list[_Lane]) -> tuple[np.ndarray, tuple[Gate, ...]]:
+    """Cone pairs on both lane edges at each lane's start, end and every <= 4 m between."""
+    cones: list[tuple[float, float]] = []
+    gates: list[Gate] = []
+    for lane in lanes:
+        n = int(math.ceil(lane.length / MAX_CONE_SPACING - 1e-9))
+        for x in np.linspace(lane.x0, lane.x0 + lane.length, n + 1):
+            left, right = lane.y + lane.width / 2.0, lane.y - lane.width / 2.0
+            cones += [(float(x), left), (float(x), right)]
+            gates.append(Gate(x=float(x), y_left=left, y_right=right, section=lane.section))
+    return np.asarray(cones, dtype=float).reshape(-1, 2), tuple(gates)
+
+
+def _iso3888_1_lanes(b: float) -> list[_Lane]:
+    """ISO 3888-1 lanes (sections 1, 3, 5; 2 and 4 are uncone transitions 30 m and 25 m).
+
+    Widths 1.1b+0.25, 1.2b+0.25, 1.3b+0.25 [m]. Lane 3 centre at +3.5 m from lane 1
+    centre (our convention; the standard's "lane offset 3.5 m" may be drawn between lane
+    edges, see docs/COURSES.md). Lane 5 right edge on lane 1's right edge (the exit
+    widens to the left), as Project Chrono's ISO 3888 helper lays it out.
+    """
+    w1, w3, w5 = 1.1 * b + 0.25, 1.2 * b + 0.25, 1.3 * b + 0.25
+    return [
+        _Lane(1, 0.0, 15.0, w1, 0.0),
+        _Lane(3, 45.0, 25.0, w3, 3.5),
+        _Lane(5, 95.0, 15.0, w5, (w5 - w1) / 2.0),
+    ]
+
+
+def _iso3888_2_lanes(b: float) -> list[_Lane]:
+    """ISO 3888-2 lanes: sections 12 / 13.5 / 11 / 12.5 / 12 m, total 61 m.
+
+    Widths 1.1b+0.25, b+1 and 1.3b+0.25 but at least 3 m [m]. Lane 3 lies 1 m left of
+    lane 1 (gap between lane 1's left edge and lane 3's right edge), so its centre is
+    w1/2 + 1 + w3/2 from lane 1's centre. Lane 5 right edge on lane 1's right edge.
+    """
+    w1, w3, w5 = 1.1 * b + 0.25, b + 1.0, max(1.3 * b + 0.25, 3.0)
+    return [
+        _Lane(1, 0.0, 12.0, w1, 0.0),
+        _Lane(3, 25.5, 11.0, w3, w1 / 2.0 + 1.0 + w3 / 2.0),
+        _Lane(5, 49.0, 12.0, w5, (w5 - w1) / 2.0),
+    ]
+
+
+def _lane_change_lanes() -> list[_Lane]:
+    """Smooth 3.5 m over 30 m, hold, back over 30 m; width 0 lanes carry no cones."""
+    hold_x0 = LANE_CHANGE_LENGTH
+    back_x0 = hold_x0 + LANE_CHANGE_HOLD + LANE_CHANGE_LENGTH
+    return [
+        _Lane(1, -LANE_CHANGE_LENGTH, LANE_CHANGE_LENGTH, 0.0, 0.0),
+        _Lane(2, hold_x0, LANE_CHANGE_HOLD, 0.0, LANE_CHANGE_OFFSET),
+        _Lane(3, back_x0, 0.0, 0.0, 0.0),
+    ]
+
+
+def _check_positive(**values: float) -> None:
+    for name, v in values.items():
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+
+
+def _check_non_negative(**values: float) -> None:
+    for name, v in values.items():
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+            raise ValueError(f"{name} must be a non-negative finite number, got {v!r}")
+
+
+def dlc_course(
+    preset: str = "iso3888_1",
+    *,
+    vehicle_width: float | None = None,
+    speed: float = 20.0,
+    lead_in: float = 30.0,
+    run_out: float = 40.0,
+    spacing: float = 0.25,
+) -> Course:
+    """A double-lane-change course: reference path, constant speed, cones and gates.
+
+    Args:
+        preset: one of ``COURSE_PRESETS``:
+
+            - ``"iso3888_1"``: ISO 3888-1 double lane change. Sections 15 / 30 / 25 / 25 /
+              15 m; lane widths 1.1b+0.25 (section 1), 1.2b+0.25 (3), 1.3b+0.25 (5);
+              lane 3 centre 3.5 m left of lane 1 centre (the standard's offset may be
+              measured between lane edges: not confirmed, see docs/COURSES.md). The
+              standard appears to have a section 6 (15 m, width as section 5; not
+              confirmed), not coned here: ``run_out`` continues on the exit lane.
+            - ``"iso3888_2"``: ISO 3888-2 obstacle avoidance. Sections 12 / 13.5 / 11 /
+              12.5 / 12 m (61 m, as the standard states); widths 1.1b+0.25, b+1,
+              max(1.3b+0.25, 3) (the 3 m minimum as in Project Chrono; not confirmed
+              from the standard); lane 3 starts 1 m left of lane 1's left edge, so its
+              centre is at 1.05b + 1.625 m (3.515 m for b = 1.8).
+            - ``"lane_change_3p5_30"``: 3.5 m left over 30 m, 25 m hold, back over 30 m
+              (reference example); no cones, no gates.
+
+            In both ISO layouts the exit lane's right edge continues lane 1's right edge,
+            so the exit centre line is at (w5 - w1) / 2. Cones sit on the lane edges
+            (gate width = cone-centre distance = lane width), at each lane's start, end
+            and equally spaced at most 4 m apart; the standards put the lane limits
+            tangent to the cone bases instead. Transition sections carry no cones.
+        vehicle_width: b [m]; None takes ``body_width`` of the generic sedan vehicle file.
+        speed: constant reference speed and start speed [m/s].
+        lead_in: straight before the first gate (x = 0) [m].
+        run_out: straight after the last gate [m].
+        spacing: arc-length spacing of the path points [m].
+
+    The path follows lane centres with quintic (C2) blends spanning each transition
+    section exactly, so it passes through every gate centre.
+    """
+    if preset not in COURSE_PRESETS:
+        raise ValueError(f"unknown course preset {preset!r}; valid presets: {COURSE_PRESETS}")
+    if vehicle_width is None:
+        vehicle_width = load_vehicle("generic_sedan").body_width
+    _check_positive(vehicle_width=vehicle_width, speed=speed, spacing=spacing)
+    _check_non_negative(lead_in=lead_in, run_out=run_out)
+    if preset == "iso3888_1":
+        lanes = _iso3888_1_lanes(vehicle_width)
+    elif preset == "iso3888_2":
+        lanes = _iso3888_2_lanes(vehicle_width)
+    else:
+        lanes = _lane_change_lanes()
+    x_first = lanes[0].x0 if preset != "lane_change_3p5_30" else 0.0
+    x_last = lanes[-1].x0 + lanes[-1].length
+    path = _sample_path(x_first - lead_in, x_last + run_out, lanes, spacing)
+    is_iso = preset != "lane_change_3p5_30"
+    cones, gates = _cones_and_gates(lanes) if is_iso else (np.zeros((0, 2)), ())
+    return Course(
+        name=preset,
+        path=path,
+        speed=np.full(len(path), float(speed)),
+        cones=cones,
+        gates=gates,
+        corridor_half_width=ISO_CORRIDOR_HALF_WIDTH if is_iso else LANE_CHANGE_CORRIDOR_HALF_WIDTH,
+        start_speed=float(speed),
+    )
+
+
+def _random_sines(
+    rng: np.random.Generator, s: np.ndarray, n: int, wavelengths: tuple[float, float]
+) -> np.ndarray:
+    """Sum of `n` sinusoids over arc length, normalised to [-1, 1] by its amplitude sum.
+
+    Random wavelengths (uniform in `wavelengths`), amplitudes and phases give a smooth,
+    band-limited signal; dividing by the amplitude sum bounds it without clipping.
+    """
+    lam = rng.uniform(*wavelengths, size=n)
+    amp = rng.uniform(0.2, 1.0, size=n)
+    phase = rng.uniform(0.0, 2.0 * np.pi, size=n)
+    terms = amp[:, None] * np.sin(2.0 * np.pi * s[None, :] / lam[:, None] + phase[:, None])
+    return terms.sum(axis=0) / amp.sum()
+
+
+def _limit_long_accel(v: np.ndarray, ds: float, accel: float) -> np.ndarray:
+    """Lower `v` so that |v dv/ds| <= accel: brake before curves, accelerate out of them.
+
+    Only ever lowers speeds, towards values that already occur in `v`, so both the
+    lateral cap and the lower end of the speed range still hold afterwards.
+    """
+    v = v.copy()
+    dv2 = 2.0 * accel * ds
+    for i in range(len(v) - 2, -1, -1):  # backward pass: braking
+        v[i] = min(v[i], math.sqrt(v[i + 1] ** 2 + dv2))
+    for i in range(1, len(v)):  # forward pass: acceleration
+        v[i] = min(v[i], math.sqrt(v[i - 1] ** 2 + dv2))
+    return v
+
+
+def _integrate_path(kappa: np.ndarray, ds: float) -> np.ndarray:
+    """Heading and position from curvature, from (0, 0) heading +x.
+
+    Heading by the trapezoid rule; each step of length ds along the mean heading of its
+    ends (second-order accurate), so consecutive points are exactly ds apart.
+    """
+    psi = np.concatenate(([0.0], np.cumsum(0.5 * (kappa[1:] + kappa[:-1]) * ds)))
+    mid = 0.5 * (psi[1:] + psi[:-1])
+    x = np.concatenate(([0.0], np.cumsum(ds * np.cos(mid))))
+    y = np.concatenate(([0.0], np.cumsum(ds * np.sin(mid))))
+    return np.column_stack((x, y))
+
+
+def random_course(
+    rng: np.random.Generator,
+    *,
+    length: float = 300.0,
+    spacing: float = 0.5,
+    max_curvature: float = 0.05,
+    speed_range: tuple[float, float] = (8.0, 25.0),
+    max_lat_accel: float = 4.0,
+) -> Course:
+    """A random smooth path with a random smooth speed profile, for training.
+
+    Curvature is a sum of four random sinusoids over arc length (wavelengths 40-200 m),
+    faded in over the first 20 m and scaled to a random peak in [0.3, 1] x the bound.
+    The bound is min(max_curvature, max_lat_accel / v_min^2), so the slowest allowed
+    speed can always take the sharpest curve. The speed is a sum of three sinusoids
+    (wavelengths 80-400 m) mapped onto speed_range, capped at sqrt(max_lat_accel/|kappa|)
+    and limited to +-2 m/s^2 along the path. All randomness comes from `rng`.
+    """
+    _check_positive(length=length, spacing=spacing, max_curvature=max_curvature,
+                    max_lat_accel=max_lat_accel)
+    v_lo, v_hi = (float(v) for v in speed_range)
+    _check_positive(speed_min=v_lo)
+    if not v_hi >= v_lo:
+        raise ValueError(f"speed_range must be (low, high) with low <= high, got {speed_range}")
+    n = max(int(round(length / spacing)), 1) + 1
+    s = np.linspace(0.0, length, n)
+    ds = float(s[1] - s[0])
+    k_bound = min(max_curvature, max_lat_accel / v_lo**2)
+    shape = _random_sines(rng, s, 4, (40.0, 200.0)) * _smoothstep5(s / RANDOM_RAMP)
+    peak = float(np.max(np.abs(shape)))
+    kappa = shape * (rng.uniform(0.3, 1.0) * k_bound / peak if peak > 0 else 0.0)
+    v = v_lo + (v_hi - v_lo) * 0.5 * (1.0 + _random_sines(rng, s, 3, (80.0, 400.0)))
+    with np.errstate(divide="ignore"):
+        v_cap = np.sqrt(max_lat_accel / np.abs(kappa))
+    v = _limit_long_accel(np.clip(np.minimum(v, v_cap), v_lo, v_hi), ds, RANDOM_LONG_ACCEL)
+    return Course(
+        name="random",
+        path=_integrate_path(kappa, ds),
+        speed=v,
+        corridor_half_width=RANDOM_CORRIDOR_HALF_WIDTH,
+        start_speed=float(v[0]),
+    )
+
+
+def available_scenarios() -> list[str]:
+    """Names of the scenario files under envs/scenarios."""
+    return sorted(p.stem for p in scenarios_dir().glob("*.yaml"))
+
+
+def _scenario_path(name_or_path: str | Path) -> Path:
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml"):
+        if not path.is_file():
+            raise ConfigError(f"scenario file not found: {path}")
+        return path
+    path = scenarios_dir() / f"{name_or_path}.yaml"
+    if not path.is_file():
+        raise ConfigError(
+            f"unknown scenario '{name_or_path}': no file {path}. Available: "
+            f"{', '.join(available_scenarios())}; or pass a path to a .yaml file"
+        )
+    return path
+
+
+def load_scenario(name_or_path: str | Path) -> dict[str, Any]:
+    """Read a scenario (envs/scenarios/<name>.yaml or a path) as ``dlc_course`` kwargs.
+
+    ``dlc_course(**load_scenario("dlc_iso3888_1"))`` builds its course. Unknown keys,
+    an unknown preset and non-numeric or non-positive values raise ConfigError naming
+    the file and the key.
+    """
+    path = _scenario_path(name_or_path)
+    with path.open() as fh:
+        data = yaml.safe_load(fh) or {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a scenario must be a mapping, got {type(data).__name__}")
+    for key, value in data.items():
+        if key not in SCENARIO_KEYS:
+            raise ConfigError(
+                f"{path}: unknown key '{key}' (known keys: {', '.join(SCENARIO_KEYS)})"
+            )
+        if key == "preset":
+            if value not in COURSE_PRESETS:
+                raise ConfigError(
+                    f"{path}: 'preset' must be one of {COURSE_PRESETS}, got {value!r}"
+                )
+        elif isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise ConfigError(f"{path}: '{key}' must be a non-negative number, got {value!r}")
+        elif key in ("speed", "spacing", "vehicle_width") and value == 0:
+            raise ConfigError(f"{path}: '{key}' must be positive, got {value!r}")
+    if "preset" not in data:
+        raise ConfigError(f"{path}: missing key 'preset' (one of {COURSE_PRESETS})")
+    return {k: (v if k == "preset" else float(v)) for k, v in data.items()}
