@@ -1,5 +1,7 @@
 #include "session.hpp"
 
+#include <cmath>
+
 #include "integrator.hpp"
 #include "model_l1.hpp"
 #include "model_l2.hpp"
@@ -49,12 +51,24 @@ void Session::advance(int64_t n) {
     inputs_ = wheel_inputs(command_, steer_, config_.longitudinal, config_.level, state_, vehicle_);
     double omega_before[4];
     for (int i = 0; i < n_wheels; ++i) omega_before[i] = state_[kW0 + i];
+    // A spinning braked wheel feels the full brake against its spin at the start of the
+    // substep for the whole substep. Re-deciding the sign in every integrator stage lets
+    // the stages straddle omega = 0 and average to a spurious spin that drives the car
+    // against the brake; the sign-crossing snap below ends the substep at omega = 0.
+    WheelInputs in = inputs_;
+    for (int i = 0; i < n_wheels; ++i) {
+      if (in.brake[i] > 0.0 && omega_before[i] != 0.0) {
+        in.drive[i] -= std::copysign(in.brake[i], omega_before[i]);
+        in.brake[i] = 0.0;
+      }
+    }
     integrate_step(config_.integrator, state_, config_.substep_dt,
-                   [&](const State& s, State& ds) { deriv(s, inputs_, ds, nullptr); });
-    // A braked wheel whose spin changes sign within the substep stops there and holds.
+                   [&](const State& s, State& ds) { deriv(s, in, ds, nullptr); });
+    // A braked wheel whose spin reaches or crosses zero within the substep stops there and
+    // holds.
     for (int i = 0; i < n_wheels; ++i) {
       const double w = state_[kW0 + i];
-      if (inputs_.brake[i] > 0.0 && omega_before[i] != 0.0 && w * omega_before[i] < 0.0)
+      if (inputs_.brake[i] > 0.0 && omega_before[i] != 0.0 && w * omega_before[i] <= 0.0)
         state_[kW0 + i] = 0.0;
     }
     ++tick_;

@@ -1,0 +1,244 @@
+"""Vehicle models against physics a reader can verify (docs/PHYSICS.md)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import vdsim_gym
+from vdsim_gym import accuracy
+from vdsim_gym.config import load_vehicle
+from vdsim_gym.plant import WHEELS
+
+G = 9.80665
+V = load_vehicle()
+M, L, A, B = V.mass, V.wheelbase, V.cg_to_front, V.cg_to_rear
+M_EFF = M + 4 * V.wheel_inertia / V.wheel_radius**2  # L1: 2 axle wheels of 2 J, same
+F_ROLL = V.rolling_resistance * M * G
+C_DRAG = 0.5 * V.air_density * V.drag_coefficient * V.frontal_area
+
+
+def axle_cornering_stiffness(fz_axle: float) -> float:
+    """2 B_y(Fz) C_y D_y(Fz) at half the axle load, written from the parameter docs:
+    B C D mu Fz0 at Fz0, scaled by sin(2 atan(Fz / (pky2 Fz0))) / sin(2 atan(1 / pky2))."""
+    t = V.tire
+    fz = 0.5 * fz_axle
+    k0 = t.lateral.B * t.lateral.C * t.lateral.D * t.mu * t.fz_nominal
+    law = math.sin(2 * math.atan(fz / (t.pky2 * t.fz_nominal)))
+    return 2 * k0 * law / math.sin(2 * math.atan(1 / t.pky2))
+
+
+CF = axle_cornering_stiffness(M * G * B / L)
+CR = axle_cornering_stiffness(M * G * A / L)
+K_US = M / L * (B / CF - A / CR)  # understeer gradient [rad / (m/s^2)]
+
+
+def deg_per_g(k: float) -> float:
+    return math.degrees(k) * G
+
+
+def steady_turn(level: str, delta: float, v: float = 20.0, t_end: float = 4.0) -> dict:
+    """Hold steer ``delta`` at speed ``v`` (force mode, resistances fed forward plus a
+    speed loop) until steady; returns the last observation."""
+    p = vdsim_gym.Plant(level=level, control_period=0.01)
+    obs = p.reset({"vx": v})
+    for _ in range(round(t_end / 0.01)):
+        force = F_ROLL + C_DRAG * obs["vx"] ** 2 + 2000.0 * (v - obs["vx"])
+        obs = p.step((delta, force))
+    return obs
+
+
+def test_understeer_gradient_from_parameters_in_target_band() -> None:
+    assert 1.0 <= deg_per_g(K_US) <= 4.0
+
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+def test_understeer_gradient_measured_matches_parameters(level: str) -> None:
+    # Constant speed, two small steer angles: delta = L r / V + K ay; K is the slope.
+    deltas, kin, ays = [0.006, 0.012], [], []
+    for d in deltas:
+        o = steady_turn(level, d)
+        speed = math.hypot(o["vx"], o["vy"])
+        kin.append(d - L * o["r"] / speed)
+        ays.append(o["r"] * speed)
+    k_meas = (kin[1] - kin[0]) / (ays[1] - ays[0])
+    assert deg_per_g(k_meas) == pytest.approx(deg_per_g(K_US), rel=0.05)
+
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+def test_yaw_rate_steady_state_matches_bicycle_formula(level: str) -> None:
+    v, delta = 20.0, 0.01
+    o = steady_turn(level, delta, v)
+    assert o["r"] == pytest.approx(v * delta / (L + K_US * v**2), rel=0.02)
+
+
+def coast_down_speed(t: float, v0: float) -> float:
+    """m_eff dv/dt = -(F0 + c v^2) solved in closed form."""
+    f0, c = F_ROLL, C_DRAG
+    return math.sqrt(f0 / c) * math.tan(
+        math.atan(v0 * math.sqrt(c / f0)) - t * math.sqrt(f0 * c) / M_EFF)
+
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+def test_coast_down_matches_analytic_solution(level: str) -> None:
+    # The tires slip slightly to decelerate the wheels; that slip dissipates ~1e-6 of the
+    # road-load power, so 0.5 % bounds it (and the integrator) with a wide margin.
+    p = vdsim_gym.Plant(level=level, control_period=0.5)
+    p.reset({"vx": 30.0})
+    for k in range(1, 61):
+        o = p.step((0.0, 0.0))
+        assert o["vx"] == pytest.approx(coast_down_speed(0.5 * k, 30.0), rel=5e-3)
+
+
+def test_l1_l2_agree_on_small_step_steer() -> None:
+    traces = {}
+    for level in ("L1", "L2"):
+        p = vdsim_gym.Plant(level=level, control_period=0.01)
+        p.reset({"vx": 20.0})
+        traces[level] = np.array([[o["r"], o["ay"]] for o in
+                                  (p.step((0.01, 0.0)) for _ in range(200))])
+    err = np.max(np.abs(traces["L1"] - traces["L2"]), axis=0)
+    assert np.all(err <= 0.03 * np.max(np.abs(traces["L2"]), axis=0))
+
+
+def test_friction_ellipse_holds_when_braking_in_a_turn() -> None:
+    p = vdsim_gym.Plant(level="L2", longitudinal="pedal", control_period=0.01)
+    p.reset({"vx": 25.0})
+    t = V.tire
+    for k in range(300):
+        o = p.step((0.08, -0.8 if k >= 100 else 0.0))
+        for w in ("FL", "FR", "RL", "RR"):
+            fz = o[f"Fz_{w}"]
+            mu = t.mu * max(0.1, 1 + t.pdy2 * (fz - t.fz_nominal) / t.fz_nominal)
+            use = (o[f"Fx_{w}"] / (t.longitudinal.D * mu * fz)) ** 2 + (
+                o[f"Fy_{w}"] / (t.lateral.D * mu * fz)) ** 2
+            assert use <= 1.0 + 1e-9, (k, w)
+
+
+# ---- low speed ---------------------------------------------------------------------------
+
+def finite(o: dict) -> bool:
+    return all(math.isfinite(v) for v in o.values())
+
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+@pytest.mark.parametrize("steer", [0.0, 0.5])
+def test_standstill_zero_drive_stays_still(level: str, steer: float) -> None:
+    p = vdsim_gym.Plant(level=level, control_period=0.1)
+    p.reset()
+    for _ in range(100):
+        o = p.step((steer, 0.0))
+        assert finite(o)
+        assert abs(o["X"]) < 1e-9 and abs(o["Y"]) < 1e-9 and abs(o["vx"]) < 1e-9
+
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+def test_braking_stops_without_reversing(level: str) -> None:
+    p = vdsim_gym.Plant(level=level, longitudinal="pedal", control_period=0.01)
+    p.reset({"vx": 10.0})
+    vx = []
+    for _ in range(500):
+        o = p.step((0.0, -0.5))
+        assert finite(o)
+        vx.append(o["vx"])
+    assert min(vx) >= -1e-6
+    assert np.all(np.diff(vx) <= 0.0)
+    assert max(abs(v) for v in vx[-100:]) < 1e-6
+    assert all(o[f"omega_{w}"] == 0.0 for w in WHEELS[level])
+
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+def test_brake_at_standstill_holds(level: str) -> None:
+    for mode, lon in (("force", -500.0), ("pedal", -1.0)):
+        p = vdsim_gym.Plant(level=level, longitudinal=mode, control_period=0.1)
+        p.reset()
+        for _ in range(20):
+            o = p.step((0.3, lon))
+            assert o["X"] == 0.0 and o["vx"] == 0.0
+
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+def test_full_throttle_full_steer_from_rest_is_finite(level: str) -> None:
+    p = vdsim_gym.Plant(level=level, longitudinal="pedal", control_period=0.02)
+    p.reset()
+    for k in range(300):
+        o = p.step((V.max_steer if k < 200 else -V.max_steer, 1.0 if k < 250 else -1.0))
+        assert finite(o)
+    assert o["vx"] >= -1e-6
+
+
+# ---- longitudinal modes ------------------------------------------------------------------
+
+def accel_after_slip_builds(level: str, mode: str, lon: float, v0: float) -> tuple[float, dict]:
+    """Mean acceleration over 0.1 s, after 0.1 s in which the driven wheels build their
+    slip (spinning them up absorbs J d(omega) of momentum, up to ~0.5 kN for 0.05 s)."""
+    p = vdsim_gym.Plant(level=level, longitudinal=mode, control_period=0.05)
+    p.reset({"vx": v0})
+    for _ in range(2):
+        o1 = p.step((0.0, lon))
+    o_mid = p.step((0.0, lon))
+    o2 = p.step((0.0, lon))
+    return (o2["vx"] - o1["vx"]) / 0.1, o_mid
+
+
+def road_load(v: float) -> float:
+    return F_ROLL + C_DRAG * v**2
+
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+def test_force_mode_initial_acceleration(level: str) -> None:
+    force = 3000.0
+    a, o = accel_after_slip_builds(level, "force", force, 15.0)
+    assert a == pytest.approx((force - road_load(o["vx"])) / M_EFF, rel=0.01)
+
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+def test_pedal_mode_respects_torque_cap(level: str) -> None:
+    # At 5 m/s P_max / omega = 150 kW / 15.6 rad/s >> 1500 N m: the torque cap binds.
+    a, o = accel_after_slip_builds(level, "pedal", 1.0, 5.0)
+    expected = (V.drive_torque_max / V.wheel_radius - road_load(o["vx"])) / M_EFF
+    assert a == pytest.approx(expected, rel=0.01)
+
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+def test_pedal_mode_respects_power_cap(level: str) -> None:
+    # At 50 m/s omega ~ 156 rad/s: P_max / omega ~ 960 N m < 1500 N m, so the power cap
+    # binds; the cap uses the driven wheels' spin (which includes their drive slip).
+    a, o = accel_after_slip_builds(level, "pedal", 1.0, 50.0)
+    rear = [o[f"omega_{w}"] for w in WHEELS[level] if w.startswith("R")]
+    omega = sum(rear) / len(rear)
+    torque = V.drive_power_max / omega
+    assert torque < 0.7 * V.drive_torque_max
+    expected = (torque / V.wheel_radius - road_load(o["vx"])) / M_EFF
+    assert a == pytest.approx(expected, rel=0.01)
+
+
+# ---- determinism and accuracy -------------------------------------------------------------
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+def test_plant_same_commands_bit_identical(level: str) -> None:
+    rng = np.random.default_rng(0)
+    commands = np.column_stack([rng.uniform(-0.1, 0.1, 100), rng.uniform(-1, 1, 100)])
+    runs = []
+    for _ in range(2):
+        p = vdsim_gym.Plant(level=level, longitudinal="pedal")
+        p.reset({"vx": 12.0})
+        runs.append([p.step(c) for c in commands])
+    assert runs[0] == runs[1]
+
+
+def test_accuracy_gate_rk4_default_substep_l2_step_steer() -> None:
+    ref = accuracy.simulate("L2", "rk4", accuracy.REFERENCE_SUBSTEP, "step_steer")
+    trace = accuracy.simulate("L2", "rk4", 5e-4, "step_steer")
+    err_ay, err_r = accuracy.relative_errors(trace, ref)
+    assert err_ay <= accuracy.GATE and err_r <= accuracy.GATE
+
+
+@pytest.mark.slow
+def test_accuracy_gate_full_table() -> None:
+    rows = accuracy.run_gate(with_cost=False)
+    failing = [r for r in rows if r.substep <= 5e-4 and not r.passes]
+    assert not failing, accuracy.format_table(failing)
+    assert accuracy.recommend(rows) is not None
