@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import math
 
 import numpy as np
@@ -229,9 +231,12 @@ def test_plant_same_commands_bit_identical(level: str) -> None:
     assert runs[0] == runs[1]
 
 
-def test_accuracy_gate_rk4_default_substep_l2_step_steer() -> None:
-    ref = accuracy.simulate("L2", "rk4", accuracy.REFERENCE_SUBSTEP, "step_steer")
-    trace = accuracy.simulate("L2", "rk4", 5e-4, "step_steer")
+@pytest.mark.parametrize("scenario", ["step_steer", "double_lane_change"])
+def test_accuracy_gate_default_integrator_and_substep_l2(scenario: str) -> None:
+    defaults = inspect.signature(vdsim_gym.Plant).parameters
+    integrator, substep = defaults["integrator"].default, defaults["substep_dt"].default
+    ref = accuracy.simulate("L2", "rk4", accuracy.REFERENCE_SUBSTEP, scenario)
+    trace = accuracy.simulate("L2", integrator, substep, scenario)
     err_ay, err_r = accuracy.relative_errors(trace, ref)
     assert err_ay <= accuracy.GATE and err_r <= accuracy.GATE
 

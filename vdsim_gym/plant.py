@@ -58,7 +58,7 @@ def make_session(
     substep_dt: float,
     longitudinal: str,
     actuator: ActuatorConfig | None,
-    integrator: str = "rk4",
+    integrator: str = "heun",
 ) -> _core.Session:
     """Validate the physics options and build a core session."""
     if level not in LEVELS:
@@ -113,7 +113,7 @@ class Plant:
         actuator: ActuatorConfig | Mapping[str, Any] | None = None,
         ref_point: Any = None,
         longitudinal: str = "force",
-        integrator: str = "rk4",
+        integrator: str = "heun",
     ) -> None:
         self.substep_dt = check_substep_dt(substep_dt)
         self.ticks_per_period = whole_ticks(control_period, self.substep_dt, "control_period")

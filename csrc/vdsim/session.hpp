@@ -14,7 +14,7 @@ namespace vdsim {
 struct SimConfig {
   Level level = Level::L2;
   double substep_dt = 5e-4;  // [s]
-  Integrator integrator = Integrator::RK4;
+  Integrator integrator = Integrator::Heun;  // chosen by the accuracy gate (docs/PHYSICS.md)
   Longitudinal longitudinal = Longitudinal::Force;
   ActuatorParams actuator{};
   int64_t actuator_dead_ticks = 0;
