@@ -116,7 +116,7 @@ def test_iso_cones_and_gates(preset: str) -> None:
 @pytest.mark.parametrize("preset", ["iso3888_1", "iso3888_2"])
 @pytest.mark.parametrize("b", [1.8, 2.0])
 def test_path_passes_through_every_gate_centre(preset: str, b: float) -> None:
-    course = dlc_course(preset, vehicle_width=b)
+    course = dlc_course(preset, vehicle_width=b, reference="centre")
     for g in course.gates:
         centre = np.array([g.x, (g.y_left + g.y_right) / 2])
         assert _distance_to_polyline(centre, course.path) < 1e-6, g
@@ -132,7 +132,7 @@ def test_path_passes_through_every_gate_centre(preset: str, b: float) -> None:
     ],
 )
 def test_path_smooth_with_bounded_curvature(preset: str, blends: list) -> None:
-    course = dlc_course(preset, vehicle_width=1.8, spacing=0.25)
+    course = dlc_course(preset, vehicle_width=1.8, spacing=0.25, reference="centre")
     path = course.path
     seg = np.diff(path, axis=0)
     assert np.allclose(np.hypot(*seg.T), 0.25, rtol=0.01)  # arc-length spacing
@@ -266,3 +266,98 @@ def test_load_scenario_bad_values(tmp_path) -> None:
 def test_load_scenario_unknown_name_lists_available() -> None:
     with pytest.raises(ConfigError, match="no_such_scenario.*dlc_iso3888_1.*dlc_iso3888_2"):
         load_scenario("no_such_scenario")
+
+
+# Body model of the smooth line: generic sedan, bumpers 2.15 m ahead of / 2.55 m behind
+# the path point (CG to axle + overhang).
+BODY = (2.15, 2.55)
+
+
+def _lanes(course: Course) -> list[tuple[float, float, float, float]]:
+    """(x0, x1, centre, width) of each coned lane, from the gates."""
+    return [(x0, x1, c, w) for x0, x1, w, c in _sections(course).values()]
+
+
+def _body_excess(course: Course, b: float, margin: float) -> float:
+    """Largest excess of the body sides over lane limits minus margin, on the fine path.
+
+    The body (half width b/2, BODY ahead/behind) is aligned with the polyline heading;
+    its side at station x' is at y + (x' - x) tan(psi) +- b/2, checked at both ends of
+    the part of the body that overlaps each lane.
+    """
+    x, y = course.path.T
+    slope = np.gradient(y, x)
+    worst = -np.inf
+    for x0, x1, c, w in _lanes(course):
+        back, front = np.maximum(x0 - x, -BODY[1]), np.minimum(x1 - x, BODY[0])
+        on = front >= back
+        for d in (back[on], front[on]):
+            side = np.abs(y[on] + d * slope[on] - c) + b / 2
+            worst = max(worst, float(np.max(side - (w / 2 - margin))))
+    return worst
+
+
+@pytest.mark.parametrize("preset", ["iso3888_1", "iso3888_2"])
+@pytest.mark.parametrize("b", [1.8, 2.0])
+def test_smooth_line_keeps_body_in_every_lane(preset: str, b: float) -> None:
+    course = dlc_course(preset, vehicle_width=b)  # reference="smooth" is the default
+    assert _body_excess(course, b, 0.05) <= 1e-6
+    # the line really uses the lane: it is not the centre line
+    centre = dlc_course(preset, vehicle_width=b, reference="centre")
+    assert _body_excess(centre, b, 0.05) > 0.0 or preset == "iso3888_1"
+    x, y = course.path.T
+    lanes = _lanes(course)
+    assert np.all(y[x <= 0.0] == lanes[0][2])  # straight on the entry centre
+    assert np.all(np.abs(y[x >= lanes[-1][1]] - lanes[-1][2]) < 1e-12)  # exit centre
+
+
+@pytest.mark.parametrize("preset", ["iso3888_1", "iso3888_2"])
+@pytest.mark.parametrize("b", [1.8, 2.0])
+def test_smooth_line_less_curved_than_centre(preset: str, b: float) -> None:
+    k_smooth = np.max(np.abs(_curvature(dlc_course(preset, vehicle_width=b).path)))
+    k_centre = np.max(np.abs(_curvature(
+        dlc_course(preset, vehicle_width=b, reference="centre").path)))
+    # docs/COURSES.md: 0.0083 vs 0.0301 (3888-1), 0.0339 vs 0.109 (3888-2), b = 1.8
+    assert k_smooth < 0.5 * k_centre
+
+
+@pytest.mark.parametrize("preset", ["iso3888_1", "iso3888_2"])
+def test_smooth_line_c1_and_deterministic(preset: str) -> None:
+    course = dlc_course(preset)
+    path = course.path
+    seg = np.diff(path, axis=0)
+    assert np.allclose(np.hypot(*seg.T), 0.25, rtol=0.01)
+    heading = np.arctan2(seg[:, 1], seg[:, 0])
+    kappa = _curvature(path)
+    # continuous heading: no step larger than the sharpest curve times one spacing
+    assert np.max(np.abs(np.diff(heading))) <= np.max(np.abs(kappa)) * 0.25 * 1.05
+    assert np.array_equal(path, dlc_course(preset).path)
+
+
+@pytest.mark.parametrize(("preset", "speed"), [("iso3888_1", 20.0), ("iso3888_2", 15.0)])
+def test_scenario_speeds_drivable_on_smooth_line(preset: str, speed: float) -> None:
+    # scenario speeds (envs/scenarios) need at most ~8 m/s^2 on the smooth line, b = 1.8
+    kappa = _curvature(dlc_course(preset, vehicle_width=1.8).path)
+    assert speed**2 * np.max(np.abs(kappa)) <= 8.0
+    assert load_scenario(f"dlc_{preset}")["speed"] == speed
+
+
+def test_centre_reference_unchanged() -> None:
+    # the lane-centre path still runs through every gate centre with quintic blends
+    for preset in ("iso3888_1", "iso3888_2"):
+        course = dlc_course(preset, reference="centre")
+        for g in course.gates:
+            centre = np.array([g.x, (g.y_left + g.y_right) / 2])
+            assert _distance_to_polyline(centre, course.path) < 1e-6
+    # lane_change_3p5_30 ignores the keyword
+    assert np.array_equal(dlc_course("lane_change_3p5_30", reference="centre").path,
+                          dlc_course("lane_change_3p5_30").path)
+
+
+def test_reference_and_margin_errors() -> None:
+    with pytest.raises(ValueError, match="'curvy'.*smooth.*centre"):
+        dlc_course("iso3888_1", reference="curvy")
+    with pytest.raises(ValueError, match="does not fit lane 1"):
+        dlc_course("iso3888_1", margin=0.3)  # (2.23 - 1.8)/2 = 0.215 m slack in lane 1
+    with pytest.raises(ValueError, match="margin"):
+        dlc_course("iso3888_1", margin=-0.1)

@@ -14,6 +14,7 @@ smooth lane change sit at x = 0; the path starts at x = -lead_in.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ MAX_CONE_SPACING = 4.0  # [m] intermediate cones: equal spacing, at most this
 RANDOM_CORRIDOR_HALF_WIDTH = 3.0  # [m]
 RANDOM_LONG_ACCEL = 2.0  # [m/s^2] |dv/dt| bound of random speed profiles
 RANDOM_RAMP = 20.0  # [m] curvature fades in over the first metres (start straight)
+
+LateralFn = Callable[[np.ndarray], np.ndarray]  # y(x) of a reference line
 
 SCENARIO_KEYS = ("preset", "speed", "lead_in", "run_out", "spacing", "vehicle_width")
 
@@ -70,32 +73,39 @@ def _lateral(x: np.ndarray, lanes: list[_Lane]) -> np.ndarray:
     return y
 
 
-def _sample_piece(x0: float, x1: float, lanes: list[_Lane], spacing: float) -> np.ndarray:
+def _sample_piece(x0: float, x1: float, lateral: LateralFn, spacing: float) -> np.ndarray:
     """Points of y(x) on [x0, x1], evenly spaced in arc length, ends included exactly.
 
     Arc-length spacing (not x spacing) keeps the point density even through the
     transitions; every point lies exactly on y(x).
     """
     fine = np.linspace(x0, x1, int(math.ceil((x1 - x0) / (spacing / 20.0))) + 1)
-    y_fine = _lateral(fine, lanes)
+    y_fine = lateral(fine)
     s_fine = np.concatenate(([0.0], np.cumsum(np.hypot(np.diff(fine), np.diff(y_fine)))))
     n = max(int(round(s_fine[-1] / spacing)), 1) + 1
     x = np.interp(np.linspace(0.0, s_fine[-1], n), s_fine, fine)
     x[0], x[-1] = x0, x1
-    return np.column_stack((x, _lateral(x, lanes)))
+    return np.column_stack((x, lateral(x)))
 
 
-def _sample_path(x0: float, x1: float, lanes: list[_Lane], spacing: float) -> np.ndarray:
+def _sample_path(
+    x0: float, x1: float, lanes: list[_Lane], spacing: float, lateral: LateralFn | None = None
+) -> np.ndarray:
     """The path on [x0, x1], sampled piece by piece between lane starts and ends.
 
     Lane ends are points of the path, so the polyline runs exactly through every gate
     centre (a straight lane is a straight polyline); each piece rounds its own point
-    count, so the spacing differs from `spacing` by well under 1 %.
+    count, so the spacing differs from `spacing` by well under 1 %. `lateral` is y(x);
+    None: the lane-centre line (for the smooth line, lane ends are simply sample points).
     """
+    if lateral is None:
+        def lateral(x: np.ndarray) -> np.ndarray:
+            return _lateral(x, lanes)
+
     knots = sorted({x0, x1, *(v for ln in lanes for v in (ln.x0, ln.x0 + ln.length))})
     knots = [k for k in knots if x0 <= k <= x1]
     spans = zip(knots[:-1], knots[1:], strict=True)
-    pieces = [_sample_piece(a, b, lanes, spacing) for a, b in spans if b - a > 1e-9]
+    pieces = [_sample_piece(a, b, lateral, spacing) for a, b in spans if b - a > 1e-9]
     return np.concatenate([pieces[0]] + [p[1:] for p in pieces[1:]])
 
 
@@ -154,6 +164,184 @@ def _lane_change_lanes() -> list[_Lane]:
     ]
 
 
+SMOOTH_GRID = 1.0  # [m] node spacing of the smooth-line optimisation
+SMOOTH_JERK_WEIGHT = 1.0  # [m^2] weight of (y''')^2 against (y'')^2
+SMOOTH_ADMM_RHO = 0.03  # ADMM penalty (tuned for SMOOTH_GRID)
+SMOOTH_ADMM_ITERS = 5000
+REFERENCES: tuple[str, ...] = ("smooth", "centre")
+
+
+def _body_rows(
+    xn: np.ndarray, lanes: list[_Lane], half_width: float, extent: tuple[float, float],
+    margin: float, h: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Linear constraints lo <= A y <= hi keeping the body inside every coned lane.
+
+    The body is a rectangle of half width `half_width` reaching extent[0] ahead of and
+    extent[1] behind the path point, aligned with the path heading psi. Its side lines
+    sit at y + (x' - x) tan(psi) +- half_width * cos(psi) at station x'; we bound
+    y + d y' +- half_width (conservative: cos(psi) <= 1) at the two ends d of the part
+    of the body that overlaps the lane, [max(x0 - x, -rear), min(x1 - x, front)] (the
+    side is straight, so its two ends bound it). y' is the central difference.
+    Neglected: the body's x extent shrinks by cos(psi) (~1 % at 8 deg) and the corners
+    move in x by half_width * sin(psi).
+    """
+    n = len(xn)
+    rows, lo, hi = [], [], []
+    for lane in lanes:
+        slack = (lane.width / 2.0 - half_width) - margin
+        x0, x1 = lane.x0, lane.x0 + lane.length
+        for i in range(1, n - 1):
+            d_back, d_front = max(x0 - xn[i], -extent[1]), min(x1 - xn[i], extent[0])
+            if d_front < d_back:
+                continue
+            for d in (d_back, d_front) if d_front > d_back else (d_back,):
+                row = np.zeros(n)
+                row[i] = 1.0
+                row[i + 1] += d / (2.0 * h)
+                row[i - 1] -= d / (2.0 * h)
+                rows.append(row)
+                lo.append(lane.y - slack)
+                hi.append(lane.y + slack)
+    return np.asarray(rows), np.asarray(lo), np.asarray(hi)
+
+
+def _solve_qp(
+    hess: np.ndarray, a: np.ndarray, lo: np.ndarray, hi: np.ndarray, fixed: dict[int, float]
+) -> np.ndarray:
+    """min 1/2 y'Hy s.t. lo <= A y <= hi and y[k] = fixed[k], by ADMM (as in OSQP).
+
+    The fixed unknowns are eliminated; the linear system of the x-update is inverted
+    once (a few hundred unknowns). Stops when primal and dual residuals are below
+    1e-6 (or after SMOOTH_ADMM_ITERS iterations); the caller checks the lane limits on
+    the fine path and tightens them by any excess, so a small infeasibility is harmless.
+    """
+    n = hess.shape[0]
+    fix = np.array(sorted(fixed))
+    free = np.setdiff1d(np.arange(n), fix)
+    y_fix = np.array([fixed[k] for k in fix])
+    p = hess[np.ix_(free, free)]
+    q = hess[np.ix_(free, fix)] @ y_fix
+    af = a[:, free]
+    shift = a[:, fix] @ y_fix
+    lo_f, hi_f = lo - shift, hi - shift
+    sigma, rho, alpha = 1e-6, SMOOTH_ADMM_RHO, 1.6
+    kinv = np.linalg.inv(p + sigma * np.eye(len(free)) + rho * af.T @ af)
+    x = np.zeros(len(free))
+    z = np.clip(af @ x, lo_f, hi_f)
+    lam = np.zeros(len(z))
+    for _ in range(SMOOTH_ADMM_ITERS):
+        x_new = kinv @ (sigma * x - q + af.T @ (rho * z - lam))
+        z_t = af @ x_new
+        x = alpha * x_new + (1.0 - alpha) * x
+        z_rel = alpha * z_t + (1.0 - alpha) * z
+        z_new = np.clip(z_rel + lam / rho, lo_f, hi_f)
+        lam = lam + rho * (z_rel - z_new)
+        dual = rho * np.max(np.abs(af.T @ (z_new - z))) if len(z) else 0.0
+        z = z_new
+        if np.max(np.abs(af @ x - z)) < 1e-6 and dual < 1e-6:
+            break
+    y = np.empty(n)
+    y[free], y[fix] = x, y_fix
+    return y
+
+
+def _clamped_spline(xn: np.ndarray, yn: np.ndarray) -> LateralFn:
+    """Cubic spline through (xn, yn) with zero slope at both ends; constant outside.
+
+    C2 inside, C1 at the ends (slope 0 meets the straight lead-in and run-out).
+    Returns y(x) for arrays x.
+    """
+    n, h = len(xn), float(xn[1] - xn[0])
+    # second derivatives m: tridiagonal system of the uniform clamped spline
+    mat = np.zeros((n, n))
+    rhs = np.zeros(n)
+    mat[0, :2] = (2.0, 1.0)
+    rhs[0] = 6.0 * (yn[1] - yn[0]) / h**2
+    mat[-1, -2:] = (1.0, 2.0)
+    rhs[-1] = -6.0 * (yn[-1] - yn[-2]) / h**2
+    i = np.arange(1, n - 1)
+    mat[i, i - 1], mat[i, i], mat[i, i + 1] = 1.0, 4.0, 1.0
+    rhs[1:-1] = 6.0 * (yn[2:] - 2.0 * yn[1:-1] + yn[:-2]) / h**2
+    m = np.linalg.solve(mat, rhs)
+
+    def lateral(x: np.ndarray) -> np.ndarray:
+        xc = np.clip(np.asarray(x, dtype=float), xn[0], xn[-1])
+        k = np.clip(((xc - xn[0]) // h).astype(int), 0, n - 2)
+        t1 = xc - xn[k]
+        t0 = xn[k + 1] - xc
+        return (m[k] * t0**3 + m[k + 1] * t1**3) / (6.0 * h) + (
+            (yn[k] / h - m[k] * h / 6.0) * t0 + (yn[k + 1] / h - m[k + 1] * h / 6.0) * t1
+        )
+
+    return lateral
+
+
+def _body_violation(
+    path: np.ndarray, lanes: list[_Lane], half_width: float, extent: tuple[float, float],
+    margin: float,
+) -> float:
+    """Largest excess of the body side over the lane limits (minus margin) on `path`.
+
+    Same body model as `_body_rows`, with the heading of the polyline (np.gradient).
+    Negative: every lane constraint holds with room to spare.
+    """
+    x, y = path.T
+    slope = np.gradient(y, x)
+    worst = -np.inf
+    for lane in lanes:
+        slack = lane.width / 2.0 - half_width - margin
+        x0, x1 = lane.x0, lane.x0 + lane.length
+        d_back, d_front = np.maximum(x0 - x, -extent[1]), np.minimum(x1 - x, extent[0])
+        on = d_front >= d_back
+        for d in (d_back[on], d_front[on]):
+            worst = max(worst, float(np.max(np.abs(y[on] + d * slope[on] - lane.y))) - slack)
+    return worst
+
+
+def _smooth_lateral(
+    lanes: list[_Lane], half_width: float, extent: tuple[float, float], margin: float,
+    spacing: float,
+) -> LateralFn:
+    """y(x) of the smooth reference: least curvature^2 (+ a little jerk^2) line that keeps
+    the body inside every coned lane; entry-lane centre for x <= first gate, exit-lane
+    centre from the last gate on. Solved on a SMOOTH_GRID node grid, interpolated by a
+    clamped cubic spline; if the spline (checked at `spacing`/4) pokes out of a lane,
+    the node constraints are tightened by the excess and the problem solved again.
+    """
+    for lane in lanes:
+        if lane.width / 2.0 - half_width - margin < 0.0:
+            raise ValueError(
+                f"vehicle does not fit lane {lane.section}: width {lane.width:.3f} m < "
+                f"vehicle_width + 2 margin = {2 * (half_width + margin):.3f} m"
+            )
+    h = SMOOTH_GRID
+    x_first, x_last = lanes[0].x0, lanes[-1].x0 + lanes[-1].length
+    pad = 3
+    n_in = int(round((x_last - x_first) / h))
+    xn = x_first + h * np.arange(-pad, n_in + pad + 1)
+    n = len(xn)
+    d2 = np.diff(np.eye(n), 2, axis=0)
+    d3 = np.diff(np.eye(n), 3, axis=0)
+    hess = d2.T @ d2 / h**3 + SMOOTH_JERK_WEIGHT * d3.T @ d3 / h**5
+    fixed = {k: (lanes[0].y if xn[k] <= x_first + 1e-9 else lanes[-1].y)
+             for k in range(n) if xn[k] <= x_first + 1e-9 or xn[k] >= x_last - 1e-9}
+    tighten = 0.0
+    x_check = np.linspace(x_first, x_last, int(math.ceil((x_last - x_first) / (spacing / 4))) + 1)
+    for _ in range(6):
+        a, lo, hi = _body_rows(xn, lanes, half_width, extent, margin + tighten, h)
+        yn = _solve_qp(hess, a, lo, hi, fixed)
+        inner = slice(pad, pad + n_in + 1)
+        lateral = _clamped_spline(xn[inner], yn[inner])
+        excess = _body_violation(
+            np.column_stack((x_check, lateral(x_check))), lanes, half_width, extent, margin
+        )
+        if excess <= 0.0:
+            return lateral
+        tighten += excess + 1e-4
+    raise RuntimeError("smooth reference: could not meet the lane constraints")
+
+
 def _check_positive(**values: float) -> None:
     for name, v in values.items():
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
@@ -174,6 +362,9 @@ def dlc_course(
     lead_in: float = 30.0,
     run_out: float = 40.0,
     spacing: float = 0.25,
+    reference: str = "smooth",
+    margin: float = 0.05,
+    body_extent: tuple[float, float] | None = None,
 ) -> Course:
     """A double-lane-change course: reference path, constant speed, cones and gates.
 
@@ -204,16 +395,35 @@ def dlc_course(
         lead_in: straight before the first gate (x = 0) [m].
         run_out: straight after the last gate [m].
         spacing: arc-length spacing of the path points [m].
+        reference: reference line of the ISO presets, one of ``REFERENCES``:
 
-    The path follows lane centres with quintic (C2) blends spanning each transition
-    section exactly, so it passes through every gate centre.
+            - ``"smooth"`` (default): the least-curvature line that keeps the vehicle
+              body inside every coned lane with ``margin`` to spare (a driver's line
+              cutting the transitions; C1, curvature continuous except at the first and
+              last gate). See docs/COURSES.md for the body model and the figures.
+            - ``"centre"``: lane centres with quintic (C2) blends spanning each
+              transition section exactly, so it passes through every gate centre.
+
+            ``lane_change_3p5_30`` ignores it (its path is smooth and feasible as is).
+        margin: lateral clearance between the body and the lane limits kept by the
+            smooth line [m]; ValueError if a lane is narrower than b + 2 margin.
+        body_extent: (front, rear) distance of the bumpers ahead of and behind the path
+            point [m], for the smooth line; None takes the generic sedan's (CG to axle
+            plus overhang: 2.15, 2.55).
     """
     if preset not in COURSE_PRESETS:
         raise ValueError(f"unknown course preset {preset!r}; valid presets: {COURSE_PRESETS}")
     if vehicle_width is None:
         vehicle_width = load_vehicle("generic_sedan").body_width
+    if reference not in REFERENCES:
+        raise ValueError(f"unknown reference {reference!r}; valid references: {REFERENCES}")
     _check_positive(vehicle_width=vehicle_width, speed=speed, spacing=spacing)
-    _check_non_negative(lead_in=lead_in, run_out=run_out)
+    _check_non_negative(lead_in=lead_in, run_out=run_out, margin=margin)
+    if body_extent is None:
+        sedan = load_vehicle("generic_sedan")
+        body_extent = (sedan.cg_to_front + sedan.front_overhang,
+                       sedan.cg_to_rear + sedan.rear_overhang)
+    _check_non_negative(body_front=body_extent[0], body_rear=body_extent[1])
     if preset == "iso3888_1":
         lanes = _iso3888_1_lanes(vehicle_width)
     elif preset == "iso3888_2":
@@ -222,8 +432,11 @@ def dlc_course(
         lanes = _lane_change_lanes()
     x_first = lanes[0].x0 if preset != "lane_change_3p5_30" else 0.0
     x_last = lanes[-1].x0 + lanes[-1].length
-    path = _sample_path(x_first - lead_in, x_last + run_out, lanes, spacing)
     is_iso = preset != "lane_change_3p5_30"
+    lateral = None
+    if is_iso and reference == "smooth":
+        lateral = _smooth_lateral(lanes, vehicle_width / 2.0, body_extent, margin, spacing)
+    path = _sample_path(x_first - lead_in, x_last + run_out, lanes, spacing, lateral)
     cones, gates = _cones_and_gates(lanes) if is_iso else (np.zeros((0, 2)), ())
     return Course(
         name=preset,
