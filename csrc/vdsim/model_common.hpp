@@ -54,4 +54,27 @@ inline double resistance_force(double vx, double total_fz, const VehicleParams& 
   return drag + roll;
 }
 
+// Rigid-body equations in the body frame from the summed tire and resistance forces,
+// shared by both levels: pose kinematics, dv/dt, dr/dt, the kinematic blend and the lag
+// of the load-transfer accelerations.
+inline void body_derivative(const State& s, double steer, double fx_body, double fy_body,
+                            double mz, const VehicleParams& p, const LowSpeedParams& low,
+                            State& ds, Aux* aux) {
+  const double ax = fx_body / p.mass, ay = fy_body / p.mass;
+  const double cpsi = std::cos(s[kPsi]), spsi = std::sin(s[kPsi]);
+  ds[kX] = s[kVx] * cpsi - s[kVy] * spsi;
+  ds[kY] = s[kVx] * spsi + s[kVy] * cpsi;
+  ds[kPsi] = s[kR];
+  ds[kVx] = ax + s[kR] * s[kVy];
+  ds[kVy] = ay - s[kR] * s[kVx];
+  ds[kR] = mz / p.yaw_inertia;
+  kinematic_blend(s, steer, p, low, ds[kVy], ds[kR]);
+  ds[kAxF] = (ax - s[kAxF]) / p.load_transfer_tau;
+  ds[kAyF] = (ay - s[kAyF]) / p.load_transfer_tau;
+  if (aux) {
+    aux->ax = ax;
+    aux->ay = ay;
+  }
+}
+
 }  // namespace vdsim

@@ -46,21 +46,7 @@ void deriv_l2(const State& s, const WheelInputs& in, const ModelContext& ctx, St
   }
   fx_body -= resistance_force(vx, fz_sum, p, low);
 
-  const double ax = fx_body / m, ay = fy_body / m;
-  const double cpsi = std::cos(s[kPsi]), spsi = std::sin(s[kPsi]);
-  ds[kX] = vx * cpsi - vy * spsi;
-  ds[kY] = vx * spsi + vy * cpsi;
-  ds[kPsi] = r;
-  ds[kVx] = ax + r * vy;
-  ds[kVy] = ay - r * vx;
-  ds[kR] = mz / p.yaw_inertia;
-  kinematic_blend(s, in.steer, p, low, ds[kVy], ds[kR]);
-  ds[kAxF] = (ax - s[kAxF]) / p.load_transfer_tau;
-  ds[kAyF] = (ay - s[kAyF]) / p.load_transfer_tau;
-  if (aux) {
-    aux->ax = ax;
-    aux->ay = ay;
-  }
+  body_derivative(s, in.steer, fx_body, fy_body, mz, p, low, ds, aux);
 }
 
 }  // namespace vdsim
