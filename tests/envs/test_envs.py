@@ -243,3 +243,24 @@ def test_envs_path_follow_new_course_each_reset_and_seeded() -> None:
     assert not np.array_equal(first.path, env.unwrapped.course.path)
     env.reset(seed=5)
     np.testing.assert_array_equal(first.path, env.unwrapped.course.path)
+
+
+def test_envs_non_finite_state_terminates_with_finite_obs() -> None:
+    env = StraightEnv()
+    env.reset(seed=0)
+    bad = env.state
+    bad[4] = np.nan
+    env._core.session.set_state(bad)
+    obs, reward, terminated, _, info = env.step(np.zeros(2, np.float32))
+    assert terminated and info["episode_summary"]["outcome"] == "non_finite"
+    assert np.all(np.isfinite(obs)) and reward == -env.reward_weights["terminal"]
+
+
+def test_envs_spin_out_terminates() -> None:
+    env = StraightEnv()
+    env.reset(seed=0)
+    turned = env.state
+    turned[2] = 2.0  # heading error beyond 90 deg
+    env._core.session.set_state(turned)
+    _, _, terminated, _, info = env.step(np.zeros(2, np.float32))
+    assert terminated and info["episode_summary"]["outcome"] == "spin_out"
