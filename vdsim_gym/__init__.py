@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from vdsim_gym import _core
+from vdsim_gym import envs as _envs  # noqa: F401  (importing registers the Gymnasium ids)
 from vdsim_gym.config import ActuatorConfig, ConfigError, VehicleConfig, load_vehicle
 from vdsim_gym.plant import Plant
 

@@ -1,0 +1,180 @@
+// Path-tracking task: PathTracker / ConeField for tests against Python references, and
+// PathEnvCore, the per-step core of the DLC and PathFollow envs. step() releases the GIL
+// and writes into caller-owned buffers (noconvert: a dtype mismatch is an error, never a
+// silent temporary copy that would swallow the writes).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "vdsim/path_task.hpp"
+
+namespace py = pybind11;
+using namespace vdsim;
+
+namespace {
+
+using DArray = py::array_t<double, py::array::c_style>;
+using FArray = py::array_t<float, py::array::c_style>;
+using DArrayIn = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+template <typename A>
+auto* writable(A& a, py::ssize_t n, const char* what) {
+  if (a.size() < n) throw std::invalid_argument(std::string(what) + " buffer too small");
+  return a.mutable_data();
+}
+
+void check_points(const DArrayIn& a, const char* what) {
+  if (a.ndim() != 2 || a.shape(1) != 2)
+    throw std::invalid_argument(std::string(what) + " must have shape (N, 2)");
+}
+
+template <size_t N>
+py::tuple names(const std::array<const char*, N>& a) {
+  py::tuple t(N);
+  for (size_t i = 0; i < N; ++i) t[i] = py::str(a[i]);
+  return t;
+}
+
+py::tuple as_tuple(const Projection& p) {
+  return py::make_tuple(p.s, p.index, p.e_y, p.heading, p.kappa, p.v_ref);
+}
+
+py::array_t<bool> hits_array(const ConeField& c) {
+  py::array_t<bool> out(c.size());
+  auto* o = out.mutable_data();
+  for (int64_t k = 0; k < c.size(); ++k) o[k] = c.hits()[k] != 0;
+  return out;
+}
+
+}  // namespace
+
+void bind_task(py::module_& m) {
+  m.attr("PATH_OBS_NAMES") = names(kPathObsNames);
+  m.attr("PATH_TERM_NAMES") = names(kTermNames);
+  m.attr("PATH_STEP_INFO_NAMES") = names(kStepInfoNames);
+  m.attr("PATH_PREVIEW_DISTANCES") = py::make_tuple(kPreviewDistances[0], kPreviewDistances[1],
+                                                    kPreviewDistances[2], kPreviewDistances[3]);
+  py::dict flags;
+  flags["terminated"] = int(kTerminated);
+  flags["truncated"] = int(kTruncated);
+  flags["cone_hit"] = int(kConeHit);
+  flags["off_corridor"] = int(kOffCorridor);
+  flags["spin_out"] = int(kSpinOut);
+  flags["non_finite"] = int(kNonFinite);
+  m.attr("PATH_FLAGS") = flags;
+
+  py::class_<RewardWeights>(m, "RewardWeights")
+      .def(py::init<>())
+      .def_readwrite("tracking", &RewardWeights::tracking)
+      .def_readwrite("heading", &RewardWeights::heading)
+      .def_readwrite("speed", &RewardWeights::speed)
+      .def_readwrite("smoothness", &RewardWeights::smoothness)
+      .def_readwrite("progress", &RewardWeights::progress)
+      .def_readwrite("cone", &RewardWeights::cone)
+      .def_readwrite("terminal", &RewardWeights::terminal);
+
+  py::class_<TaskParams>(m, "TaskParams")
+      .def(py::init<>())
+      .def_readwrite("ticks_per_period", &TaskParams::ticks_per_period)
+      .def_readwrite("corridor_half_width", &TaskParams::corridor_half_width)
+      .def_readwrite("cone_radius", &TaskParams::cone_radius)
+      .def_readwrite("terminate_on_cone", &TaskParams::terminate_on_cone)
+      .def_readwrite("spin_heading", &TaskParams::spin_heading)
+      .def_readwrite("spin_beta", &TaskParams::spin_beta)
+      .def_readwrite("beta_min_speed", &TaskParams::beta_min_speed)
+      .def_readwrite("weights", &TaskParams::weights);
+
+  py::class_<PathTracker>(m, "PathTracker")
+      .def(py::init([](DArrayIn path, DArrayIn speed) {
+             check_points(path, "path");
+             if (path.shape(0) < 2 || speed.size() != path.shape(0))
+               throw std::invalid_argument("need >= 2 path points and one speed per point");
+             PathTracker t;
+             t.set(path.data(), speed.data(), path.shape(0));
+             return t;
+           }), py::arg("path"), py::arg("speed"))
+      .def("project", [](const PathTracker& t, double x, double y, int64_t hint) {
+             return as_tuple(t.project(x, y, hint));
+           }, py::arg("x"), py::arg("y"), py::arg("hint") = -1,
+           "(s, index, e_y, heading, kappa, v_ref) of the closest path point")
+      .def("point_at", [](const PathTracker& t, double s) {
+             double x, y;
+             t.point_at(s, x, y);
+             return py::make_tuple(x, y);
+           }, py::arg("s"))
+      .def_property_readonly("length", &PathTracker::length);
+
+  m.def("disc_hits_footprint",
+        [](double cx, double cy, double radius, double x, double y, double psi, double front,
+           double rear, double half_width) {
+          return disc_hits_footprint(cx, cy, radius, x, y, psi, Footprint{front, rear, half_width});
+        }, py::arg("cx"), py::arg("cy"), py::arg("radius"), py::arg("x"), py::arg("y"),
+        py::arg("psi"), py::arg("front"), py::arg("rear"), py::arg("half_width"));
+
+  py::class_<ConeField>(m, "ConeField")
+      .def(py::init([](DArrayIn cones, const PathTracker& path) {
+             check_points(cones, "cones");
+             ConeField c;
+             c.set(cones.data(), cones.shape(0), path);
+             return c;
+           }), py::arg("cones"), py::arg("path"))
+      .def("update", [](ConeField& c, double x, double y, double psi, double s, double front,
+                        double rear, double half_width, double radius) {
+             return c.update(x, y, psi, s, Footprint{front, rear, half_width}, radius);
+           }, py::arg("x"), py::arg("y"), py::arg("psi"), py::arg("s"), py::arg("front"),
+           py::arg("rear"), py::arg("half_width"), py::arg("radius"))
+      .def("reset_hits", &ConeField::reset_hits)
+      .def_property_readonly("hits", &hits_array)
+      .def_property_readonly("total_hits", &ConeField::total_hits);
+
+  py::class_<PathEnvCore>(m, "PathEnvCore")
+      .def(py::init([](const Session& proto, const TaskParams& task) {
+             return new PathEnvCore(proto.vehicle(), proto.config(), task);
+           }), py::arg("session"), py::arg("task"),
+           "A task core with its own session built from the (validated) session's params")
+      .def("set_course", [](PathEnvCore& e, DArrayIn path, DArrayIn speed, DArrayIn cones,
+                            double corridor_half_width) {
+             check_points(path, "path");
+             check_points(cones, "cones");
+             if (path.shape(0) < 2 || speed.size() != path.shape(0))
+               throw std::invalid_argument("need >= 2 path points and one speed per point");
+             e.set_course(path.data(), speed.data(), path.shape(0), cones.data(),
+                          cones.shape(0), corridor_half_width);
+           }, py::arg("path"), py::arg("speed"), py::arg("cones"),
+           py::arg("corridor_half_width"))
+      .def("reset", [](PathEnvCore& e, std::array<double, 6> state, FArray obs, DArray info) {
+             float* o = writable(obs, kPathObsSize, "obs");
+             double* i = writable(info, kStepInfoSize, "info");
+             e.reset(state, o, i);
+           }, py::arg("state"), py::arg("obs").noconvert(), py::arg("info").noconvert())
+      .def("step", [](PathEnvCore& e, double a0, double a1, FArray obs, DArray terms,
+                      DArray info) {
+             float* o = writable(obs, kPathObsSize, "obs");
+             double* t = writable(terms, kTermSize, "terms");
+             double* i = writable(info, kStepInfoSize, "info");
+             py::gil_scoped_release release;
+             return e.step(a0, a1, o, t, i);
+           }, py::arg("a_steer"), py::arg("a_long"), py::arg("obs").noconvert(),
+           py::arg("terms").noconvert(), py::arg("info").noconvert())
+      .def("command_from_action", [](const PathEnvCore& e, double a0, double a1) {
+             const Command c = e.command_from_action(a0, a1);
+             return py::make_tuple(c.steer, c.longitudinal);
+           }, py::arg("a_steer"), py::arg("a_long"))
+      .def("apply_command", [](PathEnvCore& e, double steer, double lon) {
+             e.apply_command({steer, lon});
+           }, py::arg("steer"), py::arg("longitudinal"))
+      .def("obs_scale", [](const PathEnvCore& e) {
+             py::array_t<double> out(kPathObsSize);
+             e.obs_scale(out.mutable_data());
+             return out;
+           })
+      .def_property_readonly("session", &PathEnvCore::session,
+                             py::return_value_policy::reference_internal)
+      .def_property_readonly("cone_hits", [](const PathEnvCore& e) { return hits_array(e.cones()); })
+      .def_property_readonly("path_length", [](const PathEnvCore& e) { return e.path().length(); })
+      .def_property_readonly("control_period", &PathEnvCore::control_period)
+      .def_property_readonly("task", &PathEnvCore::task);
+}

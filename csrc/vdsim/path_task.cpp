@@ -1,0 +1,318 @@
+#include "path_task.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace vdsim {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+inline double wrap_angle(double a) {
+  // Into [-pi, pi]; remainder keeps it exact for angles already in range.
+  return std::remainder(a, 2.0 * kPi);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- PathTracker
+
+void PathTracker::set(const double* xy, const double* speed, int64_t n) {
+  x_.resize(n);
+  y_.resize(n);
+  v_.assign(speed, speed + n);
+  s_.assign(n, 0.0);
+  seg_len_.assign(n > 1 ? n - 1 : 0, 0.0);
+  heading_.assign(n, 0.0);
+  kappa_.assign(n, 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    x_[i] = xy[2 * i];
+    y_[i] = xy[2 * i + 1];
+  }
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    seg_len_[i] = std::hypot(x_[i + 1] - x_[i], y_[i + 1] - y_[i]);
+    s_[i + 1] = s_[i] + seg_len_[i];
+  }
+  if (n < 2) return;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t a = i > 0 ? i - 1 : 0, b = i + 1 < n ? i + 1 : n - 1;
+    heading_[i] = std::atan2(y_[b] - y_[a], x_[b] - x_[a]);
+  }
+  // Curvature of the circle through each point and its neighbours (Menger), signed.
+  for (int64_t i = 1; i + 1 < n; ++i) {
+    const double ax = x_[i] - x_[i - 1], ay = y_[i] - y_[i - 1];
+    const double bx = x_[i + 1] - x_[i], by = y_[i + 1] - y_[i];
+    const double cx = x_[i + 1] - x_[i - 1], cy = y_[i + 1] - y_[i - 1];
+    const double den = std::hypot(ax, ay) * std::hypot(bx, by) * std::hypot(cx, cy);
+    kappa_[i] = den > 0.0 ? 2.0 * (ax * by - ay * bx) / den : 0.0;
+  }
+  if (n >= 3) {
+    kappa_[0] = kappa_[1];
+    kappa_[n - 1] = kappa_[n - 2];
+  }
+}
+
+void PathTracker::segment_param(int64_t i, double x, double y, double& t, double& d2) const {
+  const double dx = x_[i + 1] - x_[i], dy = y_[i + 1] - y_[i];
+  const double l2 = dx * dx + dy * dy;
+  t = l2 > 0.0 ? ((x - x_[i]) * dx + (y - y_[i]) * dy) / l2 : 0.0;
+  const int64_t last = static_cast<int64_t>(x_.size()) - 2;
+  // The end segments extend as rays: no clamp before the start or past the end.
+  if (t < 0.0 && i > 0) t = 0.0;
+  if (t > 1.0 && i < last) t = 1.0;
+  double qx, qy;
+  if (t == 0.0) { qx = x_[i]; qy = y_[i]; }
+  else if (t == 1.0) { qx = x_[i + 1]; qy = y_[i + 1]; }
+  else { qx = x_[i] + t * dx; qy = y_[i] + t * dy; }
+  d2 = (x - qx) * (x - qx) + (y - qy) * (y - qy);
+}
+
+int64_t PathTracker::search(double x, double y, int64_t lo, int64_t hi, double& best_d2) const {
+  int64_t best = lo;
+  best_d2 = std::numeric_limits<double>::infinity();
+  for (int64_t i = lo; i < hi; ++i) {
+    double t, d2;
+    segment_param(i, x, y, t, d2);
+    if (d2 < best_d2) {
+      best_d2 = d2;
+      best = i;
+    }
+  }
+  return best;
+}
+
+Projection PathTracker::project(double x, double y, int64_t hint) const {
+  const int64_t nseg = size() - 1;
+  double d2;
+  int64_t i;
+  if (hint >= 0 && hint < nseg) {
+    const int64_t lo = std::max<int64_t>(0, hint - kWindow);
+    const int64_t hi = std::min<int64_t>(nseg, hint + kWindow + 1);
+    i = search(x, y, lo, hi, d2);
+    // A minimum on the window's edge may continue outside it: search everything.
+    if ((i == lo && lo > 0) || (i == hi - 1 && hi < nseg)) i = search(x, y, 0, nseg, d2);
+  } else {
+    i = search(x, y, 0, nseg, d2);
+  }
+  double t;
+  segment_param(i, x, y, t, d2);
+  const double dx = x_[i + 1] - x_[i], dy = y_[i + 1] - y_[i];
+  const double qx = x_[i] + t * dx, qy = y_[i] + t * dy;
+  const double cross = dx * (y - qy) - dy * (x - qx);
+  const double w = std::clamp(t, 0.0, 1.0);
+  Projection p;
+  p.index = i;
+  p.s = s_[i] + t * seg_len_[i];
+  p.e_y = std::copysign(std::sqrt(d2), cross);
+  p.heading = wrap_angle(heading_[i] + w * wrap_angle(heading_[i + 1] - heading_[i]));
+  p.kappa = kappa_[i] + w * (kappa_[i + 1] - kappa_[i]);
+  p.v_ref = v_[i] + w * (v_[i + 1] - v_[i]);
+  return p;
+}
+
+void PathTracker::point_at(double s, double& x, double& y) const {
+  const int64_t nseg = size() - 1;
+  int64_t i = std::upper_bound(s_.begin(), s_.end(), s) - s_.begin() - 1;
+  i = std::clamp<int64_t>(i, 0, nseg - 1);
+  const double t = seg_len_[i] > 0.0 ? (s - s_[i]) / seg_len_[i] : 0.0;
+  x = x_[i] + t * (x_[i + 1] - x_[i]);
+  y = y_[i] + t * (y_[i + 1] - y_[i]);
+}
+
+// ---------------------------------------------------------------- cones
+
+bool disc_hits_footprint(double cx, double cy, double radius, double x, double y, double psi,
+                         const Footprint& fp) {
+  const double c = std::cos(psi), sn = std::sin(psi);
+  const double dx = cx - x, dy = cy - y;
+  const double lx = c * dx + sn * dy, ly = -sn * dx + c * dy;  // body frame
+  const double qx = std::clamp(lx, -fp.rear, fp.front);
+  const double qy = std::clamp(ly, -fp.half_width, fp.half_width);
+  return (lx - qx) * (lx - qx) + (ly - qy) * (ly - qy) <= radius * radius;
+}
+
+void ConeField::set(const double* xy, int64_t n, const PathTracker& path) {
+  cx_.resize(n);
+  cy_.resize(n);
+  std::vector<double> s(n);
+  for (int64_t k = 0; k < n; ++k) {
+    cx_[k] = xy[2 * k];
+    cy_[k] = xy[2 * k + 1];
+    s[k] = path.project(cx_[k], cy_[k], -1).s;
+  }
+  sorted_idx_.resize(n);
+  std::iota(sorted_idx_.begin(), sorted_idx_.end(), int64_t{0});
+  std::stable_sort(sorted_idx_.begin(), sorted_idx_.end(),
+                   [&](int64_t a, int64_t b) { return s[a] < s[b]; });
+  sorted_s_.resize(n);
+  for (int64_t k = 0; k < n; ++k) sorted_s_[k] = s[sorted_idx_[k]];
+  hit_.assign(n, 0);
+  total_ = 0;
+}
+
+void ConeField::reset_hits() {
+  std::fill(hit_.begin(), hit_.end(), 0);
+  total_ = 0;
+}
+
+int ConeField::update(double x, double y, double psi, double s, const Footprint& fp,
+                      double radius) {
+  // Any footprint point is within reach of the CG; kMargin covers the stretch of arc
+  // length for points off the path on a bend (see docs/ENVS.md).
+  const double lo = s - fp.rear - radius - kMargin, hi = s + fp.front + radius + kMargin;
+  auto k = std::lower_bound(sorted_s_.begin(), sorted_s_.end(), lo) - sorted_s_.begin();
+  int fresh = 0;
+  const int64_t n = size();
+  for (; k < n && sorted_s_[k] <= hi; ++k) {
+    const int64_t c = sorted_idx_[k];
+    if (hit_[c]) continue;
+    if (disc_hits_footprint(cx_[c], cy_[c], radius, x, y, psi, fp)) {
+      hit_[c] = 1;
+      ++fresh;
+    }
+  }
+  total_ += fresh;
+  return fresh;
+}
+
+// ---------------------------------------------------------------- PathEnvCore
+
+PathEnvCore::PathEnvCore(const VehicleParams& vehicle, const SimConfig& config,
+                         const TaskParams& task)
+    : session_(vehicle, config), task_(task) {
+  footprint_.front = vehicle.cg_to_front + vehicle.front_overhang;
+  footprint_.rear = vehicle.cg_to_rear + vehicle.rear_overhang;
+  footprint_.half_width = 0.5 * vehicle.body_width;
+}
+
+double PathEnvCore::control_period() const {
+  return static_cast<double>(task_.ticks_per_period) * session_.config().substep_dt;
+}
+
+void PathEnvCore::set_course(const double* path_xy, const double* speed, int64_t n_points,
+                             const double* cones_xy, int64_t n_cones,
+                             double corridor_half_width) {
+  path_.set(path_xy, speed, n_points);
+  cones_.set(cones_xy, n_cones, path_);
+  task_.corridor_half_width = corridor_half_width;
+  hint_ = -1;
+}
+
+void PathEnvCore::obs_scale(double* out) const {
+  const double fixed[kPathObsSize] = {2.0, 0.5, 30.0, 5.0, 1.0, 30.0, 10.0, 10.0,
+                                      session_.vehicle().max_steer, 1.0, 1.0, 0.1,
+                                      5.0, 5.0, 5.0, 5.0};
+  std::copy(fixed, fixed + kPathObsSize, out);
+}
+
+Command PathEnvCore::command_from_action(double a_steer, double a_long) const {
+  const VehicleParams& p = session_.vehicle();
+  a_steer = std::clamp(a_steer, -1.0, 1.0);
+  a_long = std::clamp(a_long, -1.0, 1.0);
+  Command c;
+  c.steer = a_steer * p.max_steer;
+  if (session_.config().longitudinal == Longitudinal::Pedal) {
+    c.longitudinal = a_long;
+  } else {
+    const double torque = a_long >= 0.0 ? p.drive_torque_max : 4.0 * p.brake_torque_max;
+    c.longitudinal = a_long * torque / p.wheel_radius;
+  }
+  return c;
+}
+
+void PathEnvCore::reset(const std::array<double, 6>& st, float* obs_out, double* info_out) {
+  session_.reset(st[0], st[1], st[2], st[3], st[4], st[5]);
+  cones_.reset_hits();
+  hint_ = -1;
+  prev_action_[0] = prev_action_[1] = action_[0] = action_[1] = 0.0;
+  evaluate(obs_out, nullptr, info_out, false);
+  s_prev_ = info_out[2];
+}
+
+int PathEnvCore::step(double a_steer, double a_long, float* obs_out, double* terms_out,
+                      double* info_out) {
+  prev_action_[0] = action_[0];
+  prev_action_[1] = action_[1];
+  action_[0] = std::clamp(a_steer, -1.0, 1.0);
+  action_[1] = std::clamp(a_long, -1.0, 1.0);
+  apply_command(command_from_action(action_[0], action_[1]));
+  session_.advance(task_.ticks_per_period);
+  return evaluate(obs_out, terms_out, info_out, true);
+}
+
+int PathEnvCore::evaluate(float* obs_out, double* terms_out, double* info_out, bool score) {
+  const State& st = session_.state();
+  const double X = st[kX], Y = st[kY], psi = st[kPsi], vx = st[kVx], vy = st[kVy], r = st[kR];
+  const RewardWeights& w = task_.weights;
+  int flags = 0;
+  bool finite = true;
+  for (double v : st) finite = finite && std::isfinite(v);
+  if (!finite) {
+    std::fill(obs_out, obs_out + kPathObsSize, 0.0f);
+    if (terms_out) {
+      std::fill(terms_out, terms_out + kTermSize, 0.0);
+      terms_out[6] = -w.terminal;
+    }
+    const double info[kStepInfoSize] = {score ? -w.terminal : 0.0, std::nan(""), s_prev_,
+                                        session_.time(), vx, X, Y, psi, 0.0,
+                                        static_cast<double>(cones_.total_hits())};
+    std::copy(info, info + kStepInfoSize, info_out);
+    return kNonFinite | kTerminated;
+  }
+
+  const Projection p = path_.project(X, Y, hint_);
+  hint_ = p.index;
+  const double e_psi = wrap_angle(psi - p.heading);
+  const Aux& aux = session_.aux();
+  const double c = std::cos(psi), sn = std::sin(psi);
+  double raw[kPathObsSize] = {p.e_y, e_psi, vx, vy, r, p.v_ref, aux.ax, aux.ay,
+                              session_.realized_steer(), action_[0], action_[1], p.kappa,
+                              0.0, 0.0, 0.0, 0.0};
+  for (int j = 0; j < 4; ++j) {
+    double px, py;
+    path_.point_at(p.s + kPreviewDistances[j], px, py);
+    raw[12 + j] = -sn * (px - X) + c * (py - Y);
+  }
+  double scale[kPathObsSize];
+  obs_scale(scale);
+  for (int j = 0; j < kPathObsSize; ++j)
+    obs_out[j] = static_cast<float>(std::clamp(raw[j] / scale[j], -kObsClip, kObsClip));
+
+  int fresh = 0;
+  double reward = 0.0;
+  if (score) {
+    fresh = cones_.update(X, Y, psi, p.s, footprint_, task_.cone_radius);
+    if (fresh > 0) flags |= kConeHit | (task_.terminate_on_cone ? kTerminated : 0);
+    if (std::fabs(p.e_y) > task_.corridor_half_width) flags |= kOffCorridor | kTerminated;
+    const bool slipping = std::hypot(vx, vy) > task_.beta_min_speed &&
+                          std::fabs(std::atan2(vy, vx)) > task_.spin_beta;
+    if (std::fabs(e_psi) > task_.spin_heading || slipping) flags |= kSpinOut | kTerminated;
+    if (p.s >= path_.length() && !(flags & kTerminated)) flags |= kTruncated;
+
+    const double ds = p.s - s_prev_;
+    const double du0 = action_[0] - prev_action_[0], du1 = action_[1] - prev_action_[1];
+    const double dv = (vx - p.v_ref) / 5.0;
+    const double terms[kTermSize] = {
+        -w.tracking * p.e_y * p.e_y,
+        -w.heading * e_psi * e_psi,
+        -w.speed * dv * dv,
+        -w.smoothness * (du0 * du0 + du1 * du1),
+        w.progress * ds / (std::fmax(p.v_ref, 1.0) * control_period()),
+        -w.cone * fresh,
+        (flags & kTerminated) ? -w.terminal : 0.0,
+    };
+    for (int j = 0; j < kTermSize; ++j) reward += terms[j];
+    if (terms_out) std::copy(terms, terms + kTermSize, terms_out);
+  }
+  s_prev_ = p.s;
+  const double info[kStepInfoSize] = {reward, p.e_y, p.s, session_.time(), vx, X, Y, psi,
+                                      static_cast<double>(fresh),
+                                      static_cast<double>(cones_.total_hits())};
+  std::copy(info, info + kStepInfoSize, info_out);
+  return flags;
+}
+
+}  // namespace vdsim

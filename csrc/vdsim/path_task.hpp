@@ -1,0 +1,171 @@
+// Path-tracking task: reference polyline, cone field and the per-step task core that the
+// DLC and PathFollow environments translate to Gymnasium. Everything here runs once per
+// control period, so it neither allocates nor touches Python in step(); courses are set
+// (and buffers sized) at reset time only.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "session.hpp"
+
+namespace vdsim {
+
+// Closest point of the vehicle CG on the reference path.
+struct Projection {
+  double s = 0.0;        // arc length of the closest point [m] (extends past both ends)
+  int64_t index = 0;     // segment index: closest point lies on [index, index + 1]
+  double e_y = 0.0;      // signed lateral error, + when the CG is LEFT of the path [m]
+  double heading = 0.0;  // path heading at the closest point [rad]
+  double kappa = 0.0;    // path curvature there [1/m], + turning left
+  double v_ref = 0.0;    // reference speed there [m/s]
+};
+
+// Polyline with cumulative arc length, per-point heading (central difference), curvature
+// (circle through neighbouring points) and speed profile. The first and last segments
+// extend as rays, so s < 0 before the start and s > length() past the end.
+class PathTracker {
+ public:
+  void set(const double* xy, const double* speed, int64_t n);  // xy: n x 2, row-major
+  // Local search in a window around hint (segment index); hint < 0 or a minimum at the
+  // window's edge falls back to a search over the whole path.
+  Projection project(double x, double y, int64_t hint) const;
+  void point_at(double s, double& x, double& y) const;  // linear, extrapolated at the ends
+  double length() const { return s_.empty() ? 0.0 : s_.back(); }
+  int64_t size() const { return static_cast<int64_t>(x_.size()); }
+  double heading_at(int64_t i) const { return heading_[i]; }
+  double kappa_at(int64_t i) const { return kappa_[i]; }
+
+  static constexpr int64_t kWindow = 40;  // segments searched either side of the hint
+
+ private:
+  // Best segment in [lo, hi); writes squared distance and parameter t.
+  int64_t search(double x, double y, int64_t lo, int64_t hi, double& best_d2) const;
+  void segment_param(int64_t i, double x, double y, double& t, double& d2) const;
+
+  std::vector<double> x_, y_, s_, seg_len_, heading_, kappa_, v_;
+};
+
+// Vehicle footprint around the CG, body frame [m].
+struct Footprint {
+  double front = 0.0;       // CG to front bumper
+  double rear = 0.0;        // CG to rear bumper
+  double half_width = 0.0;  // half body width
+};
+
+// True when the disc (cx, cy, radius) intersects the footprint at pose (x, y, psi).
+bool disc_hits_footprint(double cx, double cy, double radius, double x, double y, double psi,
+                         const Footprint& fp);
+
+// Cones sorted by their projection on the path so that only those near the vehicle are
+// tested; each cone counts once per episode.
+class ConeField {
+ public:
+  void set(const double* xy, int64_t n, const PathTracker& path);
+  void reset_hits();
+  // Marks cones newly hit at this pose (vehicle at arc length s); returns how many.
+  int update(double x, double y, double psi, double s, const Footprint& fp, double radius);
+  int64_t size() const { return static_cast<int64_t>(cx_.size()); }
+  int total_hits() const { return total_; }
+  const std::vector<uint8_t>& hits() const { return hit_; }  // original cone order
+
+  static constexpr double kMargin = 5.0;  // extra arc length searched around the car [m]
+
+ private:
+  std::vector<double> cx_, cy_;     // original order
+  std::vector<double> sorted_s_;    // cone arc lengths, ascending
+  std::vector<int64_t> sorted_idx_; // original index of each sorted entry
+  std::vector<uint8_t> hit_;
+  int total_ = 0;
+};
+
+struct RewardWeights {
+  double tracking = 1.0;    // -w (e_y / 1 m)^2
+  double heading = 0.5;     // -w e_psi^2 [rad^2]
+  double speed = 0.2;       // -w ((vx - v_ref) / 5 m/s)^2
+  double smoothness = 0.05; // -w |a_k - a_{k-1}|^2
+  double progress = 1.0;    // +w ds / (max(v_ref, 1) Tc)
+  double cone = 5.0;        // -w per newly hit cone
+  double terminal = 50.0;   // -w on termination
+};
+
+struct TaskParams {
+  int64_t ticks_per_period = 40;     // substeps per control period
+  double corridor_half_width = 3.0;  // |e_y| beyond this terminates [m]
+  double cone_radius = 0.15;         // [m]
+  bool terminate_on_cone = true;
+  double spin_heading = 1.5707963267948966;  // |e_psi| beyond this is a spin-out [rad]
+  double spin_beta = 0.7853981633974483;     // |beta| beyond this is a spin-out [rad]
+  double beta_min_speed = 1.0;       // beta is only judged above this speed [m/s]
+  RewardWeights weights{};
+};
+
+// Observation columns; scales divide the physical value (obs = value / scale, clipped).
+constexpr int kPathObsSize = 16;
+constexpr std::array<const char*, kPathObsSize> kPathObsNames = {
+    "e_y", "e_psi", "vx", "vy", "r", "v_ref", "ax", "ay", "delta_rw", "prev_steer",
+    "prev_long", "kappa_ref", "preview_y_5m", "preview_y_10m", "preview_y_20m",
+    "preview_y_30m"};
+constexpr std::array<double, 4> kPreviewDistances = {5.0, 10.0, 20.0, 30.0};  // [m]
+constexpr double kObsClip = 10.0;
+
+constexpr int kTermSize = 7;
+constexpr std::array<const char*, kTermSize> kTermNames = {
+    "tracking", "heading", "speed", "smoothness", "progress", "cone", "terminal"};
+
+// Per-step scalars for info and rendering, in this order.
+constexpr int kStepInfoSize = 10;
+constexpr std::array<const char*, kStepInfoSize> kStepInfoNames = {
+    "reward", "e_y", "s", "t", "vx", "X", "Y", "psi", "new_hits", "cone_hits"};
+
+enum StepFlag : int {
+  kTerminated = 1,
+  kTruncated = 2,     // course end reached
+  kConeHit = 4,       // a cone was hit this step
+  kOffCorridor = 8,
+  kSpinOut = 16,
+  kNonFinite = 32,
+};
+
+// One path-tracking episode: owns its Session (not copyable: the session's model context
+// points into itself), the path and the cones.
+class PathEnvCore {
+ public:
+  PathEnvCore(const VehicleParams& vehicle, const SimConfig& config, const TaskParams& task);
+  PathEnvCore(const PathEnvCore&) = delete;
+  PathEnvCore& operator=(const PathEnvCore&) = delete;
+
+  void set_course(const double* path_xy, const double* speed, int64_t n_points,
+                  const double* cones_xy, int64_t n_cones, double corridor_half_width);
+  // Places the vehicle at (x, y, psi, vx, vy, r) and writes the first observation.
+  void reset(const std::array<double, 6>& state, float* obs_out, double* info_out);
+  // Action in [-1, 1]^2 (clamped) -> plant command, per the session's longitudinal mode.
+  Command command_from_action(double a_steer, double a_long) const;
+  // The seam for latency: today the command takes effect now.
+  void apply_command(const Command& c) { session_.command_now(c); }
+  // apply_command + advance one control period + evaluate; returns StepFlag bits.
+  int step(double a_steer, double a_long, float* obs_out, double* terms_out, double* info_out);
+
+  void obs_scale(double* out) const;  // kPathObsSize values
+  Session& session() { return session_; }
+  const PathTracker& path() const { return path_; }
+  const ConeField& cones() const { return cones_; }
+  const TaskParams& task() const { return task_; }
+  double control_period() const;
+
+ private:
+  // Projects, checks the task, writes obs and (when terms_out) reward terms; flags.
+  int evaluate(float* obs_out, double* terms_out, double* info_out, bool score);
+
+  Session session_;
+  TaskParams task_;
+  Footprint footprint_;
+  PathTracker path_;
+  ConeField cones_;
+  int64_t hint_ = -1;
+  double s_prev_ = 0.0;
+  double prev_action_[2] = {0.0, 0.0};
+  double action_[2] = {0.0, 0.0};
+};
+
+}  // namespace vdsim

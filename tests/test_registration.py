@@ -1,0 +1,46 @@
+"""Registration: string entry points, a fresh process can gym.make, re-import is silent."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import warnings
+
+import gymnasium as gym
+
+import vdsim_gym.envs
+
+
+def test_registration_fresh_process_make_and_no_matplotlib() -> None:
+    code = (
+        "import sys, gymnasium as gym\n"
+        "env = gym.make('vdsim_gym:VDSim-DLC-v0')\n"
+        "env.reset(seed=0)\n"
+        "env.step(env.action_space.sample())\n"
+        "assert env.spec.max_episode_steps == 750, env.spec\n"
+        "assert 'matplotlib' not in sys.modules, 'physics/env import pulled in matplotlib'\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_registration_is_idempotent_without_warnings() -> None:
+    before = {k: v for k, v in gym.registry.items() if k.startswith("VDSim-")}
+    assert set(before) == set(vdsim_gym.envs.ENV_IDS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        importlib.reload(vdsim_gym.envs)
+        vdsim_gym.envs._register_all()
+    after = {k: v for k, v in gym.registry.items() if k.startswith("VDSim-")}
+    assert after == before
+
+
+def test_registration_entry_points_are_strings_with_time_limits() -> None:
+    for env_id in vdsim_gym.envs.ENV_IDS:
+        spec = gym.spec(env_id)
+        assert isinstance(spec.entry_point, str)
+        assert spec.max_episode_steps is not None and spec.max_episode_steps > 0

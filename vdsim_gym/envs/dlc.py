@@ -1,0 +1,52 @@
+"""DoubleLaneChangeEnv: a double lane change through cone gates at speed."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from vdsim_gym.envs.course import Course
+from vdsim_gym.envs.courses import dlc_course
+from vdsim_gym.envs.path_env import SHARED_ARGS, SHARED_DOC, PathTrackingEnv
+
+
+class DoubleLaneChangeEnv(PathTrackingEnv):
+    """Double lane change (ISO 3888 style) at a set speed.
+
+    ## Description
+
+    The vehicle enters a cone lane at ``speed``, changes into the offset lane and back,
+    following the reference path of ``vdsim_gym.envs.courses.dlc_course(preset)``. Cone
+    gates are scaled with the vehicle's ``body_width``. The agent steers and drives; the
+    reference speed is ``speed`` throughout.
+    """
+
+    __doc__ = (__doc__ or "") + SHARED_DOC + """
+    ## Starting State
+
+    On the reference path at s = 0 (the lane's lead-in) with a seeded uniform offset of
+    +-0.05 m lateral and +-0.5 deg heading, vx = ``speed``, vy = r = 0, wheels rolling.
+
+    ## Arguments
+
+    ``gym.make("VDSim-DLC-v0", preset="iso3888_1", speed=20.0, ...)``
+
+    - ``preset="iso3888_1"``: "iso3888_1", "iso3888_2" or "lane_change_3p5_30".
+    - ``speed=20.0``: entry and reference speed [m/s].
+""" + SHARED_ARGS + """
+    ## Version History
+
+    - v0: initial version.
+"""
+
+    def __init__(self, *, preset: str = "iso3888_1", speed: float = 20.0, **kwargs: Any) -> None:
+        if isinstance(speed, bool) or not isinstance(speed, (int, float)) \
+                or not math.isfinite(speed) or speed <= 0:
+            raise ValueError(f"speed must be a positive number of m/s, got {speed!r}")
+        super().__init__(**kwargs)
+        self.preset = preset
+        self.speed = float(speed)
+        self._course = dlc_course(preset, vehicle_width=self.vehicle.body_width, speed=self.speed)
+
+    def _next_course(self) -> Course:
+        return self._course

@@ -1,0 +1,349 @@
+"""PathTrackingEnv: the shared base of the path-following environments.
+
+Translation only: the task (projection on the path, cones, termination, observation and
+reward terms) runs in the C++ core (``_core.PathEnvCore``); this module validates
+arguments, owns the Gymnasium spaces and the numpy buffers the core writes into, and
+names the reward terms.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+
+from vdsim_gym import _core
+from vdsim_gym.config import ActuatorConfig, VehicleConfig, load_actuator, load_vehicle
+from vdsim_gym.envs.course import Course
+from vdsim_gym.plant import make_session
+from vdsim_gym.timing import check_substep_dt, whole_ticks
+
+OBS_NAMES: tuple[str, ...] = tuple(_core.PATH_OBS_NAMES)
+REWARD_TERM_NAMES: tuple[str, ...] = tuple(_core.PATH_TERM_NAMES)
+DEFAULT_REWARD_WEIGHTS: dict[str, float] = {
+    k: getattr(_core.RewardWeights(), k) for k in REWARD_TERM_NAMES
+}
+_FLAGS: dict[str, int] = dict(_core.PATH_FLAGS)
+_TERMINATED, _TRUNCATED = _FLAGS["terminated"], _FLAGS["truncated"]
+_ACTION_TOL = 1.0 + 1e-6  # actions within this of [-1, 1] are clipped, beyond it rejected
+_START_NOISE_Y = 0.05  # uniform lateral offset at reset, +- [m]
+_START_NOISE_PSI = math.radians(0.5)  # uniform heading offset at reset, +- [rad]
+
+# The manual's shared sections; the subclasses' docstrings include them.
+SHARED_DOC = """
+    ## Action Space
+
+    ``Box(-1, 1, (2,), float32)``: ``(steer, longitudinal)``.
+
+    | index | action | maps to |
+    |---|---|---|
+    | 0 | steer | road-wheel steer ``delta = a0 * max_steer`` [rad] (vehicle file) |
+    | 1 | longitudinal | ``longitudinal="pedal"``: pedal ``a1`` (+ throttle, - brake) |
+    |   |              | ``"force"``: ``a1 * drive_torque_max / wheel_radius`` [N] if a1 >= 0, |
+    |   |              | else ``a1 * 4 * brake_torque_max / wheel_radius`` [N] |
+
+    The command holds for one control period. ``env.unwrapped.action_to_command(a)``
+    returns ``(delta_rw [rad], longitudinal)``. Actions beyond [-1, 1] (by more than
+    1e-6) or non-finite raise ``ValueError``.
+
+    ## Observation Space
+
+    ``Box(-10, 10, (16,), float32)``, normalized: ``obs = physical / scale``, clipped to
+    [-10, 10]. Names in ``env.unwrapped.obs_names``, scales in ``env.unwrapped.obs_scale``.
+
+    | idx | name | unit | scale | meaning |
+    |---|---|---|---|---|
+    | 0 | e_y | m | 2 | lateral error of the CG, + left of the path |
+    | 1 | e_psi | rad | 0.5 | heading error psi - path heading, wrapped to [-pi, pi] |
+    | 2 | vx | m/s | 30 | body-frame longitudinal velocity |
+    | 3 | vy | m/s | 5 | body-frame lateral velocity |
+    | 4 | r | rad/s | 1 | yaw rate |
+    | 5 | v_ref | m/s | 30 | reference speed at the projection |
+    | 6 | ax | m/s^2 | 10 | body-frame longitudinal acceleration |
+    | 7 | ay | m/s^2 | 10 | body-frame lateral acceleration |
+    | 8 | delta_rw | rad | max_steer | realized road-wheel steer over the last substep |
+    | 9 | prev_steer | - | 1 | previous steer action |
+    | 10 | prev_long | - | 1 | previous longitudinal action |
+    | 11 | kappa_ref | 1/m | 0.1 | path curvature at the projection, + left |
+    | 12-15 | preview_y_{5,10,20,30}m | m | 5 | vehicle-frame lateral position (+ left) of |
+    |       |                         |   |   | the path point 5/10/20/30 m further along |
+
+    ## Rewards
+
+    ``reward`` is the sum of named terms, returned in ``info["reward_terms"]``; weights
+    via ``reward_weights={...}`` (defaults in brackets):
+
+    - ``tracking`` = -w (e_y / 1 m)^2 [1.0]
+    - ``heading`` = -w e_psi^2 [0.5]
+    - ``speed`` = -w ((vx - v_ref) / 5 m/s)^2 [0.2]
+    - ``smoothness`` = -w |a_k - a_{k-1}|^2 [0.05]
+    - ``progress`` = +w ds / (max(v_ref, 1 m/s) Tc): about +w per step on pace [1.0]
+    - ``cone`` = -w per newly hit cone [5.0]
+    - ``terminal`` = -w on termination [50.0]
+
+    ## Episode End
+
+    Terminated: a cone hit (``terminate_on_cone``), |e_y| > the course's corridor half
+    width, spin-out (|e_psi| > 90 deg, or |beta| > 45 deg above 1 m/s) or a non-finite
+    state. Truncated: the projection reaches the course end (``info["pass_speed"]`` is
+    vx there); the time limit is the registration's ``max_episode_steps``. On episode end
+    ``info`` carries ``pass_speed`` (None unless the course end was reached) and
+    ``episode_summary``. Every step's ``info``: ``reward_terms``, ``e_y`` [m],
+    ``cone_hits`` (episode total), ``s`` [m], ``t`` [s].
+"""
+
+SHARED_ARGS = """
+    Physics and task keywords (all keyword-only):
+
+    - ``level="L2"``: "L1" single-track or "L2" two-track.
+    - ``vehicle="generic_sedan"``: name under envs/vehicles, YAML path, mapping or
+      VehicleConfig.
+    - ``substep_dt=5e-4`` [s]; ``control_period=0.02`` [s], a whole multiple of it.
+    - ``longitudinal="pedal"``: "pedal" or "force" (see Action Space).
+    - ``actuator=None``: steering actuator chain (ActuatorConfig or mapping).
+    - ``integrator="rk4"``: "euler", "heun" or "rk4".
+    - ``reward_weights=None``: mapping of term name -> weight overriding the defaults.
+    - ``terminate_on_cone=True``: end the episode at the first cone hit.
+    - ``render_mode=None``: None or "rgb_array".
+"""
+
+
+class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
+    """Follow a reference path (a ``Course``) with steer and longitudinal actions.
+
+    Subclasses choose the course (``_next_course``) and may change the starting state.
+    """
+
+    __doc__ = (__doc__ or "") + SHARED_DOC + "\n    ## Arguments\n" + SHARED_ARGS
+
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 50}
+
+    def __init__(
+        self,
+        *,
+        level: str = "L2",
+        vehicle: str | VehicleConfig | Mapping[str, Any] = "generic_sedan",
+        substep_dt: float = 5e-4,
+        control_period: float = 0.02,
+        longitudinal: str = "pedal",
+        actuator: ActuatorConfig | Mapping[str, Any] | None = None,
+        integrator: str = "rk4",
+        reward_weights: Mapping[str, float] | None = None,
+        terminate_on_cone: bool = True,
+        render_mode: str | None = None,
+    ) -> None:
+        self.substep_dt = check_substep_dt(substep_dt)
+        ticks = whole_ticks(control_period, self.substep_dt, "control_period")
+        self.control_period = ticks * self.substep_dt
+        self.vehicle = load_vehicle(dict(vehicle) if isinstance(vehicle, Mapping) else vehicle)
+        self.actuator = load_actuator(dict(actuator) if isinstance(actuator, Mapping) else actuator)
+        self.longitudinal = longitudinal
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
+        self.render_mode = render_mode
+        session = make_session(
+            level=level, vehicle=self.vehicle, substep_dt=self.substep_dt,
+            longitudinal=longitudinal, actuator=self.actuator, integrator=integrator,
+        )
+        task = _core.TaskParams()
+        task.ticks_per_period = ticks
+        task.terminate_on_cone = bool(terminate_on_cone)
+        self.reward_weights = resolve_reward_weights(reward_weights)
+        for k, v in self.reward_weights.items():
+            setattr(task.weights, k, v)
+        self._core = _core.PathEnvCore(session, task)
+        self.level = level
+
+        self.metadata = {**self.metadata, "render_fps": round(1.0 / self.control_period)}
+        self.obs_names: tuple[str, ...] = OBS_NAMES
+        self.obs_scale: np.ndarray = self._core.obs_scale()
+        self.reward_term_names: tuple[str, ...] = REWARD_TERM_NAMES
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+        self.observation_space = gym.spaces.Box(-10.0, 10.0, (len(OBS_NAMES),), np.float32)
+
+        # Caller-owned buffers the core writes into; no allocation per step.
+        self._obs = np.zeros(len(OBS_NAMES), np.float32)
+        self._terms = np.zeros(len(REWARD_TERM_NAMES))
+        self._info = np.zeros(len(_core.PATH_STEP_INFO_NAMES))
+        self._core_step = self._core.step
+        self.course: Course | None = None
+        self._needs_reset = True
+        self._e_y_log: list[float] = []
+        self._xy_log: list[tuple[float, float]] = []
+
+    # ---------------------------------------------------------------- subclass hooks
+
+    def _next_course(self) -> Course:
+        raise NotImplementedError
+
+    def _initial_state(self, course: Course) -> tuple[float, ...]:
+        """On the path at s = 0 with a small seeded offset; vx = course.start_speed."""
+        (x0, y0), (x1, y1) = course.path[0], course.path[1]
+        heading = math.atan2(y1 - y0, x1 - x0)
+        dy = float(self.np_random.uniform(-_START_NOISE_Y, _START_NOISE_Y))
+        dpsi = float(self.np_random.uniform(-_START_NOISE_PSI, _START_NOISE_PSI))
+        x = float(x0) - math.sin(heading) * dy
+        y = float(y0) + math.cos(heading) * dy
+        return (x, y, heading + dpsi, float(course.start_speed), 0.0, 0.0)
+
+    # ---------------------------------------------------------------- Gymnasium API
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        course = self._next_course()
+        if course is not self.course:
+            self._set_course(course)
+        self._core.reset(self._initial_state(course), self._obs, self._info)
+        self._needs_reset = False
+        _, e_y, s, t, _, X, Y, *_ = self._info.tolist()
+        self._e_y_log = []
+        self._xy_log = [(X, Y)]
+        return self._obs.copy(), {"e_y": e_y, "s": s, "t": t, "cone_hits": 0}
+
+    def step(
+        self, action: np.ndarray
+    ) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
+        if action.__class__ is np.ndarray and action.shape == (2,):
+            a0, a1 = action.tolist()
+        else:
+            a0, a1 = _coerce_action(action)
+        # One chained comparison catches out-of-range and NaN (NaN compares False).
+        if not (-_ACTION_TOL <= a0 <= _ACTION_TOL and -_ACTION_TOL <= a1 <= _ACTION_TOL):
+            _reject_action(a0, a1)
+        if self._needs_reset:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        flags = self._core_step(a0, a1, self._obs, self._terms, self._info)
+        reward, e_y, s, t, vx, X, Y, _, _, hits = self._info.tolist()
+        self._e_y_log.append(e_y)
+        self._xy_log.append((X, Y))
+        info = {
+            "reward_terms": dict(zip(REWARD_TERM_NAMES, self._terms.tolist(), strict=True)),
+            "e_y": e_y, "cone_hits": int(hits), "s": s, "t": t,
+        }
+        terminated = (flags & _TERMINATED) != 0
+        truncated = (flags & _TRUNCATED) != 0
+        if terminated or truncated:
+            info.update(self._episode_end(flags, vx, s, t, int(hits)))
+        return self._obs.copy(), reward, terminated, truncated, info
+
+    def render(self) -> np.ndarray | None:
+        if self.render_mode != "rgb_array":
+            return None
+        from vdsim_gym.envs.render import render_rgb  # matplotlib only when rendering
+
+        return render_rgb(self)
+
+    # ---------------------------------------------------------------- helpers
+
+    def action_to_command(self, action: Any) -> tuple[float, float]:
+        """(delta_rw [rad], longitudinal) for an action; mirrors the C++ mapping."""
+        a0, a1 = (min(max(float(a), -1.0), 1.0) for a in np.asarray(action).reshape(2))
+        v = self.vehicle
+        if self.longitudinal == "pedal":
+            lon = a1
+        else:
+            torque = v.drive_torque_max if a1 >= 0.0 else 4.0 * v.brake_torque_max
+            lon = a1 * torque / v.wheel_radius
+        return a0 * v.max_steer, lon
+
+    @property
+    def state(self) -> np.ndarray:
+        """The plant state (X, Y, psi, vx, vy, r, wheel spins, lagged accelerations)."""
+        out = np.zeros(_core.STATE_SIZE)
+        self._core.session.get_state(out)
+        return out
+
+    @property
+    def cone_hit_flags(self) -> np.ndarray:
+        """Per cone of ``self.course.cones``: hit in this episode."""
+        return self._core.cone_hits
+
+    @property
+    def trajectory(self) -> np.ndarray:
+        """CG positions (X, Y) at reset and after every step of this episode [m]."""
+        return np.asarray(self._xy_log, dtype=float).reshape(-1, 2)
+
+    def _set_course(self, course: Course) -> None:
+        seg = np.hypot(*np.diff(course.path, axis=0).T)
+        if not np.all(seg > 0):
+            i = int(np.argmin(seg))
+            raise ValueError(
+                f"course {course.name!r}: path points {i} and {i + 1} coincide; "
+                "remove repeated points"
+            )
+        self._core.set_course(course.path, course.speed, course.cones,
+                              float(course.corridor_half_width))
+        self.course = course
+
+    def _episode_end(self, flags: int, vx: float, s: float, t: float, hits: int
+                     ) -> dict[str, Any]:
+        outcome = "course_end"
+        for name in ("cone_hit", "off_corridor", "spin_out", "non_finite"):
+            if flags & _FLAGS[name] and flags & _TERMINATED:
+                outcome = name
+        pass_speed = vx if flags & _TRUNCATED else None
+        e_y = np.abs(np.asarray(self._e_y_log))
+        summary = {
+            "outcome": outcome, "steps": len(self._e_y_log), "time": t, "distance": s,
+            "cone_hits": hits, "max_abs_e_y": float(np.max(e_y)) if e_y.size else 0.0,
+            "rms_e_y": float(np.sqrt(np.mean(e_y**2))) if e_y.size else 0.0,
+            "pass_speed": pass_speed,
+        }
+        return {"pass_speed": pass_speed, "episode_summary": summary}
+
+
+def resolve_reward_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
+    """Defaults updated with ``weights``; unknown names and non-finite values are errors."""
+    out = dict(DEFAULT_REWARD_WEIGHTS)
+    if weights is None:
+        return out
+    if not isinstance(weights, Mapping):
+        raise ValueError(f"reward_weights must be a mapping of term -> weight, got {weights!r}")
+    for key, value in weights.items():
+        if key not in out:
+            raise ValueError(
+                f"unknown reward weight {key!r}; valid keys: {', '.join(REWARD_TERM_NAMES)}"
+            )
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value):
+            raise ValueError(f"reward weight {key!r} must be a finite number, got {value!r}")
+        out[key] = float(value)
+    return out
+
+
+def _coerce_action(action: Any) -> list[float]:
+    try:
+        arr = np.asarray(action, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"action must be 2 numbers (steer, longitudinal) in [-1, 1], got {action!r}"
+        ) from None
+    if arr.shape != (2,):
+        raise ValueError(
+            f"action must have shape (2,) = (steer, longitudinal), got shape {arr.shape}; "
+            "pass one action per step (for batches use a vector env)"
+        )
+    return arr.tolist()
+
+
+def _reject_action(a0: float, a1: float) -> None:
+    if math.isnan(a0) or math.isnan(a1):
+        raise ValueError(
+            f"action contains NaN ({a0}, {a1}); the policy produced NaN, check its inputs "
+            "and training (e.g. a diverged network or NaN observations)"
+        )
+    if math.isinf(a0) or math.isinf(a1):
+        raise ValueError(f"action contains inf ({a0}, {a1}); actions must be finite in [-1, 1]")
+    raise ValueError(
+        f"action ({a0}, {a1}) out of range: actions must be in [-1, 1]; clip them "
+        "(np.clip(action, -1, 1)) or use a squashed policy (SB3 clips Box actions, "
+        "squash_output=True / tanh)"
+    )
