@@ -36,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default="demo_out", help="output folder (default: demo_out)")
     demo.add_argument("--presets", default="iso3888_1,iso3888_2,lane_change_3p5_30",
                       help="comma-separated DLC presets")
-    demo.add_argument("--speed", type=float, default=20.0, help="entry speed [m/s]")
+    demo.add_argument("--speed", type=float, default=None,
+                      help="entry speed [m/s] (default: each preset's scenario file)")
     demo.add_argument("--level", default="L2", choices=("L1", "L2"))
     demo.set_defaults(func=_demo)
 

@@ -15,11 +15,13 @@ import numpy as np
 
 import vdsim_gym.envs  # noqa: F401  (registration)
 from vdsim_gym.controllers import stanley_pi
+from vdsim_gym.envs.courses import load_scenario
 
 
 @dataclass(frozen=True)
 class DemoResult:
     preset: str
+    speed_mps: float
     ey_rmse_m: float
     ey_max_m: float
     cone_hits: int
@@ -28,14 +30,24 @@ class DemoResult:
     steps: int
 
 
-def drive(preset: str, *, speed: float = 20.0, level: str = "L2", seed: int = 0
+SCENARIOS = {"iso3888_1": "dlc_iso3888_1", "iso3888_2": "dlc_iso3888_2",
+             "lane_change_3p5_30": "lane_change_3p5_30"}
+
+
+def scenario_speed(preset: str) -> float:
+    """The entry speed of the preset's scenario file (envs/scenarios) [m/s]."""
+    return float(load_scenario(SCENARIOS[preset])["speed"])
+
+
+def drive(preset: str, *, speed: float | None = None, level: str = "L2", seed: int = 0
           ) -> tuple[DemoResult, np.ndarray, gym.Env]:
     """One episode of the baseline; returns the result, the driven XY and the env."""
+    speed = scenario_speed(preset) if speed is None else speed
     env = gym.make("VDSim-DLC-v0", preset=preset, speed=speed, level=level,
                    terminate_on_cone=False)
     policy = stanley_pi(env)
     obs, info = env.reset(seed=seed)
-    e_y, xy = [], [env.unwrapped.position()]
+    e_y = []
     done = False
     first = True
     while not done:
@@ -43,11 +55,11 @@ def drive(preset: str, *, speed: float = 20.0, level: str = "L2", seed: int = 0
         first = False
         obs, _, terminated, truncated, info = env.step(action)
         e_y.append(info["e_y"])
-        xy.append(env.unwrapped.position())
         done = terminated or truncated
     ey = np.asarray(e_y)
     result = DemoResult(
         preset=preset,
+        speed_mps=speed,
         ey_rmse_m=float(np.sqrt(np.mean(ey**2))),
         ey_max_m=float(np.max(np.abs(ey))),
         cone_hits=int(info["cone_hits"]),
@@ -55,15 +67,15 @@ def drive(preset: str, *, speed: float = 20.0, level: str = "L2", seed: int = 0
         completed=bool(truncated and not terminated),
         steps=len(ey),
     )
-    return result, np.asarray(xy), env
+    return result, env.unwrapped.trajectory, env
 
 
 def format_table(results: list[DemoResult]) -> str:
-    head = f"{'preset':<20} {'e_y RMSE [m]':>12} {'max |e_y| [m]':>13} {'cones hit':>9} " \
+    head = f"{'preset':<20} {'speed [m/s]':>11} {'e_y RMSE [m]':>12} {'max |e_y| [m]':>13} {'cones hit':>9} " \
            f"{'pass speed [m/s]':>16} {'completed':>9}"
     rows = [head, "-" * len(head)]
     for r in results:
-        rows.append(f"{r.preset:<20} {r.ey_rmse_m:12.4f} {r.ey_max_m:13.4f} {r.cone_hits:9d} "
+        rows.append(f"{r.preset:<20} {r.speed_mps:11.2f} {r.ey_rmse_m:12.4f} {r.ey_max_m:13.4f} {r.cone_hits:9d} "
                     f"{r.pass_speed_mps:16.2f} {str(r.completed):>9}")
     return "\n".join(rows)
 
@@ -74,21 +86,21 @@ def plot(runs: list[tuple[DemoResult, np.ndarray, gym.Env]], path: Path) -> None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(len(runs), 1, figsize=(11, 2.6 * len(runs)), squeeze=False)
+    fig, axes = plt.subplots(len(runs), 1, figsize=(11, 3.0 * len(runs)), squeeze=False)
     for ax, (res, xy, env) in zip(axes[:, 0], runs):
         course = env.unwrapped.course
         ax.plot(course.path[:, 0], course.path[:, 1], "k--", lw=1, label="reference")
         if len(course.cones):
-            hit = env.unwrapped.cone_hit_mask()
+            hit = np.asarray(env.unwrapped.cone_hit_flags, dtype=bool)
             ax.plot(*course.cones[~hit].T, "o", color="orange", ms=4, label="cones")
             if hit.any():
                 ax.plot(*course.cones[hit].T, "o", color="red", ms=5, label="cones hit")
         ax.plot(xy[:, 0], xy[:, 1], "b-", lw=1.5, label="driven (CG)")
         ax.set_title(f"{res.preset}: e_y RMSE {res.ey_rmse_m:.3f} m, max {res.ey_max_m:.3f} m, "
                      f"{res.cone_hits} cones hit, pass {res.pass_speed_mps:.1f} m/s", fontsize=9)
-        ax.set_aspect("equal")
         ax.set_xlabel("X [m]")
-        ax.set_ylabel("Y [m]")
+        ax.set_ylabel("Y [m] (stretched)")
+        ax.grid(alpha=0.3)
         ax.legend(loc="upper left", fontsize=7, ncol=4)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -96,7 +108,7 @@ def plot(runs: list[tuple[DemoResult, np.ndarray, gym.Env]], path: Path) -> None
 
 
 def run_demo(out: str | Path = "demo_out", presets: list[str] | None = None,
-             speed: float = 20.0, level: str = "L2") -> list[DemoResult]:
+             speed: float | None = None, level: str = "L2") -> list[DemoResult]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     presets = presets or ["iso3888_1", "iso3888_2", "lane_change_3p5_30"]
@@ -109,7 +121,7 @@ def run_demo(out: str | Path = "demo_out", presets: list[str] | None = None,
     plot(runs, out / "demo_dlc.png")
     for _, _, env in runs:
         env.close()
-    print(f"Stanley + PI baseline, VDSim-DLC-v0, {level}, {speed:g} m/s entry speed")
+    print(f"Stanley + PI baseline, VDSim-DLC-v0, {level}")
     print(format_table(results))
     print(f"\nwrote {out / 'demo_results.csv'} and {out / 'demo_dlc.png'}")
     return results

@@ -14,6 +14,7 @@ import pytest
 from vdsim_gym.config import ConfigError, load_vehicle
 from vdsim_gym.envs.course import Course
 from vdsim_gym.envs.courses import (
+    DEFAULT_CONE_RADIUS,
     COURSE_PRESETS,
     available_scenarios,
     dlc_course,
@@ -105,8 +106,9 @@ def test_iso_cones_and_gates(preset: str) -> None:
     course = dlc_course(preset)
     assert len(course.cones) == 2 * len(course.gates)
     for g in course.gates:
-        assert [g.x, g.y_left] in course.cones.tolist()
-        assert [g.x, g.y_right] in course.cones.tolist()
+        r = DEFAULT_CONE_RADIUS
+        assert [g.x, g.y_left + r] in course.cones.tolist()
+        assert [g.x, g.y_right - r] in course.cones.tolist()
     for sec in (1, 3, 5):
         xs = np.array([g.x for g in course.gates if g.section == sec])
         assert np.max(np.diff(xs)) <= 4.0 + 1e-9  # intermediate cones at most 4 m apart

@@ -34,9 +34,9 @@ class Stanley:
         wheelbase: float,
         cg_to_front: float,
         max_steer: float,
-        gain: float = 1.5,
+        gain: float = 5.0,
         soft_speed: float = 1.0,
-        yaw_damping: float = 0.05,
+        yaw_damping: float = 0.0,
     ) -> None:
         self.layout = layout
         self.wheelbase = wheelbase

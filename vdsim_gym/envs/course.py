@@ -16,8 +16,8 @@ class Gate:
     """A pair of cones the vehicle must pass between, for reporting."""
 
     x: float  # longitudinal position of the gate [m]
-    y_left: float  # left cone centre [m]
-    y_right: float  # right cone centre [m]
+    y_left: float  # left lane limit [m]; the cone base touches it from outside
+    y_right: float  # right lane limit [m]
     section: int  # section number of the standard's layout (1-based)
 
 

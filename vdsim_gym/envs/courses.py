@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from vdsim_gym import _core
 from vdsim_gym._data import scenarios_dir
 from vdsim_gym.config import ConfigError, load_vehicle
 from vdsim_gym.envs.course import Course, Gate
@@ -39,6 +40,8 @@ RANDOM_LONG_ACCEL = 2.0  # [m/s^2] |dv/dt| bound of random speed profiles
 RANDOM_RAMP = 20.0  # [m] curvature fades in over the first metres (start straight)
 
 LateralFn = Callable[[np.ndarray], np.ndarray]  # y(x) of a reference line
+
+DEFAULT_CONE_RADIUS = _core.TaskParams().cone_radius  # [m] one source: the C++ task
 
 SCENARIO_KEYS = ("preset", "speed", "lead_in", "run_out", "spacing", "vehicle_width")
 
@@ -109,15 +112,20 @@ def _sample_path(
     return np.concatenate([pieces[0]] + [p[1:] for p in pieces[1:]])
 
 
-def _cones_and_gates(lanes: list[_Lane]) -> tuple[np.ndarray, tuple[Gate, ...]]:
-    """Cone pairs on both lane edges at each lane's start, end and every <= 4 m between."""
+def _cones_and_gates(lanes: list[_Lane], cone_radius: float
+                     ) -> tuple[np.ndarray, tuple[Gate, ...]]:
+    """Cone pairs just outside both lane limits at each lane's start, end and every <= 4 m.
+
+    As in the standards, the lane limits are tangent to the cone bases from outside, so
+    cone centres sit ``cone_radius`` beyond them and the clear width is the lane width.
+    """
     cones: list[tuple[float, float]] = []
     gates: list[Gate] = []
     for lane in lanes:
         n = int(math.ceil(lane.length / MAX_CONE_SPACING - 1e-9))
         for x in np.linspace(lane.x0, lane.x0 + lane.length, n + 1):
             left, right = lane.y + lane.width / 2.0, lane.y - lane.width / 2.0
-            cones += [(float(x), left), (float(x), right)]
+            cones += [(float(x), left + cone_radius), (float(x), right - cone_radius)]
             gates.append(Gate(x=float(x), y_left=left, y_right=right, section=lane.section))
     return np.asarray(cones, dtype=float).reshape(-1, 2), tuple(gates)
 
@@ -365,6 +373,7 @@ def dlc_course(
     reference: str = "smooth",
     margin: float = 0.05,
     body_extent: tuple[float, float] | None = None,
+    cone_radius: float = DEFAULT_CONE_RADIUS,
 ) -> Course:
     """A double-lane-change course: reference path, constant speed, cones and gates.
 
@@ -387,9 +396,10 @@ def dlc_course(
 
             In both ISO layouts the exit lane's right edge continues lane 1's right edge,
             so the exit centre line is at (w5 - w1) / 2. Cones sit on the lane edges
-            (gate width = cone-centre distance = lane width), at each lane's start, end
-            and equally spaced at most 4 m apart; the standards put the lane limits
-            tangent to the cone bases instead. Transition sections carry no cones.
+            Cones stand just outside the lane limits, their bases tangent to them as in
+            the standards (cone centres ``cone_radius`` beyond the limits; a Gate gives
+            the limits), at each lane's start, end and equally spaced at most 4 m apart.
+            Transition sections carry no cones.
         vehicle_width: b [m]; None takes ``body_width`` of the generic sedan vehicle file.
         speed: constant reference speed and start speed [m/s].
         lead_in: straight before the first gate (x = 0) [m].
@@ -410,6 +420,8 @@ def dlc_course(
         body_extent: (front, rear) distance of the bumpers ahead of and behind the path
             point [m], for the smooth line; None takes the generic sedan's (CG to axle
             plus overhang: 2.15, 2.55).
+        cone_radius: cone base radius [m]; defaults to the C++ task's cone radius, which
+            is what the env's hit test uses.
     """
     if preset not in COURSE_PRESETS:
         raise ValueError(f"unknown course preset {preset!r}; valid presets: {COURSE_PRESETS}")
@@ -418,7 +430,8 @@ def dlc_course(
     if reference not in REFERENCES:
         raise ValueError(f"unknown reference {reference!r}; valid references: {REFERENCES}")
     _check_positive(vehicle_width=vehicle_width, speed=speed, spacing=spacing)
-    _check_non_negative(lead_in=lead_in, run_out=run_out, margin=margin)
+    _check_non_negative(lead_in=lead_in, run_out=run_out, margin=margin,
+                        cone_radius=cone_radius)
     if body_extent is None:
         sedan = load_vehicle("generic_sedan")
         body_extent = (sedan.cg_to_front + sedan.front_overhang,
@@ -437,7 +450,7 @@ def dlc_course(
     if is_iso and reference == "smooth":
         lateral = _smooth_lateral(lanes, vehicle_width / 2.0, body_extent, margin, spacing)
     path = _sample_path(x_first - lead_in, x_last + run_out, lanes, spacing, lateral)
-    cones, gates = _cones_and_gates(lanes) if is_iso else (np.zeros((0, 2)), ())
+    cones, gates = _cones_and_gates(lanes, cone_radius) if is_iso else (np.zeros((0, 2)), ())
     return Course(
         name=preset,
         path=path,

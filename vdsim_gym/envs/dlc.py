@@ -46,7 +46,13 @@ class DoubleLaneChangeEnv(PathTrackingEnv):
         super().__init__(**kwargs)
         self.preset = preset
         self.speed = float(speed)
-        self._course = dlc_course(preset, vehicle_width=self.vehicle.body_width, speed=self.speed)
+        v = self.vehicle
+        # Built once: the smooth reference line is an optimization (tens of ms).
+        self._course = dlc_course(
+            preset, vehicle_width=v.body_width, speed=self.speed,
+            body_extent=(v.cg_to_front + v.front_overhang, v.cg_to_rear + v.rear_overhang),
+            cone_radius=self.cone_radius,
+        )
 
     def _next_course(self) -> Course:
         return self._course

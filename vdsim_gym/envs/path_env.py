@@ -153,6 +153,8 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         )
         task = _core.TaskParams()
         task.ticks_per_period = ticks
+        self.ticks_per_period = ticks
+        self.cone_radius: float = task.cone_radius  # [m] hit test; courses place cones with it
         task.terminate_on_cone = bool(terminate_on_cone)
         self.reward_weights = resolve_reward_weights(reward_weights)
         for k, v in self.reward_weights.items():

@@ -1,0 +1,29 @@
+"""The main job: the baseline drives every DLC preset and the outputs are written."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from vdsim_gym.cli import main
+
+
+def test_demo_writes_table_and_plot_and_baseline_completes(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path)]) == 0
+    rows = list(csv.DictReader((tmp_path / "demo_results.csv").open()))
+    assert [r["preset"] for r in rows] == ["iso3888_1", "iso3888_2", "lane_change_3p5_30"]
+    png = (tmp_path / "demo_dlc.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    for r in rows:
+        assert r["completed"] == "True", r
+        assert float(r["pass_speed_mps"]) == pytest.approx(float(r["speed_mps"]), abs=0.5)
+    iso = [r for r in rows if r["preset"].startswith("iso")]
+    assert all(float(r["ey_rmse_m"]) < 0.15 for r in iso), iso
+    assert "e_y RMSE" in capsys.readouterr().out
+
+
+def test_cli_rejects_unknown_command(capsys):
+    with pytest.raises(SystemExit):
+        main(["fly"])
+    assert "invalid choice" in capsys.readouterr().err
