@@ -11,7 +11,8 @@ from vdsim_gym.cli import main
 
 def test_demo_writes_table_and_plot_and_baseline_completes(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path)]) == 0
-    rows = list(csv.DictReader((tmp_path / "demo_results.csv").open()))
+    with (tmp_path / "demo_results.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
     assert [r["preset"] for r in rows] == ["iso3888_1", "iso3888_2", "lane_change_3p5_30"]
     png = (tmp_path / "demo_dlc.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
