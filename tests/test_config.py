@@ -34,7 +34,8 @@ def test_config_generic_sedan_yaml_matches_cpp_defaults_field_by_field():
 
 def test_config_yaml_states_design_reference_vehicle():
     v = load_vehicle("generic_sedan")
-    # DESIGN.md: 1500 kg, Iz 2500, a 1.2, b 1.5, track 1.55, h 0.55, R 0.32, ratio 15, Cd 0.30, A 2.2
+    # DESIGN.md: 1500 kg, Iz 2500, a 1.2, b 1.5, track 1.55, h 0.55, R 0.32, ratio 15,
+    # Cd 0.30, A 2.2
     assert (v.mass, v.yaw_inertia, v.cg_to_front, v.cg_to_rear) == (1500, 2500, 1.2, 1.5)
     assert (v.track, v.cg_height, v.wheel_radius, v.steering_ratio) == (1.55, 0.55, 0.32, 15)
     assert (v.drag_coefficient, v.frontal_area, v.drive_torque_max) == (0.30, 2.2, 1500)

@@ -111,5 +111,6 @@ def test_plant_observation_keys_per_level():
     l1 = Plant(level="L1").reset({"vx": 5.0})
     l2 = Plant(level="L2").reset({"vx": 5.0})
     assert {"Fx_F", "Fy_R", "kappa_F"} <= set(l1)
-    assert {f"{k}_{w}" for k in ("Fx", "Fy", "Fz", "kappa", "alpha") for w in ("FL", "FR", "RL", "RR")} <= set(l2)
+    keys = ("Fx", "Fy", "Fz", "kappa", "alpha")
+    assert {f"{k}_{w}" for k in keys for w in ("FL", "FR", "RL", "RR")} <= set(l2)
     assert l2["Fz_FL"] + l2["Fz_FR"] + l2["Fz_RL"] + l2["Fz_RR"] == pytest.approx(1500 * 9.80665)

@@ -186,7 +186,9 @@ def available_vehicles() -> list[str]:
     return sorted(p.stem for p in vehicles_dir().glob("*.yaml"))
 
 
-def load_vehicle(vehicle: str | Path | VehicleConfig | dict[str, Any] = "generic_sedan") -> VehicleConfig:
+def load_vehicle(
+    vehicle: str | Path | VehicleConfig | dict[str, Any] = "generic_sedan",
+) -> VehicleConfig:
     """Load a vehicle by name (envs/vehicles/<name>.yaml), path, mapping or config.
 
     A file states any subset of fields; the rest keep the core's defaults. A vehicle file

@@ -70,13 +70,25 @@ def drive(preset: str, *, speed: float | None = None, level: str = "L2", seed: i
     return result, env.unwrapped.trajectory, env
 
 
+# (title, DemoResult field, alignment, number format)
+COLUMNS = (
+    ("preset", "preset", "<20", ""),
+    ("speed [m/s]", "speed_mps", ">11", ".2f"),
+    ("e_y RMSE [m]", "ey_rmse_m", ">12", ".4f"),
+    ("max |e_y| [m]", "ey_max_m", ">13", ".4f"),
+    ("cones hit", "cone_hits", ">9", "d"),
+    ("pass speed [m/s]", "pass_speed_mps", ">16", ".2f"),
+    ("completed", "completed", ">9", ""),
+)
+
+
 def format_table(results: list[DemoResult]) -> str:
-    head = f"{'preset':<20} {'speed [m/s]':>11} {'e_y RMSE [m]':>12} {'max |e_y| [m]':>13} {'cones hit':>9} " \
-           f"{'pass speed [m/s]':>16} {'completed':>9}"
+    head = " ".join(f"{title:{align}}" for title, _, align, _ in COLUMNS)
     rows = [head, "-" * len(head)]
     for r in results:
-        rows.append(f"{r.preset:<20} {r.speed_mps:11.2f} {r.ey_rmse_m:12.4f} {r.ey_max_m:13.4f} {r.cone_hits:9d} "
-                    f"{r.pass_speed_mps:16.2f} {str(r.completed):>9}")
+        cells = (format(getattr(r, field), fmt) for _, field, _, fmt in COLUMNS)
+        rows.append(" ".join(f"{c:{align}}" for c, (_, _, align, _) in zip(cells, COLUMNS,
+                                                                           strict=True)))
     return "\n".join(rows)
 
 
@@ -87,7 +99,7 @@ def plot(runs: list[tuple[DemoResult, np.ndarray, gym.Env]], path: Path) -> None
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(len(runs), 1, figsize=(11, 3.0 * len(runs)), squeeze=False)
-    for ax, (res, xy, env) in zip(axes[:, 0], runs):
+    for ax, (res, xy, env) in zip(axes[:, 0], runs, strict=True):
         course = env.unwrapped.course
         ax.plot(course.path[:, 0], course.path[:, 1], "k--", lw=1, label="reference")
         if len(course.cones):

@@ -26,7 +26,8 @@ def whole_ticks(seconds: float, substep_dt: float, what: str, allow_zero: bool =
     if not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
         raise ValueError(f"{what} must be a finite number of seconds, got {seconds!r}")
     if seconds < 0 or (seconds == 0 and not allow_zero):
-        raise ValueError(f"{what} must be {'>= 0' if allow_zero else 'positive'}, got {seconds!r} s")
+        bound = ">= 0" if allow_zero else "positive"
+        raise ValueError(f"{what} must be {bound}, got {seconds!r} s")
     n = _core.whole_ticks(float(seconds), substep_dt)
     if n < 0:
         lo = math.floor(seconds / substep_dt) * substep_dt

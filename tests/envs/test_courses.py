@@ -14,8 +14,8 @@ import pytest
 from vdsim_gym.config import ConfigError, load_vehicle
 from vdsim_gym.envs.course import Course
 from vdsim_gym.envs.courses import (
-    DEFAULT_CONE_RADIUS,
     COURSE_PRESETS,
+    DEFAULT_CONE_RADIUS,
     available_scenarios,
     dlc_course,
     load_scenario,

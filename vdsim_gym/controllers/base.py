@@ -59,5 +59,7 @@ def episode_mask(episode_start: Any, n: int) -> np.ndarray:
     if mask.size == 1 and n > 1:
         mask = np.full(n, bool(mask[0]))
     if mask.shape != (n,):
-        raise ValueError(f"episode_start must have {n} entries, got shape {np.shape(episode_start)}")
+        raise ValueError(
+            f"episode_start must have {n} entries, got shape {np.shape(episode_start)}"
+        )
     return mask
