@@ -12,7 +12,7 @@ import gymnasium as gym
 import vdsim_gym.envs
 
 
-def test_registration_fresh_process_make_and_no_matplotlib() -> None:
+def test_registration_fresh_process_make_and_no_matplotlib(tmp_path) -> None:
     code = (
         "import sys, gymnasium as gym\n"
         "env = gym.make('vdsim_gym:VDSim-DLC-v0')\n"
@@ -22,8 +22,10 @@ def test_registration_fresh_process_make_and_no_matplotlib() -> None:
         "assert 'matplotlib' not in sys.modules, 'physics/env import pulled in matplotlib'\n"
         "print('ok')\n"
     )
+    # Run outside the source tree: `python -c` puts the working directory on sys.path, and
+    # a checkout's vdsim_gym/ folder (without the built _core) must not shadow the install.
     out = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True,
-                         text=True, timeout=60)
+                         text=True, timeout=60, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
 
