@@ -14,8 +14,6 @@ smooth lane change sit at x = 0; the path starts at x = -lead_in.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ from vdsim_gym import _core
 from vdsim_gym._data import scenarios_dir
 from vdsim_gym.config import ConfigError, load_vehicle
 from vdsim_gym.envs.course import Course, Gate
+from vdsim_gym.envs.reference_line import REFERENCES, LateralFn, Lane, smooth_lateral
 
 COURSE_PRESETS: tuple[str, ...] = ("iso3888_1", "iso3888_2", "lane_change_3p5_30")
 
@@ -39,22 +38,10 @@ RANDOM_CORRIDOR_HALF_WIDTH = 3.0  # [m]
 RANDOM_LONG_ACCEL = 2.0  # [m/s^2] |dv/dt| bound of random speed profiles
 RANDOM_RAMP = 20.0  # [m] curvature fades in over the first metres (start straight)
 
-LateralFn = Callable[[np.ndarray], np.ndarray]  # y(x) of a reference line
 
 DEFAULT_CONE_RADIUS = _core.TaskParams().cone_radius  # [m] one source: the C++ task
 
 SCENARIO_KEYS = ("preset", "speed", "lead_in", "run_out", "spacing", "vehicle_width")
-
-
-@dataclass(frozen=True)
-class _Lane:
-    """A coned lane of a layout: [x0, x0 + length] with its centre line at y."""
-
-    section: int
-    x0: float
-    length: float
-    width: float
-    y: float
 
 
 def _smoothstep5(t: np.ndarray) -> np.ndarray:
@@ -67,7 +54,7 @@ def _smoothstep5(t: np.ndarray) -> np.ndarray:
     return t**3 * (10.0 - 15.0 * t + 6.0 * t**2)
 
 
-def _lateral(x: np.ndarray, lanes: list[_Lane]) -> np.ndarray:
+def _lateral(x: np.ndarray, lanes: list[Lane]) -> np.ndarray:
     """y(x) of the reference: lane centres joined by quintic blends across each gap."""
     y = np.full_like(x, lanes[0].y, dtype=float)
     for a, b in zip(lanes[:-1], lanes[1:], strict=True):
@@ -92,7 +79,7 @@ def _sample_piece(x0: float, x1: float, lateral: LateralFn, spacing: float) -> n
 
 
 def _sample_path(
-    x0: float, x1: float, lanes: list[_Lane], spacing: float, lateral: LateralFn | None = None
+    x0: float, x1: float, lanes: list[Lane], spacing: float, lateral: LateralFn | None = None
 ) -> np.ndarray:
     """The path on [x0, x1], sampled piece by piece between lane starts and ends.
 
@@ -112,7 +99,7 @@ def _sample_path(
     return np.concatenate([pieces[0]] + [p[1:] for p in pieces[1:]])
 
 
-def _cones_and_gates(lanes: list[_Lane], cone_radius: float
+def _cones_and_gates(lanes: list[Lane], cone_radius: float
                      ) -> tuple[np.ndarray, tuple[Gate, ...]]:
     """Cone pairs just outside both lane limits at each lane's start, end and every <= 4 m.
 
@@ -130,7 +117,7 @@ def _cones_and_gates(lanes: list[_Lane], cone_radius: float
     return np.asarray(cones, dtype=float).reshape(-1, 2), tuple(gates)
 
 
-def _iso3888_1_lanes(b: float) -> list[_Lane]:
+def _iso3888_1_lanes(b: float) -> list[Lane]:
     """ISO 3888-1 lanes (sections 1, 3, 5; 2 and 4 are uncone transitions 30 m and 25 m).
 
     Widths 1.1b+0.25, 1.2b+0.25, 1.3b+0.25 [m]. Lane 3 centre at +3.5 m from lane 1
@@ -140,13 +127,13 @@ def _iso3888_1_lanes(b: float) -> list[_Lane]:
     """
     w1, w3, w5 = 1.1 * b + 0.25, 1.2 * b + 0.25, 1.3 * b + 0.25
     return [
-        _Lane(1, 0.0, 15.0, w1, 0.0),
-        _Lane(3, 45.0, 25.0, w3, 3.5),
-        _Lane(5, 95.0, 15.0, w5, (w5 - w1) / 2.0),
+        Lane(1, 0.0, 15.0, w1, 0.0),
+        Lane(3, 45.0, 25.0, w3, 3.5),
+        Lane(5, 95.0, 15.0, w5, (w5 - w1) / 2.0),
     ]
 
 
-def _iso3888_2_lanes(b: float) -> list[_Lane]:
+def _iso3888_2_lanes(b: float) -> list[Lane]:
     """ISO 3888-2 lanes: sections 12 / 13.5 / 11 / 12.5 / 12 m, total 61 m.
 
     Widths 1.1b+0.25, b+1 and 1.3b+0.25 but at least 3 m [m]. Lane 3 lies 1 m left of
@@ -155,199 +142,21 @@ def _iso3888_2_lanes(b: float) -> list[_Lane]:
     """
     w1, w3, w5 = 1.1 * b + 0.25, b + 1.0, max(1.3 * b + 0.25, 3.0)
     return [
-        _Lane(1, 0.0, 12.0, w1, 0.0),
-        _Lane(3, 25.5, 11.0, w3, w1 / 2.0 + 1.0 + w3 / 2.0),
-        _Lane(5, 49.0, 12.0, w5, (w5 - w1) / 2.0),
+        Lane(1, 0.0, 12.0, w1, 0.0),
+        Lane(3, 25.5, 11.0, w3, w1 / 2.0 + 1.0 + w3 / 2.0),
+        Lane(5, 49.0, 12.0, w5, (w5 - w1) / 2.0),
     ]
 
 
-def _lane_change_lanes() -> list[_Lane]:
+def _lane_change_lanes() -> list[Lane]:
     """Smooth 3.5 m over 30 m, hold, back over 30 m; width 0 lanes carry no cones."""
     hold_x0 = LANE_CHANGE_LENGTH
     back_x0 = hold_x0 + LANE_CHANGE_HOLD + LANE_CHANGE_LENGTH
     return [
-        _Lane(1, -LANE_CHANGE_LENGTH, LANE_CHANGE_LENGTH, 0.0, 0.0),
-        _Lane(2, hold_x0, LANE_CHANGE_HOLD, 0.0, LANE_CHANGE_OFFSET),
-        _Lane(3, back_x0, 0.0, 0.0, 0.0),
+        Lane(1, -LANE_CHANGE_LENGTH, LANE_CHANGE_LENGTH, 0.0, 0.0),
+        Lane(2, hold_x0, LANE_CHANGE_HOLD, 0.0, LANE_CHANGE_OFFSET),
+        Lane(3, back_x0, 0.0, 0.0, 0.0),
     ]
-
-
-SMOOTH_GRID = 1.0  # [m] node spacing of the smooth-line optimisation
-SMOOTH_JERK_WEIGHT = 1.0  # [m^2] weight of (y''')^2 against (y'')^2
-SMOOTH_ADMM_RHO = 0.03  # ADMM penalty (tuned for SMOOTH_GRID)
-SMOOTH_ADMM_ITERS = 5000
-REFERENCES: tuple[str, ...] = ("smooth", "centre")
-
-
-def _body_rows(
-    xn: np.ndarray, lanes: list[_Lane], half_width: float, extent: tuple[float, float],
-    margin: float, h: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Linear constraints lo <= A y <= hi keeping the body inside every coned lane.
-
-    The body is a rectangle of half width `half_width` reaching extent[0] ahead of and
-    extent[1] behind the path point, aligned with the path heading psi. Its side lines
-    sit at y + (x' - x) tan(psi) +- half_width * cos(psi) at station x'; we bound
-    y + d y' +- half_width (conservative: cos(psi) <= 1) at the two ends d of the part
-    of the body that overlaps the lane, [max(x0 - x, -rear), min(x1 - x, front)] (the
-    side is straight, so its two ends bound it). y' is the central difference.
-    Neglected: the body's x extent shrinks by cos(psi) (~1 % at 8 deg) and the corners
-    move in x by half_width * sin(psi).
-    """
-    n = len(xn)
-    rows, lo, hi = [], [], []
-    for lane in lanes:
-        slack = (lane.width / 2.0 - half_width) - margin
-        x0, x1 = lane.x0, lane.x0 + lane.length
-        for i in range(1, n - 1):
-            d_back, d_front = max(x0 - xn[i], -extent[1]), min(x1 - xn[i], extent[0])
-            if d_front < d_back:
-                continue
-            for d in (d_back, d_front) if d_front > d_back else (d_back,):
-                row = np.zeros(n)
-                row[i] = 1.0
-                row[i + 1] += d / (2.0 * h)
-                row[i - 1] -= d / (2.0 * h)
-                rows.append(row)
-                lo.append(lane.y - slack)
-                hi.append(lane.y + slack)
-    return np.asarray(rows), np.asarray(lo), np.asarray(hi)
-
-
-def _solve_qp(
-    hess: np.ndarray, a: np.ndarray, lo: np.ndarray, hi: np.ndarray, fixed: dict[int, float]
-) -> np.ndarray:
-    """min 1/2 y'Hy s.t. lo <= A y <= hi and y[k] = fixed[k], by ADMM (as in OSQP).
-
-    The fixed unknowns are eliminated; the linear system of the x-update is inverted
-    once (a few hundred unknowns). Stops when primal and dual residuals are below
-    1e-6 (or after SMOOTH_ADMM_ITERS iterations); the caller checks the lane limits on
-    the fine path and tightens them by any excess, so a small infeasibility is harmless.
-    """
-    n = hess.shape[0]
-    fix = np.array(sorted(fixed))
-    free = np.setdiff1d(np.arange(n), fix)
-    y_fix = np.array([fixed[k] for k in fix])
-    p = hess[np.ix_(free, free)]
-    q = hess[np.ix_(free, fix)] @ y_fix
-    af = a[:, free]
-    shift = a[:, fix] @ y_fix
-    lo_f, hi_f = lo - shift, hi - shift
-    sigma, rho, alpha = 1e-6, SMOOTH_ADMM_RHO, 1.6
-    kinv = np.linalg.inv(p + sigma * np.eye(len(free)) + rho * af.T @ af)
-    x = np.zeros(len(free))
-    z = np.clip(af @ x, lo_f, hi_f)
-    lam = np.zeros(len(z))
-    for _ in range(SMOOTH_ADMM_ITERS):
-        x_new = kinv @ (sigma * x - q + af.T @ (rho * z - lam))
-        z_t = af @ x_new
-        x = alpha * x_new + (1.0 - alpha) * x
-        z_rel = alpha * z_t + (1.0 - alpha) * z
-        z_new = np.clip(z_rel + lam / rho, lo_f, hi_f)
-        lam = lam + rho * (z_rel - z_new)
-        dual = rho * np.max(np.abs(af.T @ (z_new - z))) if len(z) else 0.0
-        z = z_new
-        if np.max(np.abs(af @ x - z)) < 1e-6 and dual < 1e-6:
-            break
-    y = np.empty(n)
-    y[free], y[fix] = x, y_fix
-    return y
-
-
-def _clamped_spline(xn: np.ndarray, yn: np.ndarray) -> LateralFn:
-    """Cubic spline through (xn, yn) with zero slope at both ends; constant outside.
-
-    C2 inside, C1 at the ends (slope 0 meets the straight lead-in and run-out).
-    Returns y(x) for arrays x.
-    """
-    n, h = len(xn), float(xn[1] - xn[0])
-    # second derivatives m: tridiagonal system of the uniform clamped spline
-    mat = np.zeros((n, n))
-    rhs = np.zeros(n)
-    mat[0, :2] = (2.0, 1.0)
-    rhs[0] = 6.0 * (yn[1] - yn[0]) / h**2
-    mat[-1, -2:] = (1.0, 2.0)
-    rhs[-1] = -6.0 * (yn[-1] - yn[-2]) / h**2
-    i = np.arange(1, n - 1)
-    mat[i, i - 1], mat[i, i], mat[i, i + 1] = 1.0, 4.0, 1.0
-    rhs[1:-1] = 6.0 * (yn[2:] - 2.0 * yn[1:-1] + yn[:-2]) / h**2
-    m = np.linalg.solve(mat, rhs)
-
-    def lateral(x: np.ndarray) -> np.ndarray:
-        xc = np.clip(np.asarray(x, dtype=float), xn[0], xn[-1])
-        k = np.clip(((xc - xn[0]) // h).astype(int), 0, n - 2)
-        t1 = xc - xn[k]
-        t0 = xn[k + 1] - xc
-        return (m[k] * t0**3 + m[k + 1] * t1**3) / (6.0 * h) + (
-            (yn[k] / h - m[k] * h / 6.0) * t0 + (yn[k + 1] / h - m[k + 1] * h / 6.0) * t1
-        )
-
-    return lateral
-
-
-def _body_violation(
-    path: np.ndarray, lanes: list[_Lane], half_width: float, extent: tuple[float, float],
-    margin: float,
-) -> float:
-    """Largest excess of the body side over the lane limits (minus margin) on `path`.
-
-    Same body model as `_body_rows`, with the heading of the polyline (np.gradient).
-    Negative: every lane constraint holds with room to spare.
-    """
-    x, y = path.T
-    slope = np.gradient(y, x)
-    worst = -np.inf
-    for lane in lanes:
-        slack = lane.width / 2.0 - half_width - margin
-        x0, x1 = lane.x0, lane.x0 + lane.length
-        d_back, d_front = np.maximum(x0 - x, -extent[1]), np.minimum(x1 - x, extent[0])
-        on = d_front >= d_back
-        for d in (d_back[on], d_front[on]):
-            worst = max(worst, float(np.max(np.abs(y[on] + d * slope[on] - lane.y))) - slack)
-    return worst
-
-
-def _smooth_lateral(
-    lanes: list[_Lane], half_width: float, extent: tuple[float, float], margin: float,
-    spacing: float,
-) -> LateralFn:
-    """y(x) of the smooth reference: least curvature^2 (+ a little jerk^2) line that keeps
-    the body inside every coned lane; entry-lane centre for x <= first gate, exit-lane
-    centre from the last gate on. Solved on a SMOOTH_GRID node grid, interpolated by a
-    clamped cubic spline; if the spline (checked at `spacing`/4) pokes out of a lane,
-    the node constraints are tightened by the excess and the problem solved again.
-    """
-    for lane in lanes:
-        if lane.width / 2.0 - half_width - margin < 0.0:
-            raise ValueError(
-                f"vehicle does not fit lane {lane.section}: width {lane.width:.3f} m < "
-                f"vehicle_width + 2 margin = {2 * (half_width + margin):.3f} m"
-            )
-    h = SMOOTH_GRID
-    x_first, x_last = lanes[0].x0, lanes[-1].x0 + lanes[-1].length
-    pad = 3
-    n_in = int(round((x_last - x_first) / h))
-    xn = x_first + h * np.arange(-pad, n_in + pad + 1)
-    n = len(xn)
-    d2 = np.diff(np.eye(n), 2, axis=0)
-    d3 = np.diff(np.eye(n), 3, axis=0)
-    hess = d2.T @ d2 / h**3 + SMOOTH_JERK_WEIGHT * d3.T @ d3 / h**5
-    fixed = {k: (lanes[0].y if xn[k] <= x_first + 1e-9 else lanes[-1].y)
-             for k in range(n) if xn[k] <= x_first + 1e-9 or xn[k] >= x_last - 1e-9}
-    tighten = 0.0
-    x_check = np.linspace(x_first, x_last, int(math.ceil((x_last - x_first) / (spacing / 4))) + 1)
-    for _ in range(6):
-        a, lo, hi = _body_rows(xn, lanes, half_width, extent, margin + tighten, h)
-        yn = _solve_qp(hess, a, lo, hi, fixed)
-        inner = slice(pad, pad + n_in + 1)
-        lateral = _clamped_spline(xn[inner], yn[inner])
-        excess = _body_violation(
-            np.column_stack((x_check, lateral(x_check))), lanes, half_width, extent, margin
-        )
-        if excess <= 0.0:
-            return lateral
-        tighten += excess + 1e-4
-    raise RuntimeError("smooth reference: could not meet the lane constraints")
 
 
 def _check_positive(**values: float) -> None:
@@ -448,7 +257,7 @@ def dlc_course(
     is_iso = preset != "lane_change_3p5_30"
     lateral = None
     if is_iso and reference == "smooth":
-        lateral = _smooth_lateral(lanes, vehicle_width / 2.0, body_extent, margin, spacing)
+        lateral = smooth_lateral(lanes, vehicle_width / 2.0, body_extent, margin, spacing)
     path = _sample_path(x_first - lead_in, x_last + run_out, lanes, spacing, lateral)
     cones, gates = _cones_and_gates(lanes, cone_radius) if is_iso else (np.zeros((0, 2)), ())
     return Course(
