@@ -24,10 +24,11 @@ def stanley(**kw) -> Stanley:
 
 
 def test_stanley_law_matches_formula():
-    c = stanley(gain=2.0, soft_speed=1.0)
+    c = stanley(gain=2.0, soft_speed=1.0, accel_gain=0.004)
     o = obs(e_y=0.4, e_psi=0.05, vx=20.0, kappa_ref=0.01, r=0.2)
     e_front = 0.4 + 1.2 * math.sin(0.05)
-    expected = math.atan(2.7 * 0.01) - 0.05 - math.atan2(2.0 * e_front, 21.0)
+    feed_forward = math.atan(2.7 * 0.01) + 0.004 * 20.0**2 * 0.01
+    expected = feed_forward - 0.05 - math.atan2(2.0 * e_front, 21.0)
     action, state = c.predict(o)
     assert state is None and action.shape == (1,) and action.dtype == np.float32
     assert action[0] == pytest.approx(expected / 0.6, rel=1e-6)

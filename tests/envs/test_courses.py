@@ -130,7 +130,6 @@ def test_path_passes_through_every_gate_centre(preset: str, b: float) -> None:
         # (height h [m], length L [m]) of each transition, b = 1.8
         ("iso3888_1", [(3.5, 30.0), (3.5 - 0.18, 25.0)]),
         ("iso3888_2", [(3.515, 13.5), (3.515 - 0.385, 12.5)]),
-        ("lane_change_3p5_30", [(3.5, 30.0), (3.5, 30.0)]),
     ],
 )
 def test_path_smooth_with_bounded_curvature(preset: str, blends: list) -> None:
@@ -153,6 +152,15 @@ def test_path_smooth_with_bounded_curvature(preset: str, blends: list) -> None:
 
 def test_iso3888_1_curvature_below_0p1() -> None:
     assert np.max(np.abs(_curvature(dlc_course("iso3888_1").path))) < 0.1
+
+
+def test_lane_change_3p5_30_is_a_half_cosine_with_its_peak_curvature() -> None:
+    course = dlc_course("lane_change_3p5_30", spacing=0.25)
+    kappa = np.abs(_curvature(course.path))
+    # y = h/2 (1 - cos(pi x / L)): peak y'' = (pi^2 / 2) h / L^2 = 0.01919 1/m, at the joints
+    peak = math.pi**2 / 2 * 3.5 / 30.0**2
+    assert np.max(kappa) == pytest.approx(peak, rel=0.02)
+    assert 20.0**2 * np.max(kappa) < 7.8  # m/s^2 at 20 m/s: below the L2 grip limit
 
 
 def test_lane_change_3p5_30() -> None:

@@ -11,11 +11,14 @@ from vdsim_gym.controllers.base import ObsLayout, as_batch
 
 
 class Stanley:
-    """Steer = curvature feed-forward - heading error - atan(k e_front / (v + v_soft)).
+    """Steer = feed-forward - heading error - atan(k e_front / (v + v_soft)).
 
     ``e_front`` is the lateral error carried to the front axle (e_y + a sin e_psi), as in
     the original front-axle formulation. The feed-forward is the kinematic steer
-    atan(L kappa_ref) of the path at the projection. Returns the steer action in [-1, 1]
+    atan(L kappa_ref) of the path at the projection plus ``accel_gain`` times the path's
+    lateral acceleration v^2 kappa_ref: the understeer a real car needs on top of the
+    kinematic angle (the generic sedan's gradient is ~0.0018 rad per m/s^2), and, because
+    the yaw response lags the steer, a lead over it. Returns the steer action in [-1, 1]
     (road-wheel angle / max_steer).
 
     Args:
@@ -25,6 +28,8 @@ class Stanley:
         gain: cross-track gain k [1/s].
         soft_speed: v_soft [m/s], keeps the law finite at standstill.
         yaw_damping: gain on the yaw-rate error r - v kappa_ref [s].
+        accel_gain: feed-forward steer per path lateral acceleration [rad per m/s^2];
+            the default 0.0072 was tuned on the three DLC presets (docs/CONTROLLERS.md).
     """
 
     def __init__(
@@ -37,6 +42,7 @@ class Stanley:
         gain: float = 5.0,
         soft_speed: float = 1.0,
         yaw_damping: float = 0.0,
+        accel_gain: float = 0.0072,
     ) -> None:
         self.layout = layout
         self.wheelbase = wheelbase
@@ -45,6 +51,7 @@ class Stanley:
         self.gain = gain
         self.soft_speed = soft_speed
         self.yaw_damping = yaw_damping
+        self.accel_gain = accel_gain
 
     @classmethod
     def from_env(cls, env: gym.Env | Any, **kwargs: Any) -> Stanley:
@@ -59,7 +66,7 @@ class Stanley:
         e_y, e_psi, vx = col(obs, "e_y"), col(obs, "e_psi"), col(obs, "vx")
         kappa, r = col(obs, "kappa_ref"), col(obs, "r")
         e_front = e_y + self.cg_to_front * np.sin(e_psi)
-        feed_forward = np.arctan(self.wheelbase * kappa)
+        feed_forward = np.arctan(self.wheelbase * kappa) + self.accel_gain * vx * vx * kappa
         cross = np.arctan2(self.gain * e_front, np.abs(vx) + self.soft_speed)
         damping = self.yaw_damping * (r - vx * kappa)
         return feed_forward - e_psi - cross - damping

@@ -54,12 +54,24 @@ def _smoothstep5(t: np.ndarray) -> np.ndarray:
     return t**3 * (10.0 - 15.0 * t + 6.0 * t**2)
 
 
-def _lateral(x: np.ndarray, lanes: list[Lane]) -> np.ndarray:
-    """y(x) of the reference: lane centres joined by quintic blends across each gap."""
+def _half_cosine(t: np.ndarray) -> np.ndarray:
+    """Half-cosine 0 -> 1 on [0, 1]: zero slope at both ends, peak y'' = (pi^2 / 2) h / L^2.
+
+    Among smooth blends with zero lateral velocity at both ends it needs the least lateral
+    acceleration (4.93 h / L^2 v^2 against the quintic's 5.77), at the price of a curvature
+    step at the joints. The lane change uses it: 3.5 m over 30 m at 20 m/s needs 7.7 m/s^2
+    with it and 9.0 m/s^2 with the quintic, above the generic sedan's L2 limit (~8.4).
+    """
+    t = np.clip(t, 0.0, 1.0)
+    return 0.5 - 0.5 * np.cos(np.pi * t)
+
+
+def _lateral(x: np.ndarray, lanes: list[Lane], blend: LateralFn = _smoothstep5) -> np.ndarray:
+    """y(x) of the reference: lane centres joined by ``blend`` across each gap."""
     y = np.full_like(x, lanes[0].y, dtype=float)
     for a, b in zip(lanes[:-1], lanes[1:], strict=True):
         x_start = a.x0 + a.length
-        y += (b.y - a.y) * _smoothstep5((x - x_start) / (b.x0 - x_start))
+        y += (b.y - a.y) * blend((x - x_start) / (b.x0 - x_start))
     return y
 
 
@@ -258,6 +270,9 @@ def dlc_course(
     lateral = None
     if is_iso and reference == "smooth":
         lateral = smooth_lateral(lanes, vehicle_width / 2.0, body_extent, margin, spacing)
+    elif not is_iso:
+        def lateral(x: np.ndarray) -> np.ndarray:
+            return _lateral(x, lanes, _half_cosine)
     path = _sample_path(x_first - lead_in, x_last + run_out, lanes, spacing, lateral)
     cones, gates = _cones_and_gates(lanes, cone_radius) if is_iso else (np.zeros((0, 2)), ())
     return Course(
