@@ -1,9 +1,10 @@
 """Throughput measured side by side in one run (``vdsim-gym bench``).
 
 Reports core substeps/s for L1 and L2, agent steps/s through ``gym.make``, the ratio of
-env-step cost to core-only cost for the same substeps, and, when installed, highway-env
-``lane-keeping-v0`` for comparison. Each figure is the best of ``repeats`` timed blocks,
-which is the least noisy estimate on a shared machine.
+env-step cost to core-only cost for the same substeps (the baseline's DLC episode replayed
+through both), and, when installed, highway-env ``lane-keeping-v0`` for comparison. Each
+figure is the best of ``repeats`` timed blocks, the least noisy estimate on a shared
+machine.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from vdsim_gym.plant import Plant
+from vdsim_gym.plant import make_session
 
 
 @dataclass(frozen=True)
@@ -36,41 +38,58 @@ def best_time(fn: Callable[[], None], calls: int, repeats: int) -> float:
     return best
 
 
-def _core_step(level: str, substeps: int) -> Callable[[], None]:
-    plant = Plant(level=level)
-    plant.reset({"vx": 20.0})
-    plant.session.command_now(0.01, 300.0)
-    advance = plant.session.advance
-    return lambda: advance(substeps)
+def _baseline_episode(env: Any) -> list[np.ndarray]:
+    """The Stanley + PI baseline's actions over one episode from reset(seed=0)."""
+    from vdsim_gym.controllers import stanley_pi
+
+    policy = stanley_pi(env)
+    obs, _ = env.reset(seed=0)
+    actions, done = [], False
+    while not done:
+        action, _ = policy.predict(obs)
+        actions.append(action)
+        obs, _, terminated, truncated, _ = env.step(action)
+        done = terminated or truncated
+    return actions
 
 
-def _env_step(env_id: str, level: str) -> tuple[Callable[[], None], int, object]:
+def core_and_env_rows(env_id: str, level: str, repeats: int) -> tuple[Row, Row]:
+    """Env steps and core-only advances over the same substeps and the same states.
+
+    The baseline's episode is recorded once, then replayed through ``gym.make`` and, as
+    plain commands, through a bare core session started from the same state. Blocks
+    alternate so that a change in machine load hits both alike; the best block counts.
+    """
     import gymnasium as gym
 
     import vdsim_gym.envs  # noqa: F401  (registration)
 
-    env = gym.make(env_id, level=level)
-    env.reset(seed=0)
-    action = np.array([0.0, 0.1], dtype=np.float32)
+    env = gym.make(env_id, level=level, terminate_on_cone=False)
+    base = env.unwrapped
+    actions = _baseline_episode(env)
+    commands = [base.action_to_command(a) for a in actions]
+    session = make_session(level=level, vehicle=base.vehicle, substep_dt=base.substep_dt,
+                           longitudinal=base.longitudinal, actuator=base.actuator,
+                           integrator=base.integrator)
+    substeps = base.ticks_per_period
 
-    def step() -> None:
-        _, _, term, trunc, _ = env.step(action)
-        if term or trunc:
-            env.reset()
+    def replay_env() -> None:
+        env.reset(seed=0)
+        for a in actions:
+            env.step(a)
 
-    return step, env.unwrapped.ticks_per_period, env
+    def replay_core() -> None:
+        env.reset(seed=0)
+        session.reset(*base.state[:6].tolist())
+        for c in commands:
+            session.command_now(*c)
+            session.advance(substeps)
 
-
-def core_and_env_rows(env_id: str, level: str, calls: int, repeats: int) -> tuple[Row, Row]:
-    """Core-only advance and env step for the same substeps, timed in alternating blocks
-    so that a change in machine load hits both alike."""
-    env_fn, substeps, env = _env_step(env_id, level)
-    core_fn = _core_step(level, substeps)
     core_s = env_s = float("inf")
     for _ in range(repeats):
-        core_s = min(core_s, best_time(core_fn, calls, 1))
-        env_s = min(env_s, best_time(env_fn, calls, 1))
-    env.close()  # type: ignore[attr-defined]
+        core_s = min(core_s, best_time(replay_core, 1, 1) / len(actions))
+        env_s = min(env_s, best_time(replay_env, 1, 1) / len(actions))
+    env.close()
     core = Row(f"core {level} advance({substeps})", core_s * 1e6, 1 / core_s, substeps / core_s)
     step = Row(f"gym.make({env_id}) {level} step", env_s * 1e6, 1 / env_s, substeps / env_s)
     return core, step
@@ -101,7 +120,7 @@ def run(calls: int = 2000, repeats: int = 5, highway: bool = True) -> list[str]:
     rows: list[Row] = []
     ratios: list[str] = []
     for level in ("L1", "L2"):
-        core, env = core_and_env_rows("VDSim-DLC-v0", level, calls, repeats)
+        core, env = core_and_env_rows("VDSim-DLC-v0", level, repeats)
         substeps = round(core.substeps_per_s / core.calls_per_s)
         rows += [core, env]
         overhead = (env.per_call_us - core.per_call_us) / core.per_call_us

@@ -20,6 +20,8 @@ from vdsim_gym.timing import check_substep_dt, whole_ticks
 LEVELS = ("L1", "L2")
 LONGITUDINAL_MODES = ("force", "pedal")
 INTEGRATORS = ("euler", "heun", "rk4")
+# Chosen by the accuracy gate (docs/PHYSICS.md); every plant and env defaults to it.
+DEFAULT_INTEGRATOR = "heun"
 WHEELS = {"L1": ("F", "R"), "L2": ("FL", "FR", "RL", "RR")}
 STATE_KEYS = ("X", "Y", "psi", "vx", "vy", "r")
 
@@ -58,7 +60,7 @@ def make_session(
     substep_dt: float,
     longitudinal: str,
     actuator: ActuatorConfig | None,
-    integrator: str = "heun",
+    integrator: str = DEFAULT_INTEGRATOR,
 ) -> _core.Session:
     """Validate the physics options and build a core session."""
     if level not in LEVELS:
@@ -113,7 +115,7 @@ class Plant:
         actuator: ActuatorConfig | Mapping[str, Any] | None = None,
         ref_point: Any = None,
         longitudinal: str = "force",
-        integrator: str = "heun",
+        integrator: str = DEFAULT_INTEGRATOR,
     ) -> None:
         self.substep_dt = check_substep_dt(substep_dt)
         self.ticks_per_period = whole_ticks(control_period, self.substep_dt, "control_period")

@@ -24,6 +24,9 @@ struct SimConfig {
 class Session {
  public:
   Session(const VehicleParams& vehicle, const SimConfig& config);
+  // ctx_ points into this object, so a copy would read the original's parameters.
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   // Places the vehicle with wheels rolling at vx; clears the schedule and the clock.
   void reset(double x, double y, double psi, double vx, double vy, double r,

@@ -18,7 +18,7 @@ import numpy as np
 from vdsim_gym import _core
 from vdsim_gym.config import ActuatorConfig, VehicleConfig, load_actuator, load_vehicle
 from vdsim_gym.envs.course import Course
-from vdsim_gym.plant import make_session
+from vdsim_gym.plant import DEFAULT_INTEGRATOR, make_session
 from vdsim_gym.timing import check_substep_dt, whole_ticks
 
 OBS_NAMES: tuple[str, ...] = tuple(_core.PATH_OBS_NAMES)
@@ -104,7 +104,8 @@ SHARED_ARGS = """
     - ``substep_dt=5e-4`` [s]; ``control_period=0.02`` [s], a whole multiple of it.
     - ``longitudinal="pedal"``: "pedal" or "force" (see Action Space).
     - ``actuator=None``: steering actuator chain (ActuatorConfig or mapping).
-    - ``integrator="rk4"``: "euler", "heun" or "rk4".
+    - ``integrator="heun"``: "euler", "heun" or "rk4" (heun passes the accuracy gate;
+      docs/PHYSICS.md).
     - ``reward_weights=None``: mapping of term name -> weight overriding the defaults.
     - ``terminate_on_cone=True``: end the episode at the first cone hit.
     - ``render_mode=None``: None or "rgb_array".
@@ -130,7 +131,7 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         control_period: float = 0.02,
         longitudinal: str = "pedal",
         actuator: ActuatorConfig | Mapping[str, Any] | None = None,
-        integrator: str = "rk4",
+        integrator: str = DEFAULT_INTEGRATOR,
         reward_weights: Mapping[str, float] | None = None,
         terminate_on_cone: bool = True,
         render_mode: str | None = None,
@@ -161,6 +162,7 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
             setattr(task.weights, k, v)
         self._core = _core.PathEnvCore(session, task)
         self.level = level
+        self.integrator = integrator
 
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.control_period)}
         self.obs_names: tuple[str, ...] = OBS_NAMES
