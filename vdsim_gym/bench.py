@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from vdsim_gym.plant import make_session
 
 
 @dataclass(frozen=True)
@@ -68,9 +67,7 @@ def core_and_env_rows(env_id: str, level: str, repeats: int) -> tuple[Row, Row]:
     base = env.unwrapped
     actions = _baseline_episode(env)
     commands = [base.action_to_command(a) for a in actions]
-    session = make_session(level=level, vehicle=base.vehicle, substep_dt=base.substep_dt,
-                           longitudinal=base.longitudinal, actuator=base.actuator,
-                           integrator=base.integrator)
+    session = base.physics.make_session()  # same physics as the env, no task
     substeps = base.ticks_per_period
 
     def replay_env() -> None:

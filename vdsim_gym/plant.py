@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -91,6 +92,55 @@ def make_session(
     return _core.Session(vehicle.to_core(), cfg)
 
 
+@dataclass(frozen=True)
+class PhysicsSpec:
+    """Validated physics options shared by the Plant and every environment."""
+
+    level: str
+    vehicle: VehicleConfig
+    substep_dt: float  # [s]
+    ticks_per_period: int  # substeps per control period
+    longitudinal: str
+    actuator: ActuatorConfig | None
+    integrator: str
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        level: str = "L2",
+        vehicle: str | VehicleConfig | Mapping[str, Any] = "generic_sedan",
+        substep_dt: float = 5e-4,
+        control_period: float = 0.02,
+        longitudinal: str = "force",
+        actuator: ActuatorConfig | Mapping[str, Any] | None = None,
+        integrator: str = DEFAULT_INTEGRATOR,
+    ) -> PhysicsSpec:
+        """Check every option (clear errors naming cause and fix) and load the vehicle."""
+        dt = check_substep_dt(substep_dt)
+        spec = cls(
+            level=level,
+            vehicle=load_vehicle(dict(vehicle) if isinstance(vehicle, Mapping) else vehicle),
+            substep_dt=dt,
+            ticks_per_period=whole_ticks(control_period, dt, "control_period"),
+            longitudinal=longitudinal,
+            actuator=load_actuator(dict(actuator) if isinstance(actuator, Mapping) else actuator),
+            integrator=integrator,
+        )
+        spec.make_session()  # validates level, longitudinal, integrator, actuator ticks
+        return spec
+
+    @property
+    def control_period(self) -> float:
+        """[s], exactly ticks_per_period substeps."""
+        return self.ticks_per_period * self.substep_dt
+
+    def make_session(self) -> _core.Session:
+        return make_session(level=self.level, vehicle=self.vehicle, substep_dt=self.substep_dt,
+                            longitudinal=self.longitudinal, actuator=self.actuator,
+                            integrator=self.integrator)
+
+
 class Plant:
     """One vehicle, stepped one control period per call.
 
@@ -117,18 +167,16 @@ class Plant:
         longitudinal: str = "force",
         integrator: str = DEFAULT_INTEGRATOR,
     ) -> None:
-        self.substep_dt = check_substep_dt(substep_dt)
-        self.ticks_per_period = whole_ticks(control_period, self.substep_dt, "control_period")
-        self.control_period = float(control_period)
-        self.vehicle = load_vehicle(dict(vehicle) if isinstance(vehicle, Mapping) else vehicle)
-        self.actuator = load_actuator(dict(actuator) if isinstance(actuator, Mapping) else actuator)
-        self.level = level
-        self.longitudinal = longitudinal
-        self.integrator = integrator
-        self.session = make_session(
-            level=level, vehicle=self.vehicle, substep_dt=self.substep_dt,
-            longitudinal=longitudinal, actuator=self.actuator, integrator=integrator,
+        self.physics = PhysicsSpec.build(
+            level=level, vehicle=vehicle, substep_dt=substep_dt, control_period=control_period,
+            longitudinal=longitudinal, actuator=actuator, integrator=integrator,
         )
+        p = self.physics
+        self.substep_dt, self.ticks_per_period = p.substep_dt, p.ticks_per_period
+        self.control_period = p.control_period
+        self.vehicle, self.actuator = p.vehicle, p.actuator
+        self.level, self.longitudinal, self.integrator = level, longitudinal, integrator
+        self.session = p.make_session()
         self.ref_point = resolve_ref_point(ref_point, self.vehicle)
         self._state = np.zeros(_core.STATE_SIZE)
         self._aux = np.zeros(_core.AUX_SIZE)

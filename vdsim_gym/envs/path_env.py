@@ -16,10 +16,9 @@ import gymnasium as gym
 import numpy as np
 
 from vdsim_gym import _core
-from vdsim_gym.config import ActuatorConfig, VehicleConfig, load_actuator, load_vehicle
+from vdsim_gym.config import ActuatorConfig, VehicleConfig
 from vdsim_gym.envs.course import Course
-from vdsim_gym.plant import DEFAULT_INTEGRATOR, make_session
-from vdsim_gym.timing import check_substep_dt, whole_ticks
+from vdsim_gym.plant import DEFAULT_INTEGRATOR, PhysicsSpec
 
 OBS_NAMES: tuple[str, ...] = tuple(_core.PATH_OBS_NAMES)
 REWARD_TERM_NAMES: tuple[str, ...] = tuple(_core.PATH_TERM_NAMES)
@@ -136,33 +135,30 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         terminate_on_cone: bool = True,
         render_mode: str | None = None,
     ) -> None:
-        self.substep_dt = check_substep_dt(substep_dt)
-        ticks = whole_ticks(control_period, self.substep_dt, "control_period")
-        self.control_period = ticks * self.substep_dt
-        self.vehicle = load_vehicle(dict(vehicle) if isinstance(vehicle, Mapping) else vehicle)
-        self.actuator = load_actuator(dict(actuator) if isinstance(actuator, Mapping) else actuator)
-        self.longitudinal = longitudinal
+        self.physics = PhysicsSpec.build(
+            level=level, vehicle=vehicle, substep_dt=substep_dt, control_period=control_period,
+            longitudinal=longitudinal, actuator=actuator, integrator=integrator,
+        )
+        p = self.physics
+        self.substep_dt, self.ticks_per_period = p.substep_dt, p.ticks_per_period
+        self.control_period = p.control_period
+        self.vehicle, self.actuator = p.vehicle, p.actuator
+        self.level, self.longitudinal, self.integrator = level, longitudinal, integrator
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, "
                 f"got {render_mode!r}"
             )
         self.render_mode = render_mode
-        session = make_session(
-            level=level, vehicle=self.vehicle, substep_dt=self.substep_dt,
-            longitudinal=longitudinal, actuator=self.actuator, integrator=integrator,
-        )
+        session = p.make_session()
         task = _core.TaskParams()
-        task.ticks_per_period = ticks
-        self.ticks_per_period = ticks
+        task.ticks_per_period = p.ticks_per_period
         self.cone_radius: float = task.cone_radius  # [m] hit test; courses place cones with it
         task.terminate_on_cone = bool(terminate_on_cone)
         self.reward_weights = resolve_reward_weights(reward_weights)
         for k, v in self.reward_weights.items():
             setattr(task.weights, k, v)
         self._core = _core.PathEnvCore(session, task)
-        self.level = level
-        self.integrator = integrator
 
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.control_period)}
         self.obs_names: tuple[str, ...] = OBS_NAMES
