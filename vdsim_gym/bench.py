@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 
-
 @dataclass(frozen=True)
 class Row:
     name: str
