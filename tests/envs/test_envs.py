@@ -63,20 +63,24 @@ def drive(env: gym.Env, policy: Any, seed: int = 0, n: int = 2000) -> tuple[bool
     raise AssertionError("episode did not end")
 
 
+@pytest.mark.parametrize("level", ["L1", "L2"])
 @pytest.mark.parametrize("env_id", ENV_IDS)
-def test_envs_pass_gymnasium_and_sb3_checkers(env_id: str) -> None:
+def test_envs_pass_gymnasium_and_sb3_checkers(env_id: str, level: str) -> None:
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-    env = gym.make(env_id)
+    env = gym.make(env_id, level=level)
     gym_check_env(env.unwrapped, skip_render_check=True)
     sb3_check_env(env.unwrapped, warn=True)
     env.close()
 
 
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"level": "L1", "longitudinal": "force"}, {"actuator": {"time_constant": 0.05}}]
+)
 @pytest.mark.parametrize("env_id", ENV_IDS)
-def test_envs_seeded_rollout_is_bit_identical(env_id: str) -> None:
-    a = rollout(gym.make(env_id), seed=7, n=120)
-    b = rollout(gym.make(env_id), seed=7, n=120)
+def test_envs_seeded_rollout_is_bit_identical(env_id: str, kwargs: dict) -> None:
+    a = rollout(gym.make(env_id, **kwargs), seed=7, n=120)
+    b = rollout(gym.make(env_id, **kwargs), seed=7, n=120)
     assert len(a[0]) == len(b[0])
     for x, y in zip(a[0], b[0], strict=True):
         np.testing.assert_array_equal(x, y)
