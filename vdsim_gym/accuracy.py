@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vdsim_gym.config import load_vehicle
-from vdsim_gym.plant import make_session
+from vdsim_gym.plant import DEFAULT_INTEGRATOR, make_session
 
 GATE = 0.02  # relative error allowed for ay and r [-]
 SAMPLE_DT = 0.01  # common sampling and input-hold grid [s]
@@ -194,6 +194,8 @@ def main() -> None:
           f"{SPEED:g} m/s, sampled every {SAMPLE_DT * 1e3:g} ms; gate {100 * GATE:g} %")
     print(format_table(rows))
     print(f"Cheapest integrator passing every case at 0.5 ms: {recommend(rows)}")
+    print(f"Default: {DEFAULT_INTEGRATOR} (also monotone in the stiff low-speed wheel mode, "
+          "where euler alternates sign; docs/PHYSICS.md)")
     print("\nLow-speed launch and brake (L2, not gated): vx error, wheel-spin error")
     print("| integrator | substep [ms] | err_vx [%] | err_omega [rad/s] |\n|---|---|---|---|")
     for integ in INTEGRATORS:
