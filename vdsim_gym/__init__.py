@@ -5,6 +5,7 @@ from __future__ import annotations
 from vdsim_gym import _core
 from vdsim_gym import envs as _envs  # noqa: F401  (importing registers the Gymnasium ids)
 from vdsim_gym.config import ActuatorConfig, ConfigError, VehicleConfig, load_vehicle
+from vdsim_gym.latency import LatencyModel
 from vdsim_gym.plant import Plant
 
 __version__: str = _core.__version__
@@ -14,6 +15,7 @@ __git_dirty__: bool | None = None if _core.git_dirty < 0 else bool(_core.git_dir
 __all__ = [
     "ActuatorConfig",
     "ConfigError",
+    "LatencyModel",
     "Plant",
     "VehicleConfig",
     "__git_dirty__",

@@ -5,6 +5,7 @@ namespace py = pybind11;
 
 void bind_params(py::module_& m);
 void bind_session(py::module_& m);
+void bind_latency(py::module_& m);
 void bind_task(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
@@ -14,5 +15,6 @@ PYBIND11_MODULE(_core, m) {
   m.attr("git_dirty") = VDSIM_GIT_DIRTY;  // 1, 0 or -1 (unknown)
   bind_params(m);
   bind_session(m);
+  bind_latency(m);
   bind_task(m);
 }

@@ -1,0 +1,60 @@
+// Latency models and the mode-B timeline.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "vdsim/async_timeline.hpp"
+#include "vdsim/latency.hpp"
+
+namespace py = pybind11;
+using namespace vdsim;
+
+void bind_latency(py::module_& m) {
+  py::enum_<LatencyKind>(m, "LatencyKind")
+      .value("fixed", LatencyKind::Fixed)
+      .value("uniform", LatencyKind::Uniform)
+      .value("normal", LatencyKind::Normal)
+      .value("external", LatencyKind::External);
+  py::enum_<OverrunPolicy>(m, "OverrunPolicy")
+      .value("skip", OverrunPolicy::Skip)
+      .value("queue", OverrunPolicy::Queue);
+
+  py::class_<LatencySpec>(m, "LatencySpec")
+      .def(py::init<>())
+      .def_readwrite("kind", &LatencySpec::kind)
+      .def_readwrite("a", &LatencySpec::a)
+      .def_readwrite("b", &LatencySpec::b)
+      .def_readwrite("seed", &LatencySpec::seed);
+
+  py::class_<LatencySampler>(m, "LatencySampler")
+      .def(py::init<const LatencySpec&>(), py::arg("spec"))
+      .def("reseed", &LatencySampler::reseed, py::arg("seed"))
+      .def("draw", &LatencySampler::draw)
+      .def("draw_many", [](LatencySampler& s, int64_t n) {
+        py::array_t<double> out(n);
+        double* p = out.mutable_data();
+        for (int64_t i = 0; i < n; ++i) p[i] = s.draw();
+        return out;
+      }, py::arg("n"));
+
+  py::class_<SampleTiming>(m, "SampleTiming")
+      .def_readonly("k", &SampleTiming::k)
+      .def_readonly("sample_tick", &SampleTiming::sample_tick)
+      .def_readonly("call_tick", &SampleTiming::call_tick)
+      .def_readonly("t_start", &SampleTiming::t_start)
+      .def_readonly("c", &SampleTiming::c)
+      .def_readonly("t_finish", &SampleTiming::t_finish)
+      .def_readonly("apply_tick", &SampleTiming::apply_tick)
+      .def_readonly("overrun", &SampleTiming::overrun);
+
+  py::class_<AsyncTimeline>(m, "AsyncTimeline")
+      .def(py::init<double, int64_t, OverrunPolicy>(), py::arg("substep_dt"),
+           py::arg("period_ticks"), py::arg("policy"))
+      .def("reset", &AsyncTimeline::reset)
+      .def_property_readonly("next_k", &AsyncTimeline::next_k)
+      .def("call_tick", &AsyncTimeline::call_tick, py::arg("k"))
+      .def("commit", &AsyncTimeline::commit, py::arg("k"), py::arg("c"))
+      .def("grid_time", &AsyncTimeline::grid_time, py::arg("k"))
+      .def_property_readonly("n_overrun", &AsyncTimeline::n_overrun)
+      .def_property_readonly("n_skipped", &AsyncTimeline::n_skipped)
+      .def_property_readonly("period_ticks", &AsyncTimeline::period_ticks);
+}

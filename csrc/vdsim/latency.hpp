@@ -1,0 +1,66 @@
+// Computation-delay models with their own seeded generator, so a run's delays depend on
+// its seed only (not on a process-wide RNG). The generator and the transforms are
+// spelled out here rather than taken from <random>, whose distributions differ between
+// standard libraries: the same seed gives the same delays on every platform.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+namespace vdsim {
+
+enum class LatencyKind { Fixed = 0, Uniform = 1, Normal = 2, External = 3 };
+
+struct LatencySpec {
+  LatencyKind kind = LatencyKind::Fixed;
+  double a = 0.0;     // fixed: c [s]; uniform: lo [s]; normal: mu [s]
+  double b = 0.0;     // uniform: hi [s]; normal: sd [s]
+  uint64_t seed = 0;  // uniform / normal
+};
+
+// SplitMix64 (Steele, Lea, Flood 2014): a tiny, well-tested 64-bit generator.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t seed = 0) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, 1) with 53 random bits.
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+ private:
+  uint64_t state_;
+};
+
+class LatencySampler {
+ public:
+  LatencySampler() = default;
+  explicit LatencySampler(const LatencySpec& spec) : spec_(spec), rng_(spec.seed) {}
+
+  void reseed(uint64_t seed) { rng_ = SplitMix64(seed); }
+  const LatencySpec& spec() const { return spec_; }
+
+  // The next computation delay c_k >= 0 [s]. External models are supplied by the caller.
+  double draw() {
+    switch (spec_.kind) {
+      case LatencyKind::Uniform:
+        return spec_.a + (spec_.b - spec_.a) * rng_.uniform();
+      case LatencyKind::Normal: {
+        // Box-Muller, cosine branch; 1 - u keeps the logarithm finite.
+        const double u1 = 1.0 - rng_.uniform(), u2 = rng_.uniform();
+        const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+        return std::fmax(0.0, spec_.a + spec_.b * z);  // a computation cannot end before it starts
+      }
+      default:
+        return spec_.a;
+    }
+  }
+
+ private:
+  LatencySpec spec_{};
+  SplitMix64 rng_{0};
+};
+
+}  // namespace vdsim
