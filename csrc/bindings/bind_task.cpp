@@ -6,9 +6,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
+#include "vdsim/latency.hpp"
 #include "vdsim/path_task.hpp"
 
 namespace py = pybind11;
@@ -145,20 +147,49 @@ void bind_task(py::module_& m) {
                           cones.shape(0), corridor_half_width);
            }, py::arg("path"), py::arg("speed"), py::arg("cones"),
            py::arg("corridor_half_width"))
-      .def("reset", [](PathEnvCore& e, std::array<double, 6> state, FArray obs, DArray info) {
+      .def("reset", [](PathEnvCore& e, std::array<double, 6> state, FArray obs, DArray info,
+                       uint64_t latency_seed) {
              float* o = writable(obs, kPathObsSize, "obs");
              double* i = writable(info, kStepInfoSize, "info");
-             e.reset(state, o, i);
-           }, py::arg("state"), py::arg("obs").noconvert(), py::arg("info").noconvert())
+             e.reset(state, o, i, latency_seed);
+           }, py::arg("state"), py::arg("obs").noconvert(), py::arg("info").noconvert(),
+           py::arg("latency_seed") = 0,
+           "Place the vehicle; with latency, restart the timeline and reseed the delays")
       .def("step", [](PathEnvCore& e, double a0, double a1, FArray obs, DArray terms,
                       DArray info) {
              float* o = writable(obs, kPathObsSize, "obs");
              double* t = writable(terms, kTermSize, "terms");
              double* i = writable(info, kStepInfoSize, "info");
+             if (e.external_latency())
+               throw std::invalid_argument("external latency: pass external_delay to step");
              py::gil_scoped_release release;
              return e.step(a0, a1, o, t, i);
            }, py::arg("a_steer"), py::arg("a_long"), py::arg("obs").noconvert(),
            py::arg("terms").noconvert(), py::arg("info").noconvert())
+      .def("step", [](PathEnvCore& e, double a0, double a1, FArray obs, DArray terms,
+                      DArray info, double external_delay) {
+             float* o = writable(obs, kPathObsSize, "obs");
+             double* t = writable(terms, kTermSize, "terms");
+             double* i = writable(info, kStepInfoSize, "info");
+             if (!(external_delay >= 0.0) || !std::isfinite(external_delay))
+               throw std::invalid_argument("external_delay must be a finite delay >= 0 s");
+             py::gil_scoped_release release;
+             return e.step(a0, a1, o, t, i, external_delay);
+           }, py::arg("a_steer"), py::arg("a_long"), py::arg("obs").noconvert(),
+           py::arg("terms").noconvert(), py::arg("info").noconvert(),
+           py::arg("external_delay"),
+           "Step with a caller-supplied computation delay [s] (LatencyKind.external)")
+      .def("set_latency", &PathEnvCore::set_latency, py::arg("spec"), py::arg("policy"),
+           "Mode-B latency (takes effect at the next reset)")
+      .def("clear_latency", &PathEnvCore::clear_latency)
+      .def_property_readonly("has_latency", &PathEnvCore::has_latency)
+      .def_property_readonly("n_overrun", [](const PathEnvCore& e) {
+             return e.timeline().n_overrun();
+           })
+      .def_property_readonly("n_skipped", [](const PathEnvCore& e) {
+             return e.timeline().n_skipped();
+           })
+      .def_property_readonly("next_k", [](const PathEnvCore& e) { return e.timeline().next_k(); })
       .def("command_from_action", [](const PathEnvCore& e, double a0, double a1) {
              const Command c = e.command_from_action(a0, a1);
              return py::make_tuple(c.steer, c.longitudinal);

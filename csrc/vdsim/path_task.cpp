@@ -223,24 +223,62 @@ Command PathEnvCore::command_from_action(double a_steer, double a_long) const {
   return c;
 }
 
-void PathEnvCore::reset(const std::array<double, 6>& st, float* obs_out, double* info_out) {
+void PathEnvCore::set_latency(const LatencySpec& spec, OverrunPolicy policy) {
+  sampler_ = LatencySampler(spec);
+  timeline_ = AsyncTimeline(session_.config().substep_dt, task_.ticks_per_period, policy);
+  latency_on_ = true;
+}
+
+void PathEnvCore::reset(const std::array<double, 6>& st, float* obs_out, double* info_out,
+                        uint64_t latency_seed) {
   session_.reset(st[0], st[1], st[2], st[3], st[4], st[5]);
   cones_.reset_hits();
   hint_ = -1;
   prev_action_[0] = prev_action_[1] = action_[0] = action_[1] = 0.0;
+  if (latency_on_) {
+    timeline_.reset();
+    sampler_.reseed(latency_seed);
+  }
   evaluate(obs_out, nullptr, info_out, false);
   s_prev_ = info_out[2];
+  std::fill(info_out + kTimingInfo, info_out + kStepInfoSize, 0.0);
 }
 
 int PathEnvCore::step(double a_steer, double a_long, float* obs_out, double* terms_out,
-                      double* info_out) {
+                      double* info_out, double external_delay) {
   prev_action_[0] = action_[0];
   prev_action_[1] = action_[1];
   action_[0] = std::clamp(a_steer, -1.0, 1.0);
   action_[1] = std::clamp(a_long, -1.0, 1.0);
-  apply_command(command_from_action(action_[0], action_[1]));
-  session_.advance(task_.ticks_per_period);
-  return evaluate(obs_out, terms_out, info_out, true);
+  const Command cmd = command_from_action(action_[0], action_[1]);
+  double timing[kStepInfoSize - kTimingInfo];
+  if (!latency_on_) {
+    const double t0 = session_.time();
+    apply_command(cmd);
+    session_.advance(task_.ticks_per_period);
+    timing[0] = timing[1] = t0;
+    std::fill(timing + 2, timing + (kStepInfoSize - kTimingInfo), 0.0);
+  } else {
+    const int64_t k = timeline_.next_k();
+    const double c = sampler_.spec().kind == LatencyKind::External ? external_delay
+                                                                   : sampler_.draw();
+    const int64_t skipped_before = timeline_.n_skipped();
+    const SampleTiming s = timeline_.commit(k, c);
+    session_.schedule(s.apply_tick, cmd);
+    // The session stands at k's grid tick; run it to the next sample's.
+    session_.advance(timeline_.next_k() * task_.ticks_per_period - session_.tick());
+    const double dt = session_.config().substep_dt;
+    timing[0] = static_cast<double>(s.sample_tick) * dt;
+    timing[1] = static_cast<double>(s.apply_tick) * dt;
+    timing[2] = s.c;
+    timing[3] = s.overrun ? 1.0 : 0.0;
+    timing[4] = static_cast<double>(timeline_.n_skipped() - skipped_before);
+    timing[5] = static_cast<double>(timeline_.n_overrun());
+    timing[6] = static_cast<double>(timeline_.n_skipped());
+  }
+  const int flags = evaluate(obs_out, terms_out, info_out, true);
+  std::copy(timing, timing + (kStepInfoSize - kTimingInfo), info_out + kTimingInfo);
+  return flags;
 }
 
 int PathEnvCore::evaluate(float* obs_out, double* terms_out, double* info_out, bool score) {
@@ -256,10 +294,10 @@ int PathEnvCore::evaluate(float* obs_out, double* terms_out, double* info_out, b
       std::fill(terms_out, terms_out + kTermSize, 0.0);
       terms_out[6] = -w.terminal;
     }
-    const double info[kStepInfoSize] = {score ? -w.terminal : 0.0, std::nan(""), s_prev_,
+    const double info[kTimingInfo] = {score ? -w.terminal : 0.0, std::nan(""), s_prev_,
                                         session_.time(), vx, X, Y, psi, 0.0,
                                         static_cast<double>(cones_.total_hits())};
-    std::copy(info, info + kStepInfoSize, info_out);
+    std::copy(info, info + kTimingInfo, info_out);
     return kNonFinite | kTerminated;
   }
 
@@ -308,10 +346,10 @@ int PathEnvCore::evaluate(float* obs_out, double* terms_out, double* info_out, b
     if (terms_out) std::copy(terms, terms + kTermSize, terms_out);
   }
   s_prev_ = p.s;
-  const double info[kStepInfoSize] = {reward, p.e_y, p.s, session_.time(), vx, X, Y, psi,
+  const double info[kTimingInfo] = {reward, p.e_y, p.s, session_.time(), vx, X, Y, psi,
                                       static_cast<double>(fresh),
                                       static_cast<double>(cones_.total_hits())};
-  std::copy(info, info + kStepInfoSize, info_out);
+  std::copy(info, info + kTimingInfo, info_out);
   return flags;
 }
 

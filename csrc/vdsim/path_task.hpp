@@ -5,8 +5,11 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
+#include "async_timeline.hpp"
+#include "latency.hpp"
 #include "session.hpp"
 
 namespace vdsim {
@@ -113,10 +116,15 @@ constexpr int kTermSize = 7;
 constexpr std::array<const char*, kTermSize> kTermNames = {
     "tracking", "heading", "speed", "smoothness", "progress", "cone", "terminal"};
 
-// Per-step scalars for info and rendering, in this order.
-constexpr int kStepInfoSize = 10;
+// Per-step scalars for info and rendering, in this order. The last seven are the step's
+// sample timing (mode B): t_sample, t_apply [s], c_k [s], overrun (0/1), periods skipped by
+// this step, and the episode totals n_overrun, n_skipped. Without latency: t_apply =
+// t_sample, the rest 0.
+constexpr int kStepInfoSize = 17;
 constexpr std::array<const char*, kStepInfoSize> kStepInfoNames = {
-    "reward", "e_y", "s", "t", "vx", "X", "Y", "psi", "new_hits", "cone_hits"};
+    "reward", "e_y", "s", "t", "vx", "X", "Y", "psi", "new_hits", "cone_hits",
+    "t_sample", "t_apply", "c_k", "overrun", "skipped", "n_overrun", "n_skipped"};
+constexpr int kTimingInfo = 10;  // index of t_sample
 
 enum StepFlag : int {
   kTerminated = 1,
@@ -137,14 +145,36 @@ class PathEnvCore {
 
   void set_course(const double* path_xy, const double* speed, int64_t n_points,
                   const double* cones_xy, int64_t n_cones, double corridor_half_width);
-  // Places the vehicle at (x, y, psi, vx, vy, r) and writes the first observation.
-  void reset(const std::array<double, 6>& state, float* obs_out, double* info_out);
+  // Places the vehicle at (x, y, psi, vx, vy, r) and writes the first observation. With
+  // latency, the timeline restarts at k = 0 and the delay generator is reseeded with
+  // latency_seed (the session's reset already clears the command schedule).
+  void reset(const std::array<double, 6>& state, float* obs_out, double* info_out,
+             uint64_t latency_seed = 0);
   // Action in [-1, 1]^2 (clamped) -> plant command, per the session's longitudinal mode.
   Command command_from_action(double a_steer, double a_long) const;
-  // The seam for latency: today the command takes effect now.
+  // Mode A: the command takes effect now (used by step() without latency).
   void apply_command(const Command& c) { session_.command_now(c); }
-  // apply_command + advance one control period + evaluate; returns StepFlag bits.
-  int step(double a_steer, double a_long, float* obs_out, double* terms_out, double* info_out);
+
+  // Computation latency (mode B). Takes effect at the next reset().
+  void set_latency(const LatencySpec& spec, OverrunPolicy policy);
+  void clear_latency() { latency_on_ = false; }
+  bool has_latency() const { return latency_on_; }
+  bool external_latency() const {
+    return latency_on_ && sampler_.spec().kind == LatencyKind::External;
+  }
+  const AsyncTimeline& timeline() const { return timeline_; }
+
+  // One env step; returns StepFlag bits.
+  // Without latency: the command takes effect now, the session advances one control
+  //   period, then the task is evaluated.
+  // With latency: the action is the sample at grid index k = timeline.next_k() (the last
+  //   observation was taken at k Tc); its delay c_k is drawn (LatencyKind::External: c_k =
+  //   external_delay, supplied by the caller), committed on the timeline and the command
+  //   scheduled at its apply tick; the session advances to the next sample's grid tick
+  //   (skip: possibly several periods; queue: one) and the task is evaluated there. Cones
+  //   and termination are checked at the end of the env step only.
+  int step(double a_steer, double a_long, float* obs_out, double* terms_out, double* info_out,
+           double external_delay = std::numeric_limits<double>::quiet_NaN());
 
   void obs_scale(double* out) const;  // kPathObsSize values
   Session& session() { return session_; }
@@ -166,6 +196,9 @@ class PathEnvCore {
   double s_prev_ = 0.0;
   double prev_action_[2] = {0.0, 0.0};
   double action_[2] = {0.0, 0.0};
+  bool latency_on_ = false;
+  LatencySampler sampler_;
+  AsyncTimeline timeline_;
 };
 
 }  // namespace vdsim
