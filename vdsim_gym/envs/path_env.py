@@ -18,6 +18,7 @@ import numpy as np
 from vdsim_gym import _core
 from vdsim_gym.config import ActuatorConfig, VehicleConfig
 from vdsim_gym.envs.course import Course
+from vdsim_gym.latency import LatencyModel, check_latency, check_overrun
 from vdsim_gym.plant import DEFAULT_INTEGRATOR, PhysicsSpec
 
 OBS_NAMES: tuple[str, ...] = tuple(_core.PATH_OBS_NAMES)
@@ -30,6 +31,9 @@ _TERMINATED, _TRUNCATED = _FLAGS["terminated"], _FLAGS["truncated"]
 _ACTION_TOL = 1.0 + 1e-6  # actions within this of [-1, 1] are clipped, beyond it rejected
 _START_NOISE_Y = 0.05  # uniform lateral offset at reset, +- [m]
 _START_NOISE_PSI = math.radians(0.5)  # uniform heading offset at reset, +- [rad]
+_N_INFO = len(_core.PATH_STEP_INFO_NAMES)
+# Tag of the latency seed stream derived from the reset seed (independent of np_random).
+_LATENCY_STREAM = 0x1A7E_5EED
 
 # The manual's shared sections; the subclasses' docstrings include them.
 SHARED_DOC = """
@@ -92,6 +96,22 @@ SHARED_DOC = """
     ``info`` carries ``pass_speed`` (None unless the course end was reached) and
     ``episode_summary``. Every step's ``info``: ``reward_terms``, ``e_y`` [m],
     ``cone_hits`` (episode total), ``s`` [m], ``t`` [s].
+
+    ## Latency
+
+    With ``latency=LatencyModel...`` (or ``vdsim_gym.wrappers.LatencyWrapper``) the action
+    chosen from the observation at t_k takes effect at its apply tick
+    ``ceil((t_start + c_k) / substep_dt)``; the previous command holds until then. One
+    worker computes one sample at a time (t_start = max(t_k, finish of the previous one)).
+    ``overrun="skip"``: samples falling due while the worker is busy are not taken, so one
+    env step spans several control periods; ``"queue"``: every step is one period and the
+    delay accumulates while c_k > Tc. Cones and termination are checked at the end of each
+    env step only. Every step's ``info`` then also has ``t_sample``, ``t_apply`` [s],
+    ``c_k`` [s], ``overrun`` (bool), ``skipped`` (periods skipped by this step) and the
+    episode totals ``n_overrun``, ``n_skipped``. The delays are reseeded at every reset
+    from the reset seed (mixed with the model's seed), so ``reset(seed=...)`` fixes them.
+    ``LatencyModel.measured()``: call ``env.unwrapped.set_next_delay(c_seconds)`` before
+    every step. See docs/ENVS.md, "Latency".
 """
 
 SHARED_ARGS = """
@@ -108,6 +128,10 @@ SHARED_ARGS = """
     - ``reward_weights=None``: mapping of term name -> weight overriding the defaults.
     - ``terminate_on_cone=True``: end the episode at the first cone hit.
     - ``render_mode=None``: None or "rgb_array".
+    - ``latency=None``: a ``vdsim_gym.LatencyModel`` (``.fixed(c)``, ``.uniform(lo, hi,
+      seed)``, ``.normal(mu, sd, seed)``, ``.measured()``): computation delay of each
+      action (see Latency); None applies every action at once.
+    - ``overrun="skip"``: "skip" or "queue", the policy when a delay exceeds the period.
 """
 
 
@@ -134,6 +158,8 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         reward_weights: Mapping[str, float] | None = None,
         terminate_on_cone: bool = True,
         render_mode: str | None = None,
+        latency: LatencyModel | None = None,
+        overrun: str = "skip",
     ) -> None:
         self.physics = PhysicsSpec.build(
             level=level, vehicle=vehicle, substep_dt=substep_dt, control_period=control_period,
@@ -170,8 +196,14 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         # Caller-owned buffers the core writes into; no allocation per step.
         self._obs = np.zeros(len(OBS_NAMES), np.float32)
         self._terms = np.zeros(len(REWARD_TERM_NAMES))
-        self._info = np.zeros(len(_core.PATH_STEP_INFO_NAMES))
+        self._info = np.zeros(_N_INFO)
         self._core_step = self._core.step
+        self.latency: LatencyModel | None = None
+        self.overrun: str = "skip"
+        self._measured = False
+        self._next_delay: float | None = None
+        self._latency_rng: np.random.Generator | None = None
+        self.configure_latency(latency, overrun)
         self.course: Course | None = None
         self._needs_reset = True
         self._e_y_log: list[float] = []
@@ -192,6 +224,58 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         y = float(y0) + math.cos(heading) * dy
         return (x, y, heading + dpsi, float(course.start_speed), 0.0, 0.0)
 
+    # ---------------------------------------------------------------- latency
+
+    def configure_latency(self, latency: LatencyModel | None, overrun: str = "skip") -> None:
+        """Sets the computation-delay model and overrun policy (None: no latency).
+
+        Takes effect at the next ``reset()``, which is then required before ``step()``.
+        The one implementation behind the ``latency``/``overrun`` kwargs and
+        ``vdsim_gym.wrappers.LatencyWrapper``.
+        """
+        overrun = check_overrun(overrun)
+        if latency is not None:
+            if isinstance(latency, (int, float)) and not isinstance(latency, bool):
+                raise ValueError(
+                    f"latency must be a LatencyModel, got the number {latency!r}; for a fixed "
+                    f"delay of {latency} s pass latency=LatencyModel.fixed({latency}) "
+                    "(from vdsim_gym import LatencyModel)"
+                )
+            latency = check_latency(latency)
+            self._core.set_latency(latency.spec(), getattr(_core.OverrunPolicy, overrun))
+        else:
+            self._core.clear_latency()
+        self.latency, self.overrun = latency, overrun
+        self._measured = latency is not None and latency.kind == "measured"
+        self._next_delay = None
+        self._needs_reset = True
+
+    def set_next_delay(self, c: float) -> None:
+        """The computation delay [s] of the next step's action (``LatencyModel.measured()``).
+
+        The env cannot time the agent: whoever does (e.g. ClosedLoopEval) passes the
+        measured compute time here before every ``step()``.
+        """
+        if not self._measured:
+            raise ValueError(
+                "set_next_delay() applies to latency=LatencyModel.measured() only; this env "
+                f"has latency={self.latency!r} (its delays come from the model)"
+            )
+        if isinstance(c, bool) or not isinstance(c, (int, float, np.floating)) \
+                or not math.isfinite(c) or c < 0:
+            raise ValueError(f"delay must be a finite number of seconds >= 0, got {c!r}")
+        self._next_delay = float(c)
+
+    def _latency_seed(self, model: LatencyModel, seed: int | None) -> int:
+        """Seed of this episode's delays: a stream derived from the reset seed, so the
+        env's own ``np_random`` (courses, start noise) draws the same with or without
+        latency."""
+        if seed is not None or self._latency_rng is None:
+            base = self.np_random_seed
+            self._latency_rng = np.random.default_rng(
+                [base, _LATENCY_STREAM] if base >= 0 else None)
+        return model.seed ^ int(self._latency_rng.integers(2**63))
+
     # ---------------------------------------------------------------- Gymnasium API
 
     def reset(
@@ -201,7 +285,9 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         course = self._next_course()
         if course is not self.course:
             self._set_course(course)
-        self._core.reset(self._initial_state(course), self._obs, self._info)
+        latency_seed = 0 if self.latency is None else self._latency_seed(self.latency, seed)
+        self._core.reset(self._initial_state(course), self._obs, self._info, latency_seed)
+        self._next_delay = None
         self._needs_reset = False
         _, e_y, s, t, _, X, Y, *_ = self._info.tolist()
         self._e_y_log = []
@@ -220,14 +306,30 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
             _reject_action(a0, a1)
         if self._needs_reset:
             raise gym.error.ResetNeeded("call reset() before step()")
-        flags = self._core_step(a0, a1, self._obs, self._terms, self._info)
-        reward, e_y, s, t, vx, X, Y, _, _, hits = self._info.tolist()
+        if self._measured:
+            if self._next_delay is None:
+                raise RuntimeError(
+                    "latency=LatencyModel.measured(): the env cannot time the agent; call "
+                    "env.unwrapped.set_next_delay(c_seconds) with this step's compute time "
+                    "before every step()"
+                )
+            flags = self._core_step(a0, a1, self._obs, self._terms, self._info,
+                                    self._next_delay)
+            self._next_delay = None
+        else:
+            flags = self._core_step(a0, a1, self._obs, self._terms, self._info)
+        (reward, e_y, s, t, vx, X, Y, _, _, hits,
+         t_sample, t_apply, c_k, overrun, skipped, n_overrun, n_skipped) = self._info.tolist()
         self._e_y_log.append(e_y)
         self._xy_log.append((X, Y))
         info = {
             "reward_terms": dict(zip(REWARD_TERM_NAMES, self._terms.tolist(), strict=True)),
             "e_y": e_y, "cone_hits": int(hits), "s": s, "t": t,
         }
+        if self.latency is not None:
+            info.update(t_sample=t_sample, t_apply=t_apply, c_k=c_k, overrun=overrun != 0.0,
+                        skipped=int(skipped), n_overrun=int(n_overrun),
+                        n_skipped=int(n_skipped))
         terminated = (flags & _TERMINATED) != 0
         truncated = (flags & _TRUNCATED) != 0
         if terminated or truncated:
