@@ -79,7 +79,11 @@ class LatencyWrapper(
         self.obs_names: tuple[str, ...] = tuple(core.obs_names) + names
         if k:
             base = env.observation_space
-            assert isinstance(base, gym.spaces.Box)
+            if not isinstance(base, gym.spaces.Box) or base.shape is None or len(base.shape) != 1:
+                raise TypeError(
+                    "action_history needs a flat Box observation space to append to, got "
+                    f"{base}; apply LatencyWrapper before observation-changing wrappers"
+                )
             self.observation_space = gym.spaces.Box(
                 np.concatenate([base.low, -np.ones(2 * k, np.float32)]),
                 np.concatenate([base.high, np.ones(2 * k, np.float32)]),
