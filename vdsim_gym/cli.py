@@ -1,4 +1,4 @@
-"""``vdsim-gym`` command line: demo, bench, accuracy."""
+"""``vdsim-gym`` command line: demo, bench, accuracy, delay-budget."""
 
 from __future__ import annotations
 
@@ -28,6 +28,14 @@ def _accuracy(args: argparse.Namespace) -> int:
     return accuracy_main() or 0
 
 
+def _delay_budget(args: argparse.Namespace) -> int:
+    from vdsim_gym.eval.delay_budget import main as budget_main
+
+    budget_main(out=args.out, level=args.level, duration=args.duration,
+                make_plot=not args.no_plot)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vdsim-gym", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -49,6 +57,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     acc = sub.add_parser("accuracy", help="integrator accuracy gate against a 10x finer reference")
     acc.set_defaults(func=_accuracy)
+
+    budget = sub.add_parser(
+        "delay-budget",
+        help="Stanley + PI on the 3.5 m / 30 m lane change as mode A and B with delays: "
+             "table + CSV + plot of e_y RMSE against the delay")
+    budget.add_argument("--out", default="delay_budget_out",
+                        help="output folder (default: delay_budget_out)")
+    budget.add_argument("--level", default="L2", choices=("L1", "L2"))
+    budget.add_argument("--duration", type=float, default=10.0,
+                        help="simulated time per run [s] (default: 10, 500 samples)")
+    budget.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib)")
+    budget.set_defaults(func=_delay_budget)
     return parser
 
 

@@ -1,0 +1,94 @@
+"""The delay-budget example: the Plant-side observation equals the env's, B 0 ms == A,
+the table grows with the delay, and the CLI writes its files."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+from vdsim_gym import Plant
+from vdsim_gym.cli import main as cli_main
+from vdsim_gym.controllers import stanley_pi
+from vdsim_gym.eval.delay_budget import (
+    REFERENCE_FIGURES,
+    BaselineController,
+    PathObservation,
+    default_cases,
+    format_markdown,
+    make_env,
+    run_budget,
+    start_state,
+)
+
+
+@pytest.fixture(scope="module")
+def env():
+    e = make_env()
+    yield e
+    e.close()
+
+
+def test_plant_observation_is_the_envs_bit_for_bit(env):
+    """The baseline sees the same vector through PathObservation as through the env, and
+    the env's action mapping on the Plant gives the same trajectory."""
+    obs_env, _ = env.reset(seed=3)
+    base = env.unwrapped
+    plant = Plant(level="L2", substep_dt=base.substep_dt, control_period=base.control_period,
+                  longitudinal="force")
+    x = base.state
+    obs = plant.reset(dict(zip(("X", "Y", "psi", "vx", "vy", "r"), x[:6].tolist(),
+                               strict=True)))
+    adapter = PathObservation(env)
+    policy = stanley_pi(env)
+    prev = (0.0, 0.0)
+    for k in range(150):
+        vec = adapter(obs, prev)
+        assert np.array_equal(vec, obs_env), k
+        action, _ = policy.predict(obs_env, episode_start=np.array([k == 0]))
+        obs_env, *_ = env.step(action)
+        obs = plant.step(base.action_to_command(action))
+        prev = tuple(float(a) for a in np.clip(action, -1, 1))
+
+
+def test_budget_b0_equals_a_and_delay_costs_tracking(env):
+    cases = default_cases()[:5]  # A, B 0 / 5 / 10 / 20 ms
+    rows, results = run_budget(cases, duration=4.0)
+    a, b0 = results[0], results[1]
+    for col in a.trace:
+        assert np.array_equal(a.trace[col], b0.trace[col], equal_nan=True), col
+    assert rows[0].ey_rmse_m == rows[1].ey_rmse_m and rows[0].ey_max_m == rows[1].ey_max_m
+    rmse = [r.ey_rmse_m for r in rows[1:]]
+    assert rmse == sorted(rmse) and rmse[-1] > 1.05 * rmse[0]
+    assert all(r.samples == 200 and r.overruns == 0 for r in rows)
+    assert "| A sync |" in format_markdown(rows)
+
+
+def test_controller_resets_between_runs(env):
+    ctrl = BaselineController(env)
+    s0 = start_state(env)
+    plant = Plant(level="L2", longitudinal="force")
+    first = ctrl(plant.reset(s0), 0.0)
+    ctrl(plant.step(first), 0.02)
+    ctrl.reset()
+    assert ctrl(plant.reset(s0), 0.0) == first
+
+
+def test_cli_writes_table_csv_and_plot(tmp_path, capsys):
+    assert cli_main(["delay-budget", "--out", str(tmp_path), "--duration", "1.0"]) == 0
+    text = capsys.readouterr().out
+    assert "B fixed 20 ms" in text and "e_y RMSE [m]" in text
+    with (tmp_path / "delay_budget.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["case"] for r in rows] == [c.name for c in default_cases()]
+    assert rows[0]["ey_rmse_m"] == rows[1]["ey_rmse_m"]
+    assert (tmp_path / "delay_budget.png").stat().st_size > 10_000
+    assert set(REFERENCE_FIGURES) == {0, 5, 10, 20}
+
+
+@pytest.mark.slow
+def test_full_budget_table():
+    rows, _ = run_budget()
+    assert rows[0].ey_rmse_m == rows[1].ey_rmse_m
+    assert all(r.samples == 500 for r in rows[:6])

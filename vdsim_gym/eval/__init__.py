@@ -1,0 +1,18 @@
+"""Closed-loop evaluation: one controller under timing models A (sync) and B
+(virtual_async), tracking metrics and result provenance (docs/EVAL_MODES.md)."""
+
+from __future__ import annotations
+
+from vdsim_gym.eval.closed_loop import MODES, ClosedLoopEval, ControllerError, EvalResult
+from vdsim_gym.eval.metrics import lateral_error, tracking_stats
+from vdsim_gym.latency import LatencyModel
+
+__all__ = [
+    "MODES",
+    "ClosedLoopEval",
+    "ControllerError",
+    "EvalResult",
+    "LatencyModel",
+    "lateral_error",
+    "tracking_stats",
+]

@@ -1,0 +1,434 @@
+"""ClosedLoopEval: one controller against a simulated vehicle under a timing model.
+
+Modes (docs/EVAL_MODES.md):
+
+- ``"sync"`` (A): the command from the sample at t_k = k Tc applies at t_k and holds one
+  period; bit for bit a plain ``Plant.step`` loop.
+- ``"virtual_async"`` (B): the sample at t_k gives a command that applies at
+  ``ceil((t_start + c_k) / substep_dt)`` ticks, c_k from a ``LatencyModel``; one worker
+  computes one sample at a time; overruns follow ``overrun="skip" | "queue"``.
+
+Everything runs on the core's integer tick clock. The timing arithmetic is the core's
+``AsyncTimeline``; the commands go through the session's command schedule; this module
+is the event loop between them: it advances the plant in blocks of substeps from one
+event (a grid sample tick, a controller call tick, the end) to the next.
+
+The simulated side is reached through a small driver protocol (``_Driver``: reset,
+observe, call, check, command_now / schedule / drop_pending / advance, state_row), so an
+env + SB3-policy driver can plug into the same loop beside the Plant + callback driver.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from vdsim_gym import _core
+from vdsim_gym.eval.metrics import _check_path, lateral_error, tracking_stats
+from vdsim_gym.eval.provenance import build_info, plant_meta
+from vdsim_gym.latency import LatencyModel, check_latency, check_overrun
+from vdsim_gym.plant import Plant
+from vdsim_gym.timing import whole_ticks
+
+MODES = ("sync", "virtual_async")
+STATE_COLUMNS = ("X", "Y", "psi", "vx", "vy", "r", "ax", "ay", "beta", "delta_rw")
+TIMING_COLUMNS = ("t_sample", "t_apply", "c_k", "overrun")
+
+Command = tuple[float, float]
+Controller = Callable[[Any, float], Any]
+
+
+class ControllerError(RuntimeError):
+    """The controller raised; ``k`` and ``t`` name the sample, ``__cause__`` is the error."""
+
+    def __init__(self, message: str, k: int, t: float) -> None:
+        super().__init__(message)
+        self.k = k
+        self.t = t
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """What a run produced (columns and units in docs/EVAL_MODES.md).
+
+    trace: one row per control grid point t_k = k Tc before the end, plus a closing row
+        at the end (t_stop or the duration) whose command columns are NaN.
+    samples: one row per controller call.
+    stats: counts and tracking metrics; meta: settings and provenance.
+    """
+
+    trace: dict[str, np.ndarray]
+    samples: dict[str, np.ndarray]
+    stats: dict[str, Any]
+    meta: dict[str, Any]
+
+
+class _Driver(Protocol):
+    """The simulated side of the event loop (a Plant + callback today; an env + policy
+    can implement the same methods)."""
+
+    substep_dt: float
+    ticks_per_period: int
+    lon_column: str  # name of the longitudinal command column: "u_fx" or "u_pedal"
+
+    def reset(self) -> None: ...
+    def observe(self) -> Any: ...  # what the controller receives at the current tick
+    def state_row(self, obs: Any) -> tuple[float, ...]: ...  # STATE_COLUMNS of an observation
+    def call(self, obs: Any, t: float) -> Any: ...  # the controller's raw output
+    def check(self, raw: Any) -> Command: ...  # validated command; ValueError otherwise
+    def command_now(self, command: Command) -> None: ...
+    def schedule(self, apply_tick: int, command: Command) -> None: ...
+    def drop_pending(self) -> None: ...
+    def advance(self, n: int) -> None: ...
+    def meta(self) -> dict[str, Any]: ...
+
+
+class _PlantDriver:
+    """A Plant driven by a callback ``controller(obs_dict, t) -> (delta_rad, longitudinal)``."""
+
+    def __init__(self, plant: Plant, controller: Controller,
+                 initial_state: Mapping[str, float] | None, ref_point_setting: Any) -> None:
+        self.plant = plant
+        self.controller = controller
+        self.initial_state = dict(initial_state or {})
+        self.ref_point_setting = ref_point_setting
+        self.substep_dt = plant.substep_dt
+        self.ticks_per_period = plant.ticks_per_period
+        self.lon_column = "u_fx" if plant.longitudinal == "force" else "u_pedal"
+        self._session = plant.session
+
+    def reset(self) -> None:
+        self.plant.reset(self.initial_state)
+
+    def observe(self) -> dict[str, float]:
+        return self.plant.observe()
+
+    def state_row(self, obs: dict[str, float]) -> tuple[float, ...]:
+        return tuple(obs[c] for c in STATE_COLUMNS)
+
+    def call(self, obs: dict[str, float], t: float) -> Any:
+        return self.controller(obs, t)
+
+    def check(self, raw: Any) -> Command:
+        try:
+            return self.plant.check_command(raw)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{err}; got {raw!r}") from None
+
+    def command_now(self, command: Command) -> None:
+        self._session.command_now(*command)
+
+    def schedule(self, apply_tick: int, command: Command) -> None:
+        self._session.schedule(apply_tick, *command)
+
+    def drop_pending(self) -> None:
+        self._session.drop_pending()
+
+    def advance(self, n: int) -> None:
+        self._session.advance(n)
+
+    def meta(self) -> dict[str, Any]:
+        return plant_meta(self.plant.physics, self.plant.ref_point, self.ref_point_setting)
+
+
+class _Samples:
+    """Rows of ``samples``, one per controller call."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+
+    def add(self, **row: Any) -> dict[str, Any]:
+        self.rows.append(row)
+        return row
+
+
+class ClosedLoopEval:
+    """Run one controller against a Plant in mode A (sync) or B (virtual_async).
+
+    Args (keyword-only):
+        plant_kwargs: ``Plant`` keywords (level, vehicle, substep_dt, actuator, ref_point,
+            longitudinal, integrator); the control period comes from ``control_period``.
+        controller: ``controller(obs, t) -> (delta_rad, longitudinal)`` with obs the
+            Plant observation dict at the sample time t [s]. The same callable runs
+            unchanged in every mode.
+        control_period: Tc [s], a whole multiple of substep_dt.
+        mode: "sync" (A) or "virtual_async" (B).
+        latency: B only: a ``LatencyModel`` (default fixed(0)); sync accepts only None
+            or fixed(0) (no delay by definition).
+        overrun: B only: "skip" (default) or "queue".
+        duration: simulated time [s], a whole multiple of substep_dt.
+        reference_path: optional (M, 2) polyline; adds an ``e_y`` trace column and
+            e_y_rmse_m / e_y_max_m to stats (over the grid rows that ran).
+        initial_state: ``Plant.reset`` state (X, Y, psi, vx, vy, r; missing ones 0).
+
+    ``run()`` returns an ``EvalResult``; ``stop()`` ends a running run early from the
+    controller or any thread (a stop() before run() has no effect).
+    """
+
+    def __init__(
+        self,
+        *,
+        plant_kwargs: Mapping[str, Any] | None = None,
+        controller: Controller | None = None,
+        control_period: float = 0.02,
+        mode: str = "sync",
+        latency: LatencyModel | None = None,
+        overrun: str | None = None,
+        duration: float = 10.0,
+        reference_path: Any = None,
+        initial_state: Mapping[str, float] | None = None,
+    ) -> None:
+        if mode not in MODES:
+            hint = " (wallclock mode C is not available yet)" if mode == "wallclock" else ""
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}{hint}")
+        self.mode = mode
+        if overrun is not None:
+            check_overrun(overrun)
+        if latency is not None:
+            check_latency(latency)
+        if mode == "sync":
+            if latency is not None and latency != LatencyModel.fixed(0.0):
+                raise ValueError(
+                    f"mode='sync' has no computation delay; got latency={latency!r}. "
+                    "Use mode='virtual_async' to insert a latency model"
+                )
+            self.latency, self.overrun = None, None
+        else:
+            self.latency = LatencyModel.fixed(0.0) if latency is None else latency
+            self.overrun = "skip" if overrun is None else overrun
+        if controller is None or not callable(controller):
+            extra = (" An object with an SB3-style predict() runs through an env driver "
+                     "(env=..., policy=...), which is not available yet."
+                     if hasattr(controller, "predict") else "")
+            raise ValueError(
+                "controller must be a callable controller(obs, t) -> (delta_rad, longitudinal),"
+                f" got {controller!r}.{extra}"
+            )
+        kwargs = dict(plant_kwargs or {})
+        if "control_period" in kwargs:
+            raise ValueError(
+                "give control_period to ClosedLoopEval(control_period=...), not in plant_kwargs"
+            )
+        plant = Plant(**kwargs, control_period=control_period)
+        self._driver: _Driver = _PlantDriver(plant, controller, initial_state,
+                                             kwargs.get("ref_point"))
+        self.plant = plant
+        dt = plant.substep_dt
+        self.duration = float(duration) if isinstance(duration, (int, float)) else duration
+        self._end_tick = whole_ticks(duration, dt, "duration")
+        self.reference_path = None if reference_path is None else _check_path(reference_path)
+        self._stop = threading.Event()
+
+    # ------------------------------------------------------------------ public API
+
+    def stop(self) -> None:
+        """End the running run early (thread-safe; no effect before run())."""
+        self._stop.set()
+
+    def run(self) -> EvalResult:
+        """One run from the initial state; see the class docstring and docs/EVAL_MODES.md."""
+        self._stop.clear()
+        d = self._driver
+        try:
+            d.reset()
+            if self.mode == "sync":
+                rows, samples, end, stopped = self._loop_sync()
+            else:
+                rows, samples, end, stopped = self._loop_async()
+        finally:
+            d.drop_pending()  # nothing stays scheduled for the next run, whatever happened
+        return self._result(rows, samples, end, stopped)
+
+    # ------------------------------------------------------------------ loops
+
+    def _call(self, obs: Any, k: int, t: float) -> tuple[Command, float]:
+        """Controller output for sample k (observed at t), checked, and its wall time."""
+        t0 = time.perf_counter()
+        try:
+            raw = self._driver.call(obs, t)
+        except Exception as err:
+            raise ControllerError(
+                f"controller raised at sample k={k}, t={t:.6g} s: {type(err).__name__}: {err}",
+                k, t,
+            ) from err
+        wall = time.perf_counter() - t0
+        try:
+            command = self._driver.check(raw)
+        except ValueError as err:
+            raise ValueError(f"controller output at sample k={k}, t={t:.6g} s: {err}") from None
+        return command, wall
+
+    def _loop_sync(self) -> tuple:
+        d, P, dt, end = self._driver, self._driver.ticks_per_period, self._driver.substep_dt, \
+            self._end_tick
+        rows: list[tuple] = []
+        samples = _Samples()
+        stopped = False
+        k = 0
+        while k * P < end:
+            tick = k * P
+            t = tick * dt
+            if self._stop.is_set():  # a stop() between calls: end here, before the sample
+                end, stopped = tick, True
+                break
+            obs = d.observe()
+            command, wall = self._call(obs, k, t)
+            row = samples.add(k=k, t_sample=t, t_start=t, t_call=t, c_k=0.0, apply_tick=tick,
+                              overrun=False, command=command, t_compute_s=wall)
+            if self._stop.is_set():  # stopped during the call: not applied, no advance
+                row["stopping"] = True
+                end, stopped = tick, True
+                break
+            rows.append((t, d.state_row(obs), command, row))
+            d.command_now(command)
+            d.advance(min(P, end - tick))
+            k += 1
+        rows.append((end * dt, d.state_row(d.observe()), None, None))
+        return rows, samples, end, stopped
+
+    def _loop_async(self) -> tuple:
+        d, P, dt = self._driver, self._driver.ticks_per_period, self._driver.substep_dt
+        end = self._end_tick
+        n_grid = -(-end // P)  # grid points k P < end
+        queue = self.overrun == "queue"
+        timeline = _core.AsyncTimeline(dt, P, getattr(_core.OverrunPolicy, self.overrun))
+        timeline.reset()
+        measured = self.latency.kind == "measured"
+        sampler = None if measured else self.latency.sampler()
+        rows: list[tuple] = []
+        samples = _Samples()
+        scheduled: deque[dict[str, Any]] = deque()  # sample rows scheduled, not yet in force
+        in_force: dict[str, Any] | None = None  # sample row of the command in force
+        initial = (0.0, 0.0)  # the session's command after reset
+        snapshots: dict[int, Any] = {}  # queue: observation of each grid sample not yet called
+        stopped = False
+        now = 0
+        g = 0  # next grid point
+        while True:
+            grid_obs = None
+            on_grid = g < n_grid and now == g * P
+            if on_grid:
+                if self._stop.is_set():  # a stop() between calls ends at the grid time
+                    end, stopped = now, True
+                    break
+                grid_obs = d.observe()
+                if queue:
+                    snapshots[g] = grid_obs
+            # Controller calls due now (queue: several can fall on one tick).
+            stop_now = False
+            while (now < end and timeline.next_k < n_grid
+                   and timeline.call_tick(timeline.next_k) == now and not self._stop.is_set()):
+                k = timeline.next_k
+                obs = snapshots.pop(k) if queue else grid_obs
+                t_sample = timeline.grid_time(k)
+                command, wall = self._call(obs, k, t_sample)
+                c = wall if measured else sampler.draw()
+                if not (math.isfinite(c) and c >= 0.0):
+                    raise ValueError(f"latency model gave c_k={c!r} at sample k={k}; "
+                                     "delays must be finite and >= 0 s")
+                s = timeline.commit(k, c)
+                row = samples.add(k=k, t_sample=t_sample, t_start=s.t_start, t_call=now * dt,
+                                  c_k=c, apply_tick=s.apply_tick, overrun=s.overrun,
+                                  command=command, t_compute_s=wall)
+                if self._stop.is_set():  # stopped during the call: drop it and the pending
+                    row["stopping"] = True
+                    stop_now = True
+                    break
+                d.schedule(s.apply_tick, command)
+                scheduled.append(row)
+            if stop_now:
+                end, stopped = now, True
+                d.drop_pending()
+                break
+            if on_grid:
+                while scheduled and scheduled[0]["apply_tick"] <= now:
+                    in_force = scheduled.popleft()
+                cmd = initial if in_force is None else in_force["command"]
+                rows.append((now * dt, d.state_row(grid_obs), cmd, in_force))
+                g += 1
+            if now == end:
+                break
+            # Next event: grid point, controller call (not after a stop()) or the end.
+            nxt = end
+            if g < n_grid:
+                nxt = min(nxt, g * P)
+            if timeline.next_k < n_grid and not self._stop.is_set():
+                nxt = min(nxt, max(timeline.call_tick(timeline.next_k), now))
+            d.advance(nxt - now)
+            now = nxt
+        rows.append((end * dt, d.state_row(d.observe()), None, None))
+        return rows, samples, end, stopped
+
+    # ------------------------------------------------------------------ result
+
+    def _result(self, rows: list[tuple], samples: _Samples, end: int, stopped: bool
+                ) -> EvalResult:
+        d = self._driver
+        dt, P = d.substep_dt, d.ticks_per_period
+        lon = d.lon_column
+        nan = float("nan")
+
+        trace: dict[str, np.ndarray] = {"t": np.array([r[0] for r in rows])}
+        states = np.array([r[1] for r in rows], dtype=float).reshape(len(rows), -1)
+        for j, name in enumerate(STATE_COLUMNS):
+            trace[name] = states[:, j]
+        trace["u_steer"] = np.array([nan if r[2] is None else r[2][0] for r in rows])
+        trace[lon] = np.array([nan if r[2] is None else r[2][1] for r in rows])
+        src = [r[3] for r in rows]
+        trace["t_sample"] = np.array([nan if s is None else s["t_sample"] for s in src])
+        trace["t_apply"] = np.array([nan if s is None else s["apply_tick"] * dt for s in src])
+        trace["c_k"] = np.array([nan if s is None else s["c_k"] for s in src])
+        trace["overrun"] = np.array([0 if s is None else int(s["overrun"]) for s in src],
+                                    dtype=np.int8)
+
+        srows = samples.rows
+        applied = [not r.get("stopping", False) and r["apply_tick"] < end for r in srows]
+        cols: dict[str, np.ndarray] = {
+            "k": np.array([r["k"] for r in srows], dtype=np.int64),
+            "t_sample": np.array([r["t_sample"] for r in srows], dtype=float),
+            "t_start": np.array([r["t_start"] for r in srows], dtype=float),
+            "t_call": np.array([r["t_call"] for r in srows], dtype=float),
+            "c_k": np.array([r["c_k"] for r in srows], dtype=float),
+            "t_apply": np.array([r["apply_tick"] * dt for r in srows], dtype=float),
+            "overrun": np.array([r["overrun"] for r in srows], dtype=bool),
+            "applied": np.array(applied, dtype=bool),
+            "u_steer": np.array([r["command"][0] for r in srows], dtype=float),
+            lon: np.array([r["command"][1] for r in srows], dtype=float),
+            "t_compute_s": np.array([r["t_compute_s"] for r in srows], dtype=float),
+        }
+
+        n_rows_ran = len(rows) - 1  # grid rows before the end
+        taken = set(cols["k"].tolist())
+        stats: dict[str, Any] = {
+            "n_samples": len(srows),
+            "n_grid": n_rows_ran,
+            "n_overrun": int(np.count_nonzero(cols["overrun"])),
+            "n_skipped": (sum(1 for k in range(-(-end // P)) if k not in taken)
+                          if self.overrun == "skip" else 0),
+            "n_unapplied": int(len(srows) - sum(applied)),
+            "stopped_early": stopped,
+            "t_stop": end * dt if stopped else None,
+            "t_compute_max_s": float(cols["t_compute_s"].max()) if srows else nan,
+        }
+        if self.reference_path is not None:
+            e_y = lateral_error(np.column_stack((trace["X"], trace["Y"])), self.reference_path)
+            trace["e_y"] = e_y
+            stats.update(tracking_stats(e_y[:n_rows_ran]))
+
+        meta = {
+            "eval_mode": self.mode,
+            "control_period_s": P * dt,
+            "duration_s": self.duration,
+            "latency_model": None if self.latency is None else self.latency.describe(),
+            "overrun_policy": self.overrun,
+            **d.meta(),
+            **build_info(),
+        }
+        return EvalResult(trace=trace, samples=cols, stats=stats, meta=meta)

@@ -1,0 +1,299 @@
+"""The delay budget of the Stanley + PI baseline on the "3.5 m over 30 m" lane change.
+
+Reproduces the reference's example on our core: L2, 20 m/s, Tc = 20 ms, substep 0.5 ms,
+10 s (500 control samples), as mode A and as mode B with fixed delays of 0, 5, 10 and
+20 ms, plus uniform and normal delays and an overrun case under both policies. Prints
+the table (e_y RMSE, max |e_y|, samples, overruns), writes ``delay_budget.csv`` and a
+plot of e_y RMSE against the delay (``delay_budget.png``).
+
+The controller is the baseline itself (``vdsim_gym.controllers.stanley_pi``, its code
+unchanged), built from a ``VDSim-DLC-v0`` env on the same course. ``PathObservation``
+turns the Plant's observation dict into that env's normalized observation vector with
+the core's own path projection (``_core.PathTracker``), the same computation the env
+runs in C++; ``tests/eval/test_delay_budget.py`` checks that the vectors are bit for bit
+the env's. The action becomes a plant command through the env's ``action_to_command``.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import vdsim_gym.envs  # noqa: F401  (registration)
+from vdsim_gym import _core
+from vdsim_gym.controllers import stanley_pi
+from vdsim_gym.eval.closed_loop import ClosedLoopEval, EvalResult
+from vdsim_gym.latency import LatencyModel
+
+PRESET = "lane_change_3p5_30"
+SPEED = 20.0  # [m/s]
+CONTROL_PERIOD = 0.02  # [s]
+SUBSTEP_DT = 5e-4  # [s]
+DURATION = 10.0  # [s], 500 samples
+# The reference's figures (their core, same scenario): fixed delay [ms] -> e_y RMSE, max [m].
+REFERENCE_FIGURES = {0: (0.0924, 0.2609), 5: (0.0946, 0.2710), 10: (0.0972, 0.2818),
+                     20: (0.1048, 0.3059)}
+
+
+class PathObservation:
+    """Plant observation dict -> the path env's observation vector (normalized float32).
+
+    Same columns, scales, clipping and projection (the core's ``PathTracker`` with the
+    previous segment as search hint) as ``PathEnvCore::evaluate``; ``prev_action`` fills
+    the prev_steer / prev_long columns.
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        base = env.unwrapped
+        if base.course is None:
+            raise ValueError("reset the env first: its course is chosen at reset")
+        self.course = base.course
+        self.names: tuple[str, ...] = tuple(base.obs_names)
+        self.scale = np.asarray(base.obs_scale, dtype=float)
+        self.tracker = _core.PathTracker(self.course.path, self.course.speed)
+        self.previews = tuple(_core.PATH_PREVIEW_DISTANCES)
+        self._hint = -1
+
+    def reset(self) -> None:
+        self._hint = -1
+
+    def __call__(self, obs: dict[str, float], prev_action: tuple[float, float]) -> np.ndarray:
+        X, Y, psi = obs["X"], obs["Y"], obs["psi"]
+        s, index, e_y, heading, kappa, v_ref = self.tracker.project(X, Y, self._hint)
+        self._hint = index
+        c, sn = math.cos(psi), math.sin(psi)
+        raw = [e_y, math.remainder(psi - heading, 2.0 * math.pi), obs["vx"], obs["vy"],
+               obs["r"], v_ref, obs["ax"], obs["ay"], obs["delta_rw"], prev_action[0],
+               prev_action[1], kappa]
+        for d in self.previews:
+            px, py = self.tracker.point_at(s + d)
+            raw.append(-sn * (px - X) + c * (py - Y))
+        return np.clip(np.asarray(raw) / self.scale, -10.0, 10.0).astype(np.float32)
+
+
+class BaselineController:
+    """``controller(obs, t)`` for ClosedLoopEval: the env's observation vector from the
+    Plant dict, the policy's ``predict``, the env's action-to-command mapping."""
+
+    def __init__(self, env: gym.Env, policy: Any = None) -> None:
+        self.env = env
+        self.policy = stanley_pi(env) if policy is None else policy
+        self.observation = PathObservation(env)
+        self.reset()
+
+    def reset(self) -> None:
+        self.observation.reset()
+        self.prev_action = (0.0, 0.0)
+        self._first = True
+
+    def __call__(self, obs: dict[str, float], t: float) -> tuple[float, float]:
+        vec = self.observation(obs, self.prev_action)
+        action, _ = self.policy.predict(vec, episode_start=np.array([self._first]))
+        self._first = False
+        a = np.clip(np.asarray(action, dtype=float).reshape(2), -1.0, 1.0)
+        self.prev_action = (float(a[0]), float(a[1]))
+        return self.env.unwrapped.action_to_command(action)
+
+
+def make_env(level: str = "L2") -> gym.Env:
+    """The DLC env whose course, observation layout and action mapping the budget uses."""
+    env = gym.make("VDSim-DLC-v0", preset=PRESET, speed=SPEED, level=level,
+                   substep_dt=SUBSTEP_DT, control_period=CONTROL_PERIOD, longitudinal="force",
+                   terminate_on_cone=False)
+    env.reset(seed=0)
+    return env
+
+
+def start_state(env: gym.Env) -> dict[str, float]:
+    """On the path at s = 0, path heading, vx = the course speed (no start noise)."""
+    course = env.unwrapped.course
+    (x0, y0), (x1, y1) = course.path[0], course.path[1]
+    return {"X": float(x0), "Y": float(y0), "psi": math.atan2(y1 - y0, x1 - x0),
+            "vx": float(course.start_speed)}
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    mode: str
+    latency: LatencyModel | None = None
+    overrun: str | None = None
+
+    @property
+    def mean_delay_ms(self) -> float:
+        """Mean c_k of the model [ms] (normal: of the unclipped distribution)."""
+        if self.latency is None:
+            return 0.0
+        lat = self.latency
+        mean = {"fixed": lat.a, "uniform": (lat.a + lat.b) / 2.0, "normal": lat.a}
+        return 1e3 * mean.get(lat.kind, float("nan"))
+
+
+def default_cases() -> list[Case]:
+    fx = LatencyModel.fixed
+    cases = [Case("A sync", "sync")]
+    cases += [Case(f"B fixed {ms} ms", "virtual_async", fx(ms / 1000.0), "skip")
+              for ms in (0, 5, 10, 20)]
+    cases += [
+        Case("B uniform 0-20 ms", "virtual_async", LatencyModel.uniform(0.0, 0.02, seed=0),
+             "skip"),
+        Case("B normal 10+-5 ms", "virtual_async", LatencyModel.normal(0.01, 0.005, seed=0),
+             "skip"),
+        Case("B fixed 25 ms skip", "virtual_async", fx(0.025), "skip"),
+        Case("B fixed 25 ms queue", "virtual_async", fx(0.025), "queue"),
+    ]
+    return cases
+
+
+@dataclass(frozen=True)
+class Row:
+    case: str
+    mode: str
+    latency: str
+    overrun: str
+    mean_delay_ms: float
+    ey_rmse_m: float
+    ey_max_m: float
+    samples: int
+    overruns: int
+    skipped: int
+
+
+def run_case(case: Case, env: gym.Env, *, level: str = "L2", duration: float = DURATION
+             ) -> EvalResult:
+    ev = ClosedLoopEval(
+        plant_kwargs=dict(level=level, substep_dt=SUBSTEP_DT, longitudinal="force"),
+        controller=BaselineController(env), control_period=CONTROL_PERIOD, mode=case.mode,
+        latency=case.latency, overrun=case.overrun, duration=duration,
+        reference_path=env.unwrapped.course.path, initial_state=start_state(env),
+    )
+    return ev.run()
+
+
+def _progress(items: list[Case]) -> Iterable[Case]:
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        for i, c in enumerate(items, start=1):
+            print(f"[{i}/{len(items)}] {c.name}", flush=True)
+            yield c
+        return
+    yield from tqdm(items, desc="delay budget", unit="run")
+
+
+def run_budget(cases: list[Case] | None = None, *, level: str = "L2",
+               duration: float = DURATION, progress: bool = False
+               ) -> tuple[list[Row], list[EvalResult]]:
+    cases = default_cases() if cases is None else cases
+    env = make_env(level)
+    rows, results = [], []
+    it: Iterable[Case] = _progress(cases) if progress else cases
+    for case in it:
+        res = run_case(case, env, level=level, duration=duration)
+        s = res.stats
+        rows.append(Row(
+            case=case.name, mode=case.mode,
+            latency="none" if case.latency is None else case.latency.kind,
+            overrun=case.overrun or "-", mean_delay_ms=case.mean_delay_ms,
+            ey_rmse_m=s["e_y_rmse_m"], ey_max_m=s["e_y_max_m"], samples=s["n_samples"],
+            overruns=s["n_overrun"], skipped=s["n_skipped"],
+        ))
+        results.append(res)
+    env.close()
+    return rows, results
+
+
+COLUMNS: tuple[tuple[str, str, str, str], ...] = (
+    ("case", "case", "<20", ""),
+    ("e_y RMSE [m]", "ey_rmse_m", ">12", ".4f"),
+    ("max |e_y| [m]", "ey_max_m", ">13", ".4f"),
+    ("samples", "samples", ">7", "d"),
+    ("overruns", "overruns", ">8", "d"),
+    ("skipped", "skipped", ">7", "d"),
+)
+
+
+def format_table(rows: list[Row]) -> str:
+    head = " ".join(f"{title:{align}}" for title, _, align, _ in COLUMNS)
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(" ".join(f"{format(getattr(r, f), fmt):{align}}"
+                              for _, f, align, fmt in COLUMNS))
+    return "\n".join(lines)
+
+
+def format_markdown(rows: list[Row]) -> str:
+    lines = ["| " + " | ".join(t for t, *_ in COLUMNS) + " |",
+             "|" + "|".join("---" for _ in COLUMNS) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join(format(getattr(r, f), fmt) for _, f, _, fmt in COLUMNS)
+                     + " |")
+    return "\n".join(lines)
+
+
+def plot(rows: list[Row], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fixed = [r for r in rows if r.latency == "fixed" and r.overruns == 0]
+    ax.plot([r.mean_delay_ms for r in fixed], [r.ey_rmse_m for r in fixed], "o-",
+            color="C0", label="B fixed delay, this core")
+    ref = sorted(REFERENCE_FIGURES.items())
+    ax.plot([d for d, _ in ref], [v[0] for d, v in ref], "s--", color="0.5", mfc="none",
+            label="reference's figures (their core)")
+    top = 1.5 * max([r.ey_rmse_m for r in fixed] + [v[0] for _, v in ref])
+    markers = iter(("D", "v", "x", "+", "^", "<", ">"))
+    left_out = []
+    for i, r in enumerate(rows):
+        if r.mode == "sync":
+            ax.axhline(r.ey_rmse_m, color="C2", lw=1, ls=":", label=f"A sync ({r.ey_rmse_m:.4f} m)")
+        elif r in fixed:
+            continue
+        elif math.isfinite(r.ey_rmse_m) and r.ey_rmse_m < top:
+            note = f", {r.overruns} overruns" if r.overruns else ""
+            ax.plot(r.mean_delay_ms, r.ey_rmse_m, next(markers, "o"), ms=7, color=f"C{i % 10}",
+                    label=f"{r.case} (at its mean delay{note})")
+        else:
+            left_out.append(f"{r.case}: {r.ey_rmse_m:.3g} m")
+    if left_out:
+        ax.text(0.98, 0.06, "off scale: " + "; ".join(left_out), transform=ax.transAxes,
+                ha="right", va="bottom", fontsize=7)
+    ax.set_xlabel("computation delay c_k [ms]")
+    ax.set_ylabel("e_y RMSE [m]")
+    ax.set_title("Stanley + PI, 3.5 m / 30 m lane change, 20 m/s, L2, Tc 20 ms", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(out: str | Path = "delay_budget_out", *, level: str = "L2",
+         duration: float = DURATION, make_plot: bool = True,
+         echo: Callable[[str], Any] = print) -> list[Row]:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows, _ = run_budget(level=level, duration=duration, progress=True)
+    with (out / "delay_budget.csv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(asdict(rows[0])))
+        writer.writeheader()
+        writer.writerows(asdict(r) for r in rows)
+    echo(f"Delay budget: Stanley + PI, {PRESET} at {SPEED:g} m/s, {level}, "
+         f"Tc {CONTROL_PERIOD * 1e3:g} ms, substep {SUBSTEP_DT * 1e3:g} ms, {duration:g} s")
+    echo(format_table(rows))
+    written = [out / "delay_budget.csv"]
+    if make_plot:
+        plot(rows, out / "delay_budget.png")
+        written.append(out / "delay_budget.png")
+    echo("\nwrote " + " and ".join(str(p) for p in written))
+    return rows
