@@ -13,14 +13,13 @@ from vdsim_gym.cli import main as cli_main
 from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.eval.delay_budget import (
     REFERENCE_FIGURES,
-    BaselineController,
-    PathObservation,
     default_cases,
     format_markdown,
     make_env,
     run_budget,
     start_state,
 )
+from vdsim_gym.eval.policy_adapter import PathObservation, PolicyController
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +65,7 @@ def test_budget_b0_equals_a_and_delay_costs_tracking(env):
 
 
 def test_controller_resets_between_runs(env):
-    ctrl = BaselineController(env)
+    ctrl = PolicyController(env)
     s0 = start_state(env)
     plant = Plant(level="L2", longitudinal="force")
     first = ctrl(plant.reset(s0), 0.0)

@@ -28,10 +28,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import gymnasium as gym
 import numpy as np
 
 from vdsim_gym import _core
 from vdsim_gym.eval.metrics import _check_path, lateral_error, tracking_stats
+from vdsim_gym.eval.policy_adapter import PolicyController
 from vdsim_gym.eval.provenance import build_info, plant_meta
 from vdsim_gym.latency import LatencyModel, check_latency, check_overrun
 from vdsim_gym.plant import Plant
@@ -106,6 +108,9 @@ class _PlantDriver:
 
     def reset(self) -> None:
         self.plant.reset(self.initial_state)
+        reset = getattr(self.controller, "reset", None)
+        if callable(reset):  # a stateful controller (PolicyController) starts afresh
+            reset()
 
     def observe(self) -> dict[str, float]:
         return self.plant.observe()
@@ -167,6 +172,14 @@ class ClosedLoopEval:
         reference_path: optional (M, 2) polyline; adds an ``e_y`` trace column and
             e_y_rmse_m / e_y_max_m to stats (over the grid rows that ran).
         initial_state: ``Plant.reset`` state (X, Y, psi, vx, vy, r; missing ones 0).
+        env, policy, env_kwargs, seed: instead of plant_kwargs + controller, a policy with
+            an SB3-style ``predict`` written for a VDSim path env (an id or an instance;
+            ``env_kwargs`` for ``gym.make``). The env gives the physics, the control
+            period, the course (default ``reference_path``), the start state of
+            ``reset(seed=seed)`` (default ``initial_state``) and the observation and
+            action layout; the policy then drives the Plant through
+            ``PolicyController`` in every mode. ``duration`` defaults to the env's time
+            limit. Configure latency here, not on the env.
 
     ``run()`` returns an ``EvalResult``; ``stop()`` ends a running run early from the
     controller or any thread (a stop() before run() has no effect).
@@ -177,13 +190,17 @@ class ClosedLoopEval:
         *,
         plant_kwargs: Mapping[str, Any] | None = None,
         controller: Controller | None = None,
-        control_period: float = 0.02,
+        control_period: float | None = None,
         mode: str = "sync",
         latency: LatencyModel | None = None,
         overrun: str | None = None,
-        duration: float = 10.0,
+        duration: float | None = None,
         reference_path: Any = None,
         initial_state: Mapping[str, float] | None = None,
+        env: str | gym.Env | None = None,
+        policy: Any = None,
+        env_kwargs: Mapping[str, Any] | None = None,
+        seed: int = 0,
     ) -> None:
         if mode not in MODES:
             hint = " (wallclock mode C is not available yet)" if mode == "wallclock" else ""
@@ -203,9 +220,22 @@ class ClosedLoopEval:
         else:
             self.latency = LatencyModel.fixed(0.0) if latency is None else latency
             self.overrun = "skip" if overrun is None else overrun
+        self._env_meta: dict[str, Any] = {}
+        if env is not None:
+            self._env_meta = {"env_id": env if isinstance(env, str) else
+                              getattr(getattr(env, "spec", None), "id", type(env).__name__),
+                              "env_kwargs": dict(env_kwargs or {}), "env_seed": seed,
+                              "policy": type(policy).__name__}
+            plant_kwargs, controller, control_period, duration, reference_path, \
+                initial_state = self._from_env(env, policy, env_kwargs, seed, plant_kwargs,
+                                               controller, control_period, duration,
+                                               reference_path, initial_state)
+        elif policy is not None:
+            raise ValueError("policy= runs on an env: give env='VDSim-DLC-v0' (or an env "
+                             "instance) with it, or pass a callback as controller=")
         if controller is None or not callable(controller):
-            extra = (" An object with an SB3-style predict() runs through an env driver "
-                     "(env=..., policy=...), which is not available yet."
+            extra = (" An object with an SB3-style predict() runs through an env: "
+                     "ClosedLoopEval(env='VDSim-DLC-v0', policy=model)."
                      if hasattr(controller, "predict") else "")
             raise ValueError(
                 "controller must be a callable controller(obs, t) -> (delta_rad, longitudinal),"
@@ -216,6 +246,8 @@ class ClosedLoopEval:
             raise ValueError(
                 "give control_period to ClosedLoopEval(control_period=...), not in plant_kwargs"
             )
+        control_period = 0.02 if control_period is None else control_period
+        duration = 10.0 if duration is None else duration
         plant = Plant(**kwargs, control_period=control_period)
         self._driver: _Driver = _PlantDriver(plant, controller, initial_state,
                                              kwargs.get("ref_point"))
@@ -225,6 +257,51 @@ class ClosedLoopEval:
         self._end_tick = whole_ticks(duration, dt, "duration")
         self.reference_path = None if reference_path is None else _check_path(reference_path)
         self._stop = threading.Event()
+
+    @staticmethod
+    def _from_env(env: str | gym.Env, policy: Any, env_kwargs: Mapping[str, Any] | None,
+                  seed: int, plant_kwargs: Any, controller: Any, control_period: Any,
+                  duration: Any, reference_path: Any, initial_state: Any) -> tuple:
+        """Plant settings, controller and defaults for a policy written for a path env.
+
+        The env supplies the physics (its PhysicsSpec), the course (reference path), the
+        start state of ``reset(seed=seed)`` and the observation/action layout; the policy
+        runs on the Plant through ``PolicyController``, so the same event loop and the
+        same timing models serve it.
+        """
+        if plant_kwargs is not None or controller is not None:
+            raise ValueError("give either env= and policy=, or plant_kwargs= and controller=, "
+                             "not both")
+        if policy is None or not callable(getattr(policy, "predict", None)):
+            raise ValueError(f"policy must have an SB3-style predict(obs) method, got {policy!r}")
+        if isinstance(env, str):
+            env = gym.make(env, **dict(env_kwargs or {}))
+        elif env_kwargs:
+            raise ValueError("env_kwargs apply only when env is an id string")
+        base = env.unwrapped
+        if not hasattr(base, "physics") or not hasattr(base, "action_to_command"):
+            raise TypeError(f"env must be a VDSim path env (VDSim-DLC-v0, VDSim-PathFollow-v0),"
+                            f" got {type(base).__name__}")
+        if getattr(base, "latency", None) is not None:
+            raise ValueError("the env has its own latency; give latency= and overrun= to "
+                             "ClosedLoopEval instead, so its timing model is the one used")
+        env.reset(seed=seed)
+        phys = base.physics
+        if control_period is not None and whole_ticks(
+                control_period, phys.substep_dt, "control_period") != phys.ticks_per_period:
+            raise ValueError(f"control_period={control_period} differs from the env's "
+                             f"{phys.control_period}; set it on the env (env_kwargs)")
+        if duration is None:
+            steps = env.spec.max_episode_steps if env.spec is not None else None
+            duration = (steps or 500) * phys.control_period
+        plant_kwargs = dict(level=phys.level, vehicle=phys.vehicle, substep_dt=phys.substep_dt,
+                            longitudinal=phys.longitudinal, actuator=phys.actuator,
+                            integrator=phys.integrator)
+        state = base.state[:6].tolist()
+        start = dict(zip(("X", "Y", "psi", "vx", "vy", "r"), state, strict=True))
+        return (plant_kwargs, PolicyController(env, policy), phys.control_period, duration,
+                base.course.path if reference_path is None else reference_path,
+                start if initial_state is None else initial_state)
 
     # ------------------------------------------------------------------ public API
 
@@ -429,6 +506,7 @@ class ClosedLoopEval:
             "latency_model": None if self.latency is None else self.latency.describe(),
             "overrun_policy": self.overrun,
             **d.meta(),
+            **self._env_meta,
             **build_info(),
         }
         return EvalResult(trace=trace, samples=cols, stats=stats, meta=meta)

@@ -8,6 +8,7 @@ plot of e_y RMSE against the delay (``delay_budget.png``).
 
 The controller is the baseline itself (``vdsim_gym.controllers.stanley_pi``, its code
 unchanged), built from a ``VDSim-DLC-v0`` env on the same course. ``PathObservation``
+(vdsim_gym.eval.policy_adapter)
 turns the Plant's observation dict into that env's normalized observation vector with
 the core's own path projection (``_core.PathTracker``), the same computation the env
 runs in C++; ``tests/eval/test_delay_budget.py`` checks that the vectors are bit for bit
@@ -24,12 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 
 import vdsim_gym.envs  # noqa: F401  (registration)
-from vdsim_gym import _core
-from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.eval.closed_loop import ClosedLoopEval, EvalResult
+from vdsim_gym.eval.policy_adapter import PolicyController
 from vdsim_gym.latency import LatencyModel
 
 PRESET = "lane_change_3p5_30"
@@ -40,66 +39,6 @@ DURATION = 10.0  # [s], 500 samples
 # The reference's figures (their core, same scenario): fixed delay [ms] -> e_y RMSE, max [m].
 REFERENCE_FIGURES = {0: (0.0924, 0.2609), 5: (0.0946, 0.2710), 10: (0.0972, 0.2818),
                      20: (0.1048, 0.3059)}
-
-
-class PathObservation:
-    """Plant observation dict -> the path env's observation vector (normalized float32).
-
-    Same columns, scales, clipping and projection (the core's ``PathTracker`` with the
-    previous segment as search hint) as ``PathEnvCore::evaluate``; ``prev_action`` fills
-    the prev_steer / prev_long columns.
-    """
-
-    def __init__(self, env: gym.Env) -> None:
-        base = env.unwrapped
-        if base.course is None:
-            raise ValueError("reset the env first: its course is chosen at reset")
-        self.course = base.course
-        self.names: tuple[str, ...] = tuple(base.obs_names)
-        self.scale = np.asarray(base.obs_scale, dtype=float)
-        self.tracker = _core.PathTracker(self.course.path, self.course.speed)
-        self.previews = tuple(_core.PATH_PREVIEW_DISTANCES)
-        self._hint = -1
-
-    def reset(self) -> None:
-        self._hint = -1
-
-    def __call__(self, obs: dict[str, float], prev_action: tuple[float, float]) -> np.ndarray:
-        X, Y, psi = obs["X"], obs["Y"], obs["psi"]
-        s, index, e_y, heading, kappa, v_ref = self.tracker.project(X, Y, self._hint)
-        self._hint = index
-        c, sn = math.cos(psi), math.sin(psi)
-        raw = [e_y, math.remainder(psi - heading, 2.0 * math.pi), obs["vx"], obs["vy"],
-               obs["r"], v_ref, obs["ax"], obs["ay"], obs["delta_rw"], prev_action[0],
-               prev_action[1], kappa]
-        for d in self.previews:
-            px, py = self.tracker.point_at(s + d)
-            raw.append(-sn * (px - X) + c * (py - Y))
-        return np.clip(np.asarray(raw) / self.scale, -10.0, 10.0).astype(np.float32)
-
-
-class BaselineController:
-    """``controller(obs, t)`` for ClosedLoopEval: the env's observation vector from the
-    Plant dict, the policy's ``predict``, the env's action-to-command mapping."""
-
-    def __init__(self, env: gym.Env, policy: Any = None) -> None:
-        self.env = env
-        self.policy = stanley_pi(env) if policy is None else policy
-        self.observation = PathObservation(env)
-        self.reset()
-
-    def reset(self) -> None:
-        self.observation.reset()
-        self.prev_action = (0.0, 0.0)
-        self._first = True
-
-    def __call__(self, obs: dict[str, float], t: float) -> tuple[float, float]:
-        vec = self.observation(obs, self.prev_action)
-        action, _ = self.policy.predict(vec, episode_start=np.array([self._first]))
-        self._first = False
-        a = np.clip(np.asarray(action, dtype=float).reshape(2), -1.0, 1.0)
-        self.prev_action = (float(a[0]), float(a[1]))
-        return self.env.unwrapped.action_to_command(action)
 
 
 def make_env(level: str = "L2") -> gym.Env:
@@ -170,7 +109,7 @@ def run_case(case: Case, env: gym.Env, *, level: str = "L2", duration: float = D
              ) -> EvalResult:
     ev = ClosedLoopEval(
         plant_kwargs=dict(level=level, substep_dt=SUBSTEP_DT, longitudinal="force"),
-        controller=BaselineController(env), control_period=CONTROL_PERIOD, mode=case.mode,
+        controller=PolicyController(env), control_period=CONTROL_PERIOD, mode=case.mode,
         latency=case.latency, overrun=case.overrun, duration=duration,
         reference_path=env.unwrapped.course.path, initial_state=start_state(env),
     )
