@@ -51,16 +51,18 @@ def _baseline_episode(env: Any) -> list[np.ndarray]:
     return actions
 
 
-def core_and_env_rows(env_id: str, level: str, repeats: int) -> tuple[Row, Row]:
+def core_and_env_rows(env_id: str, level: str, repeats: int) -> tuple[Row, Row, Row]:
     """Env steps and core-only advances over the same substeps and the same states.
 
     The baseline's episode is recorded once, then replayed through ``gym.make`` and, as
-    plain commands, through a bare core session started from the same state. Blocks
-    alternate so that a change in machine load hits both alike; the best block counts.
+    plain commands, through a bare core session started from the same state, and through
+    the env with a fixed 10 ms latency (skip). Blocks alternate so that a change in machine
+    load hits all alike; the best block counts.
     """
     import gymnasium as gym
 
     import vdsim_gym.envs  # noqa: F401  (registration)
+    from vdsim_gym.latency import LatencyModel
 
     env = gym.make(env_id, level=level, terminate_on_cone=False)
     base = env.unwrapped
@@ -69,10 +71,15 @@ def core_and_env_rows(env_id: str, level: str, repeats: int) -> tuple[Row, Row]:
     session = base.physics.make_session()  # same physics as the env, no task
     substeps = base.ticks_per_period
 
-    def replay_env() -> None:
-        env.reset(seed=0)
-        for a in actions:
-            env.step(a)
+    delayed = gym.make(env_id, level=level, terminate_on_cone=False,
+                       latency=LatencyModel.fixed(0.01))
+
+    def replay(e: Any) -> Callable[[], None]:
+        def run() -> None:
+            e.reset(seed=0)
+            for a in actions:
+                e.step(a)
+        return run
 
     def replay_core() -> None:
         env.reset(seed=0)
@@ -81,14 +88,17 @@ def core_and_env_rows(env_id: str, level: str, repeats: int) -> tuple[Row, Row]:
             session.command_now(*c)
             session.advance(substeps)
 
-    core_s = env_s = float("inf")
+    core_s = env_s = lat_s = float("inf")
     for _ in range(repeats):
         core_s = min(core_s, best_time(replay_core, 1, 1) / len(actions))
-        env_s = min(env_s, best_time(replay_env, 1, 1) / len(actions))
+        env_s = min(env_s, best_time(replay(env), 1, 1) / len(actions))
+        lat_s = min(lat_s, best_time(replay(delayed), 1, 1) / len(actions))
     env.close()
+    delayed.close()
     core = Row(f"core {level} advance({substeps})", core_s * 1e6, 1 / core_s, substeps / core_s)
     step = Row(f"gym.make({env_id}) {level} step", env_s * 1e6, 1 / env_s, substeps / env_s)
-    return core, step
+    lat = Row("  same, latency fixed 10 ms (skip)", lat_s * 1e6, 1 / lat_s, substeps / lat_s)
+    return core, step, lat
 
 
 def highway_row(calls: int, repeats: int) -> Row | None:
@@ -116,20 +126,22 @@ def run(calls: int = 2000, repeats: int = 5, highway: bool = True) -> list[str]:
     rows: list[Row] = []
     ratios: list[str] = []
     for level in ("L1", "L2"):
-        core, env = core_and_env_rows("VDSim-DLC-v0", level, repeats)
+        core, env, lat = core_and_env_rows("VDSim-DLC-v0", level, repeats)
         substeps = round(core.substeps_per_s / core.calls_per_s)
-        rows += [core, env]
+        rows += [core, env, lat]
         overhead = (env.per_call_us - core.per_call_us) / core.per_call_us
         ratios.append(
             f"{level}: env step / core advance({substeps}) = "
             f"{env.per_call_us / core.per_call_us:.3f}"
             f"  (Python + task overhead {100 * overhead:.1f} % of core; aim <= 25 %)"
         )
+        ratios.append(f"{level}: env step with 10 ms latency / without = "
+                      f"{lat.per_call_us / env.per_call_us:.3f}")
     if highway:
         hw = highway_row(calls, repeats)
         if hw is not None:
             rows.append(hw)
-            dlc = rows[3]
+            dlc = next(r for r in rows if r.name.startswith("gym.make") and " L2 " in r.name)
             ratios.append(
                 f"VDSim-DLC-v0 L2 agent steps/s / highway-env lane-keeping-v0 = "
                 f"{dlc.calls_per_s / hw.calls_per_s:.1f}"
