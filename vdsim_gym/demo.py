@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 import vdsim_gym.envs  # noqa: F401  (registration)
+from vdsim_gym import _table
 from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.envs.courses import load_scenario
 
@@ -83,13 +84,7 @@ COLUMNS = (
 
 
 def format_table(results: list[DemoResult]) -> str:
-    head = " ".join(f"{title:{align}}" for title, _, align, _ in COLUMNS)
-    rows = [head, "-" * len(head)]
-    for r in results:
-        cells = (format(getattr(r, field), fmt) for _, field, _, fmt in COLUMNS)
-        rows.append(" ".join(f"{c:{align}}" for c, (_, _, align, _) in zip(cells, COLUMNS,
-                                                                           strict=True)))
-    return "\n".join(rows)
+    return _table.format_table(results, COLUMNS)
 
 
 def plot(runs: list[tuple[DemoResult, np.ndarray, gym.Env]], path: Path) -> None:

@@ -27,6 +27,7 @@ from typing import Any
 import gymnasium as gym
 
 import vdsim_gym.envs  # noqa: F401  (registration)
+from vdsim_gym import _table
 from vdsim_gym.eval.closed_loop import ClosedLoopEval, EvalResult
 from vdsim_gym.eval.policy_adapter import PolicyController
 from vdsim_gym.latency import LatencyModel
@@ -160,21 +161,11 @@ COLUMNS: tuple[tuple[str, str, str, str], ...] = (
 
 
 def format_table(rows: list[Row]) -> str:
-    head = " ".join(f"{title:{align}}" for title, _, align, _ in COLUMNS)
-    lines = [head, "-" * len(head)]
-    for r in rows:
-        lines.append(" ".join(f"{format(getattr(r, f), fmt):{align}}"
-                              for _, f, align, fmt in COLUMNS))
-    return "\n".join(lines)
+    return _table.format_table(rows, COLUMNS)
 
 
 def format_markdown(rows: list[Row]) -> str:
-    lines = ["| " + " | ".join(t for t, *_ in COLUMNS) + " |",
-             "|" + "|".join("---" for _ in COLUMNS) + "|"]
-    for r in rows:
-        lines.append("| " + " | ".join(format(getattr(r, f), fmt) for _, f, _, fmt in COLUMNS)
-                     + " |")
-    return "\n".join(lines)
+    return _table.format_markdown(rows, COLUMNS)
 
 
 def plot(rows: list[Row], path: Path) -> None:
