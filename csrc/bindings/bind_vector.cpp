@@ -1,0 +1,101 @@
+// VectorSession: one GIL-released call steps N PathEnvCores into caller-owned batch
+// buffers. Shapes and dtypes are checked once per call (noconvert: a wrong dtype is an
+// error, never a temporary copy that would swallow the writes); the cores are kept alive
+// by a tuple held next to the session.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "vdsim/vector_session.hpp"
+
+namespace py = pybind11;
+using namespace vdsim;
+
+namespace {
+
+struct PyVectorSession {
+  py::tuple cores;  // keeps the PathEnvCores alive as long as the session
+  std::unique_ptr<VectorSession> impl;
+};
+
+std::string shape_str(const py::array& a) {
+  std::string s = "(";
+  for (py::ssize_t d = 0; d < a.ndim(); ++d) s += (d ? ", " : "") + std::to_string(a.shape(d));
+  return s + (a.ndim() == 1 ? ",)" : ")");
+}
+
+template <typename T>
+T* buffer(py::array& a, py::ssize_t n, py::ssize_t cols, const char* what, const char* dtype) {
+  const bool shape_ok = cols == 0 ? (a.ndim() == 1 && a.shape(0) == n)
+                                  : (a.ndim() == 2 && a.shape(0) == n && a.shape(1) == cols);
+  if (!shape_ok) {
+    const std::string want = cols == 0 ? "(" + std::to_string(n) + ",)"
+                                       : "(" + std::to_string(n) + ", " + std::to_string(cols) + ")";
+    throw std::invalid_argument(std::string(what) + " must have shape " + want + ", got " +
+                                shape_str(a));
+  }
+  if (!py::isinstance<py::array_t<T>>(a) || !(a.flags() & py::array::c_style))
+    throw std::invalid_argument(std::string(what) + " must be a C-contiguous " + dtype +
+                                " array");
+  if (!a.writeable()) throw std::invalid_argument(std::string(what) + " must be writeable");
+  return static_cast<T*>(a.mutable_data());
+}
+
+}  // namespace
+
+void bind_vector(py::module_& m) {
+  py::class_<PyVectorSession>(m, "VectorSession")
+      .def(py::init([](py::sequence cores, int threads) {
+             if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
+             auto out = std::make_unique<PyVectorSession>();
+             out->cores = py::tuple(cores);
+             std::vector<PathEnvCore*> ptrs;
+             ptrs.reserve(out->cores.size());
+             for (auto c : out->cores) ptrs.push_back(c.cast<PathEnvCore*>());
+             out->impl = std::make_unique<VectorSession>(std::move(ptrs), threads);
+             return out;
+           }), py::arg("cores"), py::arg("threads") = 0,
+           "N PathEnvCores stepped together; threads=0: all cores, 1: inline on the caller")
+      .def("step", [](PyVectorSession& v, py::array actions, py::array step_mask, py::array obs,
+                      py::array rewards, py::array flags, py::array terms, py::array info) {
+             if (v.impl->closed()) throw std::runtime_error("VectorSession is closed");
+             const py::ssize_t n = v.impl->size();
+             VectorStepBuffers b;
+             b.actions_f32 = py::isinstance<py::array_t<float>>(actions);
+             if (b.actions_f32) {
+               b.actions = buffer<float>(actions, n, 2, "actions", "float32 or float64");
+             } else {
+               b.actions = buffer<double>(actions, n, 2, "actions", "float32 or float64");
+             }
+             b.step_mask = buffer<uint8_t>(step_mask, n, 0, "step_mask", "uint8");
+             b.obs = buffer<float>(obs, n, kPathObsSize, "obs", "float32");
+             b.rewards = buffer<double>(rewards, n, 0, "rewards", "float64");
+             b.flags = buffer<int32_t>(flags, n, 0, "flags", "int32");
+             b.terms = buffer<double>(terms, n, kTermSize, "terms", "float64");
+             b.info = buffer<double>(info, n, kStepInfoSize, "info", "float64");
+             for (py::ssize_t i = 0; i < n; ++i) {
+               // Checked per call: Python may reconfigure a core's latency between steps.
+               if (b.step_mask[i] && v.impl->core(i).external_latency())
+                 throw std::invalid_argument(
+                     "env " + std::to_string(i) +
+                     " has LatencyModel.measured(): the vector session draws delays from "
+                     "the model and cannot take measured ones");
+             }
+             py::gil_scoped_release release;
+             v.impl->step(b);
+           }, py::arg("actions"), py::arg("step_mask"), py::arg("obs"), py::arg("rewards"),
+           py::arg("flags"), py::arg("terms"), py::arg("info"),
+           "One env step of every env whose step_mask is nonzero (GIL released)")
+      .def("close", [](PyVectorSession& v) {
+             py::gil_scoped_release release;
+             v.impl->close();
+           }, "Stop and join the workers (idempotent)")
+      .def_property_readonly("closed", [](const PyVectorSession& v) { return v.impl->closed(); })
+      .def_property_readonly("num_envs", [](const PyVectorSession& v) { return v.impl->size(); })
+      .def_property_readonly("threads", [](const PyVectorSession& v) { return v.impl->threads(); })
+      .def("__len__", [](const PyVectorSession& v) { return v.impl->size(); });
+}

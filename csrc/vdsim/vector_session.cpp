@@ -1,0 +1,103 @@
+#include "vector_session.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace vdsim {
+
+VectorSession::VectorSession(std::vector<PathEnvCore*> cores, int threads)
+    : cores_(std::move(cores)) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads_ = threads;
+  workers_.reserve(threads_ - 1);
+  for (int w = 1; w < threads_; ++w) workers_.emplace_back([this, w] { worker_loop(w); });
+}
+
+VectorSession::~VectorSession() { close(); }
+
+void VectorSession::close() {
+  std::lock_guard<std::mutex> call(call_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
+    stop_ = true;
+  }
+  cv_start_.notify_all();
+  for (auto& t : workers_) t.join();
+  workers_.clear();
+  closed_ = true;
+}
+
+void VectorSession::run_range(int64_t lo, int64_t hi) {
+  const VectorStepBuffers& b = job_;
+  const auto* a32 = static_cast<const float*>(b.actions);
+  const auto* a64 = static_cast<const double*>(b.actions);
+  for (int64_t i = lo; i < hi; ++i) {
+    double* terms = b.terms + i * kTermSize;
+    if (b.step_mask && !b.step_mask[i]) {
+      b.rewards[i] = 0.0;
+      b.flags[i] = 0;
+      std::fill(terms, terms + kTermSize, 0.0);
+      continue;
+    }
+    const double a0 = b.actions_f32 ? a32[2 * i] : a64[2 * i];
+    const double a1 = b.actions_f32 ? a32[2 * i + 1] : a64[2 * i + 1];
+    double* info = b.info + i * kStepInfoSize;
+    b.flags[i] = cores_[i]->step(a0, a1, b.obs + i * kPathObsSize, terms, info);
+    b.rewards[i] = info[0];
+  }
+}
+
+void VectorSession::step(const VectorStepBuffers& b) {
+  std::lock_guard<std::mutex> call(call_mu_);
+  if (closed_) throw std::runtime_error("VectorSession is closed");
+  job_ = b;
+  if (threads_ == 1) {  // inline: no handoff
+    run_range(0, size());
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_ = threads_ - 1;
+    error_ = nullptr;
+    ++generation_;
+  }
+  cv_start_.notify_all();
+  std::exception_ptr mine;
+  try {
+    run_range(chunk_begin(0), chunk_begin(1));
+  } catch (...) {
+    mine = std::current_exception();
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_done_.wait(lock, [this] { return pending_ == 0; });
+  if (mine) std::rethrow_exception(mine);
+  if (error_) std::rethrow_exception(error_);
+}
+
+void VectorSession::worker_loop(int w) {
+  uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_start_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+    }
+    std::exception_ptr err;
+    try {
+      run_range(chunk_begin(w), chunk_begin(w + 1));
+    } catch (...) {
+      err = std::current_exception();
+    }
+    bool last;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (err && !error_) error_ = err;
+      last = --pending_ == 0;
+    }
+    if (last) cv_done_.notify_one();
+  }
+}
+
+}  // namespace vdsim

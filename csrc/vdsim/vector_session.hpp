@@ -1,0 +1,70 @@
+// VectorSession: steps N independent PathEnvCores by one env step each, in parallel on a
+// persistent worker pool. The cores are not owned (the Python envs own them); each keeps
+// its own state, schedule, latency timeline and delay generator, so a core's result does
+// not depend on which worker runs it or on the number of threads.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "path_task.hpp"
+
+namespace vdsim {
+
+// Caller-owned, row-major batch buffers of one vector step (N rows each).
+struct VectorStepBuffers {
+  const void* actions = nullptr;  // (N, 2) float32 or float64
+  bool actions_f32 = false;
+  const uint8_t* step_mask = nullptr;  // (N,) nonzero: step this env; nullptr: step all
+  float* obs = nullptr;                // (N, kPathObsSize)
+  double* rewards = nullptr;           // (N,)
+  int32_t* flags = nullptr;            // (N,) StepFlag bits
+  double* terms = nullptr;             // (N, kTermSize)
+  double* info = nullptr;              // (N, kStepInfoSize)
+};
+
+class VectorSession {
+ public:
+  // threads = 0: std::thread::hardware_concurrency(); 1: inline on the caller (no pool).
+  VectorSession(std::vector<PathEnvCore*> cores, int threads);
+  ~VectorSession();
+  VectorSession(const VectorSession&) = delete;
+  VectorSession& operator=(const VectorSession&) = delete;
+
+  // Steps every masked env once, writing its rows; unmasked envs get reward 0, flags 0
+  // and zero reward terms (obs and info rows are left alone). Blocks until all are done.
+  // Throws std::runtime_error after close().
+  void step(const VectorStepBuffers& b);
+  // Stops and joins the workers; step() after close() is an error of the caller.
+  void close();
+  bool closed() const { return closed_; }
+  int64_t size() const { return static_cast<int64_t>(cores_.size()); }
+  int threads() const { return threads_; }
+  const PathEnvCore& core(int64_t i) const { return *cores_[i]; }
+
+ private:
+  void run_range(int64_t lo, int64_t hi);  // the envs of one worker's chunk
+  void worker_loop(int w);
+  // Static contiguous partition: worker w runs [w N / T, (w + 1) N / T).
+  int64_t chunk_begin(int w) const { return size() * w / threads_; }
+
+  std::vector<PathEnvCore*> cores_;
+  int threads_ = 1;
+  bool closed_ = false;
+  VectorStepBuffers job_{};
+
+  // Pool: worker 0 is the caller; workers 1..T-1 sleep on cv_ between calls.
+  std::vector<std::thread> workers_;
+  std::mutex call_mu_;  // one step() or close() at a time (another Python thread may call)
+  std::mutex mu_;
+  std::condition_variable cv_start_, cv_done_;
+  uint64_t generation_ = 0;  // bumped per step; a worker runs once per generation
+  int pending_ = 0;          // workers still running the current generation
+  bool stop_ = false;
+  std::exception_ptr error_;
+};
+
+}  // namespace vdsim
