@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any
 
 from vdsim_gym.envs.course import Course
@@ -47,12 +48,19 @@ class DoubleLaneChangeEnv(PathTrackingEnv):
         self.preset = preset
         self.speed = float(speed)
         v = self.vehicle
-        # Built once: the smooth reference line is an optimization (tens of ms).
-        self._course = dlc_course(
-            preset, vehicle_width=v.body_width, speed=self.speed,
-            body_extent=(v.cg_to_front + v.front_overhang, v.cg_to_rear + v.rear_overhang),
-            cone_radius=self.cone_radius,
+        self._course = _cached_dlc_course(
+            preset, v.body_width, self.speed,
+            (v.cg_to_front + v.front_overhang, v.cg_to_rear + v.rear_overhang), self.cone_radius,
         )
 
     def _next_course(self) -> Course:
         return self._course
+
+
+@lru_cache(maxsize=32)
+def _cached_dlc_course(preset: str, body_width: float, speed: float,
+                       body_extent: tuple[float, float], cone_radius: float) -> Course:
+    """Built once per parameter set: the smooth reference line is an optimization (~0.1 s),
+    and a vector env builds one env per batch row. Course is frozen; envs only read it."""
+    return dlc_course(preset, vehicle_width=body_width, speed=speed, body_extent=body_extent,
+                      cone_radius=cone_radius)

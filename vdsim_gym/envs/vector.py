@@ -1,0 +1,358 @@
+"""VDSimVectorEnv: N path-tracking envs stepped by one GIL-released C++ call.
+
+``gym.make_vec("VDSim-DLC-v0", num_envs=N, ...)`` returns this (every registered id has a
+``vector_entry_point`` here). The batch step runs in ``_core.VectorSession``: a persistent
+worker pool steps every env's ``PathEnvCore`` by one env step (latency schedule included)
+and writes observations, rewards, flags, reward terms and info scalars into numpy buffers
+this class owns. No per-env Python runs on the hot path; per-env Python runs only at
+reset (course, start state, seeding: each row keeps a single env object for that, with
+its own ``np_random``). See docs/VECTOR.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.envs.registration import load_env_creator
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from vdsim_gym import _core
+from vdsim_gym.envs.path_env import (
+    _ACTION_TOL,
+    _FLAGS,
+    _N_INFO,
+    OBS_NAMES,
+    REWARD_TERM_NAMES,
+    PathTrackingEnv,
+    _reject_action,
+)
+
+_TERMINATED, _TRUNCATED = _FLAGS["terminated"], _FLAGS["truncated"]
+_COL = {name: j for j, name in enumerate(_core.PATH_STEP_INFO_NAMES)}
+# Info keys of every step (and of reset), and those only with latency; value dtypes as
+# gymnasium's SyncVectorEnv batches the single env's Python values.
+_BASE_KEYS = (("e_y", None), ("s", None), ("t", None), ("cone_hits", np.int64))
+_LATENCY_KEYS = (("t_sample", None), ("t_apply", None), ("c_k", None), ("overrun", bool),
+                 ("skipped", np.int64), ("n_overrun", np.int64), ("n_skipped", np.int64))
+_MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
+
+_UNSET = object()
+Seeds = int | Sequence[int | None] | None
+
+
+class VDSimVectorEnv(VectorEnv):
+    """``num_envs`` copies of a registered VDSim path env in one batch.
+
+    Args:
+        env_id: a registered id (``"VDSim-DLC-v0"``, ``"VDSim-PathFollow-v0"``).
+        num_envs: batch size N.
+        threads: worker threads of the C++ pool; 0 = all cores, 1 = inline on the caller.
+            Results do not depend on it.
+        autoreset_mode: ``"next_step"`` (Gymnasium's default) or ``"same_step"`` (the
+            final observation and info go to ``infos["final_obs"]`` / ``["final_info"]``).
+        per_env_kwargs: optional N mappings of env kwargs overriding ``kwargs`` per env
+            (e.g. a different ``latency`` per row for a latency grid in one batch).
+        max_episode_steps: time limit in env steps (TimeLimit semantics); default the
+            registration's, ``None`` when the id has none.
+        **kwargs: env kwargs shared by all envs (``level``, ``latency``, ``speed``, ...).
+    """
+
+    def __init__(
+        self,
+        env_id: str,
+        num_envs: int,
+        *,
+        threads: int = 0,
+        autoreset_mode: str | AutoresetMode = "next_step",
+        per_env_kwargs: Sequence[Mapping[str, Any]] | None = None,
+        max_episode_steps: int | None | str = "registered",
+        **kwargs: Any,
+    ) -> None:
+        spec = gym.spec(env_id)
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
+                or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
+            raise ValueError(f"threads must be an integer >= 0 (0: all cores), got {threads!r}")
+        self.num_envs = n = int(num_envs)
+        self.autoreset_mode = _autoreset_mode(autoreset_mode)
+        if max_episode_steps == "registered":
+            max_episode_steps = spec.max_episode_steps
+        self.max_episode_steps = _check_max_steps(max_episode_steps)
+        if kwargs.get("render_mode") is not None:
+            raise ValueError(
+                "the vector env does not render; render a single env "
+                f"(gym.make({env_id!r}, render_mode='rgb_array'))"
+            )
+        self.envs: list[PathTrackingEnv] = _build_envs(spec, n, kwargs, per_env_kwargs)
+        env0 = self.envs[0]
+        for i, env in enumerate(self.envs):
+            if env.latency is not None and env.latency.kind == "measured":
+                raise ValueError(
+                    f"env {i}: LatencyModel.measured() needs a delay per step from the caller; "
+                    "the vector env draws delays from the model: use fixed/uniform/normal"
+                )
+        self.single_observation_space = env0.observation_space
+        self.single_action_space = env0.action_space
+        self.observation_space = batch_space(self.single_observation_space, n)
+        self.action_space = batch_space(self.single_action_space, n)
+        self.metadata = {"autoreset_mode": self.autoreset_mode, "render_modes": [],
+                         "render_fps": env0.metadata["render_fps"]}
+        self.render_mode = None
+        self.obs_names: tuple[str, ...] = OBS_NAMES
+        self.reward_term_names: tuple[str, ...] = REWARD_TERM_NAMES
+        self.env_id = env_id
+
+        # Caller-owned buffers the C++ session writes into; no allocation per step in C++.
+        self._obs = np.zeros((n, len(OBS_NAMES)), np.float32)
+        self._rewards = np.zeros(n)
+        self._flags = np.zeros(n, np.int32)
+        self._terms = np.zeros((n, len(REWARD_TERM_NAMES)))
+        self._info = np.zeros((n, _N_INFO))
+        self._step_all = np.ones(n, np.uint8)
+        self._elapsed = np.zeros(n, np.int64)
+        self._autoreset = np.zeros(n, bool)  # NEXT_STEP: ended last step, reset at this one
+        self._latency_rows = np.array([e.latency is not None for e in self.envs])
+        self._has_latency = bool(self._latency_rows.any())
+        self._needs_reset = True
+        self._session = _core.VectorSession([e._core for e in self.envs], int(threads))
+        self.threads: int = self._session.threads
+
+    # ---------------------------------------------------------------- Gymnasium API
+
+    def reset(
+        self, *, seed: Seeds = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Resets every env; ``seed=s`` seeds env i with ``s + i`` (Gymnasium's convention),
+        a list seeds env i with ``seed[i]``."""
+        self._check_open()
+        seeds = self._seed_list(seed)
+        if isinstance(seed, (int, np.integer)):
+            super().reset(seed=int(seed))
+        for i in range(self.num_envs):
+            self._reset_row(i, seeds[i], options)
+        self._autoreset[:] = False
+        self._needs_reset = False
+        return self._obs.copy(), self._reset_infos()
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        self._check_open()
+        a = self._check_actions(actions)
+        if self._needs_reset:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
+        resetting = next_step and bool(self._autoreset.any())
+        stepped = ~self._autoreset if resetting else None
+        mask = stepped.view(np.uint8) if stepped is not None else self._step_all
+        self._session.step(a, mask, self._obs, self._rewards, self._flags, self._terms,
+                           self._info)
+        flags = self._flags
+        terminated = (flags & _TERMINATED) != 0
+        truncated = (flags & _TRUNCATED) != 0
+        if stepped is None:
+            self._elapsed += 1
+        else:
+            self._elapsed[self._autoreset] = 0  # these rows are reset below, not stepped
+            self._elapsed += stepped
+        if self.max_episode_steps is not None:
+            truncated |= self._elapsed >= self.max_episode_steps  # as TimeLimit: even if done
+        ended = terminated | truncated
+        rewards = self._rewards.copy()
+        if resetting:
+            for i in np.flatnonzero(self._autoreset).tolist():
+                self._reset_row(i, None, None)
+            infos = self._step_infos(stepped)
+        elif not next_step and ended.any():
+            infos = self._same_step_reset(ended)
+        else:
+            infos = self._step_infos(None)
+        if next_step:
+            self._autoreset = ended
+        return self._obs.copy(), rewards, terminated, truncated, infos
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._session.close()
+        for env in self.envs:
+            env.close()
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """The attribute ``name`` of every single env (configuration such as ``obs_scale``,
+        ``control_period``, ``latency``)."""
+        return tuple(getattr(env, name) for env in self.envs)
+
+    # ---------------------------------------------------------------- internals
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise gym.error.ClosedEnvironmentError(
+                "this vector env is closed; create a new one (gym.make_vec(...))"
+            )
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        a = actions if actions.__class__ is np.ndarray else _as_array(actions, self.num_envs)
+        if a.shape != (self.num_envs, 2):
+            raise ValueError(
+                f"actions must have shape (num_envs, 2) = ({self.num_envs}, 2), got shape "
+                f"{a.shape}; one (steer, longitudinal) row per env"
+            )
+        if a.dtype != np.float32 and a.dtype != np.float64:
+            a = _as_array(a, self.num_envs)
+        if not a.flags.c_contiguous:
+            a = np.ascontiguousarray(a)
+        # One comparison catches out-of-range and NaN (NaN compares False); checked before
+        # anything is stepped, so a bad batch leaves every env as it was.
+        ok = np.abs(a) <= _ACTION_TOL
+        if not ok.all():
+            i = int(np.flatnonzero(~ok.all(axis=1))[0])
+            try:
+                _reject_action(*a[i].tolist())
+            except ValueError as e:
+                raise ValueError(f"env {i}: actions[{i}] is invalid: {e}") from None
+        return a
+
+    def _seed_list(self, seed: Seeds) -> list[int | None]:
+        n = self.num_envs
+        if seed is None:
+            return [None] * n
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            return [int(seed) + i for i in range(n)]
+        if isinstance(seed, Sequence) and len(seed) == n:
+            return list(seed)
+        raise ValueError(f"seed must be None, an int or a list of {n} seeds, got {seed!r}")
+
+    def _reset_row(self, i: int, seed: int | None, options: dict[str, Any] | None) -> None:
+        env = self.envs[i]
+        env.reset(seed=seed, options=options)
+        self._obs[i] = env._obs
+        self._info[i] = env._info
+        self._terms[i] = 0.0
+        self._elapsed[i] = 0
+
+    def _columns(self, info: np.ndarray, mask: np.ndarray, keys: tuple) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, dtype in keys:
+            col = info[_COL[key]]
+            out[key] = col if dtype is None else (col != 0 if dtype is bool else col.astype(dtype))
+            out[f"_{key}"] = mask
+        return out
+
+    def _reset_infos(self) -> dict[str, Any]:
+        return self._columns(self._info.T.copy(), np.ones(self.num_envs, bool), _BASE_KEYS)
+
+    def _step_infos(self, stepped: np.ndarray | None, base: np.ndarray | None = None
+                    ) -> dict[str, Any]:
+        """Batched infos as SyncVectorEnv builds them: arrays plus ``_key`` masks, a key
+        only when some row has it. ``stepped``: rows whose info is a step's (the others
+        were reset and carry their reset info); None: all. ``base``: mask of the keys
+        every row has (default all)."""
+        info = self._info.T.copy()
+        full = np.ones(self.num_envs, bool)
+        mask = full if stepped is None else stepped
+        infos = self._columns(info, full if base is None else base, _BASE_KEYS)
+        if stepped is not None and not stepped.any():
+            return infos
+        terms = self._terms.T.copy()
+        reward_terms: dict[str, Any] = {}
+        for j, name in enumerate(REWARD_TERM_NAMES):
+            reward_terms[name], reward_terms[f"_{name}"] = terms[j], mask
+        infos["reward_terms"], infos["_reward_terms"] = reward_terms, mask
+        if self._has_latency:
+            lat = mask & self._latency_rows
+            if lat.any():
+                infos.update(self._columns(info, lat, _LATENCY_KEYS))
+        return infos
+
+    def _same_step_reset(self, ended: np.ndarray) -> dict[str, Any]:
+        """SAME_STEP: the ended rows' final obs and info go to final_obs / final_info,
+        then those rows are reset and report their reset obs and info."""
+        final_info = self._step_infos(ended, base=ended)
+        final_obs = np.full(self.num_envs, None, dtype=object)
+        for i in np.flatnonzero(ended).tolist():
+            final_obs[i] = self._obs[i].copy()
+            self._reset_row(i, None, None)
+        infos = self._step_infos(~ended)
+        infos["final_obs"], infos["_final_obs"] = final_obs, ended
+        infos["final_info"], infos["_final_info"] = final_info, ended
+        return infos
+
+
+def make_vector_env(env_id: str, num_envs: int, **kwargs: Any) -> VDSimVectorEnv:
+    """``VDSimVectorEnv(env_id, num_envs, **kwargs)``; what ``gym.make_vec`` calls."""
+    return VDSimVectorEnv(env_id, num_envs, **kwargs)
+
+
+def make_dlc_vec(num_envs: int = 1, **kwargs: Any) -> VDSimVectorEnv:
+    """Vector entry point of ``VDSim-DLC-v0``."""
+    return VDSimVectorEnv("VDSim-DLC-v0", num_envs, **kwargs)
+
+
+def make_path_follow_vec(num_envs: int = 1, **kwargs: Any) -> VDSimVectorEnv:
+    """Vector entry point of ``VDSim-PathFollow-v0``."""
+    return VDSimVectorEnv("VDSim-PathFollow-v0", num_envs, **kwargs)
+
+
+def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
+                per_env_kwargs: Sequence[Mapping[str, Any]] | None) -> list[PathTrackingEnv]:
+    if per_env_kwargs is not None:
+        if isinstance(per_env_kwargs, Mapping) or len(per_env_kwargs) != n:
+            raise ValueError(
+                f"per_env_kwargs must be a sequence of {n} mappings (one per env), got "
+                f"{per_env_kwargs!r:.200}"
+            )
+        for i, kw in enumerate(per_env_kwargs):
+            if not isinstance(kw, Mapping):
+                raise ValueError(f"per_env_kwargs[{i}] must be a mapping, got {kw!r}")
+    creator = load_env_creator(spec.entry_point)
+    shared = {**spec.kwargs, **kwargs}
+    envs: list[PathTrackingEnv] = []
+    kw0: dict[str, Any] = {}
+    for i in range(n):
+        kw = {**shared, **(per_env_kwargs[i] if per_env_kwargs is not None else {})}
+        # Load the vehicle file once, not per row (YAML parsing costs ~10 ms): rows that
+        # name the same vehicle as row 0 get row 0's (frozen) VehicleConfig.
+        if i == 0:
+            kw0 = kw
+        elif kw.get("vehicle", _UNSET) == kw0.get("vehicle", _UNSET):
+            kw = {**kw, "vehicle": envs[0].vehicle}
+        env = creator(**kw)
+        if not isinstance(env, PathTrackingEnv):
+            raise TypeError(f"{spec.id}: the vector env supports VDSim path envs only")
+        if envs and (env.observation_space != envs[0].observation_space
+                     or env.action_space != envs[0].action_space):
+            raise ValueError(f"per_env_kwargs[{i}] changes the observation or action space")
+        envs.append(env)
+    return envs
+
+
+def _as_array(actions: Any, n: int) -> np.ndarray:
+    try:
+        return np.ascontiguousarray(actions, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"actions must be a ({n}, 2) array of numbers in [-1, 1], got {actions!r:.200}"
+        ) from None
+
+
+def _autoreset_mode(mode: str | AutoresetMode) -> AutoresetMode:
+    if isinstance(mode, AutoresetMode):
+        if mode not in _MODES.values():
+            raise ValueError(f"autoreset_mode must be one of {sorted(_MODES)}, got {mode!r}")
+        return mode
+    try:
+        return _MODES[mode]
+    except (KeyError, TypeError):
+        raise ValueError(f"autoreset_mode must be one of {sorted(_MODES)}, got {mode!r}") from None
+
+
+def _check_max_steps(m: Any) -> int | None:
+    if m is None:
+        return None
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+        raise ValueError(f"max_episode_steps must be a positive integer or None, got {m!r}")
+    return int(m)
