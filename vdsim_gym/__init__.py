@@ -7,6 +7,7 @@ from vdsim_gym import envs as _envs  # noqa: F401  (importing registers the Gymn
 from vdsim_gym.config import ActuatorConfig, ConfigError, VehicleConfig, load_vehicle
 from vdsim_gym.latency import LatencyModel
 from vdsim_gym.plant import Plant
+from vdsim_gym.sb3_vec_env import make_sb3_vec_env
 
 __version__: str = _core.__version__
 __git_sha__: str = _core.git_sha
@@ -22,4 +23,5 @@ __all__ = [
     "__git_sha__",
     "__version__",
     "load_vehicle",
+    "make_sb3_vec_env",
 ]

@@ -1,0 +1,94 @@
+"""make_sb3_vec_env: SB3's VecEnv protocol on the C++ vector session, checked bit for bit
+against SB3's own DummyVecEnv over single envs (the obviously-correct reference)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from vdsim_gym import LatencyModel, make_sb3_vec_env
+
+pytest.importorskip("stable_baselines3")
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv  # noqa: E402
+
+KW = {"course_length": 40.0, "max_episode_steps": 50}
+
+
+@pytest.mark.parametrize("latency", [None, LatencyModel.uniform(0.005, 0.04, seed=4)])
+def test_sb3_vec_env_matches_dummy_vec_env(latency: LatencyModel | None) -> None:
+    n, env_id = 3, "VDSim-PathFollow-v0"
+    ours = make_sb3_vec_env(env_id, n, seed=7, threads=2, latency=latency, **KW)
+    ref = DummyVecEnv([lambda: gym.make(env_id, latency=latency, **KW) for _ in range(n)])
+    ref.seed(7)
+    assert isinstance(ours, VecEnv) and ours.num_envs == n
+    np.testing.assert_array_equal(ours.reset(), ref.reset())
+    assert [r["e_y"] for r in ours.reset_infos] == [r["e_y"] for r in ref.reset_infos]
+    rng = np.random.default_rng(0)
+    ends = 0
+    for _ in range(130):
+        a = rng.uniform(-0.3, 0.3, (n, 2)).astype(np.float32)
+        o1, r1, d1, i1 = ours.step(a)
+        o2, r2, d2, i2 = ref.step(a)
+        np.testing.assert_array_equal(o1, o2)
+        np.testing.assert_array_equal(r1, r2)
+        assert r1.dtype == r2.dtype and d1.dtype == d2.dtype
+        np.testing.assert_array_equal(d1, d2)
+        for x, y in zip(i1, i2, strict=True):
+            assert x["TimeLimit.truncated"] == y["TimeLimit.truncated"]
+            assert x["e_y"] == y["e_y"] and x["t"] == y["t"]
+            assert ("terminal_observation" in x) == ("terminal_observation" in y)
+            if "terminal_observation" in x:
+                np.testing.assert_array_equal(x["terminal_observation"],
+                                              y["terminal_observation"])
+        for i in np.flatnonzero(d1):
+            assert ours.reset_infos[i]["e_y"] == ref.reset_infos[i]["e_y"]
+        ends += int(d1.sum())
+    assert ends >= 3
+    ours.close()
+
+
+def test_sb3_vec_env_time_limit_flag_and_terminal_observation() -> None:
+    env = make_sb3_vec_env("VDSim-DLC-v0", 2, seed=0, max_episode_steps=3)
+    obs = env.reset()
+    for _ in range(3):
+        last = obs
+        obs, rewards, dones, infos = env.step(np.zeros((2, 2), np.float32))
+    assert dones.all() and rewards.dtype == np.float32
+    for i, info in enumerate(infos):
+        assert info["TimeLimit.truncated"] is True
+        term = info["terminal_observation"]
+        assert term.shape == (16,) and not np.array_equal(term, obs[i])
+        assert term[9] == 0.0 and last[i][0] != term[0]  # prev_steer of the final step
+    env.close()
+
+
+def test_sb3_vec_env_attr_methods_and_clear_errors() -> None:
+    env = make_sb3_vec_env("VDSim-DLC-v0", 3, per_env_kwargs=[{"speed": s} for s in (10, 15, 20)])
+    assert env.get_attr("speed") == [10.0, 15.0, 20.0]
+    assert env.get_attr("control_period", indices=[1]) == [0.02]
+    assert env.get_attr("obs_names")[0][0] == "e_y"
+    assert env.env_method("action_to_command", [1.0, 0.0], indices=0)[0][0] > 0
+    assert env.env_is_wrapped(gym.Wrapper) == [False] * 3
+    with pytest.raises(NotImplementedError, match="fixed when it is built"):
+        env.set_attr("speed", 5.0)
+    with pytest.raises(NotImplementedError, match="desynchronize"):
+        env.env_method("reset")
+    with pytest.raises(NotImplementedError, match="does not render"):
+        env.get_images()
+    assert env.seed(3) == [3, 4, 5]
+    env.reset()
+    env.close()
+
+
+def test_sb3_vec_env_ppo_learns() -> None:
+    from stable_baselines3 import PPO
+
+    env = make_sb3_vec_env("VDSim-DLC-v0", 4, seed=0, threads=2)
+    model = PPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=256)
+    assert model.num_timesteps >= 256
+    obs = env.reset()
+    action, _ = model.predict(obs, deterministic=True)
+    assert action.shape == (4, 2)
+    env.close()

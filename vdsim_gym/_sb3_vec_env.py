@@ -1,0 +1,124 @@
+"""stable-baselines3's VecEnv protocol directly on the C++ vector session (implementation
+of ``vdsim_gym.sb3_vec_env``; imports SB3 and torch, so it loads only when used).
+
+``make_sb3_vec_env("VDSim-DLC-v0", 16)`` replaces ``DummyVecEnv([lambda: gym.make(...)]
+* 16)``: the batch runs in one GIL-released call (``VDSimVectorEnv`` in SAME_STEP
+autoreset mode) instead of 16 Python env steps. Semantics follow SB3's DummyVecEnv:
+``infos[i]["terminal_observation"]`` on episode end (the returned observation is already
+the reset one), ``infos[i]["TimeLimit.truncated"] = truncated and not terminated``,
+``reset_infos``, ``seed()`` applied at the next ``reset()``. See docs/VECTOR.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env.base_vec_env import (
+    VecEnvIndices,
+    VecEnvObs,
+    VecEnvStepReturn,
+)
+
+from vdsim_gym.envs.vector import VDSimVectorEnv
+
+# Methods that would desynchronize a row from the batch (its core is stepped by the
+# vector session, its episode state lives in the vector env).
+_BATCH_OWNED = frozenset({"step", "reset", "render", "close", "configure_latency",
+                          "set_next_delay"})
+
+
+class VDSimSB3VecEnv(VecEnv):
+    """SB3 ``VecEnv`` over a ``VDSimVectorEnv`` (autoreset in the same step)."""
+
+    def __init__(self, venv: VDSimVectorEnv) -> None:
+        if venv.autoreset_mode != gym.vector.AutoresetMode.SAME_STEP:
+            raise ValueError("VDSimSB3VecEnv needs a VDSimVectorEnv with autoreset_mode="
+                             "'same_step' (SB3 resets in the step that ends an episode)")
+        self.venv = venv
+        super().__init__(venv.num_envs, venv.single_observation_space,
+                         venv.single_action_space)
+        self._actions: np.ndarray | None = None
+
+    # ---------------------------------------------------------------- VecEnv protocol
+
+    def reset(self) -> VecEnvObs:
+        seeds = None if all(s is None for s in self._seeds) else list(self._seeds)
+        options = self._options[0] if self._options and self._options[0] else None
+        obs, infos = self.venv.reset(seed=seeds, options=options)
+        self.reset_infos = _rows(infos, self.num_envs)
+        self._reset_seeds()
+        self._reset_options()
+        return obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = actions
+
+    def step_wait(self) -> VecEnvStepReturn:
+        if self._actions is None:
+            raise RuntimeError("step_wait() without step_async(actions)")
+        actions, self._actions = self._actions, None
+        obs, rewards, terminated, truncated, infos = self.venv.step(actions)
+        dones = terminated | truncated
+        time_limit = (truncated & ~terminated).tolist()
+        e_y, s, t = infos["e_y"].tolist(), infos["s"].tolist(), infos["t"].tolist()
+        out = [{"e_y": a, "s": b, "t": c, "TimeLimit.truncated": d}
+               for a, b, c, d in zip(e_y, s, t, time_limit, strict=True)]
+        if dones.any():
+            final = infos["final_info"]
+            for i in np.flatnonzero(dones).tolist():
+                row = out[i]
+                row["terminal_observation"] = infos["final_obs"][i]
+                row["e_y"], row["s"], row["t"] = (float(final[k][i]) for k in ("e_y", "s", "t"))
+                self.reset_infos[i] = {"e_y": e_y[i], "s": s[i], "t": t[i], "cone_hits": 0}
+        return obs, rewards.astype(np.float32), dones, out
+
+    def close(self) -> None:
+        self.venv.close()
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """Env i gets ``seed + i`` at the next ``reset()`` (SB3's convention)."""
+        return super().seed(seed)
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """Configuration of the single envs (e.g. ``obs_names``, ``control_period``,
+        ``latency``, ``render_mode``)."""
+        return [getattr(self.venv.envs[i], attr_name) for i in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        raise NotImplementedError(
+            f"set_attr({attr_name!r}): a VDSim vector env's parameters are fixed when it is "
+            "built (setting them on the rows would not reach the C++ session); build a new "
+            "one with make_sb3_vec_env(env_id, n, **kwargs) or per_env_kwargs=[...]"
+        )
+
+    def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
+                   **method_kwargs: Any) -> list[Any]:
+        """Calls a method of the single envs; those that step, reset, render or
+        reconfigure a row are refused (the batch owns them)."""
+        if method_name in _BATCH_OWNED:
+            raise NotImplementedError(
+                f"env_method({method_name!r}) would desynchronize a row from the batch; "
+                "use the VecEnv's own step/reset, or build a new vec env to reconfigure"
+            )
+        return [getattr(self.venv.envs[i], method_name)(*method_args, **method_kwargs)
+                for i in self._get_indices(indices)]
+
+    def env_is_wrapped(self, wrapper_class: type[gym.Wrapper],
+                       indices: VecEnvIndices = None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]  # rows are bare envs
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        raise NotImplementedError(
+            "the VDSim vector env does not render; render a single "
+            "gym.make(env_id, render_mode='rgb_array') (e.g. with the trained policy)"
+        )
+
+
+def _rows(infos: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """Reset infos (e_y, s, t, cone_hits arrays) as one dict per env."""
+    cols = {k: v.tolist() for k, v in infos.items() if not k.startswith("_")}
+    return [{k: v[i] for k, v in cols.items()} for i in range(n)]
