@@ -285,6 +285,20 @@ def test_vector_per_env_kwargs_give_each_row_its_own_latency() -> None:
             gym.make_vec("VDSim-DLC-v0", num_envs=3, **bad)
 
 
+@pytest.mark.parametrize("mode", ["next_step", "same_step"])
+def test_vector_per_env_latency_rows_match_single_envs(mode: str) -> None:
+    """A latency grid in one batch: row i is the single env built with row i's kwargs."""
+    grid = [{}, {"latency": LatencyModel.fixed(0.03), "overrun": "queue"},
+            {"latency": LatencyModel.uniform(0.0, 0.06, seed=9)}, {"level": "L1"}]
+    kw = {**SHORT, "max_episode_steps": 45}
+    vec = gym.make_vec("VDSim-PathFollow-v0", num_envs=4, threads=2, autoreset_mode=mode,
+                       per_env_kwargs=grid, **kw)
+    ref = SyncVectorEnv([lambda g=g: gym.make("VDSim-PathFollow-v0", **kw, **g) for g in grid],
+                        autoreset_mode=AutoresetMode(vec.metadata["autoreset_mode"]))
+    assert run_pair(vec, ref, seed=1, steps=120) >= 4
+    vec.close()
+
+
 def test_vector_seed_list_and_unseeded_reset() -> None:
     vec = gym.make_vec("VDSim-PathFollow-v0", num_envs=2, **SHORT)
     a, _ = vec.reset(seed=[5, 3])
