@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import csv
 import dataclasses
+import importlib
 import math
 
 import gymnasium as gym
@@ -15,7 +16,6 @@ import pytest
 from vdsim_gym import LatencyModel
 from vdsim_gym.cli import main as cli_main
 from vdsim_gym.controllers import stanley_pi
-from vdsim_gym.eval import sweep as sweep_mod
 from vdsim_gym.eval.sweep import (
     RAY_MISSING,
     ey_stats,
@@ -313,5 +313,9 @@ def test_ray_started_by_the_caller_stays_up(base):
         ray.shutdown()
 
 
-def test_module_exports():
-    assert set(sweep_mod.__all__) <= set(dir(sweep_mod))
+def test_exports():
+    import vdsim_gym.eval
+
+    mod = importlib.import_module("vdsim_gym.eval.sweep")
+    assert set(mod.__all__) <= set(dir(mod))
+    assert vdsim_gym.eval.sweep is sweep and vdsim_gym.eval.SweepResult is mod.SweepResult
