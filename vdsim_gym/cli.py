@@ -1,4 +1,4 @@
-"""``vdsim-gym`` command line: demo, bench, accuracy, delay-budget."""
+"""``vdsim-gym`` command line: demo, bench, accuracy, delay-budget, sweep."""
 
 from __future__ import annotations
 
@@ -36,6 +36,28 @@ def _delay_budget(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sweep(args: argparse.Namespace) -> int:
+    import json
+
+    from vdsim_gym.eval.sweep import main as sweep_main
+
+    try:
+        env_kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
+    except json.JSONDecodeError as exc:
+        raise SystemExit(f"vdsim-gym sweep: --env-kwargs is not JSON: {exc}") from None
+    if not isinstance(env_kwargs, dict):
+        raise SystemExit("vdsim-gym sweep: --env-kwargs must be a JSON object")
+    try:
+        sweep_main([args.controller, *args.compare], args.env, args.delays,
+                   seeds=args.seeds, overrun=args.overrun, num_envs=args.num_envs,
+                   backend=args.backend, address=args.address, out=args.out,
+                   env_kwargs=env_kwargs, algo=args.algo, metric=args.metric,
+                   make_plot=not args.no_plot, progress=not args.no_progress)
+    except (ValueError, ImportError) as exc:
+        raise SystemExit(f"vdsim-gym sweep: {exc}") from None
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vdsim-gym", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -69,6 +91,37 @@ def build_parser() -> argparse.ArgumentParser:
                         help="simulated time per run [s] (default: 10, 500 samples)")
     budget.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib)")
     budget.set_defaults(func=_delay_budget)
+
+    sw = sub.add_parser(
+        "sweep",
+        help="a controller over delays x seeds on batched envs: CSV table, per-delay "
+             "summary with 95 %% intervals, plot of the metric against the delay")
+    sw.add_argument("--controller", default="stanley",
+                    help="stanley, stanley:key=value,... (Stanley args; kp, ki: PI speed) "
+                         "or a saved SB3 model (.zip) (default: stanley)")
+    sw.add_argument("--compare", action="append", default=[], metavar="CONTROLLER",
+                    help="another controller on the same grid and plot (repeatable)")
+    sw.add_argument("--algo", default=None,
+                    help="SB3 algorithm of the model files (default: try PPO, SAC, TD3, ...)")
+    sw.add_argument("--env", default="VDSim-DLC-v0", help="env id (default: VDSim-DLC-v0)")
+    sw.add_argument("--delays", default="0,5,10,20,40ms",
+                    help="latency models: numbers (fixed), uniform:LO-HI, normal:MU,SD, none; "
+                         "unit ms or s (default: 0,5,10,20,40ms)")
+    sw.add_argument("--seeds", type=int, default=64, help="seeds 0..N-1 per delay (default 64)")
+    sw.add_argument("--overrun", default="skip", choices=("skip", "queue"))
+    sw.add_argument("--num-envs", type=int, default=64, help="episodes per batch (default 64)")
+    sw.add_argument("--backend", default="local", choices=("local", "ray"))
+    sw.add_argument("--address", default=None,
+                    help="Ray cluster address (default: a local Ray instance)")
+    sw.add_argument("--env-kwargs", default=None,
+                    help='shared gym.make kwargs as JSON, e.g. \'{"preset": "iso3888_2"}\'')
+    sw.add_argument("--metric", default="ey_rmse_m",
+                    choices=("ey_rmse_m", "ey_max_m", "episode_return", "cone_hits",
+                             "n_overrun"), help="plotted metric (default: ey_rmse_m)")
+    sw.add_argument("--out", default="sweep_out", help="output folder (default: sweep_out)")
+    sw.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib)")
+    sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sw.set_defaults(func=_sweep)
     return parser
 
 

@@ -1,10 +1,16 @@
 """Closed-loop evaluation: one controller under timing models A (sync) and B
-(virtual_async), tracking metrics and result provenance (docs/EVAL_MODES.md)."""
+(virtual_async), tracking metrics and result provenance (docs/EVAL_MODES.md); sweeps over
+latency x scenario x seed grids (docs/SWEEPS.md).
+
+``vdsim_gym.eval.sweep`` is the function; its module is ``vdsim_gym.eval.sweep`` in
+``sys.modules`` (``importlib.import_module("vdsim_gym.eval.sweep")``).
+"""
 
 from __future__ import annotations
 
 from vdsim_gym.eval.closed_loop import MODES, ClosedLoopEval, ControllerError, EvalResult
 from vdsim_gym.eval.metrics import lateral_error, tracking_stats
+from vdsim_gym.eval.sweep import SweepResult, sweep
 from vdsim_gym.latency import LatencyModel
 
 __all__ = [
@@ -13,6 +19,8 @@ __all__ = [
     "ControllerError",
     "EvalResult",
     "LatencyModel",
+    "SweepResult",
     "lateral_error",
+    "sweep",
     "tracking_stats",
 ]

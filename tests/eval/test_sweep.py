@@ -1,0 +1,321 @@
+"""Sweeps: rows equal direct single-env rollouts, do not depend on the batch packing,
+thread count or backend; the interval math; the CLI; clear errors."""
+
+from __future__ import annotations
+
+import builtins
+import csv
+import dataclasses
+import importlib
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from vdsim_gym import LatencyModel
+from vdsim_gym.cli import main as cli_main
+from vdsim_gym.controllers import stanley_pi
+from vdsim_gym.eval.sweep import (
+    RAY_MISSING,
+    ey_stats,
+    mean_delay_ms,
+    mean_interval,
+    parse_delays,
+    sweep,
+    t_quantile_975,
+)
+
+ENV_ID = "VDSim-DLC-v0"
+SHORT = {"preset": "iso3888_2", "speed": 15.0}  # ~440 steps at 0 ms
+# 30 ms > Tc: every step overruns and skips; uniform: some do. The cone-hitting cells end
+# early, which keeps the test fast and exercises the masking of finished envs.
+LATENCIES = [None, LatencyModel.fixed(0.03)]
+SEEDS = [0, 1, 2]
+
+
+def rollout(latency, seed, *, policy_factory=stanley_pi, overrun="skip", **kwargs):
+    """Ground truth: one gym.make env, reset(seed), the policy on a batch of one row."""
+    env = gym.make(ENV_ID, latency=latency, overrun=overrun, **{**SHORT, **kwargs})
+    obs, _ = env.reset(seed=seed)
+    policy = policy_factory(env)
+    e_y, ret, k = [], 0.0, 0
+    while True:
+        action, _ = policy.predict(obs[None], episode_start=np.array([k == 0]),
+                                   deterministic=True)
+        obs, reward, terminated, truncated, info = env.step(action[0])
+        k += 1
+        e_y.append(info["e_y"])
+        ret += reward
+        if terminated or truncated:
+            break
+    env.close()
+    rmse, emax = ey_stats(e_y)
+    summary = info.get("episode_summary")
+    return {"steps": k, "ey_rmse_m": rmse, "ey_max_m": emax, "episode_return": ret,
+            "cone_hits": info["cone_hits"], "n_overrun": info.get("n_overrun", 0),
+            "n_skipped": info.get("n_skipped", 0),
+            "outcome": "terminated" if terminated else "truncated",
+            "end": summary["outcome"] if summary else "time_limit", "summary": summary}
+
+
+@pytest.fixture(scope="module")
+def base():
+    return sweep(stanley_pi, ENV_ID, latencies=LATENCIES, seeds=SEEDS, num_envs=4,
+                 progress=False, **SHORT)
+
+
+def test_rows_equal_single_env_rollouts(base):
+    assert [(r.cell, r.seed) for r in base.table] == [(c, s) for c in (0, 1) for s in SEEDS]
+    for row in base.table:
+        ref = rollout(LATENCIES[row.cell], row.seed)
+        for key in ("steps", "ey_rmse_m", "ey_max_m", "episode_return", "cone_hits",
+                    "n_overrun", "n_skipped", "outcome", "end"):
+            assert getattr(row, key) == ref[key], (row, key)
+        # the env's own episode summary agrees with the row's metrics
+        assert ref["summary"]["rms_e_y"] == row.ey_rmse_m
+        assert ref["summary"]["max_abs_e_y"] == row.ey_max_m
+        assert row.completed == (row.end == "course_end")
+    none, late = base.table[0], base.table[3]
+    assert none.latency == "none" and none.overrun == "-" and none.completed
+    assert late.latency == "fixed 30 ms" and late.mean_delay_ms == 30.0
+    assert late.overrun == "skip" and late.n_overrun == late.steps == late.n_skipped
+    assert not late.completed and late.end == "cone_hit"
+
+
+def test_rows_do_not_depend_on_packing_or_threads(base):
+    for num_envs, threads in ((1, 0), (5, 2), (64, 1)):
+        res = sweep(stanley_pi, ENV_ID, latencies=LATENCIES, seeds=SEEDS, num_envs=num_envs,
+                    threads=threads, progress=False, **SHORT)
+        assert res.table == base.table, (num_envs, threads)
+        assert res.meta["n_batches"] == math.ceil(6 / num_envs)
+    # a seed's row does not depend on which other seeds run beside it
+    alone = sweep(stanley_pi, ENV_ID, latencies=LATENCIES[1:], seeds=[2], progress=False,
+                  **SHORT)
+    assert alone.table == [dataclasses.replace(base.table[5], cell=0)]
+
+
+def test_policy_object_and_random_latency_and_scenarios():
+    """A policy object (one predict per step for the batch) over two scenarios, random
+    delays with the queue policy: rows equal the rollouts."""
+    env = gym.make(ENV_ID, **SHORT)
+    policy = stanley_pi(env)  # built once: the same course geometry for both scenarios
+    lat = LatencyModel.uniform(0.0, 0.03, seed=5)
+    scenarios = [{}, {"speed": 12.0}]
+    res = sweep(policy, ENV_ID, latencies=[lat], seeds=[4, 9], scenarios=scenarios,
+                num_envs=3, overrun="queue", progress=False, **SHORT)
+    assert [r.scenario for r in res.table] == ["default"] * 2 + ["speed=12.0"] * 2
+    for row, sc in zip(res.table, [{}, {}, *scenarios[1:] * 2], strict=True):
+        ref = rollout(lat, row.seed, policy_factory=lambda _e: policy, overrun="queue", **sc)
+        assert (row.steps, row.ey_rmse_m, row.episode_return, row.n_overrun) == \
+            (ref["steps"], ref["ey_rmse_m"], ref["episode_return"], ref["n_overrun"])
+        assert row.overrun == "queue" and row.n_skipped == 0
+    assert [s.scenario for s in res.summary] == ["default", "speed=12.0"]
+    env.close()
+
+
+def test_summary_math():
+    x = [1.0, 2.0, 3.0, 4.0]
+    mean, lo, hi = mean_interval(x)
+    half = 3.182446305 * np.std(x, ddof=1) / 2.0
+    assert mean == 2.5 and lo == pytest.approx(2.5 - half) and hi == pytest.approx(2.5 + half)
+    assert mean_interval([5.0])[0] == 5.0 and math.isnan(mean_interval([5.0])[1])
+    assert all(math.isnan(v) for v in mean_interval([]))
+    assert mean_interval([2.0, 2.0, 2.0]) == (2.0, 2.0, 2.0)
+
+
+@pytest.mark.parametrize("df", [1, 2, 5, 12, 30, 31, 45, 63, 200, 10_000])
+def test_t_quantile_against_the_t_density(df):
+    """P(0 < T < q) = 0.475, by integrating the t density (no scipy)."""
+    q = t_quantile_975(df)
+    logc = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    x = np.linspace(0.0, q, 200_001)
+    pdf = np.exp(logc - (df + 1) / 2 * np.log1p(x * x / df))
+    assert np.trapezoid(pdf, x) == pytest.approx(0.475, abs=2e-7)
+    assert t_quantile_975(df) > t_quantile_975(df + 1)
+
+
+def test_summary_of_a_sweep(base):
+    cells = base.summary
+    assert [(s.cell, s.latency, s.n) for s in cells] == [(0, "none", 3), (1, "fixed 30 ms", 3)]
+    for s in cells:
+        rows = [r for r in base.table if r.cell == s.cell]
+        assert s.interval("ey_rmse_m") == mean_interval([r.ey_rmse_m for r in rows])
+        assert s.n_completed == sum(r.completed for r in rows)
+    assert cells[0].n_completed == 3 and cells[1].cone_hits_mean == 1.0
+    cols = base.columns()
+    assert cols["seed"] == [0, 1, 2, 0, 1, 2] and len(cols) == len(base.table[0].__dict__)
+
+
+def test_mean_delay():
+    assert mean_delay_ms(None) == 0.0
+    assert mean_delay_ms(LatencyModel.fixed(0.01)) == pytest.approx(10.0)
+    assert mean_delay_ms(LatencyModel.uniform(0.0, 0.02)) == pytest.approx(10.0)
+    # max(0, N(0, sd^2)) has mean sd / sqrt(2 pi)
+    assert mean_delay_ms(LatencyModel.normal(0.0, 0.01)) == \
+        pytest.approx(10 / math.sqrt(2 * math.pi))
+    assert mean_delay_ms(LatencyModel.normal(0.01, 0.001)) == pytest.approx(10.0)
+
+
+def test_parse_delays():
+    fx = LatencyModel.fixed
+    assert parse_delays("0,5,10,20,40ms") == [fx(0.0), fx(0.005), fx(0.01), fx(0.02), fx(0.04)]
+    assert parse_delays("0.01s,20ms") == [fx(0.01), fx(0.02)]
+    assert parse_delays("none,uniform:0-20ms@3,normal:10,5ms,normal:10+-5ms") == [
+        None, LatencyModel.uniform(0.0, 0.02, seed=3), LatencyModel.normal(0.01, 0.005),
+        LatencyModel.normal(0.01, 0.005)]
+    for bad, match in (("-5ms", "negative"), ("0,5,10", "no unit"), ("", "empty"),
+                       ("5,,10ms", "empty item"), ("abcms", "not a number"),
+                       ("uniform:20ms", "LO-HI"), ("gamma:1ms", "unknown kind"),
+                       ("uniform:20-10ms", "lo <= hi")):
+        with pytest.raises(ValueError, match=match):
+            parse_delays(bad)
+
+
+def test_bad_input_gives_clear_errors():
+    ok = dict(latencies=[None], seeds=1, progress=False)
+    with pytest.raises(ValueError, match="unknown env id 'VDSim-Nope-v0'.*VDSim-DLC-v0"):
+        sweep(stanley_pi, "VDSim-Nope-v0", **ok)
+    with pytest.raises(ValueError, match="latencies is empty"):
+        sweep(stanley_pi, ENV_ID, latencies=[], seeds=1)
+    with pytest.raises(ValueError, match=r"LatencyModel.fixed\(0.01\)"):
+        sweep(stanley_pi, ENV_ID, latencies=[0.01], seeds=1)
+    with pytest.raises(ValueError, match="not reproducible"):
+        sweep(stanley_pi, ENV_ID, latencies=[LatencyModel.measured()], seeds=1)
+    with pytest.raises(ValueError, match="seeds must be >= 1"):
+        sweep(stanley_pi, ENV_ID, latencies=[None], seeds=0)
+    with pytest.raises(ValueError, match="duplicates"):
+        sweep(stanley_pi, ENV_ID, latencies=[None], seeds=[1, 1])
+    with pytest.raises(ValueError, match="num_envs"):
+        sweep(stanley_pi, ENV_ID, latencies=[None], seeds=1, num_envs=0)
+    with pytest.raises(ValueError, match="backend"):
+        sweep(stanley_pi, ENV_ID, backend="dask", **ok)
+    with pytest.raises(ValueError, match="overrun"):
+        sweep(stanley_pi, ENV_ID, overrun="drop", **ok)
+    with pytest.raises(ValueError, match="sweep arguments"):
+        sweep(stanley_pi, ENV_ID, scenarios=[{"latency": None}], **ok)
+    with pytest.raises(ValueError, match="preset"):  # the env's own message, up front
+        sweep(stanley_pi, ENV_ID, scenarios=[{"preset": "nope"}], **ok)
+    with pytest.raises(TypeError, match="predict"):
+        sweep(42, ENV_ID, **ok)
+
+
+def test_ray_missing_names_the_extra(monkeypatch):
+    real_import = builtins.__import__
+
+    def no_ray(name, *args, **kwargs):
+        if name == "ray" or name.startswith("ray."):
+            raise ImportError("No module named 'ray'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    with pytest.raises(ImportError, match=r"pip install 'vdsim-gym\[ray\]'") as info:
+        sweep(stanley_pi, ENV_ID, latencies=[None], seeds=1, backend="ray", progress=False)
+    assert str(info.value) == RAY_MISSING
+
+
+def test_progress_without_tqdm_prints(monkeypatch, capsys):
+    real_import = builtins.__import__
+
+    def no_tqdm(name, *args, **kwargs):
+        if name == "tqdm":
+            raise ImportError("No module named 'tqdm'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tqdm)
+    sweep(stanley_pi, ENV_ID, latencies=[LatencyModel.fixed(0.03)], seeds=2, num_envs=1,
+          progress=True, **SHORT)
+    out = capsys.readouterr().out
+    assert "[sweep] 1/2 episodes" in out and "[sweep] 2/2 episodes" in out
+
+
+def test_sb3_policy_rows_do_not_depend_on_packing():
+    """An (untrained) SB3 MLP policy: predict batches are padded to full blocks, so a
+    row is the same whatever the batch it ran in."""
+    sb3 = pytest.importorskip("stable_baselines3")
+    env = gym.make(ENV_ID, **SHORT)
+    model = sb3.PPO("MlpPolicy", env, seed=0, device="cpu")
+    env.close()
+    kw = dict(latencies=[None, LatencyModel.fixed(0.01)], seeds=[0, 1, 2], progress=False,
+              max_episode_steps=80, **SHORT)
+    a = sweep(model, ENV_ID, num_envs=6, **kw)
+    b = sweep(model, ENV_ID, num_envs=5, **kw)
+    assert a.table == b.table
+    assert {r.end for r in a.table} <= {"time_limit", "off_corridor", "cone_hit"}
+    assert any(r.end == "time_limit" and r.steps == 80 and not r.completed for r in a.table)
+
+
+def test_cli_writes_csv_and_png(tmp_path, capsys):
+    out = tmp_path / "sw"
+    rc = cli_main(["sweep", "--controller", "stanley", "--compare", "stanley:gain=2",
+                   "--delays", "0,30ms", "--seeds", "2", "--num-envs", "4", "--out", str(out),
+                   "--env-kwargs", '{"preset": "iso3888_2", "speed": 15.0}', "--no-progress"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "fixed 30 ms" in text and "stanley:gain=2" in text
+    with (out / "sweep.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 8 and rows[0]["controller"] == "stanley"
+    assert {"seed", "ey_rmse_m", "ey_max_m", "cone_hits", "episode_return", "n_overrun",
+            "outcome", "completed"} <= set(rows[0])
+    with (out / "sweep_summary.csv").open() as fh:
+        summary = list(csv.DictReader(fh))
+    assert [(s["controller"], s["latency"]) for s in summary] == [
+        ("stanley", "fixed 0 ms"), ("stanley", "fixed 30 ms"),
+        ("stanley:gain=2", "fixed 0 ms"), ("stanley:gain=2", "fixed 30 ms")]
+    assert (out / "sweep.png").stat().st_size > 10_000
+
+
+def test_cli_errors(tmp_path):
+    base = ["sweep", "--seeds", "1", "--out", str(tmp_path), "--no-progress"]
+    for extra, match in ((["--delays=-5ms"], "negative"),
+                         (["--env", "VDSim-Nope-v0"], "unknown env id"),
+                         (["--seeds", "0"], "seeds must be >= 1"),
+                         (["--controller", "nope.zip"], "no such SB3 model"),
+                         (["--controller", "stanley:gian=2"], "gian"),
+                         (["--env-kwargs", "{bad"], "not JSON")):
+        with pytest.raises(SystemExit, match=match):
+            cli_main(base + extra)
+
+
+def test_sb3_model_file_in_the_cli(tmp_path, capsys):
+    sb3 = pytest.importorskip("stable_baselines3")
+    env = gym.make(ENV_ID, **SHORT)
+    sb3.PPO("MlpPolicy", env, seed=0, device="cpu").save(tmp_path / "ppo_dlc.zip")
+    env.close()
+    rc = cli_main(["sweep", "--controller", str(tmp_path / "ppo_dlc.zip"), "--delays", "0ms",
+                   "--seeds", "2", "--out", str(tmp_path / "o"), "--no-plot", "--no-progress",
+                   "--env-kwargs", '{"preset": "iso3888_2", "max_episode_steps": 40}'])
+    assert rc == 0 and "ppo_dlc" in capsys.readouterr().out
+
+
+@pytest.mark.ray
+@pytest.mark.filterwarnings("ignore")
+def test_ray_backend_equals_local(base):
+    pytest.importorskip("ray")
+    res = sweep(stanley_pi, ENV_ID, latencies=LATENCIES, seeds=SEEDS, num_envs=4,
+                backend="ray", progress=False, **SHORT)
+    assert res.table == base.table
+    assert res.summary == base.summary and res.meta["backend"] == "ray"
+
+
+@pytest.mark.ray
+@pytest.mark.filterwarnings("ignore")
+def test_ray_started_by_the_caller_stays_up(base):
+    ray = pytest.importorskip("ray")
+    ray.init(include_dashboard=False, log_to_driver=False, num_cpus=2)
+    try:
+        res = sweep(stanley_pi, ENV_ID, latencies=LATENCIES, seeds=SEEDS, num_envs=2,
+                    backend="ray", batches_per_task=2, progress=False, **SHORT)
+        assert res.table == base.table
+        assert ray.is_initialized()
+    finally:
+        ray.shutdown()
+
+
+def test_exports():
+    import vdsim_gym.eval
+
+    mod = importlib.import_module("vdsim_gym.eval.sweep")
+    assert set(mod.__all__) <= set(dir(mod))
+    assert vdsim_gym.eval.sweep is sweep and vdsim_gym.eval.SweepResult is mod.SweepResult
