@@ -93,7 +93,8 @@ SHARED_DOC = """
     width, spin-out (|e_psi| > 90 deg, or |beta| > 45 deg above 1 m/s) or a non-finite
     state. Truncated: the projection reaches the course end (``info["pass_speed"]`` is
     vx there); the time limit is the registration's ``max_episode_steps``. On episode end
-    ``info`` carries ``pass_speed`` (None unless the course end was reached) and
+    ``info`` carries ``outcome`` ("cone_hit", "off_corridor", "spin_out", "non_finite" or
+    "course_end"), ``pass_speed`` (None unless the course end was reached) and
     ``episode_summary``. Every step's ``info``: ``reward_terms``, ``e_y`` [m],
     ``cone_hits`` (episode total), ``s`` [m], ``t`` [s].
 
@@ -133,6 +134,18 @@ SHARED_ARGS = """
       action (see Latency); None applies every action at once.
     - ``overrun="skip"``: "skip" or "queue", the policy when a delay exceeds the period.
 """
+
+
+def episode_outcome(flags: int) -> str | None:
+    """Why the task ended an episode: the termination cause ("cone_hit", "off_corridor",
+    "spin_out", "non_finite"), "course_end" for a truncation, None if it goes on (a time
+    limit is the TimeLimit wrapper's, not the task's)."""
+    if flags & _TERMINATED:
+        for name in ("non_finite", "spin_out", "off_corridor", "cone_hit"):
+            if flags & _FLAGS[name]:
+                return name
+        return "terminated"
+    return "course_end" if flags & _TRUNCATED else None
 
 
 class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
@@ -387,10 +400,7 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
 
     def _episode_end(self, flags: int, vx: float, s: float, t: float, hits: int
                      ) -> dict[str, Any]:
-        outcome = "course_end"
-        for name in ("cone_hit", "off_corridor", "spin_out", "non_finite"):
-            if flags & _FLAGS[name] and flags & _TERMINATED:
-                outcome = name
+        outcome = episode_outcome(flags)
         pass_speed = vx if flags & _TRUNCATED else None
         e_y = np.abs(np.asarray(self._e_y_log))
         summary = {
@@ -399,7 +409,7 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
             "rms_e_y": float(np.sqrt(np.mean(e_y**2))) if e_y.size else 0.0,
             "pass_speed": pass_speed,
         }
-        return {"pass_speed": pass_speed, "episode_summary": summary}
+        return {"pass_speed": pass_speed, "episode_summary": summary, "outcome": outcome}
 
 
 def resolve_reward_weights(weights: Mapping[str, float] | None) -> dict[str, float]:

@@ -29,6 +29,7 @@ from vdsim_gym.envs.path_env import (
     REWARD_TERM_NAMES,
     PathTrackingEnv,
     _reject_action,
+    episode_outcome,
 )
 
 _TERMINATED, _TRUNCATED = _FLAGS["terminated"], _FLAGS["truncated"]
@@ -266,6 +267,12 @@ class VDSimVectorEnv(VectorEnv):
             lat = mask & self._latency_rows
             if lat.any():
                 infos.update(self._columns(info, lat, _LATENCY_KEYS))
+        ended = mask & ((self._flags & (_TERMINATED | _TRUNCATED)) != 0)
+        if ended.any():  # the task's end reason, as the single env reports it
+            outcome = np.full(self.num_envs, None, dtype=object)
+            for i in np.flatnonzero(ended).tolist():
+                outcome[i] = episode_outcome(int(self._flags[i]))
+            infos["outcome"], infos["_outcome"] = outcome, ended
         return infos
 
     def _same_step_reset(self, ended: np.ndarray) -> dict[str, Any]:

@@ -26,10 +26,10 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 import vdsim_gym.envs  # noqa: F401  (registration)
 from vdsim_gym import _table
+from vdsim_gym.envs.vector import VDSimVectorEnv
 from vdsim_gym.latency import LatencyModel, check_overrun
 
 BACKENDS = ("local", "ray")
@@ -48,16 +48,13 @@ PREDICT_BLOCK = 8
 
 def _make_batch(env_id: str, per_env_kwargs: Sequence[dict[str, Any]],
                 env_kwargs: dict[str, Any], threads: int) -> gym.vector.VectorEnv:
-    """A vector env of ``len(per_env_kwargs)`` envs: env i is
-    ``gym.make(env_id, **env_kwargs, **per_env_kwargs[i])``, NEXT_STEP autoreset.
-
-    The seam for the core's vector session: with it this body becomes
-    ``return VDSimVectorEnv(env_id, len(per_env_kwargs), threads=threads,
-    autoreset_mode="next_step", per_env_kwargs=list(per_env_kwargs), **env_kwargs)``.
-    Until then the envs are stepped in Python (``threads`` is not used).
+    """A vector env of ``len(per_env_kwargs)`` envs on the core's vector session: env i
+    behaves as ``gym.make(env_id, **env_kwargs, **per_env_kwargs[i])``, NEXT_STEP
+    autoreset; one GIL-released call steps the whole batch on ``threads`` workers.
     """
-    fns = [functools.partial(gym.make, env_id, **{**env_kwargs, **kw}) for kw in per_env_kwargs]
-    return SyncVectorEnv(fns, autoreset_mode=AutoresetMode.NEXT_STEP)
+    return VDSimVectorEnv(env_id, len(per_env_kwargs), threads=threads,
+                          autoreset_mode="next_step", per_env_kwargs=list(per_env_kwargs),
+                          **env_kwargs)
 
 
 # ---------------------------------------------------------------------------- results
@@ -376,9 +373,9 @@ def _info_array(infos: dict[str, Any], key: str) -> np.ndarray | None:
 
 def _end_reason(infos: dict[str, Any], i: int, terminated: bool, steps: int,
                 max_steps: int | None) -> str:
-    summary, mask = infos.get("episode_summary"), infos.get("_episode_summary")
-    if isinstance(summary, dict) and "outcome" in summary and mask is not None and mask[i]:
-        return str(summary["outcome"][i])
+    outcome, mask = infos.get("outcome"), infos.get("_outcome")
+    if outcome is not None and mask is not None and mask[i]:
+        return str(outcome[i])
     if terminated:
         return "terminated"
     return "time_limit" if max_steps is not None and steps >= max_steps else "course_end"
