@@ -15,9 +15,15 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from vdsim_gym.bench import run
+    if args.vector:
+        from vdsim_gym.bench_vector import run as run_vector
 
-    for line in run(calls=args.calls, repeats=args.repeats, highway=not args.no_highway):
+        lines = run_vector(steps=args.steps, repeats=args.repeats, ppo=not args.no_ppo)
+    else:
+        from vdsim_gym.bench import run
+
+        lines = run(calls=args.calls, repeats=args.repeats, highway=not args.no_highway)
+    for line in lines:
         print(line)
     return 0
 
@@ -75,6 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--calls", type=int, default=2000, help="calls per timed block")
     bench.add_argument("--repeats", type=int, default=5, help="timed blocks (best is kept)")
     bench.add_argument("--no-highway", action="store_true", help="skip the highway-env row")
+    bench.add_argument("--vector", action="store_true",
+                       help="vector env throughput: N = 1, 16, 64, threads 1 and 2, core-only "
+                            "reference, CartPole/highway-env/EnvPool, PPO env share")
+    bench.add_argument("--steps", type=int, default=200, help="--vector: steps per block")
+    bench.add_argument("--no-ppo", action="store_true", help="--vector: skip the PPO row")
     bench.set_defaults(func=_bench)
 
     acc = sub.add_parser("accuracy", help="integrator accuracy gate against a 10x finer reference")

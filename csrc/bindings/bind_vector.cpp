@@ -90,6 +90,16 @@ void bind_vector(py::module_& m) {
            }, py::arg("actions"), py::arg("step_mask"), py::arg("obs"), py::arg("rewards"),
            py::arg("flags"), py::arg("terms"), py::arg("info"),
            "One env step of every env whose step_mask is nonzero (GIL released)")
+      .def("advance_physics", [](PyVectorSession& v, py::array_t<double> actions) {
+             if (v.impl->closed()) throw std::runtime_error("VectorSession is closed");
+             VectorStepBuffers b;
+             b.actions = buffer<double>(actions, v.impl->size(), 2, "actions", "float64");
+             b.physics_only = true;
+             py::gil_scoped_release release;
+             v.impl->step(b);
+           }, py::arg("actions"),
+           "Benchmark reference: every env's physics for one control period (command now, "
+           "advance), without latency, task, observation or reward (GIL released)")
       .def("close", [](PyVectorSession& v) {
              py::gil_scoped_release release;
              v.impl->close();

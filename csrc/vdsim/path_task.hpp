@@ -39,7 +39,9 @@ class PathTracker {
   double heading_at(int64_t i) const { return heading_[i]; }
   double kappa_at(int64_t i) const { return kappa_[i]; }
 
-  static constexpr int64_t kWindow = 40;  // segments searched either side of the hint
+  // Segments searched either side of the hint: a car moves ~2 segments (0.25 m) per 20 ms
+  // at 25 m/s; a minimum on the window's edge falls back to the global search.
+  static constexpr int64_t kWindow = 16;
 
  private:
   // Best segment in [lo, hi); writes squared distance and parameter t.
@@ -154,6 +156,12 @@ class PathEnvCore {
   Command command_from_action(double a_steer, double a_long) const;
   // Mode A: the command takes effect now (used by step() without latency).
   void apply_command(const Command& c) { session_.command_now(c); }
+  // Benchmark reference: the physics of one control period only (command now, advance),
+  // no latency, no projection, no observation or reward.
+  void advance_physics(double a_steer, double a_long) {
+    apply_command(command_from_action(a_steer, a_long));
+    session_.advance(task_.ticks_per_period);
+  }
 
   // Computation latency (mode B). Takes effect at the next reset().
   void set_latency(const LatencySpec& spec, OverrunPolicy policy);

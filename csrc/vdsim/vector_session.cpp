@@ -33,6 +33,12 @@ void VectorSession::run_range(int64_t lo, int64_t hi) {
   const auto* a32 = static_cast<const float*>(b.actions);
   const auto* a64 = static_cast<const double*>(b.actions);
   for (int64_t i = lo; i < hi; ++i) {
+    const double a0 = b.actions_f32 ? a32[2 * i] : a64[2 * i];
+    const double a1 = b.actions_f32 ? a32[2 * i + 1] : a64[2 * i + 1];
+    if (b.physics_only) {
+      cores_[i]->advance_physics(a0, a1);
+      continue;
+    }
     double* terms = b.terms + i * kTermSize;
     if (b.step_mask && !b.step_mask[i]) {
       b.rewards[i] = 0.0;
@@ -40,8 +46,6 @@ void VectorSession::run_range(int64_t lo, int64_t hi) {
       std::fill(terms, terms + kTermSize, 0.0);
       continue;
     }
-    const double a0 = b.actions_f32 ? a32[2 * i] : a64[2 * i];
-    const double a1 = b.actions_f32 ? a32[2 * i + 1] : a64[2 * i + 1];
     double* info = b.info + i * kStepInfoSize;
     b.flags[i] = cores_[i]->step(a0, a1, b.obs + i * kPathObsSize, terms, info);
     b.rewards[i] = info[0];

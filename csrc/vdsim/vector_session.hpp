@@ -24,6 +24,7 @@ struct VectorStepBuffers {
   int32_t* flags = nullptr;            // (N,) StepFlag bits
   double* terms = nullptr;             // (N, kTermSize)
   double* info = nullptr;              // (N, kStepInfoSize)
+  bool physics_only = false;  // benchmark reference: PathEnvCore::advance_physics, no task
 };
 
 class VectorSession {

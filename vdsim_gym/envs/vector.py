@@ -177,6 +177,14 @@ class VDSimVectorEnv(VectorEnv):
             self._autoreset = ended
         return self._obs.copy(), rewards, terminated, truncated, infos
 
+    def advance_physics(self, actions: np.ndarray) -> None:
+        """Benchmark reference: every env's physics for one control period under
+        ``actions`` ((N, 2) float64), without latency, task, observation, reward or
+        autoreset, in one GIL-released call. Leaves the envs mid-episode: reset after."""
+        self._check_open()
+        self._session.advance_physics(np.ascontiguousarray(actions, dtype=np.float64))
+        self._needs_reset = True
+
     def close_extras(self, **kwargs: Any) -> None:
         self._session.close()
         for env in self.envs:

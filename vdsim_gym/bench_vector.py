@@ -1,0 +1,190 @@
+"""Vector throughput measured side by side in one run (``vdsim-gym bench --vector``).
+
+- VDSimVectorEnv (``gym.make_vec``) at N = 1, 16, 64 with 1 and 2 threads, against the
+  core-only vector advance of the same work (the same recorded actions, same substeps,
+  no task, no Python per step beyond the call): the share of core throughput kept.
+- gymnasium CartPole-v1 ``SyncVectorEnv``, highway-env ``lane-keeping-v0`` and EnvPool
+  CartPole for reference, when installed.
+- stable-baselines3 PPO ``learn()`` on ``make_sb3_vec_env``: the share of its wall time
+  spent inside the env (step_wait and reset).
+
+Best of ``repeats`` alternating blocks per figure, for a shared machine.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import vdsim_gym.envs  # noqa: F401  (registration)
+from vdsim_gym.bench import best_time
+from vdsim_gym.envs.vector import VDSimVectorEnv
+
+ENV_ID = "VDSim-DLC-v0"
+
+
+@dataclass(frozen=True)
+class VRow:
+    name: str
+    num_envs: int
+    threads: int | None
+    agent_steps_per_s: float
+    substeps_per_s: float | None
+
+
+def _recorded_actions(num_envs: int, steps: int) -> np.ndarray:
+    """The Stanley + PI baseline's batched actions over ``steps`` steps, (T, N, 2)."""
+    from vdsim_gym.controllers import stanley_pi
+
+    venv = VDSimVectorEnv(ENV_ID, num_envs, threads=1, terminate_on_cone=False)
+    policy = stanley_pi(venv.envs[0])
+    obs, _ = venv.reset(seed=0)
+    out = np.zeros((steps, num_envs, 2))
+    for t in range(steps):
+        out[t] = policy.predict(obs, episode_start=np.full(num_envs, t == 0))[0]
+        obs, *_ = venv.step(out[t])
+    venv.close()
+    return out
+
+
+def vector_rows(num_envs: int, threads: int, steps: int, repeats: int) -> tuple[VRow, VRow]:
+    """Env steps and core-only advances over the same recorded actions, alternating."""
+    actions = _recorded_actions(num_envs, steps)
+    venv = VDSimVectorEnv(ENV_ID, num_envs, threads=threads, terminate_on_cone=False)
+    ticks = venv.envs[0].ticks_per_period
+
+    def run_env() -> None:
+        venv.reset(seed=0)
+        for a in actions:
+            venv.step(a)
+
+    def run_core() -> None:
+        venv.reset(seed=0)
+        for a in actions:
+            venv.advance_physics(a)
+
+    env_s = core_s = float("inf")
+    for _ in range(repeats):
+        core_s = min(core_s, best_time(run_core, 1, 1) / steps)
+        env_s = min(env_s, best_time(run_env, 1, 1) / steps)
+    venv.close()
+    n = num_envs
+    env = VRow(f"make_vec {ENV_ID}", n, threads, n / env_s, n * ticks / env_s)
+    core = VRow("  core-only vector advance", n, threads, n / core_s, n * ticks / core_s)
+    return env, core
+
+
+def _sync_row(name: str, make: Callable[[], gym.Env], num_envs: int, steps: int,
+              repeats: int) -> VRow:
+    venv = gym.vector.SyncVectorEnv([make] * num_envs)
+    venv.reset(seed=0)
+    action = venv.action_space.sample()
+
+    def run() -> None:
+        for _ in range(steps):
+            venv.step(action)
+
+    sec = min(best_time(run, 1, 1) for _ in range(repeats)) / steps
+    venv.close()
+    return VRow(name, num_envs, None, num_envs / sec, None)
+
+
+def reference_rows(steps: int, repeats: int) -> list[VRow]:
+    rows = [_sync_row("gymnasium CartPole-v1 SyncVectorEnv", lambda: gym.make("CartPole-v1"),
+                      64, steps, repeats)]
+    try:
+        import highway_env  # noqa: F401
+
+        rows.append(_sync_row("highway-env lane-keeping-v0 SyncVectorEnv",
+                              lambda: gym.make("lane-keeping-v0"), 4, max(steps // 20, 5),
+                              repeats))
+    except ImportError:
+        pass
+    try:
+        import envpool
+
+        pool = envpool.make_gymnasium("CartPole-v1", num_envs=64)
+        pool.reset()
+        act = np.zeros(64, dtype=np.int32)
+
+        def run() -> None:
+            for _ in range(steps):
+                pool.step(act)
+
+        sec = min(best_time(run, 1, 1) for _ in range(repeats)) / steps
+        rows.append(VRow("EnvPool CartPole-v1", 64, None, 64 / sec, None))
+    except ImportError:
+        pass
+    return rows
+
+
+def ppo_env_share(num_envs: int = 16, total_timesteps: int = 8192) -> tuple[float, float]:
+    """(learn wall time [s], share of it inside the env) for SB3 PPO on the vector env."""
+    from stable_baselines3 import PPO
+
+    from vdsim_gym import make_sb3_vec_env
+
+    venv = make_sb3_vec_env(ENV_ID, num_envs, seed=0, threads=0)
+    spent = [0.0]
+
+    def timed(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[0] += time.perf_counter() - t0
+        return wrapper
+
+    venv.step_wait = timed(venv.step_wait)  # type: ignore[method-assign]
+    venv.reset = timed(venv.reset)  # type: ignore[method-assign]
+    model = PPO("MlpPolicy", venv, n_steps=256, batch_size=256, n_epochs=4, seed=0,
+                device="cpu", verbose=0)
+    t0 = time.perf_counter()
+    model.learn(total_timesteps=total_timesteps)
+    wall = time.perf_counter() - t0
+    venv.close()
+    return wall, spent[0] / wall
+
+
+def run(steps: int = 200, repeats: int = 3, ppo: bool = True) -> list[str]:
+    lines = [f"{'case':<44} {'N':>4} {'threads':>7} {'agent steps/s':>14} {'substeps/s':>12}"]
+    rows: list[VRow] = []
+    ratios: list[str] = []
+    by: dict[tuple[int, int], tuple[VRow, VRow]] = {}
+    for n in (1, 16, 64):
+        for t in (1, 2):
+            env, core = vector_rows(n, t, steps, repeats)
+            by[(n, t)] = (env, core)
+            rows += [env, core]
+    for (n, t), (env, core) in by.items():
+        ratios.append(f"N={n:<3} threads={t}: env / core-only throughput = "
+                      f"{env.agent_steps_per_s / core.agent_steps_per_s:.3f}"
+                      + ("  (aim >= 0.95 at N=64)" if n == 64 else ""))
+    for n in (16, 64):
+        r = by[(n, 2)][0].agent_steps_per_s / by[(n, 1)][0].agent_steps_per_s
+        ratios.append(f"N={n}: 2 threads / 1 thread = {r:.2f}"
+                      + ("  (aim >= 1.8)" if n == 64 else ""))
+    refs = reference_rows(steps, repeats)
+    rows += refs
+    best = by[(64, 2)][0].agent_steps_per_s
+    for r in refs:
+        ratios.append(f"VDSim make_vec N=64 2 threads / {r.name} = "
+                      f"{best / r.agent_steps_per_s:.2f}")
+    for r in rows:
+        thr = "-" if r.threads is None else str(r.threads)
+        sub = f"{r.substeps_per_s:12.0f}" if r.substeps_per_s else f"{'-':>12}"
+        lines.append(f"{r.name:<44} {r.num_envs:>4} {thr:>7} {r.agent_steps_per_s:14.0f} {sub}")
+    if ppo:
+        try:
+            wall, share = ppo_env_share()
+            ratios.append(f"PPO learn(8192 steps, 16 envs): {wall:.1f} s, env share "
+                          f"{100 * share:.1f} %  (aim <= 10 %)")
+        except ImportError:
+            ratios.append("stable-baselines3 not installed: pip install 'vdsim-gym[train]'")
+    return lines + [""] + ratios
