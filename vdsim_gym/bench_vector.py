@@ -1,8 +1,9 @@
 """Vector throughput measured side by side in one run (``vdsim-gym bench --vector``).
 
 - VDSimVectorEnv (``gym.make_vec``) at N = 1, 16, 64 with 1 and 2 threads, against the
-  core-only vector advance of the same work (the same recorded actions, same substeps,
-  no task, no Python per step beyond the call): the share of core throughput kept.
+  core-only vector step of the same work (the same recorded actions and substeps through
+  the C++ batch step alone, without the Python env) and against the physics alone
+  (no path task): the share of core throughput kept.
 - gymnasium CartPole-v1 ``SyncVectorEnv``, highway-env ``lane-keeping-v0`` and EnvPool
   CartPole for reference, when installed.
 - stable-baselines3 PPO ``learn()`` on ``make_sb3_vec_env``: the share of its wall time
@@ -52,8 +53,11 @@ def _recorded_actions(num_envs: int, steps: int) -> np.ndarray:
     return out
 
 
-def vector_rows(num_envs: int, threads: int, steps: int, repeats: int) -> tuple[VRow, VRow]:
-    """Env steps and core-only advances over the same recorded actions, alternating."""
+def vector_rows(num_envs: int, threads: int, steps: int, repeats: int
+                ) -> tuple[VRow, VRow, VRow]:
+    """Over the same recorded actions, alternating blocks: the vector env's step, the C++
+    batch step alone (the same work without the Python env: task included) and the
+    physics alone (no task)."""
     actions = _recorded_actions(num_envs, steps)
     venv = VDSimVectorEnv(ENV_ID, num_envs, threads=threads, terminate_on_cone=False)
     ticks = venv.envs[0].ticks_per_period
@@ -66,17 +70,26 @@ def vector_rows(num_envs: int, threads: int, steps: int, repeats: int) -> tuple[
     def run_core() -> None:
         venv.reset(seed=0)
         for a in actions:
+            venv.step_core(a)
+
+    def run_physics() -> None:
+        venv.reset(seed=0)
+        for a in actions:
             venv.advance_physics(a)
 
-    env_s = core_s = float("inf")
+    env_s = core_s = phys_s = float("inf")
     for _ in range(repeats):
         core_s = min(core_s, best_time(run_core, 1, 1) / steps)
         env_s = min(env_s, best_time(run_env, 1, 1) / steps)
+        phys_s = min(phys_s, best_time(run_physics, 1, 1) / steps)
     venv.close()
     n = num_envs
-    env = VRow(f"make_vec {ENV_ID}", n, threads, n / env_s, n * ticks / env_s)
-    core = VRow("  core-only vector advance", n, threads, n / core_s, n * ticks / core_s)
-    return env, core
+
+    def row(name: str, sec: float) -> VRow:
+        return VRow(name, n, threads, n / sec, n * ticks / sec)
+
+    return (row(f"make_vec {ENV_ID}", env_s), row("  core vector step (C++ only)", core_s),
+            row("  physics only (no task)", phys_s))
 
 
 def _sync_row(name: str, make: Callable[[], gym.Env], num_envs: int, steps: int,
@@ -123,13 +136,14 @@ def reference_rows(steps: int, repeats: int) -> list[VRow]:
     return rows
 
 
-def ppo_env_share(num_envs: int = 16, total_timesteps: int = 8192) -> tuple[float, float]:
+def ppo_env_share(num_envs: int = 16, total_timesteps: int = 8192,
+                  **env_kwargs: Any) -> tuple[float, float]:
     """(learn wall time [s], share of it inside the env) for SB3 PPO on the vector env."""
     from stable_baselines3 import PPO
 
     from vdsim_gym import make_sb3_vec_env
 
-    venv = make_sb3_vec_env(ENV_ID, num_envs, seed=0, threads=0)
+    venv = make_sb3_vec_env(ENV_ID, num_envs, seed=0, threads=0, **env_kwargs)
     spent = [0.0]
 
     def timed(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -156,16 +170,17 @@ def run(steps: int = 200, repeats: int = 3, ppo: bool = True) -> list[str]:
     lines = [f"{'case':<44} {'N':>4} {'threads':>7} {'agent steps/s':>14} {'substeps/s':>12}"]
     rows: list[VRow] = []
     ratios: list[str] = []
-    by: dict[tuple[int, int], tuple[VRow, VRow]] = {}
+    by: dict[tuple[int, int], tuple[VRow, VRow, VRow]] = {}
     for n in (1, 16, 64):
         for t in (1, 2):
-            env, core = vector_rows(n, t, steps, repeats)
-            by[(n, t)] = (env, core)
-            rows += [env, core]
-    for (n, t), (env, core) in by.items():
-        ratios.append(f"N={n:<3} threads={t}: env / core-only throughput = "
+            by[(n, t)] = vector_rows(n, t, steps, repeats)
+            rows += list(by[(n, t)])
+    for (n, t), (env, core, phys) in by.items():
+        ratios.append(f"N={n:<3} threads={t}: env / C++ vector step = "
                       f"{env.agent_steps_per_s / core.agent_steps_per_s:.3f}"
-                      + ("  (aim >= 0.95 at N=64)" if n == 64 else ""))
+                      + ("  (aim >= 0.95 at N=64)" if n == 64 else "")
+                      + f"; env / physics only = "
+                      f"{env.agent_steps_per_s / phys.agent_steps_per_s:.3f}")
     for n in (16, 64):
         r = by[(n, 2)][0].agent_steps_per_s / by[(n, 1)][0].agent_steps_per_s
         ratios.append(f"N={n}: 2 threads / 1 thread = {r:.2f}"
@@ -185,6 +200,9 @@ def run(steps: int = 200, repeats: int = 3, ppo: bool = True) -> list[str]:
             wall, share = ppo_env_share()
             ratios.append(f"PPO learn(8192 steps, 16 envs): {wall:.1f} s, env share "
                           f"{100 * share:.1f} %  (aim <= 10 %)")
+            wall, share = ppo_env_share(level="L1", integrator="euler", substep_dt=1e-3)
+            ratios.append(f"  same on L1, Euler, 1 ms substeps (20 per step): {wall:.1f} s, "
+                          f"env share {100 * share:.1f} %")
         except ImportError:
             ratios.append("stable-baselines3 not installed: pip install 'vdsim-gym[train]'")
     return lines + [""] + ratios

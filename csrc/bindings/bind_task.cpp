@@ -155,6 +155,9 @@ void bind_task(py::module_& m) {
            }, py::arg("state"), py::arg("obs").noconvert(), py::arg("info").noconvert(),
            py::arg("latency_seed") = 0,
            "Place the vehicle; with latency, restart the timeline and reseed the delays")
+      .def("advance_physics", &PathEnvCore::advance_physics, py::arg("a_steer"),
+           py::arg("a_long"), py::call_guard<py::gil_scoped_release>(),
+           "Benchmark reference: one control period of physics only (no task)")
       .def("step", [](PathEnvCore& e, double a0, double a1, FArray obs, DArray terms,
                       DArray info) {
              float* o = writable(obs, kPathObsSize, "obs");

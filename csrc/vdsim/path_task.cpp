@@ -124,14 +124,20 @@ void PathTracker::point_at(double s, double& x, double& y) const {
 
 // ---------------------------------------------------------------- cones
 
-bool disc_hits_footprint(double cx, double cy, double radius, double x, double y, double psi,
-                         const Footprint& fp) {
-  const double c = std::cos(psi), sn = std::sin(psi);
+// The footprint's heading enters as (cos psi, sin psi), computed once per car pose rather
+// than once per cone.
+static bool disc_hits_footprint_cs(double cx, double cy, double radius, double x, double y,
+                                   double c, double sn, const Footprint& fp) {
   const double dx = cx - x, dy = cy - y;
   const double lx = c * dx + sn * dy, ly = -sn * dx + c * dy;  // body frame
   const double qx = std::clamp(lx, -fp.rear, fp.front);
   const double qy = std::clamp(ly, -fp.half_width, fp.half_width);
   return (lx - qx) * (lx - qx) + (ly - qy) * (ly - qy) <= radius * radius;
+}
+
+bool disc_hits_footprint(double cx, double cy, double radius, double x, double y, double psi,
+                         const Footprint& fp) {
+  return disc_hits_footprint_cs(cx, cy, radius, x, y, std::cos(psi), std::sin(psi), fp);
 }
 
 void ConeField::set(const double* xy, int64_t n, const PathTracker& path) {
@@ -166,10 +172,12 @@ int ConeField::update(double x, double y, double psi, double s, const Footprint&
   auto k = std::lower_bound(sorted_s_.begin(), sorted_s_.end(), lo) - sorted_s_.begin();
   int fresh = 0;
   const int64_t n = size();
+  if (k >= n || sorted_s_[k] > hi) return 0;  // no cone near: no trigonometry
+  const double cs = std::cos(psi), sn = std::sin(psi);
   for (; k < n && sorted_s_[k] <= hi; ++k) {
     const int64_t c = sorted_idx_[k];
     if (hit_[c]) continue;
-    if (disc_hits_footprint(cx_[c], cy_[c], radius, x, y, psi, fp)) {
+    if (disc_hits_footprint_cs(cx_[c], cy_[c], radius, x, y, cs, sn, fp)) {
       hit_[c] = 1;
       ++fresh;
     }

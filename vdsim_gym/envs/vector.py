@@ -177,6 +177,15 @@ class VDSimVectorEnv(VectorEnv):
             self._autoreset = ended
         return self._obs.copy(), rewards, terminated, truncated, infos
 
+    def step_core(self, actions: np.ndarray) -> None:
+        """Benchmark reference: the C++ batch step alone (physics, latency, task,
+        observation and reward terms into the buffers), without the Python side of
+        ``step`` (action checks, infos, time limit, autoreset). Reset after."""
+        self._check_open()
+        self._session.step(np.ascontiguousarray(actions, dtype=np.float64), self._step_all,
+                           self._obs, self._rewards, self._flags, self._terms, self._info)
+        self._needs_reset = True
+
     def advance_physics(self, actions: np.ndarray) -> None:
         """Benchmark reference: every env's physics for one control period under
         ``actions`` ((N, 2) float64), without latency, task, observation, reward or
