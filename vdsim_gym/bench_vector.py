@@ -166,7 +166,7 @@ def ppo_env_share(num_envs: int = 16, total_timesteps: int = 8192,
     return wall, spent[0] / wall
 
 
-def run(steps: int = 200, repeats: int = 3, ppo: bool = True) -> list[str]:
+def run(steps: int = 50, repeats: int = 15, ppo: bool = True) -> list[str]:
     lines = [f"{'case':<44} {'N':>4} {'threads':>7} {'agent steps/s':>14} {'substeps/s':>12}"]
     rows: list[VRow] = []
     ratios: list[str] = []

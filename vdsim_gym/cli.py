@@ -18,11 +18,11 @@ def _bench(args: argparse.Namespace) -> int:
     if args.vector:
         from vdsim_gym.bench_vector import run as run_vector
 
-        lines = run_vector(steps=args.steps, repeats=args.repeats, ppo=not args.no_ppo)
+        lines = run_vector(steps=args.steps, repeats=args.repeats or 15, ppo=not args.no_ppo)
     else:
         from vdsim_gym.bench import run
 
-        lines = run(calls=args.calls, repeats=args.repeats, highway=not args.no_highway)
+        lines = run(calls=args.calls, repeats=args.repeats or 5, highway=not args.no_highway)
     for line in lines:
         print(line)
     return 0
@@ -79,12 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="throughput: core, env, highway-env, side by side")
     bench.add_argument("--calls", type=int, default=2000, help="calls per timed block")
-    bench.add_argument("--repeats", type=int, default=5, help="timed blocks (best is kept)")
+    bench.add_argument("--repeats", type=int, default=None,
+                       help="timed blocks, best kept (default 5; --vector: 15)")
     bench.add_argument("--no-highway", action="store_true", help="skip the highway-env row")
     bench.add_argument("--vector", action="store_true",
                        help="vector env throughput: N = 1, 16, 64, threads 1 and 2, core-only "
                             "reference, CartPole/highway-env/EnvPool, PPO env share")
-    bench.add_argument("--steps", type=int, default=200, help="--vector: steps per block")
+    bench.add_argument("--steps", type=int, default=50,
+                       help="--vector: steps per block (short blocks, many: robust to load)")
     bench.add_argument("--no-ppo", action="store_true", help="--vector: skip the PPO row")
     bench.set_defaults(func=_bench)
 
