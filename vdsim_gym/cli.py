@@ -45,7 +45,7 @@ def _delay_budget(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace) -> int:
     import json
 
-    from vdsim_gym.eval.sweep import main as sweep_main
+    from vdsim_gym.eval.sweep_cli import main as sweep_main
 
     try:
         env_kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}

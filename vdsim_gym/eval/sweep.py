@@ -7,6 +7,9 @@ policies both predict on a batch); the result is a tidy table (one row per episo
 a summary per cell (mean and 95 % interval). ``backend="ray"`` runs the batches as Ray
 tasks. docs/SWEEPS.md is the manual.
 
+Results live in ``sweep_results``, the interval math in ``stats``, reports in
+``sweep_report`` and the ``vdsim-gym sweep`` command in ``sweep_cli``.
+
 Determinism: a row depends only on its (cell, seed): env i of a batch is reset with the
 episode's own seed and every batch step is row-wise, so batch packing, ``num_envs``,
 ``threads`` and the backend do not change it (tested).
@@ -14,28 +17,24 @@ episode's own seed and every batch step is row-wise, so batch packing, ``num_env
 
 from __future__ import annotations
 
-import csv
-import functools
 import importlib
 import math
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 import vdsim_gym.envs  # noqa: F401  (registration)
-from vdsim_gym import _table
 from vdsim_gym.envs.vector import VDSimVectorEnv
+from vdsim_gym.eval.stats import ey_stats
+from vdsim_gym.eval.sweep_results import METRICS, CellSummary, SweepResult, SweepRow, summarize
 from vdsim_gym.latency import LatencyModel, check_overrun
 
 BACKENDS = ("local", "ray")
 RAY_MISSING = "backend='ray' needs Ray: pip install 'vdsim-gym[ray]'"
-# Per-episode metrics summarized per cell (mean and 95 % interval).
-METRICS = ("ey_rmse_m", "ey_max_m", "episode_return", "cone_hits", "n_overrun")
 # predict() sees batches padded to a multiple of this many rows (copies of the last row,
 # their actions dropped): BLAS kernels (torch, for SB3 policies) round a row differently
 # in a tail block than in a full one, padding keeps every row in full blocks whatever
@@ -55,143 +54,6 @@ def _make_batch(env_id: str, per_env_kwargs: Sequence[dict[str, Any]],
     return VDSimVectorEnv(env_id, len(per_env_kwargs), threads=threads,
                           autoreset_mode="next_step", per_env_kwargs=list(per_env_kwargs),
                           **env_kwargs)
-
-
-# ---------------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True)
-class SweepRow:
-    """One episode. Units: [m] for e_y, [ms] for delays; return is the sum of rewards."""
-
-    cell: int  # index of the (latency, scenario) cell in SweepResult.summary
-    env_id: str
-    scenario: str  # the scenario's env kwargs as "key=value,..." ("default": none)
-    latency: str  # e.g. "fixed 10 ms", "uniform 0-20 ms (seed 0)", "none"
-    mean_delay_ms: float  # mean of the latency model (normal: of the clipped delay)
-    overrun: str  # "skip" | "queue" ("-" without latency)
-    seed: int  # reset seed of the episode
-    steps: int  # env steps of the episode
-    ey_rmse_m: float  # RMS of e_y over the episode's steps
-    ey_max_m: float  # max |e_y| over the episode's steps
-    cone_hits: int
-    episode_return: float
-    n_overrun: int
-    n_skipped: int
-    outcome: str  # "terminated" | "truncated"
-    end: str  # course_end | cone_hit | off_corridor | spin_out | non_finite | time_limit
-    completed: bool  # reached the course end
-
-
-@dataclass(frozen=True)
-class CellSummary:
-    """Per cell: n episodes, completion, and mean with 95 % interval bounds (lo, hi) of
-    each metric (mean +- t_{0.975, n-1} s / sqrt(n); NaN bounds for n = 1)."""
-
-    cell: int
-    env_id: str
-    scenario: str
-    latency: str
-    mean_delay_ms: float
-    overrun: str
-    n: int
-    n_completed: int
-    ey_rmse_m_mean: float
-    ey_rmse_m_lo: float
-    ey_rmse_m_hi: float
-    ey_max_m_mean: float
-    ey_max_m_lo: float
-    ey_max_m_hi: float
-    episode_return_mean: float
-    episode_return_lo: float
-    episode_return_hi: float
-    cone_hits_mean: float
-    cone_hits_lo: float
-    cone_hits_hi: float
-    n_overrun_mean: float
-    n_overrun_lo: float
-    n_overrun_hi: float
-
-    def interval(self, metric: str) -> tuple[float, float, float]:
-        """(mean, lo, hi) of a metric in METRICS."""
-        return tuple(getattr(self, f"{metric}_{k}") for k in ("mean", "lo", "hi"))  # type: ignore[return-value]
-
-
-@dataclass(frozen=True)
-class SweepResult:
-    table: list[SweepRow]  # grid order: cell by cell, seeds in the order given
-    summary: list[CellSummary]  # one per cell
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    def columns(self) -> dict[str, list[Any]]:
-        """The table as a dict of columns (e.g. for ``pandas.DataFrame(result.columns())``)."""
-        return {f.name: [getattr(r, f.name) for r in self.table] for f in fields(SweepRow)}
-
-    def write_csv(self, path: str | Path, *, extra: dict[str, Any] | None = None) -> Path:
-        """The table as CSV; ``extra`` columns (e.g. {"controller": "stanley"}) go first."""
-        return _write_csv(path, [{**(extra or {}), **asdict(r)} for r in self.table])
-
-    def write_summary_csv(self, path: str | Path, *, extra: dict[str, Any] | None = None
-                          ) -> Path:
-        return _write_csv(path, [{**(extra or {}), **asdict(s)} for s in self.summary])
-
-
-def _write_csv(path: str | Path, rows: list[dict[str, Any]]) -> Path:
-    path = Path(path)
-    with path.open("w", newline="") as fh:
-        if rows:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-    return path
-
-
-# ---------------------------------------------------------------------------- statistics
-
-# t_{0.975, df} for df = 1..30 (two-sided 95 %); beyond 30 the Cornish-Fisher expansion
-# below is within 1e-6 of the exact quantile (tests check both against the t density).
-_T975 = (12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836, 2.446911851,
-         2.364624252, 2.306004135, 2.262157163, 2.228138852, 2.200985160, 2.178812830,
-         2.160368656, 2.144786688, 2.131449546, 2.119905299, 2.109815578, 2.100922040,
-         2.093024054, 2.085963447, 2.079613845, 2.073873068, 2.068657610, 2.063898562,
-         2.059538553, 2.055529439, 2.051830516, 2.048407142, 2.045229642, 2.042272456)
-_Z975 = 1.959963984540054
-
-
-def t_quantile_975(df: int) -> float:
-    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (no scipy)."""
-    if df < 1:
-        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
-    if df <= len(_T975):
-        return _T975[df - 1]
-    z, v = _Z975, float(df)
-    g1 = (z**3 + z) / 4.0
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96.0
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384.0
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160.0
-    return z + g1 / v + g2 / v**2 + g3 / v**3 + g4 / v**4
-
-
-def mean_interval(values: Sequence[float]) -> tuple[float, float, float]:
-    """(mean, lo, hi): mean +- t_{0.975, n-1} s / sqrt(n), s the sample standard
-    deviation. n = 1 gives NaN bounds, n = 0 NaN everywhere."""
-    x = np.asarray(values, dtype=float)
-    n = x.size
-    if n == 0:
-        return math.nan, math.nan, math.nan
-    mean = float(np.mean(x))
-    if n == 1:
-        return mean, math.nan, math.nan
-    half = t_quantile_975(n - 1) * float(np.std(x, ddof=1)) / math.sqrt(n)
-    return mean, mean - half, mean + half
-
-
-def ey_stats(e_y: Sequence[float]) -> tuple[float, float]:
-    """(RMS, max |.|) of an episode's per-step e_y [m], as the env's episode summary."""
-    e = np.ascontiguousarray(e_y, dtype=float)
-    if e.size == 0:
-        return math.nan, math.nan
-    return float(np.sqrt(np.mean(e * e))), float(np.max(np.abs(e)))
 
 
 # ---------------------------------------------------------------------------- the grid
@@ -541,26 +403,6 @@ def _run_ray(job: _Job, batches: list[list[tuple[int, int]]], progress: _Progres
 # ---------------------------------------------------------------------------- the API
 
 
-def summarize(table: Sequence[SweepRow]) -> list[CellSummary]:
-    """Per cell (in cell order): n, completions, mean and 95 % interval of METRICS."""
-    by_cell: dict[int, list[SweepRow]] = {}
-    for r in table:
-        by_cell.setdefault(r.cell, []).append(r)
-    out = []
-    for c in sorted(by_cell):
-        rows = by_cell[c]
-        r0 = rows[0]
-        stats: dict[str, float] = {}
-        for m in METRICS:
-            mean, lo, hi = mean_interval([getattr(r, m) for r in rows])
-            stats.update({f"{m}_mean": mean, f"{m}_lo": lo, f"{m}_hi": hi})
-        out.append(CellSummary(
-            cell=c, env_id=r0.env_id, scenario=r0.scenario, latency=r0.latency,
-            mean_delay_ms=r0.mean_delay_ms, overrun=r0.overrun, n=len(rows),
-            n_completed=sum(r.completed for r in rows), **stats))
-    return out
-
-
 def sweep(
     policy: Any,
     env_id: str,
@@ -667,292 +509,7 @@ def _version() -> str:
         return "unknown"
 
 
-# ---------------------------------------------------------------------------- reports
-
-SUMMARY_COLUMNS: tuple[_table.Column, ...] = (
-    ("controller", "controller", "<14", ""),
-    ("scenario", "scenario", "<10", ""),
-    ("latency", "latency", "<24", ""),
-    ("n", "n", ">4", "d"),
-    ("done", "n_completed", ">4", "d"),
-    ("e_y RMSE [m] (95 %)", "ey_rmse", "<26", ""),
-    ("max |e_y| [m]", "ey_max", ">13", ".4f"),
-    ("return", "ret", ">8", ".1f"),
-    ("cone hits", "cones", ">9", ".2f"),
-    ("overruns", "overruns", ">8", ".1f"),
-)
-
-
-def _fmt_interval(mean: float, lo: float, hi: float) -> str:
-    if math.isnan(lo):
-        return f"{mean:.4f}"
-    return f"{mean:.4f} [{lo:.4f}, {hi:.4f}]"
-
-
-def summary_table(results: dict[str, SweepResult]) -> str:
-    """Text table of the cell summaries of one or more named sweeps."""
-    from types import SimpleNamespace
-
-    rows = []
-    for name, res in results.items():
-        for s in res.summary:
-            rows.append(SimpleNamespace(
-                controller=name, scenario=s.scenario, latency=s.latency, n=s.n,
-                n_completed=s.n_completed, ey_rmse=_fmt_interval(*s.interval("ey_rmse_m")),
-                ey_max=s.ey_max_m_mean, ret=s.episode_return_mean, cones=s.cone_hits_mean,
-                overruns=s.n_overrun_mean))
-    return _table.format_table(rows, SUMMARY_COLUMNS)
-
-
-def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str = "ey_rmse_m",
-         title: str | None = None) -> Path:
-    """``metric`` (a METRICS name) against the mean delay, with the 95 % band: one line
-    per controller, scenario and latency kind ("none" joins "fixed" at 0 ms)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    if metric not in METRICS:
-        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
-    labels = {"ey_rmse_m": "e_y RMSE [m]", "ey_max_m": "max |e_y| [m]",
-              "episode_return": "episode return", "cone_hits": "cone hits per episode",
-              "n_overrun": "overruns per episode"}
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    color, hollow = 0, False
-    for name, res in results.items():
-        lines: dict[tuple[str, str], list[CellSummary]] = {}
-        for s in res.summary:
-            kind = s.latency.split(" ")[0]
-            lines.setdefault((s.scenario, "fixed" if kind == "none" else kind), []).append(s)
-        many_scen = len({k[0] for k in lines}) > 1
-        for (scen, kind), cells in lines.items():
-            cells = sorted(cells, key=lambda s: s.mean_delay_ms)
-            x = [s.mean_delay_ms for s in cells]
-            m, lo, hi = (np.array(v) for v in zip(*(s.interval(metric) for s in cells),
-                                                  strict=True))
-            label = name + (f" {scen}" if many_scen else "") + \
-                ("" if kind == "fixed" else f" ({kind}, at its mean delay)")
-            c = f"C{color % 10}"
-            color += 1
-            ax.plot(x, m, "o-" if kind == "fixed" else "s--", color=c, label=label)
-            ax.fill_between(x, lo, hi, color=c, alpha=0.2, lw=0)
-            short = [(xi, mi) for xi, mi, s in zip(x, m, cells, strict=True)
-                     if s.n_completed < s.n]
-            if short:  # episodes that ended early: their metric covers less course
-                ax.plot(*zip(*short, strict=True), "o", ms=9, mfc="white", color=c, zorder=3)
-                hollow = True
-    if hollow:
-        ax.text(0.01, 0.01, "hollow: not every episode reached the course end",
-                transform=ax.transAxes, fontsize=7, va="bottom")
-    ax.set_xlabel("mean computation delay [ms]")
-    ax.set_ylabel(labels[metric] + " (mean, 95 % interval)")
-    if title:
-        ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
 __all__ = [
-    "BACKENDS", "METRICS", "CellSummary", "SweepResult", "SweepRow", "latency_label",
-    "mean_delay_ms", "mean_interval", "plot", "summarize", "summary_table", "sweep",
-    "t_quantile_975", "parse_delays", "load_controller", "main",
+    "BACKENDS", "METRICS", "RAY_MISSING", "CellSummary", "SweepResult", "SweepRow",
+    "latency_label", "mean_delay_ms", "summarize", "sweep",
 ]
-
-
-# ---------------------------------------------------------------------------- command line
-
-_UNITS = {"ms": 1e-3, "s": 1.0}
-_SB3_ALGOS = ("PPO", "SAC", "TD3", "A2C", "DDPG")
-
-
-def _split_unit(token: str) -> tuple[str, str | None]:
-    for unit in ("ms", "s"):  # "ms" first: "10ms" ends in "s" too
-        if token.endswith(unit):
-            return token[: -len(unit)].strip(), unit
-    return token, None
-
-
-def _number(text: str, item: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"delay item {item!r}: {text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise ValueError(f"delay item {item!r}: {text!r} is not finite")
-    if value < 0:
-        raise ValueError(f"delay item {item!r}: a delay cannot be negative")
-    return value
-
-
-def parse_delays(text: str) -> list[LatencyModel | None]:
-    """Latency models from a list like "0,5,10,20,40ms".
-
-    Items: a number (fixed delay), "uniform:LO-HI", "normal:MU,SD" (or "normal:MU+-SD"),
-    "none" (no latency); random models take an optional "@SEED" (default 0). Units ms or
-    s; an item without one takes the unit of the next item that has one, else of the
-    last ("0,5,10ms" is 0, 5 and 10 ms).
-    """
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError("--delays is empty; e.g. --delays 0,5,10,20,40ms")
-    raw = [t.strip() for t in text.split(",")]
-    tokens: list[str] = []
-    i = 0
-    while i < len(raw):
-        tok = raw[i]
-        if tok.startswith("normal:") and "+-" not in tok and i + 1 < len(raw):
-            tok, i = f"{tok},{raw[i + 1]}", i + 1  # normal:MU,SD spans a comma
-        tokens.append(tok)
-        i += 1
-    parsed: list[tuple[str, str, str | None, int]] = []  # (kind, body, unit, seed)
-    for tok in tokens:
-        if not tok:
-            raise ValueError(f"--delays {text!r} has an empty item")
-        body, seed = tok, 0
-        if "@" in body:
-            body, seed_text = body.rsplit("@", 1)
-            try:
-                seed = int(seed_text)
-            except ValueError:
-                raise ValueError(f"delay item {tok!r}: seed {seed_text!r} is not an "
-                                 "integer") from None
-        kind, _, rest = body.partition(":") if ":" in body else ("fixed", "", body)
-        rest, unit = _split_unit(rest.strip())
-        if kind not in ("fixed", "uniform", "normal") and body != "none":
-            raise ValueError(f"delay item {tok!r}: unknown kind {kind!r} (fixed numbers, "
-                             "uniform:LO-HI, normal:MU,SD, none)")
-        parsed.append(("none" if body == "none" else kind, rest, unit, seed))
-    units = [u for _, _, u, _ in parsed]
-    if not any(u for k, _, u, _ in parsed if k != "none") and \
-            any(k != "none" for k, *_ in parsed):
-        raise ValueError(f"--delays {text!r} has no unit: end it with ms or s "
-                         "(e.g. 0,5,10ms)")
-    out: list[LatencyModel | None] = []
-    for j, (kind, body, unit, seed) in enumerate(parsed):
-        if kind == "none":
-            out.append(None)
-            continue
-        unit = unit or next((u for u in units[j:] if u), None) or \
-            next(u for u in reversed(units) if u)
-        scale, item = _UNITS[unit], tokens[j]
-        try:
-            if kind == "fixed":
-                out.append(LatencyModel.fixed(_number(body, item) * scale))
-            elif kind == "uniform":
-                lo, sep, hi = body.partition("-")
-                if not sep:
-                    raise ValueError(f"delay item {item!r}: write uniform:LO-HI")
-                out.append(LatencyModel.uniform(_number(lo, item) * scale,
-                                                _number(hi, item) * scale, seed=seed))
-            else:
-                mu, sep, sd = body.partition("+-") if "+-" in body else body.partition(",")
-                if not sep:
-                    raise ValueError(f"delay item {item!r}: write normal:MU,SD")
-                out.append(LatencyModel.normal(_number(mu, item) * scale,
-                                               _number(sd, item) * scale, seed=seed))
-        except ValueError as exc:
-            msg = str(exc)
-            raise ValueError(msg if msg.startswith("delay item") else
-                             f"delay item {item!r}: {msg}") from None
-    return out
-
-
-def _parse_params(text: str) -> dict[str, float]:
-    out = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        key, sep, value = part.partition("=")
-        if not sep:
-            raise ValueError(f"controller parameter {part!r}: write key=value")
-        try:
-            out[key.strip()] = float(value)
-        except ValueError:
-            raise ValueError(f"controller parameter {part!r}: {value!r} is not a "
-                             "number") from None
-    return out
-
-
-def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
-    """(name, policy) from "stanley", "stanley:gain=2,kp=0.3" (kp, ki go to the PI speed
-    loop, the rest to Stanley) or the path of a saved SB3 model (``algo`` or each of
-    PPO, SAC, TD3, A2C, DDPG is tried)."""
-    from vdsim_gym.controllers import stanley_pi
-
-    name, _, params = spec.partition(":")
-    if name == "stanley":
-        p = _parse_params(params)
-        pi = {k: p.pop(k) for k in ("kp", "ki") if k in p}
-        try:  # unknown parameters fail now, not in a worker
-            import inspect
-
-            from vdsim_gym.controllers import PISpeed, Stanley
-
-            inspect.signature(Stanley.__init__).bind(None, None, wheelbase=1, cg_to_front=1,
-                                                     max_steer=1, **p)
-            inspect.signature(PISpeed.__init__).bind(None, None, dt=1, **pi)
-        except TypeError as exc:
-            raise ValueError(f"controller {spec!r}: {exc}") from None
-        return spec, functools.partial(stanley_pi, stanley=p or None, pi=pi or None)
-    path = Path(spec)
-    if not path.exists() and path.with_suffix(".zip").exists():
-        path = path.with_suffix(".zip")
-    if not path.exists():
-        raise ValueError(f"controller {spec!r}: not a baseline (stanley[:key=value,...]) "
-                         "and no such SB3 model file")
-    import stable_baselines3 as sb3
-
-    names = [algo.upper()] if algo else list(_SB3_ALGOS)
-    errors = []
-    for n in names:
-        cls = getattr(sb3, n, None)
-        if cls is None:
-            raise ValueError(f"--algo {algo!r}: not an SB3 algorithm ({', '.join(_SB3_ALGOS)})")
-        try:
-            return path.stem, cls.load(path, device="cpu")
-        except Exception as exc:  # noqa: BLE001  (try the next algorithm)
-            errors.append(f"{n}: {type(exc).__name__}: {exc}")
-    raise ValueError(f"could not load {path} as an SB3 model ({'; '.join(errors)}); "
-                     "pass --algo")
-
-
-def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 64,
-         overrun: str = "skip", num_envs: int = 64, backend: str = "local",
-         address: str | None = None, out: str | Path = "sweep_out",
-         env_kwargs: dict[str, Any] | None = None, algo: str | None = None,
-         metric: str = "ey_rmse_m", make_plot: bool = True, progress: bool = True,
-         echo: Any = print) -> dict[str, SweepResult]:
-    """The ``vdsim-gym sweep`` command: sweeps each controller, writes sweep.csv,
-    sweep_summary.csv and sweep.png into ``out``, prints the summary table."""
-    latencies = parse_delays(delays)
-    env_kwargs = dict(env_kwargs or {})
-    loaded = [load_controller(c, algo) for c in controllers]
-    names = [n for n, _ in loaded]
-    if len(set(names)) != len(names):
-        raise ValueError(f"controllers have the same name: {names}")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    results = {}
-    for name, pol in loaded:
-        results[name] = sweep(pol, env_id, latencies=latencies, seeds=seeds,
-                              num_envs=num_envs, backend=backend, address=address,
-                              overrun=overrun, progress=progress, **env_kwargs)
-    _write_csv(out / "sweep.csv", [{"controller": n, **asdict(r)}
-                                   for n, res in results.items() for r in res.table])
-    _write_csv(out / "sweep_summary.csv", [{"controller": n, **asdict(s)}
-                                           for n, res in results.items() for s in res.summary])
-    kw = ", ".join(f"{k}={v}" for k, v in env_kwargs.items())
-    title = (f"{env_id}{f' ({kw})' if kw else ''}, {len(_check_seeds(seeds))} seeds, "
-             f"overrun {overrun}")
-    echo(f"Sweep: {title}")
-    echo(summary_table(results))
-    written = [out / "sweep.csv", out / "sweep_summary.csv"]
-    if make_plot:
-        written.append(plot(results, out / "sweep.png", metric=metric, title=title))
-    wall = sum(r.meta["wall_time_s"] for r in results.values())
-    echo(f"\n{sum(len(r.table) for r in results.values())} episodes in {wall:.1f} s; "
-         "wrote " + ", ".join(str(p) for p in written))
-    return results
