@@ -2,15 +2,14 @@
 (virtual_async), tracking metrics and result provenance (docs/EVAL_MODES.md); sweeps over
 latency x scenario x seed grids (docs/SWEEPS.md).
 
-``vdsim_gym.eval.sweep`` is the function; its module is ``vdsim_gym.eval.sweep`` in
-``sys.modules`` (``importlib.import_module("vdsim_gym.eval.sweep")``).
+``vdsim_gym.eval.sweep`` is the function; its module is ``vdsim_gym.eval.sweeps``.
 """
 
 from __future__ import annotations
 
 from vdsim_gym.eval.closed_loop import MODES, ClosedLoopEval, ControllerError, EvalResult
 from vdsim_gym.eval.metrics import lateral_error, tracking_stats
-from vdsim_gym.eval.sweep import SweepResult, sweep
+from vdsim_gym.eval.sweeps import SweepResult, sweep
 from vdsim_gym.latency import LatencyModel
 
 __all__ = [

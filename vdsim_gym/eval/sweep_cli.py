@@ -12,7 +12,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from vdsim_gym.eval.sweep import _check_seeds, sweep
+from vdsim_gym.eval.sweeps import _check_seeds, sweep
 from vdsim_gym.eval.sweep_report import plot, summary_table
 from vdsim_gym.eval.sweep_results import SweepResult, _write_csv
 from vdsim_gym.latency import LatencyModel

@@ -10,9 +10,15 @@ tasks. docs/SWEEPS.md is the manual.
 Results live in ``sweep_results``, the interval math in ``stats``, reports in
 ``sweep_report`` and the ``vdsim-gym sweep`` command in ``sweep_cli``.
 
-Determinism: a row depends only on its (cell, seed): env i of a batch is reset with the
-episode's own seed and every batch step is row-wise, so batch packing, ``num_envs``,
-``threads`` and the backend do not change it (tested).
+Determinism: a row depends only on its (cell, seed) and on what ``policy.predict``
+returns for its observations: env i of a batch is reset with the episode's own seed and
+the env step is row-wise, so batch packing, ``num_envs``, ``threads`` and the backend do
+not change it. A row-wise policy (the baselines: elementwise numpy) gives bit-identical
+rows; a neural network's output for one row can change in the last bits with the batch
+it is computed in (BLAS kernels block rows by the CPU's vector width), so with
+``predict="batch"`` its rows agree within rounding only, and ``predict="row"`` (one
+predict call per row) makes them exact at the cost of one call per env and step.
+docs/SWEEPS.md states the guarantee.
 """
 
 from __future__ import annotations
@@ -34,12 +40,10 @@ from vdsim_gym.eval.sweep_results import METRICS, CellSummary, SweepResult, Swee
 from vdsim_gym.latency import LatencyModel, check_overrun
 
 BACKENDS = ("local", "ray")
+# "batch": one predict call per batch step; "row": one call per env and step, so a
+# neural policy's output for a row cannot depend on the rows it is batched with.
+PREDICT_MODES = ("batch", "row")
 RAY_MISSING = "backend='ray' needs Ray: pip install 'vdsim-gym[ray]'"
-# predict() sees batches padded to a multiple of this many rows (copies of the last row,
-# their actions dropped): BLAS kernels (torch, for SB3 policies) round a row differently
-# in a tail block than in a full one, padding keeps every row in full blocks whatever
-# the packing. Row-wise policies (the baselines) do not need it and are not affected.
-PREDICT_BLOCK = 8
 
 
 # ---------------------------------------------------------------------------- the batch seam
@@ -119,6 +123,7 @@ class _Job:
     policy: Any
     threads: int
     max_episode_steps: int | None
+    predict: str = "batch"
 
 
 def _check_env_id(env_id: Any) -> str:
@@ -209,17 +214,17 @@ def _is_factory(policy: Any) -> bool:
     return not hasattr(policy, "predict")
 
 
-def _predict(policy: Any, obs: np.ndarray, first: bool) -> np.ndarray:
+def _predict(policy: Any, obs: np.ndarray, first: bool, mode: str) -> np.ndarray:
+    if mode == "row":
+        return np.concatenate([_predict(policy, obs[i:i + 1], first, "batch")
+                               for i in range(len(obs))])
     n = len(obs)
-    m = -(-n // PREDICT_BLOCK) * PREDICT_BLOCK
-    if m != n:
-        obs = np.concatenate([obs, np.repeat(obs[-1:], m - n, axis=0)])
-    action, _ = policy.predict(obs, episode_start=np.full(m, first), deterministic=True)
+    action, _ = policy.predict(obs, episode_start=np.full(n, first), deterministic=True)
     action = np.asarray(action)
-    if action.shape != (m, 2):
-        raise ValueError(f"policy.predict on a ({m}, {obs.shape[1]}) batch returned shape "
-                         f"{action.shape}; a sweep needs ({m}, 2) actions")
-    return action[:n]
+    if action.shape != (n, 2):
+        raise ValueError(f"policy.predict on a ({n}, {obs.shape[1]}) batch returned shape "
+                         f"{action.shape}; a sweep needs ({n}, 2) actions")
+    return action
 
 
 def _reset(venv: gym.vector.VectorEnv, seeds: list[int]) -> np.ndarray:
@@ -284,7 +289,7 @@ def _run_batch(job: _Job, batch: list[tuple[int, int]]) -> list[SweepRow]:
         while active.any():
             actions = np.zeros((n, 2))
             for rows, pol in policies:
-                actions[rows] = _predict(pol, obs[rows], first)
+                actions[rows] = _predict(pol, obs[rows], first, job.predict)
             actions[~active] = 0.0  # finished envs: this step is their autoreset, ignored
             obs, rewards, term, trunc, infos = venv.step(actions)
             first = False
@@ -417,6 +422,7 @@ def sweep(
     overrun: str = "skip",
     progress: bool = True,
     batches_per_task: int = 1,
+    predict: str = "batch",
     **env_kwargs: Any,
 ) -> SweepResult:
     """Runs ``policy`` for one episode per (latency, scenario, seed) and tabulates them.
@@ -437,6 +443,9 @@ def sweep(
         threads: worker threads of the vector env (0: its default).
         overrun: "skip" | "queue", for every latency model.
         progress: a progress bar (tqdm when installed, else printed lines).
+        predict: "batch" (one ``predict`` call per batch step) or "row" (one call per
+            env and step: exact rows for neural policies whatever the packing, slower;
+            see the module docstring).
         **env_kwargs: shared ``gym.make`` kwargs (e.g. level="L1").
 
     Returns:
@@ -464,6 +473,8 @@ def sweep(
     if bad:
         raise ValueError(f"{sorted(bad)} are sweep arguments (latencies=, overrun=), not "
                          "shared env kwargs")
+    if predict not in PREDICT_MODES:
+        raise ValueError(f"predict must be one of {PREDICT_MODES}, got {predict!r}")
     if backend == "ray":
         _import_ray()  # fail before any work
 
@@ -473,7 +484,7 @@ def sweep(
         gym.make(env_id, **{**shared, **sc}).close()
     cells = tuple(_Cell(lat, sc, scenario_key(sc), latency_label(lat), mean_delay_ms(lat))
                   for sc in scens for lat in lats)
-    job = _Job(env_id, shared, cells, policy, threads, max_steps)
+    job = _Job(env_id, shared, cells, policy, threads, max_steps, predict)
     episodes = _grid(cells, seed_list)
     batches = _batches(episodes, num_envs)
 
@@ -494,7 +505,7 @@ def sweep(
         "scenarios": [scenario_key(s) for s in scens], "seeds": seed_list,
         "num_envs": num_envs, "backend": backend, "threads": threads,
         "n_episodes": len(rows), "n_batches": len(batches),
-        "wall_time_s": time.perf_counter() - t0, "predict_block": PREDICT_BLOCK,
+        "wall_time_s": time.perf_counter() - t0, "predict": predict,
         "vdsim_gym_version": _version(),
     }
     return SweepResult(rows, summarize(rows), meta)
@@ -510,6 +521,6 @@ def _version() -> str:
 
 
 __all__ = [
-    "BACKENDS", "METRICS", "RAY_MISSING", "CellSummary", "SweepResult", "SweepRow",
+    "BACKENDS", "METRICS", "PREDICT_MODES", "RAY_MISSING", "CellSummary", "SweepResult", "SweepRow",
     "latency_label", "mean_delay_ms", "summarize", "sweep",
 ]
