@@ -4,8 +4,14 @@ Following lane centres exactly needs more lateral acceleration than a tyre has a
 test speeds, so a driver cuts the transitions within the lane widths. ``smooth_lateral``
 finds that line: the least-curvature lateral offset y(x) (plus a little curvature rate)
 that keeps the vehicle body inside every coned lane with a margin, solved with ADMM on a
-coarse grid and joined by a clamped cubic spline (numpy only). docs/COURSES.md gives the
-body model and the figures.
+coarse grid and joined by a clamped cubic spline. docs/COURSES.md gives the body model
+and the figures.
+
+The two linear-algebra steps (the QP and the spline's tridiagonal system) run in the C++
+core in plain loops, not in numpy's BLAS: threaded BLAS rounds sums differently with its
+thread count, which made the course (and every result after it) differ in the last bits
+between ``OPENBLAS_NUM_THREADS`` settings, processes and Ray workers. Everything else
+here is elementwise numpy, whose results do not depend on threads.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+from vdsim_gym import _core
 
 LateralFn = Callable[[np.ndarray], np.ndarray]  # y(x) of a reference line
 
@@ -77,38 +85,16 @@ def _solve_qp(
 ) -> np.ndarray:
     """min 1/2 y'Hy s.t. lo <= A y <= hi and y[k] = fixed[k], by ADMM (as in OSQP).
 
-    The fixed unknowns are eliminated; the linear system of the x-update is inverted
-    once (a few hundred unknowns). Stops when primal and dual residuals are below
-    1e-6 (or after SMOOTH_ADMM_ITERS iterations); the caller checks the lane limits on
-    the fine path and tightens them by any excess, so a small infeasibility is harmless.
+    ``_core.solve_box_qp`` eliminates the fixed unknowns, factors the banded x-update
+    matrix once and iterates until primal and dual residuals are below 1e-6 (or
+    SMOOTH_ADMM_ITERS); the caller checks the lane limits on the fine path and tightens
+    them by any excess, so a small infeasibility is harmless.
     """
-    n = hess.shape[0]
-    fix = np.array(sorted(fixed))
-    free = np.setdiff1d(np.arange(n), fix)
-    y_fix = np.array([fixed[k] for k in fix])
-    p = hess[np.ix_(free, free)]
-    q = hess[np.ix_(free, fix)] @ y_fix
-    af = a[:, free]
-    shift = a[:, fix] @ y_fix
-    lo_f, hi_f = lo - shift, hi - shift
-    sigma, rho, alpha = 1e-6, SMOOTH_ADMM_RHO, 1.6
-    kinv = np.linalg.inv(p + sigma * np.eye(len(free)) + rho * af.T @ af)
-    x = np.zeros(len(free))
-    z = np.clip(af @ x, lo_f, hi_f)
-    lam = np.zeros(len(z))
-    for _ in range(SMOOTH_ADMM_ITERS):
-        x_new = kinv @ (sigma * x - q + af.T @ (rho * z - lam))
-        z_t = af @ x_new
-        x = alpha * x_new + (1.0 - alpha) * x
-        z_rel = alpha * z_t + (1.0 - alpha) * z
-        z_new = np.clip(z_rel + lam / rho, lo_f, hi_f)
-        lam = lam + rho * (z_rel - z_new)
-        dual = rho * np.max(np.abs(af.T @ (z_new - z))) if len(z) else 0.0
-        z = z_new
-        if np.max(np.abs(af @ x - z)) < 1e-6 and dual < 1e-6:
-            break
-    y = np.empty(n)
-    y[free], y[fix] = x, y_fix
+    fix = np.array(sorted(fixed), dtype=np.int64)
+    y, _, _, _ = _core.solve_box_qp(
+        hess, a.reshape(-1, hess.shape[0]), lo, hi, fix,
+        np.array([fixed[k] for k in fix], dtype=float), rho=SMOOTH_ADMM_RHO, sigma=1e-6,
+        alpha=1.6, max_iter=SMOOTH_ADMM_ITERS, tol=1e-6)
     return y
 
 
@@ -129,7 +115,7 @@ def _clamped_spline(xn: np.ndarray, yn: np.ndarray) -> LateralFn:
     i = np.arange(1, n - 1)
     mat[i, i - 1], mat[i, i], mat[i, i + 1] = 1.0, 4.0, 1.0
     rhs[1:-1] = 6.0 * (yn[2:] - 2.0 * yn[1:-1] + yn[:-2]) / h**2
-    m = np.linalg.solve(mat, rhs)
+    m = _core.solve_spd_banded(mat, rhs)  # symmetric, diagonally dominant, tridiagonal
 
     def lateral(x: np.ndarray) -> np.ndarray:
         xc = np.clip(np.asarray(x, dtype=float), xn[0], xn[-1])
@@ -189,6 +175,7 @@ def smooth_lateral(
     n = len(xn)
     d2 = np.diff(np.eye(n), 2, axis=0)
     d3 = np.diff(np.eye(n), 3, axis=0)
+    # Integer entries: these products are exact in any summation order (BLAS-safe).
     hess = d2.T @ d2 / h**3 + SMOOTH_JERK_WEIGHT * d3.T @ d3 / h**5
     fixed = {k: (lanes[0].y if xn[k] <= x_first + 1e-9 else lanes[-1].y)
              for k in range(n) if xn[k] <= x_first + 1e-9 or xn[k] >= x_last - 1e-9}

@@ -1,0 +1,77 @@
+// Numerics for building courses (the smooth DLC reference line): a box-constrained QP by
+// ADMM and a banded SPD solve, in plain loops so the courses are bit-identical on any
+// BLAS thread count and in any process. Long loops release the GIL.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "vdsim/box_qp.hpp"
+
+namespace py = pybind11;
+using namespace vdsim;
+
+namespace {
+
+using DIn = py::array_t<double, py::array::c_style | py::array::forcecast>;
+using IIn = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+
+void check_square(const DIn& a, const char* what) {
+  if (a.ndim() != 2 || a.shape(0) != a.shape(1))
+    throw std::invalid_argument(std::string(what) + " must be a square 2-D array");
+}
+
+}  // namespace
+
+void bind_courses(py::module_& m) {
+  m.def("solve_box_qp",
+        [](DIn hess, DIn a, DIn lo, DIn hi, IIn fixed_idx, DIn fixed_val, double rho,
+           double sigma, double alpha, int64_t max_iter, double tol) {
+          check_square(hess, "hess");
+          const int64_t n = hess.shape(0);
+          if (a.ndim() != 2 || a.shape(1) != n)
+            throw std::invalid_argument("a must have shape (m, n) with n = hess.shape[0]");
+          const int64_t rows = a.shape(0);
+          if (lo.size() != rows || hi.size() != rows)
+            throw std::invalid_argument("lo and hi need one bound per row of a");
+          if (fixed_idx.size() != fixed_val.size())
+            throw std::invalid_argument("fixed_idx and fixed_val differ in length");
+          BoxQpOptions opt;
+          opt.rho = rho;
+          opt.sigma = sigma;
+          opt.alpha = alpha;
+          opt.max_iter = max_iter;
+          opt.tol = tol;
+          BoxQpResult r;
+          {
+            py::gil_scoped_release release;
+            r = solve_box_qp(hess.data(), a.data(), lo.data(), hi.data(), n, rows,
+                             fixed_idx.data(), fixed_val.data(), fixed_idx.size(), opt);
+          }
+          py::array_t<double> y(n);
+          std::copy(r.y.begin(), r.y.end(), y.mutable_data());
+          return py::make_tuple(y, r.iterations, r.primal_residual, r.dual_residual);
+        },
+        py::arg("hess"), py::arg("a"), py::arg("lo"), py::arg("hi"), py::arg("fixed_idx"),
+        py::arg("fixed_val"), py::arg("rho"), py::arg("sigma") = 1e-6, py::arg("alpha") = 1.6,
+        py::arg("max_iter") = 5000, py::arg("tol") = 1e-6,
+        "min 1/2 y'Hy s.t. lo <= A y <= hi, y[fixed_idx] = fixed_val (ADMM, deterministic): "
+        "(y, iterations, primal_residual, dual_residual)");
+  m.def("solve_spd_banded",
+        [](DIn mat, DIn rhs) {
+          check_square(mat, "mat");
+          if (rhs.ndim() != 1 || rhs.shape(0) != mat.shape(0))
+            throw std::invalid_argument("rhs must be 1-D with one entry per row of mat");
+          const BandedCholesky chol(mat.data(), mat.shape(0));
+          std::vector<double> b(rhs.data(), rhs.data() + rhs.size());
+          chol.solve(b);
+          py::array_t<double> out(static_cast<py::ssize_t>(b.size()));
+          std::copy(b.begin(), b.end(), out.mutable_data());
+          return out;
+        },
+        py::arg("mat"), py::arg("rhs"),
+        "x with mat x = rhs for a symmetric positive definite banded mat (Cholesky in band "
+        "storage, plain loops: deterministic)");
+}
