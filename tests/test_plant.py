@@ -53,7 +53,7 @@ def test_plant_bad_commands_are_rejected_and_plant_stays_usable():
         p.step((float("nan"), 0.0))
     with pytest.raises(ValueError, match=r"shape \(2,\)"):
         p.step((0.0, 0.0, 0.0))
-    with pytest.raises(ValueError, match=r"pedal command must be in \[-1, 1\]"):
+    with pytest.raises(ValueError, match=r"pedal command 1.5 is outside \[-1, 1\]"):
         p.step((0.0, 1.5))
     assert p.tick == 0
     obs = p.step((0.0, 0.1))

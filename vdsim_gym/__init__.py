@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from vdsim_gym import _core
+try:
+    from vdsim_gym import _core
+except ImportError as _exc:  # the source tree without a build (or a broken install)
+    from pathlib import Path as _Path
+
+    _here = _Path(__file__).resolve().parent
+    raise ImportError(
+        f"vdsim_gym's compiled core (vdsim_gym._core) is missing: Python imported the "
+        f"package from {_here}, which has no built extension. Install it first: "
+        "`pip install .` (or the editable dev install in README.md, 'Developing'), and run "
+        "Python from outside the repository root, or after that install."
+    ) from _exc
 from vdsim_gym import envs as _envs  # noqa: F401  (importing registers the Gymnasium ids)
 from vdsim_gym.config import ActuatorConfig, ConfigError, VehicleConfig, load_vehicle
 from vdsim_gym.latency import LatencyModel

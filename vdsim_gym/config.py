@@ -194,8 +194,11 @@ def load_vehicle(
     A file states any subset of fields; the rest keep the core's defaults. A vehicle file
     that does not state ``steering_ratio`` gets None (no steering-wheel angle observed).
     """
-    if isinstance(vehicle, VehicleConfig):
-        return vehicle
+    if isinstance(vehicle, VehicleConfig):  # e.g. dataclasses.replace(...) of a loaded one
+        return _validate_vehicle(vehicle, f"vehicle {vehicle.name!r}")
+    if not isinstance(vehicle, (str, Path, dict)):
+        raise ConfigError(f"vehicle must be a name under envs/vehicles, a .yaml path, a dict "
+                          f"of fields or a VehicleConfig, got {vehicle!r}")
     base = dataclasses.replace(default_vehicle(), steering_ratio=None)
     if isinstance(vehicle, dict):
         return _validate_vehicle(merge(base, vehicle, "vehicle dict"), "vehicle dict")
@@ -210,31 +213,73 @@ def load_vehicle(
     elif not path.is_file():
         raise ConfigError(f"vehicle file not found: {path}")
     with path.open() as fh:
-        data = yaml.safe_load(fh) or {}
+        try:
+            data = yaml.safe_load(fh) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a vehicle file must be a mapping of field: value (like "
+                          f"envs/vehicles/generic_sedan.yaml), got a {type(data).__name__}")
     data.setdefault("name", path.stem)
     cfg = merge(base, data, str(path))
     return _validate_vehicle(cfg, str(path))
 
 
-_POSITIVE = (
-    "mass", "yaw_inertia", "cg_to_front", "cg_to_rear", "track", "cg_height", "wheel_radius",
-    "wheel_inertia", "max_steer", "load_transfer_tau", "body_width", "air_density",
-)
+# Declared range of every numeric vehicle field: (low, high, low_open) in the field's SI
+# unit; high is inclusive. Wide enough for any road vehicle from a city car to a heavy
+# truck, narrow enough to catch unit slips (mm for m, deg for rad, kN for N) and signs.
+# Checked at load; an error names the file, the key and the range.
+VEHICLE_RANGES: dict[str, tuple[float, float, bool]] = {
+    "mass": (0.0, 1e5, True),                # kg
+    "yaw_inertia": (0.0, 1e6, True),         # kg m^2
+    "cg_to_front": (0.0, 10.0, True),        # m
+    "cg_to_rear": (0.0, 10.0, True),         # m
+    "track": (0.0, 5.0, True),               # m
+    "cg_height": (0.0, 5.0, True),           # m
+    "wheel_radius": (0.0, 2.0, True),        # m
+    "wheel_inertia": (0.0, 1e3, True),       # kg m^2
+    "drive_torque_max": (0.0, 1e5, False),   # N m
+    "drive_power_max": (0.0, 1e7, False),    # W
+    "brake_torque_max": (0.0, 1e5, False),   # N m
+    "front_drive_share": (0.0, 1.0, False),  # -
+    "front_brake_share": (0.0, 1.0, False),  # -
+    "steering_ratio": (0.0, 100.0, True),    # - (or absent)
+    "max_steer": (0.0, 1.5, True),           # rad (86 deg)
+    "drag_coefficient": (0.0, 3.0, False),   # -
+    "frontal_area": (0.0, 20.0, False),      # m^2
+    "air_density": (0.0, 5.0, True),         # kg/m^3
+    "rolling_resistance": (0.0, 0.5, False), # -
+    "load_transfer_tau": (0.0, 10.0, True),  # s
+    "body_width": (0.0, 5.0, True),          # m
+    "front_overhang": (0.0, 10.0, False),    # m
+    "rear_overhang": (0.0, 10.0, False),     # m
+    "tire.mu": (0.0, 3.0, True),             # -
+    "tire.fz_nominal": (0.0, 1e6, True),     # N
+    "tire.pdy2": (-1.0, 1.0, False),         # -
+    "tire.pky2": (-10.0, 10.0, False),       # - (<= 0: plain Magic Formula)
+    "tire.lateral.B": (0.0, 100.0, True), "tire.lateral.C": (0.0, 10.0, True),
+    "tire.lateral.D": (0.0, 10.0, True), "tire.lateral.E": (-50.0, 1.0, False),
+    "tire.longitudinal.B": (0.0, 100.0, True), "tire.longitudinal.C": (0.0, 10.0, True),
+    "tire.longitudinal.D": (0.0, 10.0, True), "tire.longitudinal.E": (-50.0, 1.0, False),
+}
+
+
+def _field(cfg: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        cfg = getattr(cfg, part)
+    return cfg
 
 
 def _validate_vehicle(cfg: VehicleConfig, where: str) -> VehicleConfig:
-    for name in _POSITIVE:
-        v = getattr(cfg, name)
-        if not (math.isfinite(v) and v > 0):
-            raise ConfigError(f"{where}: '{name}' must be a positive finite number, got {v}")
-    for name in ("front_drive_share", "front_brake_share"):
-        v = getattr(cfg, name)
-        if not 0.0 <= v <= 1.0:
-            raise ConfigError(f"{where}: '{name}' must be in [0, 1], got {v}")
-    if cfg.steering_ratio is not None and not cfg.steering_ratio > 0:
-        raise ConfigError(f"{where}: 'steering_ratio' must be positive, got {cfg.steering_ratio}")
-    if not cfg.tire.mu > 0 or not cfg.tire.fz_nominal > 0:
-        raise ConfigError(f"{where}: 'tire.mu' and 'tire.fz_nominal' must be positive")
+    for key, (lo, hi, low_open) in VEHICLE_RANGES.items():
+        v = _field(cfg, key)
+        if v is None:  # steering_ratio not stated
+            continue
+        ok = math.isfinite(v) and (v > lo if low_open else v >= lo) and v <= hi
+        if not ok:
+            bracket = "(" if low_open else "["
+            raise ConfigError(f"{where}: '{key}' = {v!r} is outside its range "
+                              f"{bracket}{lo:g}, {hi:g}] (SI units: m, kg, N, rad, s)")
     return cfg
 
 

@@ -12,10 +12,24 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from vdsim_gym import _core
 
 LATENCY_KINDS = ("fixed", "uniform", "normal", "measured")
 OVERRUN_POLICIES = ("skip", "queue")
+
+
+# Longest computation delay any model may produce [s]: longer than every registered
+# episode (40 s). A delay is simulated substep by substep until its command applies, so
+# an absurd one (1e6 s) would be hours of work for nothing, and beyond ~2^53 substeps tick
+# arithmetic overflows.
+MAX_DELAY_S = 60.0
+# Largest |z| Box-Muller can return from 53-bit uniforms (sqrt(-2 ln 2^-53) = 8.57): a
+# normal model with mu + NORMAL_Z_MAX sd <= MAX_DELAY_S never draws beyond the bound.
+NORMAL_Z_MAX = 8.6
+_HOW = ("build it with LatencyModel.fixed(c), .uniform(lo, hi, seed), .normal(mu, sd, seed) "
+        "or .measured()")
 
 
 def _check_seconds(value: Any, what: str) -> float:
@@ -23,44 +37,73 @@ def _check_seconds(value: Any, what: str) -> float:
         raise ValueError(f"{what} must be a finite number of seconds, got {value!r}")
     if value < 0:
         raise ValueError(f"{what} must be >= 0 s (a delay cannot be negative), got {value!r}")
+    if value > MAX_DELAY_S:
+        raise ValueError(
+            f"{what} = {value!r} s exceeds the longest supported delay, MAX_DELAY_S = "
+            f"{MAX_DELAY_S:g} s (longer than any episode); delays are seconds, not "
+            "milliseconds: 20 ms is 0.02"
+        )
     return float(value)
 
 
 def _check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
+            or not 0 <= seed < 2**64:
         raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
-    return seed
+    return int(seed)
 
 
 @dataclass(frozen=True)
 class LatencyModel:
-    """A computation-delay model; build it with the class methods."""
+    """A computation-delay model; build it with the class methods.
+
+    The fields are checked whichever way the model is built (the class methods or the
+    constructor): every delay it can draw lies in [0, MAX_DELAY_S].
+    """
 
     kind: str
     a: float = 0.0  # fixed: c; uniform: lo; normal: mu [s]
     b: float = 0.0  # uniform: hi; normal: sd [s]
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        if self.kind not in LATENCY_KINDS:
+            raise ValueError(f"unknown latency kind {self.kind!r}; kinds are {LATENCY_KINDS}: "
+                             f"{_HOW}")
+        name = {"fixed": ("fixed latency c", "b"), "uniform": ("uniform lo", "uniform hi"),
+                "normal": ("normal latency mu", "normal latency sd"),
+                "measured": ("a", "b")}[self.kind]
+        a, b = _check_seconds(self.a, name[0]), _check_seconds(self.b, name[1])
+        object.__setattr__(self, "a", a)
+        object.__setattr__(self, "b", b)
+        object.__setattr__(self, "seed", _check_seed(self.seed))
+        if self.kind in ("fixed", "measured") and (b != 0.0 or (self.kind == "measured"
+                                                                 and a != 0.0)):
+            raise ValueError(f"LatencyModel {self.kind!r} takes no other parameters, got "
+                             f"a={a}, b={b}: {_HOW}")
+        if self.kind == "uniform" and a > b:
+            raise ValueError(f"uniform latency needs lo <= hi, got lo={a} > hi={b}; swap them")
+        if self.kind == "normal" and a + NORMAL_Z_MAX * b > MAX_DELAY_S:
+            raise ValueError(
+                f"normal latency mu={a} s, sd={b} s can draw delays up to mu + {NORMAL_Z_MAX} "
+                f"sd = {a + NORMAL_Z_MAX * b:.6g} s, beyond MAX_DELAY_S = {MAX_DELAY_S:g} s; "
+                "use a smaller sd (delays are in seconds)")
+
     @classmethod
     def fixed(cls, c: float) -> LatencyModel:
         """c_k = c for every sample [s]."""
-        return cls("fixed", _check_seconds(c, "fixed latency c"))
+        return cls("fixed", c)
 
     @classmethod
     def uniform(cls, lo: float, hi: float, seed: int = 0) -> LatencyModel:
         """c_k ~ U[lo, hi] [s], from a generator seeded with ``seed`` at each run."""
-        lo, hi = _check_seconds(lo, "uniform lo"), _check_seconds(hi, "uniform hi")
-        if lo > hi:
-            raise ValueError(f"uniform latency needs lo <= hi, got lo={lo} > hi={hi}; swap them")
-        return cls("uniform", lo, hi, _check_seed(seed))
+        return cls("uniform", lo, hi, seed)
 
     @classmethod
     def normal(cls, mu: float, sd: float, seed: int = 0) -> LatencyModel:
-        """c_k = max(0, N(mu, sd^2)) [s]: clipped, a computation cannot end before it starts."""
-        if isinstance(mu, bool) or not isinstance(mu, (int, float)) or not math.isfinite(mu):
-            raise ValueError(f"normal latency mu must be a finite number of seconds, got {mu!r}")
-        sd = _check_seconds(sd, "normal latency sd")
-        return cls("normal", float(mu), sd, _check_seed(seed))
+        """c_k = max(0, N(mu, sd^2)) [s] with mu >= 0: clipped, a computation cannot end
+        before it starts."""
+        return cls("normal", mu, sd, seed)
 
     @classmethod
     def measured(cls) -> LatencyModel:
@@ -70,6 +113,12 @@ class LatencyModel:
     @property
     def reproducible(self) -> bool:
         return self.kind != "measured"
+
+    @property
+    def max_delay(self) -> float:
+        """The longest delay this model can draw [s] (measured: MAX_DELAY_S, its bound)."""
+        return {"fixed": self.a, "uniform": self.b,
+                "normal": self.a + NORMAL_Z_MAX * self.b, "measured": MAX_DELAY_S}[self.kind]
 
     def spec(self, seed: int | None = None) -> _core.LatencySpec:
         """The core's description of this model; ``seed`` overrides the model's own."""

@@ -25,6 +25,7 @@ INTEGRATORS = ("euler", "heun", "rk4")
 DEFAULT_INTEGRATOR = "heun"
 WHEELS = {"L1": ("F", "R"), "L2": ("FL", "FR", "RL", "RR")}
 STATE_KEYS = ("X", "Y", "psi", "vx", "vy", "r")
+_LIMIT_TOL = 1.0 + 1e-9  # commands this close to a limit count as on it (rounding)
 
 
 def resolve_ref_point(ref_point: Any, vehicle: VehicleConfig) -> tuple[float, float] | None:
@@ -202,7 +203,11 @@ class Plant:
         return self.observe()
 
     def step(self, command: Sequence[float]) -> dict[str, float]:
-        """Hold ``command = (delta_rw [rad], longitudinal)`` for one control period."""
+        """Hold ``command = (delta_rw [rad], longitudinal)`` for one control period.
+
+        ``delta_rw`` within +-max_steer, ``longitudinal`` within ``longitudinal_range``;
+        beyond them a ValueError (clip the command). After a KeyboardInterrupt the state
+        is partly advanced: ``reset()`` before going on."""
         steer, lon = self.check_command(command)
         self.session.command_now(steer, lon)
         self.session.advance(self.ticks_per_period)
@@ -216,9 +221,29 @@ class Plant:
             )
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"command must be finite, got {arr.tolist()}")
-        if self.longitudinal == "pedal" and abs(arr[1]) > 1.0:
-            raise ValueError(f"pedal command must be in [-1, 1], got {arr[1]}")
-        return float(arr[0]), float(arr[1])
+        steer, lon = float(arr[0]), float(arr[1])
+        v = self.vehicle
+        if abs(steer) > v.max_steer * _LIMIT_TOL:
+            raise ValueError(
+                f"road-wheel steer {steer!r} rad is beyond the vehicle's max_steer = "
+                f"{v.max_steer} rad; clip it (the command is the road-wheel angle in radians, "
+                "not the steering-wheel angle or degrees)")
+        lo, hi = self.longitudinal_range
+        if not lo * _LIMIT_TOL <= lon <= hi * _LIMIT_TOL:
+            unit = "pedal" if self.longitudinal == "pedal" else "force [N]"
+            raise ValueError(
+                f"{unit} command {lon!r} is outside [{lo:g}, {hi:g}], the vehicle's range "
+                f"(longitudinal={self.longitudinal!r}: brakes to drive); clip it")
+        return steer, lon
+
+    @property
+    def longitudinal_range(self) -> tuple[float, float]:
+        """(most braking, most driving) command: pedal [-1, 1], or force [N] at full brake
+        torque and full drive torque at the wheels."""
+        if self.longitudinal == "pedal":
+            return (-1.0, 1.0)
+        v = self.vehicle
+        return (-4.0 * v.brake_torque_max / v.wheel_radius, v.drive_torque_max / v.wheel_radius)
 
     def observe(self) -> dict[str, float]:
         """The observation dict at the current time (see the class docstring)."""

@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "interruptible.hpp"
 #include "vdsim/session.hpp"
 
 namespace py = pybind11;
@@ -55,7 +56,9 @@ void bind_session(py::module_& m) {
            py::arg("apply_tick"), py::arg("steer"), py::arg("longitudinal"))
       .def("drop_pending", &Session::drop_pending)
       .def_property_readonly("pending", &Session::pending)
-      .def("advance", &Session::advance, py::arg("n"), py::call_guard<py::gil_scoped_release>())
+      .def("advance", [](Session& s, int64_t n) {
+             vdsim_py::run_interruptible([&] { s.advance(n); });
+           }, py::arg("n"), "n substeps (GIL released; Ctrl-C stops a long advance)")
       .def_property_readonly("tick", &Session::tick)
       .def_property_readonly("time", &Session::time)
       .def_property_readonly("realized_steer", &Session::realized_steer)

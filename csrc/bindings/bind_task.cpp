@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "interruptible.hpp"
 #include "vdsim/latency.hpp"
 #include "vdsim/path_task.hpp"
 
@@ -165,8 +166,7 @@ void bind_task(py::module_& m) {
              double* i = writable(info, kStepInfoSize, "info");
              if (e.external_latency())
                throw std::invalid_argument("external latency: pass external_delay to step");
-             py::gil_scoped_release release;
-             return e.step(a0, a1, o, t, i);
+             return vdsim_py::run_interruptible([&] { return e.step(a0, a1, o, t, i); });
            }, py::arg("a_steer"), py::arg("a_long"), py::arg("obs").noconvert(),
            py::arg("terms").noconvert(), py::arg("info").noconvert())
       .def("step", [](PathEnvCore& e, double a0, double a1, FArray obs, DArray terms,
@@ -176,8 +176,8 @@ void bind_task(py::module_& m) {
              double* i = writable(info, kStepInfoSize, "info");
              if (!(external_delay >= 0.0) || !std::isfinite(external_delay))
                throw std::invalid_argument("external_delay must be a finite delay >= 0 s");
-             py::gil_scoped_release release;
-             return e.step(a0, a1, o, t, i, external_delay);
+             return vdsim_py::run_interruptible(
+                 [&] { return e.step(a0, a1, o, t, i, external_delay); });
            }, py::arg("a_steer"), py::arg("a_long"), py::arg("obs").noconvert(),
            py::arg("terms").noconvert(), py::arg("info").noconvert(),
            py::arg("external_delay"),

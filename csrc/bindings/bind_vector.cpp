@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "interruptible.hpp"
 #include "vdsim/vector_session.hpp"
 
 namespace py = pybind11;
@@ -85,8 +86,7 @@ void bind_vector(py::module_& m) {
                      " has LatencyModel.measured(): the vector session draws delays from "
                      "the model and cannot take measured ones");
              }
-             py::gil_scoped_release release;
-             v.impl->step(b);
+             vdsim_py::run_interruptible([&] { v.impl->step(b); });
            }, py::arg("actions"), py::arg("step_mask"), py::arg("obs"), py::arg("rewards"),
            py::arg("flags"), py::arg("terms"), py::arg("info"),
            "One env step of every env whose step_mask is nonzero (GIL released)")
@@ -95,8 +95,7 @@ void bind_vector(py::module_& m) {
              VectorStepBuffers b;
              b.actions = buffer<double>(actions, v.impl->size(), 2, "actions", "float64");
              b.physics_only = true;
-             py::gil_scoped_release release;
-             v.impl->step(b);
+             vdsim_py::run_interruptible([&] { v.impl->step(b); });
            }, py::arg("actions"),
            "Benchmark reference: every env's physics for one control period (command now, "
            "advance), without latency, task, observation or reward (GIL released)")

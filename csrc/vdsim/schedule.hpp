@@ -16,18 +16,28 @@ struct Command {
 // Relative tolerance for deciding that a float time is a whole number of substeps.
 constexpr double kTickTol = 1e-9;
 
-// Whole substeps in `seconds`, or -1 when it is not a whole multiple of dt.
+// Largest tick count any conversion returns: 2^53 substeps (every integer up to it is a
+// double, and 2^53 * 1 us is 285 years). Larger quotients would overflow int64 on
+// conversion (undefined behaviour) or lose whole ticks; Python refuses them first.
+constexpr int64_t kMaxTicks = int64_t{1} << 53;
+
+// Whole substeps in `seconds`; -1 when it is not a whole multiple of dt, -2 when the
+// quotient is not finite or its magnitude exceeds kMaxTicks.
 inline int64_t whole_ticks(double seconds, double dt) {
   const double q = seconds / dt;
+  if (!(std::fabs(q) <= static_cast<double>(kMaxTicks))) return -2;
   const double n = std::nearbyint(q);
   if (std::fabs(q - n) > kTickTol * std::fmax(1.0, std::fabs(q))) return -1;
   return static_cast<int64_t>(n);
 }
 
 // ceil(seconds / dt) in ticks, where a quotient within tolerance of an integer counts as
-// that integer (0.06 / 0.0005 is 120, not 121).
+// that integer (0.06 / 0.0005 is 120, not 121). Saturates at +-kMaxTicks (NaN: kMaxTicks):
+// callers validate their inputs, this only keeps the conversion defined.
 inline int64_t ceil_ticks(double seconds, double dt) {
   const double q = seconds / dt;
+  if (!(q <= static_cast<double>(kMaxTicks))) return kMaxTicks;
+  if (q < -static_cast<double>(kMaxTicks)) return -kMaxTicks;
   const double n = std::nearbyint(q);
   if (std::fabs(q - n) <= kTickTol * std::fmax(1.0, std::fabs(q))) return static_cast<int64_t>(n);
   return static_cast<int64_t>(std::ceil(q));

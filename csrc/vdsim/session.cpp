@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "integrator.hpp"
+#include "interrupt.hpp"
 #include "model_l1.hpp"
 #include "model_l2.hpp"
 #include "powertrain.hpp"
@@ -46,6 +47,7 @@ void Session::deriv(const State& s, const WheelInputs& in, State& ds, Aux* aux) 
 void Session::advance(int64_t n) {
   const int n_wheels = config_.level == Level::L1 ? 2 : 4;
   for (int64_t k = 0; k < n; ++k) {
+    poll_stop(k);  // a very long advance (a huge delay) can be interrupted
     schedule_.apply_due(tick_, command_);
     steer_ = config_.actuator.enabled ? actuator_.step(command_.steer) : command_.steer;
     inputs_ = wheel_inputs(command_, steer_, config_.longitudinal, config_.level, state_, vehicle_);

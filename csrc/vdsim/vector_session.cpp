@@ -1,9 +1,32 @@
 #include "vector_session.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 namespace vdsim {
+
+namespace {
+
+// The caller's token, relayed to the workers through the session's cancel flag.
+class RelayStop : public StopToken {
+ public:
+  RelayStop(StopToken* outer, std::atomic<bool>& flag) : outer_(outer), flag_(flag) {}
+  bool stop_requested() override {
+    if (flag_.load(std::memory_order_relaxed)) return true;
+    if (outer_ != nullptr && outer_->stop_requested()) {
+      flag_.store(true, std::memory_order_relaxed);
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  StopToken* outer_;
+  std::atomic<bool>& flag_;
+};
+
+}  // namespace
 
 VectorSession::VectorSession(std::vector<PathEnvCore*> cores, int threads)
     : cores_(std::move(cores)) {
@@ -56,6 +79,9 @@ void VectorSession::step(const VectorStepBuffers& b) {
   std::lock_guard<std::mutex> call(call_mu_);
   if (closed_) throw std::runtime_error("VectorSession is closed");
   job_ = b;
+  cancel_.store(false, std::memory_order_relaxed);
+  RelayStop relay(current_stop_token(), cancel_);
+  ScopedStop scope(&relay);
   if (threads_ == 1) {  // inline: no handoff
     run_range(0, size());
     return;
@@ -74,12 +100,20 @@ void VectorSession::step(const VectorStepBuffers& b) {
     mine = std::current_exception();
   }
   std::unique_lock<std::mutex> lock(mu_);
-  cv_done_.wait(lock, [this] { return pending_ == 0; });
+  // A long step keeps polling the caller's token while the workers finish, so a stop
+  // (Ctrl-C) reaches them even after this thread's own chunk is done.
+  while (!cv_done_.wait_for(lock, std::chrono::milliseconds(20), [this] { return pending_ == 0; })) {
+    lock.unlock();
+    relay.stop_requested();
+    lock.lock();
+  }
   if (mine) std::rethrow_exception(mine);
   if (error_) std::rethrow_exception(error_);
 }
 
 void VectorSession::worker_loop(int w) {
+  FlagStop stop(cancel_);
+  ScopedStop scope(&stop);
   uint64_t seen = 0;
   for (;;) {
     {

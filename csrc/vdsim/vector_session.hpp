@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "interrupt.hpp"
 #include "path_task.hpp"
 
 namespace vdsim {
@@ -37,7 +38,9 @@ class VectorSession {
 
   // Steps every masked env once, writing its rows; unmasked envs get reward 0, flags 0
   // and zero reward terms (obs and info rows are left alone). Blocks until all are done.
-  // Throws std::runtime_error after close().
+  // Throws std::runtime_error after close(), Interrupted when the caller's StopToken
+  // (current_stop_token() of the calling thread) asks to stop: the workers stop at their
+  // next poll and the envs are left partly stepped (the caller must reset them).
   void step(const VectorStepBuffers& b);
   // Stops and joins the workers; step() after close() is an error of the caller.
   void close();
@@ -66,6 +69,7 @@ class VectorSession {
   int pending_ = 0;          // workers still running the current generation
   bool stop_ = false;
   std::exception_ptr error_;
+  std::atomic<bool> cancel_{false};  // raised by the caller's thread, polled by the workers
 };
 
 }  // namespace vdsim

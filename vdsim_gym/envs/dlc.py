@@ -10,6 +10,9 @@ from vdsim_gym.envs.course import Course
 from vdsim_gym.envs.courses import dlc_course
 from vdsim_gym.envs.path_env import SHARED_ARGS, SHARED_DOC, PathTrackingEnv
 
+# Fastest entry speed [m/s] (252 km/h): past the tyres' grip on every preset's line by far.
+MAX_SPEED = 70.0
+
 
 class DoubleLaneChangeEnv(PathTrackingEnv):
     """Double lane change (ISO 3888 style) at a set speed.
@@ -33,7 +36,7 @@ class DoubleLaneChangeEnv(PathTrackingEnv):
     ``gym.make("VDSim-DLC-v0", preset="iso3888_1", speed=20.0, ...)``
 
     - ``preset="iso3888_1"``: "iso3888_1", "iso3888_2" or "lane_change_3p5_30".
-    - ``speed=20.0``: entry and reference speed [m/s].
+    - ``speed=20.0``: entry and reference speed [m/s], in (0, 70].
 """ + SHARED_ARGS + """
     ## Version History
 
@@ -42,8 +45,9 @@ class DoubleLaneChangeEnv(PathTrackingEnv):
 
     def __init__(self, *, preset: str = "iso3888_1", speed: float = 20.0, **kwargs: Any) -> None:
         if isinstance(speed, bool) or not isinstance(speed, (int, float)) \
-                or not math.isfinite(speed) or speed <= 0:
-            raise ValueError(f"speed must be a positive number of m/s, got {speed!r}")
+                or not math.isfinite(speed) or not 0 < speed <= MAX_SPEED:
+            raise ValueError(f"speed must be in (0, {MAX_SPEED:g}] m/s, got {speed!r}; "
+                             "e.g. 20.0 (72 km/h) for ISO 3888-1")
         super().__init__(**kwargs)
         self.preset = preset
         self.speed = float(speed)

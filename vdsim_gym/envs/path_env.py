@@ -193,7 +193,7 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         task = _core.TaskParams()
         task.ticks_per_period = p.ticks_per_period
         self.cone_radius: float = task.cone_radius  # [m] hit test; courses place cones with it
-        task.terminate_on_cone = bool(terminate_on_cone)
+        task.terminate_on_cone = check_flag(terminate_on_cone, "terminate_on_cone")
         self.reward_weights = resolve_reward_weights(reward_weights)
         for k, v in self.reward_weights.items():
             setattr(task.weights, k, v)
@@ -219,6 +219,7 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         self.configure_latency(latency, overrun)
         self.course: Course | None = None
         self._needs_reset = True
+        self._reset_reason = "call reset() before step()"
         self._e_y_log: list[float] = []
         self._xy_log: list[tuple[float, float]] = []
 
@@ -262,6 +263,7 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         self._measured = latency is not None and latency.kind == "measured"
         self._next_delay = None
         self._needs_reset = True
+        self._reset_reason = "the latency model changed; call reset() before step()"
 
     def set_next_delay(self, c: float) -> None:
         """The computation delay [s] of the next step's action (``LatencyModel.measured()``).
@@ -294,6 +296,10 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        if options:  # None and {} (what vector wrappers pass) are fine
+            raise ValueError(
+                f"unknown reset options {sorted(options)}: {type(self).__name__}.reset takes "
+                "none; scenario settings are gym.make kwargs, the seed is reset(seed=...)")
         super().reset(seed=seed)
         course = self._next_course()
         if course is not self.course:
@@ -310,7 +316,7 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
     def step(
         self, action: np.ndarray
     ) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
-        if action.__class__ is np.ndarray and action.shape == (2,):
+        if action.__class__ is np.ndarray and action.shape == (2,) and action.dtype.kind == "f":
             a0, a1 = action.tolist()
         else:
             a0, a1 = _coerce_action(action)
@@ -318,19 +324,19 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         if not (-_ACTION_TOL <= a0 <= _ACTION_TOL and -_ACTION_TOL <= a1 <= _ACTION_TOL):
             _reject_action(a0, a1)
         if self._needs_reset:
-            raise gym.error.ResetNeeded("call reset() before step()")
-        if self._measured:
-            if self._next_delay is None:
-                raise RuntimeError(
-                    "latency=LatencyModel.measured(): the env cannot time the agent; call "
-                    "env.unwrapped.set_next_delay(c_seconds) with this step's compute time "
-                    "before every step()"
-                )
-            flags = self._core_step(a0, a1, self._obs, self._terms, self._info,
-                                    self._next_delay)
-            self._next_delay = None
-        else:
-            flags = self._core_step(a0, a1, self._obs, self._terms, self._info)
+            raise gym.error.ResetNeeded(self._reset_reason)
+        if self._measured and self._next_delay is None:
+            raise RuntimeError(
+                "latency=LatencyModel.measured(): the env cannot time the agent; call "
+                "env.unwrapped.set_next_delay(c_seconds) with this step's compute time "
+                "before every step()"
+            )
+        try:
+            flags = self._advance(a0, a1)
+        except BaseException:  # KeyboardInterrupt mid-step: the state is partly advanced
+            self._needs_reset, self._reset_reason = True, (
+                "the last step() was interrupted; call reset() before step()")
+            raise
         (reward, e_y, s, t, vx, X, Y, _, _, hits,
          t_sample, t_apply, c_k, overrun, skipped, n_overrun, n_skipped) = self._info.tolist()
         self._e_y_log.append(e_y)
@@ -347,7 +353,19 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         truncated = (flags & _TRUNCATED) != 0
         if terminated or truncated:
             info.update(self._episode_end(flags, vx, s, t, int(hits)))
+            # Gymnasium leaves a step after the episode's end undefined; here it is an
+            # error rather than a silent extra step past the course end or a cone hit.
+            self._needs_reset, self._reset_reason = True, (
+                f"the episode ended ({info['outcome']}) at t = {t:.3f} s; call reset() "
+                "before step() (vector envs and SB3 VecEnvs reset automatically)")
         return self._obs.copy(), reward, terminated, truncated, info
+
+    def _advance(self, a0: float, a1: float) -> int:
+        """One env step in the core; returns its flags (buffers filled in place)."""
+        if self._measured:
+            delay, self._next_delay = self._next_delay, None
+            return self._core_step(a0, a1, self._obs, self._terms, self._info, delay)
+        return self._core_step(a0, a1, self._obs, self._terms, self._info)
 
     def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":
@@ -431,12 +449,23 @@ def resolve_reward_weights(weights: Mapping[str, float] | None) -> dict[str, flo
     return out
 
 
+def check_flag(value: Any, name: str) -> bool:
+    """A boolean option: True or False (numpy bools too), never a truthy string or number."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def _coerce_action(action: Any) -> list[float]:
     try:
-        arr = np.asarray(action, dtype=np.float64)
+        arr = np.asarray(action)
+        if arr.dtype.kind not in "biuf":  # strings, complex, objects: not an action
+            raise TypeError
+        arr = arr.astype(np.float64)
     except (TypeError, ValueError):
         raise ValueError(
-            f"action must be 2 numbers (steer, longitudinal) in [-1, 1], got {action!r}"
+            f"action must be 2 real numbers (steer, longitudinal) in [-1, 1], got {action!r}"
+            + (f" (dtype {arr.dtype})" if isinstance(action, np.ndarray) else "")
         ) from None
     if arr.shape != (2,):
         raise ValueError(

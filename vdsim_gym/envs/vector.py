@@ -151,8 +151,12 @@ class VDSimVectorEnv(VectorEnv):
         resetting = next_step and bool(self._autoreset.any())
         stepped = ~self._autoreset if resetting else None
         mask = stepped.view(np.uint8) if stepped is not None else self._step_all
-        self._session.step(a, mask, self._obs, self._rewards, self._flags, self._terms,
-                           self._info)
+        try:
+            self._session.step(a, mask, self._obs, self._rewards, self._flags, self._terms,
+                               self._info)
+        except BaseException:  # KeyboardInterrupt mid-step: rows are partly advanced
+            self._needs_reset = True
+            raise
         flags = self._flags
         terminated = (flags & _TERMINATED) != 0
         truncated = (flags & _TRUNCATED) != 0

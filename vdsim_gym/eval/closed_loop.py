@@ -216,6 +216,12 @@ class ClosedLoopEval:
                     f"mode='sync' has no computation delay; got latency={latency!r}. "
                     "Use mode='virtual_async' to insert a latency model"
                 )
+            if overrun is not None:
+                raise ValueError(
+                    f"mode='sync' has no computation delay, so no overruns; got "
+                    f"overrun={overrun!r}. Use mode='virtual_async' with a latency model for "
+                    "overrun policies, or drop overrun="
+                )
             self.latency, self.overrun = None, None
         else:
             self.latency = LatencyModel.fixed(0.0) if latency is None else latency
@@ -255,6 +261,13 @@ class ClosedLoopEval:
         dt = plant.substep_dt
         self.duration = float(duration) if isinstance(duration, (int, float)) else duration
         self._end_tick = whole_ticks(duration, dt, "duration")
+        if self.latency is not None and self.latency.reproducible \
+                and self.latency.max_delay > self.duration:
+            raise ValueError(
+                f"latency {self.latency} can delay a command by up to "
+                f"{self.latency.max_delay:g} s, longer than the run (duration={self.duration:g}"
+                " s): no such command would ever apply; use a longer duration or a shorter "
+                "delay (delays are in seconds)")
         self.reference_path = None if reference_path is None else _check_path(reference_path)
         self._stop = threading.Event()
 

@@ -132,9 +132,13 @@ def _check_env_id(env_id: Any) -> str:
     if ":" in env_id:  # "module:Id", as gym.make accepts
         module, env_id = env_id.split(":", 1)
         importlib.import_module(module)
+    ids = ", ".join(sorted(i for i in gym.registry if i.startswith("VDSim")))
     if env_id not in gym.registry:
-        ids = ", ".join(sorted(i for i in gym.registry if i.startswith("VDSim")))
         raise ValueError(f"unknown env id {env_id!r}; registered VDSim ids: {ids}")
+    entry = gym.spec(env_id).entry_point
+    if not (isinstance(entry, str) and entry.startswith("vdsim_gym.")):
+        raise ValueError(f"{env_id!r} is not a VDSim env: a sweep runs on the core's vector "
+                         f"session, so it needs one of {ids}")
     return env_id
 
 
@@ -337,9 +341,15 @@ def _run_chunk(job: _Job, batches: list[list[tuple[int, int]]]) -> list[SweepRow
 
 
 class _Progress:
-    """tqdm when installed, else a line per finished batch (at most ~20 lines)."""
+    """tqdm when installed, else a line per finished batch (at most ~20 lines); both on
+    stderr, so stdout keeps the tables. ``desc`` names the run (the CLI: which
+    controller, k/n), since one command may start several bars."""
 
-    def __init__(self, total: int, enabled: bool, desc: str = "sweep") -> None:
+    def __init__(self, total: int, enabled: bool, desc: str | None = "sweep") -> None:
+        if desc is None:
+            desc = "sweep"
+        if not isinstance(desc, str):
+            raise ValueError(f"progress_label must be a string or None, got {desc!r}")
         self.total, self.done, self.enabled, self.desc = total, 0, enabled, desc
         self._bar = None
         self._next_print = 0.0
@@ -358,7 +368,10 @@ class _Progress:
         if self._bar is not None:
             self._bar.update(n)
         elif self.done >= self._next_print or self.done == self.total:
-            print(f"[{self.desc}] {self.done}/{self.total} episodes", flush=True)
+            import sys  # here: the rest of the module has no use for it
+
+            print(f"[{self.desc}] {self.done}/{self.total} episodes", file=sys.stderr,
+                  flush=True)
             self._next_print = self.done + max(1, self.total // 20)
 
     def close(self) -> None:
@@ -421,6 +434,7 @@ def sweep(
     threads: int = 0,
     overrun: str = "skip",
     progress: bool = True,
+    progress_label: str | None = None,
     batches_per_task: int = 1,
     predict: str = "batch",
     **env_kwargs: Any,
@@ -442,7 +456,8 @@ def sweep(
             unless Ray is already initialized).
         threads: worker threads of the vector env (0: its default).
         overrun: "skip" | "queue", for every latency model.
-        progress: a progress bar (tqdm when installed, else printed lines).
+        progress: a progress bar (tqdm when installed, else printed lines), on stderr.
+        progress_label: the bar's name (default "sweep"), e.g. which controller of several.
         predict: "batch" (one ``predict`` call per batch step) or "row" (one call per
             env and step: exact rows for neural policies whatever the packing, slower;
             see the module docstring).
@@ -489,7 +504,7 @@ def sweep(
     batches = _batches(episodes, num_envs)
 
     t0 = time.perf_counter()
-    bar = _Progress(len(episodes), progress)
+    bar = _Progress(len(episodes), progress, progress_label)
     try:
         chunks: Iterable[list[SweepRow]] = (
             _run_local(job, batches, bar) if backend == "local"

@@ -1,0 +1,182 @@
+"""Bad input to the library gets a clear error that names the cause and the fix, and the
+object stays usable. (The command line's errors: tests/test_cli_errors.py.)
+
+Every case is one parametrized row: the call, a regex the message must match (naming the
+argument and the value or the bound), and then a recovery step on the same object.
+"""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from vdsim_gym import LatencyModel, Plant
+from vdsim_gym.config import ConfigError, load_vehicle
+from vdsim_gym.eval import ClosedLoopEval, sweep
+from vdsim_gym.latency import MAX_DELAY_S
+from vdsim_gym.timing import whole_ticks
+
+DLC = {"preset": "lane_change_3p5_30"}
+
+
+# ------------------------------------------------------------------ latency models
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: LatencyModel("fixed", -1.0), r"fixed latency c must be >= 0 s.*got -1\.0"),
+    (lambda: LatencyModel("bogus"), r"unknown latency kind 'bogus'.*LatencyModel\.fixed"),
+    (lambda: LatencyModel.fixed(1e6), r"c = 1000000\.0 s exceeds .*MAX_DELAY_S = 60 s"),
+    (lambda: LatencyModel.fixed(1e300), r"exceeds the longest supported delay"),
+    (lambda: LatencyModel.fixed(math.nan), r"finite number of seconds, got nan"),
+    (lambda: LatencyModel.normal(-0.01, 0.005), r"normal latency mu must be >= 0 s"),
+    (lambda: LatencyModel.normal(0.01, 10.0), r"up to mu \+ 8\.6 sd = 86\.01 s"),
+    (lambda: LatencyModel.uniform(0.03, 0.01), r"lo <= hi.*swap them"),
+    (lambda: LatencyModel.uniform(0.0, 0.01, seed=-1), r"seed must be an integer"),
+    (lambda: LatencyModel("fixed", 0.01, 0.02), r"'fixed' takes no other parameters"),
+    (lambda: LatencyModel("measured", 0.01), r"'measured' takes no other parameters"),
+])
+def test_latency_model_rejects_nonsense_in_every_constructor(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+    assert LatencyModel.fixed(MAX_DELAY_S).max_delay == MAX_DELAY_S  # the bound itself is fine
+
+
+def test_latency_tick_conversions_are_guarded_against_overflow():
+    with pytest.raises(ValueError, match=r"too long: .* more than the clock's limit of 2\*\*53"):
+        whole_ticks(1e300, 5e-4, "duration")
+    assert whole_ticks(0.06, 5e-4, "x") == 120
+
+
+# ------------------------------------------------------------------ environments
+
+def _env(**kw):
+    return gym.make("VDSim-DLC-v0", **{**DLC, **kw})
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"terminate_on_cone": "no"}, r"terminate_on_cone must be True or False, got 'no'"),
+    ({"terminate_on_cone": 0}, r"terminate_on_cone must be True or False"),
+    ({"speed": 1e4}, r"speed must be in \(0, 70\] m/s, got 10000\.0"),
+    ({"speed": -5.0}, r"speed must be in \(0, 70\]"),
+    ({"latency": 0.02}, r"LatencyModel\.fixed\(0\.02\)"),
+    ({"control_period": 0.0203}, r"not a whole multiple of substep_dt"),
+    ({"overrun": "later"}, r"overrun must be one of \('skip', 'queue'\)"),
+    ({"level": "L3"}, r"level must be one of"),
+    ({"vehicle": 42}, r"vehicle must be a name under envs/vehicles"),
+])
+def test_env_kwargs_rejected_with_the_cause(kwargs, match):
+    with pytest.raises((ValueError, ConfigError), match=match):
+        _env(**kwargs)
+    env = _env()
+    env.reset(seed=0)
+    env.close()
+
+
+@pytest.mark.parametrize("action, match", [
+    (np.array(["0.1", "0.2"]), r"2 real numbers .*dtype <U3"),
+    (np.array([0.1 + 1j, 0.0]), r"2 real numbers .*dtype complex128"),
+    ("ab", r"2 real numbers"),
+    ([0.1, 0.2, 0.3], r"shape \(2,\)"),
+    (np.array([np.nan, 0.0]), r"NaN"),
+    (np.array([1.5, 0.0]), r"out of range.*np\.clip"),
+    (np.array([0.0, -np.inf]), r"inf"),
+])
+def test_bad_actions_rejected_and_env_stays_usable(action, match):
+    env = _env()
+    obs, _ = env.reset(seed=1)
+    with pytest.raises(ValueError, match=match):
+        env.step(action)
+    obs2, *_ = env.step(np.zeros(2, np.float32))  # same episode goes on
+    assert obs2.shape == obs.shape and env.unwrapped.trajectory.shape == (2, 2)
+
+
+def test_unknown_reset_options_are_errors():
+    env = _env()
+    with pytest.raises(ValueError, match=r"unknown reset options \['speed'\].*gym\.make kwargs"):
+        env.reset(seed=0, options={"speed": 3.0})
+    env.reset(seed=0, options={})  # what vector wrappers pass
+    env.reset(seed=0, options=None)
+
+
+def test_step_after_the_episode_ended_raises_reset_needed():
+    env = _env(speed=20.0)
+    env.reset(seed=0)
+    terminated = truncated = False
+    while not (terminated or truncated):  # full right lock: off the corridor quickly
+        _, _, terminated, truncated, info = env.step(np.array([1.0, 0.0]))
+    with pytest.raises(gym.error.ResetNeeded, match=r"episode ended \(off_corridor\).*reset"):
+        env.step(np.zeros(2))
+    env.reset(seed=0)
+    env.step(np.zeros(2))
+
+
+# ------------------------------------------------------------------ plant
+
+@pytest.mark.parametrize("command, match", [
+    ((10.0, 0.0), r"road-wheel steer 10\.0 rad is beyond the vehicle's max_steer = 0\.6"),
+    ((0.0, 1e12), r"force \[N\] command 1000000000000\.0 is outside \[-25000, 4687\.5\]"),
+    ((0.0, -1e6), r"is outside \[-25000, 4687\.5\]"),
+])
+def test_plant_commands_beyond_the_vehicle_are_refused(command, match):
+    p = Plant()
+    p.reset({"vx": 10.0})
+    with pytest.raises(ValueError, match=match):
+        p.step(command)
+    assert p.tick == 0
+    lo, hi = p.longitudinal_range
+    p.step((0.6, hi))
+    p.step((-0.6, lo))
+    assert p.tick == 2 * p.ticks_per_period
+
+
+# ------------------------------------------------------------------ vehicle files
+
+@pytest.mark.parametrize("text, match", [
+    ("- mass: 1500\n", r"must be a mapping of field: value .*got a list"),
+    ("mass: .nan\n", r"'mass' = nan is outside its range \(0, 100000\]"),
+    ("mass: -1500\n", r"'mass' = -1500\.0 is outside its range"),
+    ("max_steer: 35\n", r"'max_steer' = 35\.0 is outside its range \(0, 1\.5\]"),
+    ("tire: {mu: .inf}\n", r"'tire\.mu' = inf is outside its range"),
+    ("track: 1550\n", r"'track' = 1550\.0 is outside its range \(0, 5\]"),
+    ("front_drive_share: 1.5\n", r"'front_drive_share' = 1\.5 is outside its range \[0, 1\]"),
+    ("mass: [1, 2]\n", r"'mass' must be a number"),
+    ("mass: 1500\n  bad indent: [\n", r"not valid YAML"),
+])
+def test_vehicle_file_values_checked_against_declared_ranges(tmp_path, text, match):
+    path = tmp_path / "car.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match) as err:
+        load_vehicle(str(path))
+    if "list" not in match and "YAML" not in match:
+        assert str(path) in str(err.value)  # names the file
+    assert load_vehicle("generic_sedan").mass == 1500.0
+
+
+# ------------------------------------------------------------------ evaluation and sweeps
+
+def _hold(obs, t):
+    return (0.0, 0.0)
+
+
+def test_overrun_in_sync_mode_is_an_error_not_dropped():
+    with pytest.raises(ValueError, match=r"mode='sync' has no computation delay.*overrun='queue'"):
+        ClosedLoopEval(controller=_hold, mode="sync", overrun="queue", duration=0.1)
+    res = ClosedLoopEval(controller=_hold, mode="sync", duration=0.1).run()
+    assert len(res.samples["k"]) == 5
+
+
+def test_eval_refuses_delays_longer_than_the_run():
+    with pytest.raises(ValueError, match=r"up to 2 s, longer than the run \(duration=1 s\)"):
+        ClosedLoopEval(controller=_hold, mode="virtual_async", latency=LatencyModel.fixed(2.0),
+                       duration=1.0)
+
+
+def test_sweep_on_a_non_vdsim_env_names_the_need():
+    class Zero:
+        def predict(self, obs, **kw):
+            return np.zeros((len(obs), 2)), None
+
+    with pytest.raises(ValueError, match=r"'CartPole-v1' is not a VDSim env.*VDSim-DLC-v0"):
+        sweep(Zero(), "CartPole-v1", latencies=[None], seeds=1, progress=False)
