@@ -9,7 +9,7 @@ and compares them with RK4 at a substep 10x finer than the finest one tried:
 A case passes the gate when both errors are within 2 %. The cost is the wall time of the
 core integrating one simulated second (best of a few repeats), so it excludes Python.
 
-Run ``python -m vdsim_gym.accuracy`` (later ``vdsim-gym accuracy``) to print the table.
+Run ``vdsim-gym accuracy`` (or ``python -m vdsim_gym.accuracy``) to print the table.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vdsim_gym.bench import Stages
 from vdsim_gym.config import load_vehicle
 from vdsim_gym.plant import DEFAULT_INTEGRATOR, make_session
 
@@ -123,17 +124,22 @@ def run_gate(
     integrators: Sequence[str] = INTEGRATORS,
     substeps: Sequence[float] = SUBSTEPS,
     with_cost: bool = True,
+    progress: bool = False,
 ) -> list[GateRow]:
-    """The accuracy table; one reference run per (level, scenario)."""
+    """The accuracy table; one reference run per (level, scenario). ``progress``: a
+    stderr line as each (level, scenario) starts (the whole gate takes seconds)."""
     rows = []
+    stages = Stages("accuracy", len(levels) * len(scenarios), progress)
     for level in levels:
         for scenario in scenarios:
+            stages.start(f"{level} {scenario}")
             ref = simulate(level, "rk4", REFERENCE_SUBSTEP, scenario)
             for integ in integrators:
                 for dt in substeps:
                     e_ay, e_r = relative_errors(simulate(level, integ, dt, scenario), ref)
                     cost = cost_per_second(level, integ, dt) if with_cost else math.nan
                     rows.append(GateRow(level, scenario, integ, dt, e_ay, e_r, cost))
+    stages.done()
     return rows
 
 
@@ -189,7 +195,7 @@ def low_speed_errors(integrator: str, substep: float, level: str = "L2") -> tupl
 
 
 def main() -> None:
-    rows = run_gate()
+    rows = run_gate(progress=True)
     print(f"Accuracy gate: ay and r vs RK4 at {REFERENCE_SUBSTEP * 1e3:g} ms, "
           f"{SPEED:g} m/s, sampled every {SAMPLE_DT * 1e3:g} ms; gate {100 * GATE:g} %")
     print(format_table(rows))

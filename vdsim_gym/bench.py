@@ -9,6 +9,7 @@ machine.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +24,34 @@ class Row:
     per_call_us: float  # wall time per call [µs]
     calls_per_s: float
     substeps_per_s: float | None
+
+
+class Stages:
+    """A stderr line as each measured configuration starts, with the time so far: the
+    table comes only at the end (after ~30 s for ``--vector``); stdout keeps the table."""
+
+    def __init__(self, label: str, total: int, enabled: bool = True) -> None:
+        self.label, self.total, self.enabled = label, total, enabled
+        self.k = 0
+        self.t0 = time.perf_counter()
+
+    def _print(self, text: str) -> None:
+        if self.enabled:
+            print(text, file=sys.stderr, flush=True)
+
+    def start(self, what: str) -> None:
+        self.k += 1
+        self._print(f"[{self.label} {self.k}/{self.total}] {what} "
+                    f"(at {time.perf_counter() - self.t0:.0f} s)")
+
+    def done(self) -> None:
+        self._print(f"[{self.label}] done in {time.perf_counter() - self.t0:.1f} s")
+
+
+def check_count(value: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{what} must be an integer >= 1, got {value!r}")
+    return value
 
 
 def best_time(fn: Callable[[], None], calls: int, repeats: int) -> float:
@@ -120,12 +149,22 @@ def highway_row(calls: int, repeats: int) -> Row | None:
     return Row("highway-env lane-keeping-v0 step", sec * 1e6, 1 / sec, None)
 
 
-def run(calls: int = 2000, repeats: int = 5, highway: bool = True) -> list[str]:
-    """Measure and return the printed report lines."""
+def run(calls: int = 2000, repeats: int = 5, highway: bool = True,
+        progress: bool = True) -> list[str]:
+    """Measure and return the printed report lines.
+
+    ``calls`` sizes the highway-env row only (blocks of max(calls // 10, 10) steps); the
+    VDSim rows time one whole baseline episode per block. ``progress``: a stderr line as
+    each configuration starts.
+    """
+    check_count(calls, "calls")
+    check_count(repeats, "repeats")
+    stages = Stages("bench", 3 if highway else 2, progress)
     lines = [f"{'case':<42} {'us/call':>10} {'calls/s':>12} {'substeps/s':>12}"]
     rows: list[Row] = []
     ratios: list[str] = []
     for level in ("L1", "L2"):
+        stages.start(f"core, env and env with latency, {level}")
         core, env, lat = core_and_env_rows("VDSim-DLC-v0", level, repeats)
         substeps = round(core.substeps_per_s / core.calls_per_s)
         rows += [core, env, lat]
@@ -138,6 +177,7 @@ def run(calls: int = 2000, repeats: int = 5, highway: bool = True) -> list[str]:
         ratios.append(f"{level}: env step with 10 ms latency / without = "
                       f"{lat.per_call_us / env.per_call_us:.3f}")
     if highway:
+        stages.start("highway-env lane-keeping-v0, when installed")
         hw = highway_row(calls, repeats)
         if hw is not None:
             rows.append(hw)
@@ -148,6 +188,7 @@ def run(calls: int = 2000, repeats: int = 5, highway: bool = True) -> list[str]:
             )
         else:
             ratios.append("highway-env not installed: `pip install highway-env` to compare")
+    stages.done()
     for r in rows:
         sub = f"{r.substeps_per_s:12.0f}" if r.substeps_per_s else f"{'-':>12}"
         lines.append(f"{r.name:<42} {r.per_call_us:10.2f} {r.calls_per_s:12.0f} {sub}")

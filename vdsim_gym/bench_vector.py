@@ -23,10 +23,12 @@ import gymnasium as gym
 import numpy as np
 
 import vdsim_gym.envs  # noqa: F401  (registration)
-from vdsim_gym.bench import best_time
+from vdsim_gym.bench import Stages, best_time, check_count
 from vdsim_gym.envs.vector import VDSimVectorEnv
 
 ENV_ID = "VDSim-DLC-v0"
+SIZES = (1, 16, 64)  # num_envs measured
+THREADS = (1, 2)
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ def vector_rows(num_envs: int, threads: int, steps: int, repeats: int
     """Over the same recorded actions, alternating blocks: the vector env's step, the C++
     batch step alone (the same work without the Python env: task included) and the
     physics alone (no task)."""
+    check_count(steps, "steps")
+    check_count(repeats, "repeats")
     actions = _recorded_actions(num_envs, steps)
     venv = VDSimVectorEnv(ENV_ID, num_envs, threads=threads, terminate_on_cone=False)
     ticks = venv.envs[0].ticks_per_period
@@ -166,13 +170,20 @@ def ppo_env_share(num_envs: int = 16, total_timesteps: int = 8192,
     return wall, spent[0] / wall
 
 
-def run(steps: int = 50, repeats: int = 15, ppo: bool = True) -> list[str]:
+def run(steps: int = 50, repeats: int = 15, ppo: bool = True,
+        progress: bool = True) -> list[str]:
+    """Measure and return the printed report lines; ``progress``: a stderr line as each
+    configuration starts (the whole run takes ~30 s)."""
+    check_count(steps, "steps")
+    check_count(repeats, "repeats")
+    stages = Stages("bench --vector", len(SIZES) * len(THREADS) + 1 + 2 * ppo, progress)
     lines = [f"{'case':<44} {'N':>4} {'threads':>7} {'agent steps/s':>14} {'substeps/s':>12}"]
     rows: list[VRow] = []
     ratios: list[str] = []
     by: dict[tuple[int, int], tuple[VRow, VRow, VRow]] = {}
-    for n in (1, 16, 64):
-        for t in (1, 2):
+    for n in SIZES:
+        for t in THREADS:
+            stages.start(f"make_vec {ENV_ID} N={n} threads={t}, C++ step, physics only")
             by[(n, t)] = vector_rows(n, t, steps, repeats)
             rows += list(by[(n, t)])
     for (n, t), (env, core, phys) in by.items():
@@ -185,6 +196,7 @@ def run(steps: int = 50, repeats: int = 15, ppo: bool = True) -> list[str]:
         r = by[(n, 2)][0].agent_steps_per_s / by[(n, 1)][0].agent_steps_per_s
         ratios.append(f"N={n}: 2 threads / 1 thread = {r:.2f}"
                       + ("  (aim >= 1.8)" if n == 64 else ""))
+    stages.start("references: CartPole-v1, highway-env, EnvPool (when installed)")
     refs = reference_rows(steps, repeats)
     rows += refs
     best = by[(64, 2)][0].agent_steps_per_s
@@ -197,12 +209,15 @@ def run(steps: int = 50, repeats: int = 15, ppo: bool = True) -> list[str]:
         lines.append(f"{r.name:<44} {r.num_envs:>4} {thr:>7} {r.agent_steps_per_s:14.0f} {sub}")
     if ppo:
         try:
+            stages.start("PPO learn, 8192 steps on 16 envs")
             wall, share = ppo_env_share()
             ratios.append(f"PPO learn(8192 steps, 16 envs): {wall:.1f} s, env share "
                           f"{100 * share:.1f} %  (aim <= 10 %)")
+            stages.start("PPO learn, same on L1, Euler, 1 ms substeps")
             wall, share = ppo_env_share(level="L1", integrator="euler", substep_dt=1e-3)
             ratios.append(f"  same on L1, Euler, 1 ms substeps (20 per step): {wall:.1f} s, "
                           f"env share {100 * share:.1f} %")
         except ImportError:
             ratios.append("stable-baselines3 not installed: pip install 'vdsim-gym[train]'")
+    stages.done()
     return lines + [""] + ratios

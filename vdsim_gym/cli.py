@@ -1,16 +1,144 @@
-"""``vdsim-gym`` command line: demo, bench, accuracy, delay-budget, sweep."""
+"""``vdsim-gym`` command line: demo, bench, accuracy, delay-budget, sweep.
+
+A user error (a bad option value, an unknown key, a missing extra, an --out that is a
+file) prints one line, ``vdsim-gym <command>: error: <message>``, and exits with 2, as
+argparse does; Ctrl-C prints "interrupted" and exits with 130. Anything else is a bug and
+keeps its traceback (set VDSIM_GYM_TRACEBACK=1 to get one for user errors too).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import os
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from vdsim_gym.demo import SCENARIOS as DEMO_PRESETS
+from vdsim_gym.eval.delay_budget import MAX_DURATION
+from vdsim_gym.eval.sweep_cli import _SB3_ALGOS
+
+TRACEBACK_ENV = "VDSIM_GYM_TRACEBACK"
+# Extras that provide an optional import, for the hint of an ImportError.
+_EXTRAS = {"matplotlib": "plot", "stable_baselines3": "train", "torch": "train",
+           "ray": "ray", "tqdm": "all"}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage block) and a record of the options that
+    take a value (see ``_join_dash_values``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.options: set[str] = set()  # before super(): it adds -h through add_argument
+        self.value_options: set[str] = set()
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        self.options.update(action.option_strings)
+        if action.option_strings and action.nargs is None:
+            self.value_options.update(action.option_strings)
+        return action
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+# ---------------------------------------------------------------------------- option types
+
+
+def _int_at_least(lo: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not an integer; give a whole number >= {lo}") from None
+        if value < lo:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {lo}, got {value}")
+        return value
+    return parse
+
+
+def _number_in(unit: str, hi: float = math.inf, why: str = "") -> Callable[[str], float]:
+    """A finite number > 0 (and <= ``hi``), in ``unit``; ``why`` explains the bound."""
+    bound = "> 0" if hi == math.inf else f"> 0 and <= {hi:g}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or not 0 < value <= hi:
+            raise argparse.ArgumentTypeError(
+                f"must be a number {bound} {unit}, got {text!r}{why}")
+        return value
+    return parse
+
+
+def _out_dir(text: str) -> str:
+    """A folder that exists or can be made: checked before any work, not after it."""
+    path = Path(text).absolute()
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a file, not a folder; pass a folder "
+                                         "path (it is created if missing)")
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r}: {existing} is a file, so no folder can "
+                                         "be made under it; pass another folder path")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{text!r}: no permission to write in {existing}; "
+                                         "pass a folder you can write")
+    return text
+
+
+def _presets(text: str) -> list[str]:
+    names = [p.strip() for p in text.split(",")]
+    for name in names:
+        if name not in DEMO_PRESETS:
+            raise argparse.ArgumentTypeError(
+                f"unknown preset {name!r}; choose from {', '.join(DEMO_PRESETS)} "
+                "(comma-separated)")
+    return names
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    example = '\'{"preset": "iso3888_2"}\''
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not JSON ({exc.msg} at character {exc.pos}); write a JSON "
+            f"object, e.g. {example}") from None
+    if not isinstance(value, dict):
+        kind = {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+            type(value), "number")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is a JSON {kind}, not an object; write e.g. {example}")
+    return value
+
+
+def _delays(text: str) -> str:
+    from vdsim_gym.eval.sweep_cli import parse_delays
+
+    try:
+        parse_delays(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text  # the command parses it again: cheap, and main() keeps its str API
+
+
+# ---------------------------------------------------------------------------- commands
 
 
 def _demo(args: argparse.Namespace) -> int:
     from vdsim_gym.demo import run_demo
 
-    run_demo(out=args.out, presets=args.presets.split(","), speed=args.speed, level=args.level)
+    run_demo(out=args.out, presets=args.presets, speed=args.speed, level=args.level)
     return 0
 
 
@@ -43,68 +171,69 @@ def _delay_budget(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    import json
-
     from vdsim_gym.eval.sweep_cli import main as sweep_main
 
-    try:
-        env_kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
-    except json.JSONDecodeError as exc:
-        raise SystemExit(f"vdsim-gym sweep: --env-kwargs is not JSON: {exc}") from None
-    if not isinstance(env_kwargs, dict):
-        raise SystemExit("vdsim-gym sweep: --env-kwargs must be a JSON object")
-    try:
-        sweep_main([args.controller, *args.compare], args.env, args.delays,
-                   seeds=args.seeds, overrun=args.overrun, num_envs=args.num_envs,
-                   backend=args.backend, address=args.address, out=args.out,
-                   env_kwargs=env_kwargs, algo=args.algo, metric=args.metric,
-                   make_plot=not args.no_plot, progress=not args.no_progress)
-    except (ValueError, ImportError) as exc:
-        raise SystemExit(f"vdsim-gym sweep: {exc}") from None
+    sweep_main([args.controller, *args.compare], args.env, args.delays,
+               seeds=args.seeds, overrun=args.overrun, num_envs=args.num_envs,
+               backend=args.backend, address=args.address, out=args.out,
+               env_kwargs=args.env_kwargs, algo=args.algo, metric=args.metric,
+               make_plot=not args.no_plot, progress=not args.no_progress)
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="vdsim-gym", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+# ---------------------------------------------------------------------------- the parser
 
+
+def _add_demo(sub: Any) -> None:
     demo = sub.add_parser("demo", help="baseline through the double lane changes: table + PNG")
-    demo.add_argument("--out", default="demo_out", help="output folder (default: demo_out)")
-    demo.add_argument("--presets", default="iso3888_1,iso3888_2,lane_change_3p5_30",
-                      help="comma-separated DLC presets")
-    demo.add_argument("--speed", type=float, default=None,
+    demo.add_argument("--out", type=_out_dir, default="demo_out",
+                      help="output folder (default: demo_out)")
+    demo.add_argument("--presets", type=_presets, default=",".join(DEMO_PRESETS),
+                      help=f"comma-separated DLC presets (default: {','.join(DEMO_PRESETS)})")
+    demo.add_argument("--speed", type=_number_in("m/s"), default=None,
                       help="entry speed [m/s] (default: each preset's scenario file)")
     demo.add_argument("--level", default="L2", choices=("L1", "L2"))
     demo.set_defaults(func=_demo)
 
+
+def _add_bench(sub: Any) -> None:
     bench = sub.add_parser("bench", help="throughput: core, env, highway-env, side by side")
-    bench.add_argument("--calls", type=int, default=2000, help="calls per timed block")
-    bench.add_argument("--repeats", type=int, default=None,
-                       help="timed blocks, best kept (default 5; --vector: 15)")
+    bench.add_argument("--calls", type=_int_at_least(1), default=2000,
+                       help="highway-env row only: each of its timed blocks is max(CALLS/10, "
+                            "10) env steps (default 2000: 200 steps). The VDSim rows time "
+                            "one whole baseline episode per block")
+    bench.add_argument("--repeats", type=_int_at_least(1), default=None,
+                       help="timed blocks per figure, best kept (default 5; --vector: 15)")
     bench.add_argument("--no-highway", action="store_true", help="skip the highway-env row")
     bench.add_argument("--vector", action="store_true",
                        help="vector env throughput: N = 1, 16, 64, threads 1 and 2, core-only "
-                            "reference, CartPole/highway-env/EnvPool, PPO env share")
-    bench.add_argument("--steps", type=int, default=50,
+                            "reference, CartPole/highway-env/EnvPool, PPO env share (~30 s; "
+                            "progress on stderr)")
+    bench.add_argument("--steps", type=_int_at_least(1), default=50,
                        help="--vector: steps per block (short blocks, many: robust to load)")
     bench.add_argument("--no-ppo", action="store_true", help="--vector: skip the PPO row")
     bench.set_defaults(func=_bench)
 
-    acc = sub.add_parser("accuracy", help="integrator accuracy gate against a 10x finer reference")
-    acc.set_defaults(func=_accuracy)
 
+def _add_delay_budget(sub: Any) -> None:
     budget = sub.add_parser(
         "delay-budget",
         help="Stanley + PI on the 3.5 m / 30 m lane change as mode A and B with delays: "
              "table + CSV + plot of e_y RMSE against the delay")
-    budget.add_argument("--out", default="delay_budget_out",
+    budget.add_argument("--out", type=_out_dir, default="delay_budget_out",
                         help="output folder (default: delay_budget_out)")
     budget.add_argument("--level", default="L2", choices=("L1", "L2"))
-    budget.add_argument("--duration", type=float, default=10.0,
-                        help="simulated time per run [s] (default: 10, 500 samples)")
+    budget.add_argument(
+        "--duration", default=10.0,
+        type=_number_in("s", MAX_DURATION, " (longer runs are refused: "
+                        f"{MAX_DURATION:g} s already takes about a minute)"),
+        help=f"simulated time per run [s], at most {MAX_DURATION:g} (default: 10, "
+             "500 samples)")
     budget.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib)")
     budget.set_defaults(func=_delay_budget)
 
+
+def _add_sweep(sub: Any) -> None:
     sw = sub.add_parser(
         "sweep",
         help="a controller over delays x seeds on batched envs: CSV table, per-delay "
@@ -114,33 +243,118 @@ def build_parser() -> argparse.ArgumentParser:
                          "or a saved SB3 model (.zip) (default: stanley)")
     sw.add_argument("--compare", action="append", default=[], metavar="CONTROLLER",
                     help="another controller on the same grid and plot (repeatable)")
-    sw.add_argument("--algo", default=None,
-                    help="SB3 algorithm of the model files (default: try PPO, SAC, TD3, ...)")
-    sw.add_argument("--env", default="VDSim-DLC-v0", help="env id (default: VDSim-DLC-v0)")
-    sw.add_argument("--delays", default="0,5,10,20,40ms",
+    sw.add_argument("--algo", default=None, type=str.upper, choices=_SB3_ALGOS,
+                    help="SB3 algorithm of the model files (default: try each)")
+    sw.add_argument("--env", default="VDSim-DLC-v0",
+                    help="VDSim env id (default: VDSim-DLC-v0)")
+    sw.add_argument("--delays", type=_delays, default="0,5,10,20,40ms",
                     help="latency models: numbers (fixed), uniform:LO-HI, normal:MU,SD, none; "
                          "unit ms or s (default: 0,5,10,20,40ms)")
-    sw.add_argument("--seeds", type=int, default=64, help="seeds 0..N-1 per delay (default 64)")
+    sw.add_argument("--seeds", type=_int_at_least(1), default=64,
+                    help="seeds 0..N-1 per delay (default 64)")
     sw.add_argument("--overrun", default="skip", choices=("skip", "queue"))
-    sw.add_argument("--num-envs", type=int, default=64, help="episodes per batch (default 64)")
+    sw.add_argument("--num-envs", type=_int_at_least(1), default=64,
+                    help="episodes per batch (default 64)")
     sw.add_argument("--backend", default="local", choices=("local", "ray"))
     sw.add_argument("--address", default=None,
                     help="Ray cluster address (default: a local Ray instance)")
-    sw.add_argument("--env-kwargs", default=None,
+    sw.add_argument("--env-kwargs", type=_json_object, default=None,
                     help='shared gym.make kwargs as JSON, e.g. \'{"preset": "iso3888_2"}\'')
     sw.add_argument("--metric", default="ey_rmse_m",
                     choices=("ey_rmse_m", "ey_max_m", "episode_return", "cone_hits",
                              "n_overrun"), help="plotted metric (default: ey_rmse_m)")
-    sw.add_argument("--out", default="sweep_out", help="output folder (default: sweep_out)")
+    sw.add_argument("--out", type=_out_dir, default="sweep_out",
+                    help="output folder (default: sweep_out)")
     sw.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib)")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.set_defaults(func=_sweep)
+
+
+def build_parser() -> _Parser:
+    parser = _Parser(prog="vdsim-gym", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_demo(sub)
+    _add_bench(sub)
+    acc = sub.add_parser("accuracy", help="integrator accuracy gate against a 10x finer reference")
+    acc.set_defaults(func=_accuracy)
+    _add_delay_budget(sub)
+    _add_sweep(sub)
+    for p in sub.choices.values():
+        parser.options |= p.options
+        parser.value_options |= p.value_options
     return parser
 
 
+# ---------------------------------------------------------------------------- errors
+
+
+def _join_dash_values(argv: list[str], parser: _Parser) -> list[str]:
+    """``--delays -5ms`` as ``--delays=-5ms``: argparse takes a value that starts with "-"
+    (and is not a plain negative number) for an option and says only "expected one
+    argument"; joined, the value reaches its check and gets a message that names it."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        nxt = argv[i + 1] if i + 1 < len(argv) else None
+        if tok in parser.value_options and nxt is not None and nxt.startswith("-") \
+                and nxt != "--" and nxt.split("=")[0] not in parser.options:
+            out.append(f"{tok}={nxt}")
+            i += 2
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
+def _raised_by_a_check(exc: BaseException) -> bool:
+    """A ``raise`` statement raised it (an argument check, or gym.make passing on a bad
+    kwarg), not the interpreter inside an expression (a bug such as ``1 <= "a"``)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and (frames[-1].line or "").lstrip().startswith("raise")
+
+
+def _user_message(exc: BaseException, args: argparse.Namespace) -> str | None:
+    """The message of a user error; None for anything else (a bug: keep the traceback)."""
+    if isinstance(exc, (FileExistsError, NotADirectoryError, PermissionError)):
+        return (f"cannot write {exc.filename!r}: {exc.strerror}; pass --out a folder you "
+                "can write")
+    if isinstance(exc, ImportError):
+        name = (exc.name or "").split(".")[0]
+        if name == "vdsim_gym":
+            return None  # a broken install or a bug, not a missing extra
+        extra = _EXTRAS.get(name)
+        hint = f"; pip install 'vdsim-gym[{extra}]'" if extra and "pip install" not in \
+            str(exc) else ""
+        if name == "matplotlib" and hasattr(args, "no_plot"):
+            hint += " or pass --no-plot"
+        return f"{exc}{hint}"
+    if isinstance(exc, TypeError) and not _raised_by_a_check(exc):
+        return None
+    if isinstance(exc, (ValueError, TypeError)):
+        return str(exc)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+    parser = build_parser()
+    raw = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(_join_dash_values(raw, parser))
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        print("interrupted", file=sys.stderr, flush=True)
+        raise SystemExit(130) from None
+    except (ValueError, TypeError, ImportError, OSError) as exc:
+        message = _user_message(exc, args)
+        if message is None or os.environ.get(TRACEBACK_ENV):
+            raise
+        sys.stdout.flush()
+        one_line = " ".join(message.split())
+        print(f"vdsim-gym {args.command}: error: {one_line}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

@@ -35,14 +35,21 @@ SCENARIOS = {"iso3888_1": "dlc_iso3888_1", "iso3888_2": "dlc_iso3888_2",
              "lane_change_3p5_30": "lane_change_3p5_30"}
 
 
+def check_preset(preset: str) -> str:
+    if not isinstance(preset, str) or preset not in SCENARIOS:
+        raise ValueError(f"unknown preset {preset!r}; choose from {', '.join(SCENARIOS)}")
+    return preset
+
+
 def scenario_speed(preset: str) -> float:
     """The entry speed of the preset's scenario file (envs/scenarios) [m/s]."""
-    return float(load_scenario(SCENARIOS[preset])["speed"])
+    return float(load_scenario(SCENARIOS[check_preset(preset)])["speed"])
 
 
 def drive(preset: str, *, speed: float | None = None, level: str = "L2", seed: int = 0
           ) -> tuple[DemoResult, np.ndarray, gym.Env]:
     """One episode of the baseline; returns the result, the driven XY and the env."""
+    check_preset(preset)
     speed = scenario_speed(preset) if speed is None else speed
     env = gym.make("VDSim-DLC-v0", preset=preset, speed=speed, level=level,
                    terminate_on_cone=False)
@@ -116,18 +123,22 @@ def plot(runs: list[tuple[DemoResult, np.ndarray, gym.Env]], path: Path) -> None
 
 def run_demo(out: str | Path = "demo_out", presets: list[str] | None = None,
              speed: float | None = None, level: str = "L2") -> list[DemoResult]:
+    presets = [check_preset(p) for p in presets or SCENARIOS]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    presets = presets or ["iso3888_1", "iso3888_2", "lane_change_3p5_30"]
-    runs = [drive(p, speed=speed, level=level) for p in presets]
-    results = [r[0] for r in runs]
-    with (out / "demo_results.csv").open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(asdict(results[0])))
-        writer.writeheader()
-        writer.writerows(asdict(r) for r in results)
-    plot(runs, out / "demo_dlc.png")
-    for _, _, env in runs:
-        env.close()
+    runs: list[tuple[DemoResult, np.ndarray, gym.Env]] = []
+    try:  # the envs close even when a run or the plot fails (bad speed, no matplotlib)
+        for p in presets:
+            runs.append(drive(p, speed=speed, level=level))
+        results = [r[0] for r in runs]
+        with (out / "demo_results.csv").open("w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(asdict(results[0])))
+            writer.writeheader()
+            writer.writerows(asdict(r) for r in results)
+        plot(runs, out / "demo_dlc.png")
+    finally:
+        for _, _, env in runs:
+            env.close()
     print(f"Stanley + PI baseline, VDSim-DLC-v0, {level}")
     print(format_table(results))
     print(f"\nwrote {out / 'demo_results.csv'} and {out / 'demo_dlc.png'}")

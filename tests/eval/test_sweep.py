@@ -219,8 +219,34 @@ def test_progress_without_tqdm_prints(monkeypatch, capsys):
     monkeypatch.setattr(builtins, "__import__", no_tqdm)
     sweep(stanley_pi, ENV_ID, latencies=[LatencyModel.fixed(0.03)], seeds=2, num_envs=1,
           progress=True, **SHORT)
-    out = capsys.readouterr().out
-    assert "[sweep] 1/2 episodes" in out and "[sweep] 2/2 episodes" in out
+    out, err = capsys.readouterr()
+    assert "[sweep] 1/2 episodes" in err and "[sweep] 2/2 episodes" in err
+    assert out == ""  # stdout keeps the tables
+    sweep(stanley_pi, ENV_ID, latencies=[LatencyModel.fixed(0.03)], seeds=1,
+          progress_label="mine", **SHORT)
+    assert "[mine] 1/1 episodes" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="progress_label must be a string"):
+        sweep(stanley_pi, ENV_ID, latencies=[None], seeds=1, progress_label=3, **SHORT)
+
+
+def test_cli_progress_names_each_controller(monkeypatch, tmp_path, capsys):
+    """One bar per controller, labelled with its name and k/n (no-tqdm fallback)."""
+    real_import = builtins.__import__
+
+    def no_tqdm(name, *args, **kwargs):
+        if name == "tqdm":
+            raise ImportError("No module named 'tqdm'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tqdm)
+    assert cli_main(["sweep", "--compare", "stanley:gain=2", "--delays", "30ms", "--seeds", "2",
+                     "--num-envs", "1", "--out", str(tmp_path), "--no-plot",
+                     "--env-kwargs", '{"preset": "iso3888_2", "speed": 15.0}']) == 0
+    out, err = capsys.readouterr()
+    assert "[sweep 1/2: stanley] 1/2 episodes" in err
+    assert "[sweep 1/2: stanley] 2/2 episodes" in err
+    assert "[sweep 2/2: stanley:gain=2] 2/2 episodes" in err
+    assert "[sweep" not in out and "stanley:gain=2" in out
 
 
 # The guarantee for neural policies with predict="batch" (docs/SWEEPS.md): rows agree
@@ -309,16 +335,20 @@ def test_cli_writes_csv_and_png(tmp_path, capsys):
     assert (out / "sweep.png").stat().st_size > 10_000
 
 
-def test_cli_errors(tmp_path):
-    base = ["sweep", "--seeds", "1", "--out", str(tmp_path), "--no-progress"]
+def test_cli_errors(tmp_path, capsys):
+    """Exit 2 and one line naming the cause (tests/test_cli_errors.py has every case)."""
+    base = ["sweep", "--seeds", "1", "--out", str(tmp_path / "o"), "--no-progress"]
     for extra, match in ((["--delays=-5ms"], "negative"),
                          (["--env", "VDSim-Nope-v0"], "unknown env id"),
-                         (["--seeds", "0"], "seeds must be >= 1"),
+                         (["--seeds", "0"], "--seeds: must be an integer >= 1"),
                          (["--controller", "nope.zip"], "no such SB3 model"),
                          (["--controller", "stanley:gian=2"], "gian"),
                          (["--env-kwargs", "{bad"], "not JSON")):
-        with pytest.raises(SystemExit, match=match):
+        with pytest.raises(SystemExit) as info:
             cli_main(base + extra)
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and match in err and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "o").exists()
 
 
 def test_sb3_model_file_in_the_cli(tmp_path, capsys):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import math
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,12 +32,16 @@ from vdsim_gym import _table
 from vdsim_gym.eval.closed_loop import ClosedLoopEval, EvalResult
 from vdsim_gym.eval.policy_adapter import PolicyController
 from vdsim_gym.latency import LatencyModel
+from vdsim_gym.timing import whole_ticks
 
 PRESET = "lane_change_3p5_30"
 SPEED = 20.0  # [m/s]
 CONTROL_PERIOD = 0.02  # [s]
 SUBSTEP_DT = 5e-4  # [s]
 DURATION = 10.0  # [s], 500 samples
+# Longest run [s]: 30 000 samples, about a minute for the 9 runs here. Beyond it, a
+# duration is a typo (1e6 s would simulate for hours), refused up front.
+MAX_DURATION = 600.0
 # The reference's figures (their core, same scenario): fixed delay [ms] -> e_y RMSE, max [m].
 REFERENCE_FIGURES = {0: (0.0924, 0.2609), 5: (0.0946, 0.2710), 10: (0.0972, 0.2818),
                      20: (0.1048, 0.3059)}
@@ -117,12 +122,23 @@ def run_case(case: Case, env: gym.Env, *, level: str = "L2", duration: float = D
     return ev.run()
 
 
+def check_duration(duration: float) -> float:
+    """A finite duration in (0, MAX_DURATION] s that is a whole number of substeps."""
+    if isinstance(duration, bool) or not isinstance(duration, (int, float)) \
+            or not math.isfinite(duration) or not 0 < duration <= MAX_DURATION:
+        raise ValueError(f"duration must be a number of seconds > 0 and <= {MAX_DURATION:g}, "
+                         f"got {duration!r}")
+    whole_ticks(duration, SUBSTEP_DT, "duration")
+    return float(duration)
+
+
 def _progress(items: list[Case]) -> Iterable[Case]:
+    """tqdm, else a line per run as it starts; on stderr, so stdout is the table."""
     try:
         from tqdm import tqdm
     except ImportError:
         for i, c in enumerate(items, start=1):
-            print(f"[{i}/{len(items)}] {c.name}", flush=True)
+            print(f"[delay budget {i}/{len(items)}] {c.name}", file=sys.stderr, flush=True)
             yield c
         return
     yield from tqdm(items, desc="delay budget", unit="run")
@@ -132,6 +148,7 @@ def run_budget(cases: list[Case] | None = None, *, level: str = "L2",
                duration: float = DURATION, progress: bool = False
                ) -> tuple[list[Row], list[EvalResult]]:
     cases = default_cases() if cases is None else cases
+    duration = check_duration(duration)
     env = make_env(level)
     rows, results = [], []
     it: Iterable[Case] = _progress(cases) if progress else cases
@@ -211,6 +228,7 @@ def plot(rows: list[Row], path: Path) -> None:
 def main(out: str | Path = "delay_budget_out", *, level: str = "L2",
          duration: float = DURATION, make_plot: bool = True,
          echo: Callable[[str], Any] = print) -> list[Row]:
+    duration = check_duration(duration)  # before the folder is made
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rows, _ = run_budget(level=level, duration=duration, progress=True)

@@ -6,15 +6,19 @@ which sweeps each controller and writes CSVs, the summary table and a plot.
 from __future__ import annotations
 
 import functools
+import inspect
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from vdsim_gym.eval.sweeps import _check_seeds, sweep
+import gymnasium as gym
+
 from vdsim_gym.eval.sweep_report import plot, summary_table
 from vdsim_gym.eval.sweep_results import SweepResult, _write_csv
+from vdsim_gym.eval.sweeps import _check_env_id, _check_seeds, sweep
 from vdsim_gym.latency import LatencyModel
 
 _UNITS = {"ms": 1e-3, "s": 1.0}
@@ -28,15 +32,21 @@ def _split_unit(token: str) -> tuple[str, str | None]:
     return token, None
 
 
+_FORMS = "a number with ms or s (10ms), uniform:LO-HI, normal:MU,SD or none"
+
+
 def _number(text: str, item: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise ValueError(f"delay item {item!r}: {text!r} is not a number") from None
+        raise ValueError(f"delay item {item!r} is not a number; items are {_FORMS}, "
+                         "e.g. 0,5,10,20ms") from None
     if not math.isfinite(value):
-        raise ValueError(f"delay item {item!r}: {text!r} is not finite")
+        raise ValueError(f"delay item {item!r}: {text!r} is not finite; give a delay in "
+                         "ms or s, e.g. 10ms")
     if value < 0:
-        raise ValueError(f"delay item {item!r}: a delay cannot be negative")
+        raise ValueError(f"delay item {item!r}: a delay cannot be negative; give 0 or "
+                         "more, e.g. 0,5,10ms")
     return value
 
 
@@ -74,8 +84,7 @@ def parse_delays(text: str) -> list[LatencyModel | None]:
         kind, _, rest = body.partition(":") if ":" in body else ("fixed", "", body)
         rest, unit = _split_unit(rest.strip())
         if kind not in ("fixed", "uniform", "normal") and body != "none":
-            raise ValueError(f"delay item {tok!r}: unknown kind {kind!r} (fixed numbers, "
-                             "uniform:LO-HI, normal:MU,SD, none)")
+            raise ValueError(f"delay item {tok!r}: unknown kind {kind!r}; items are {_FORMS}")
         parsed.append(("none" if body == "none" else kind, rest, unit, seed))
     units = [u for _, _, u, _ in parsed]
     if not any(u for k, _, u, _ in parsed if k != "none") and \
@@ -89,27 +98,30 @@ def parse_delays(text: str) -> list[LatencyModel | None]:
             continue
         unit = unit or next((u for u in units[j:] if u), None) or \
             next(u for u in reversed(units) if u)
-        scale, item = _UNITS[unit], tokens[j]
         try:
-            if kind == "fixed":
-                out.append(LatencyModel.fixed(_number(body, item) * scale))
-            elif kind == "uniform":
-                lo, sep, hi = body.partition("-")
-                if not sep:
-                    raise ValueError(f"delay item {item!r}: write uniform:LO-HI")
-                out.append(LatencyModel.uniform(_number(lo, item) * scale,
-                                                _number(hi, item) * scale, seed=seed))
-            else:
-                mu, sep, sd = body.partition("+-") if "+-" in body else body.partition(",")
-                if not sep:
-                    raise ValueError(f"delay item {item!r}: write normal:MU,SD")
-                out.append(LatencyModel.normal(_number(mu, item) * scale,
-                                               _number(sd, item) * scale, seed=seed))
+            out.append(_model(kind, body, _UNITS[unit], seed, tokens[j]))
         except ValueError as exc:
             msg = str(exc)
             raise ValueError(msg if msg.startswith("delay item") else
-                             f"delay item {item!r}: {msg}") from None
+                             f"delay item {tokens[j]!r}: {msg}") from None
     return out
+
+
+def _model(kind: str, body: str, scale: float, seed: int, item: str) -> LatencyModel:
+    """One delay item's model; ``body`` without its unit, ``scale`` the unit in s."""
+    if kind == "fixed":
+        return LatencyModel.fixed(_number(body, item) * scale)
+    if kind == "uniform":
+        lo, sep, hi = body.partition("-")
+        if not sep:
+            raise ValueError(f"delay item {item!r}: write uniform:LO-HI")
+        return LatencyModel.uniform(_number(lo, item) * scale, _number(hi, item) * scale,
+                                    seed=seed)
+    mu, sep, sd = body.partition("+-") if "+-" in body else body.partition(",")
+    if not sep:
+        raise ValueError(f"delay item {item!r}: write normal:MU,SD")
+    return LatencyModel.normal(_number(mu, item) * scale, _number(sd, item) * scale,
+                               seed=seed)
 
 
 def _parse_params(text: str) -> dict[str, float]:
@@ -126,47 +138,130 @@ def _parse_params(text: str) -> dict[str, float]:
     return out
 
 
-def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
-    """(name, policy) from "stanley", "stanley:gain=2,kp=0.3" (kp, ki go to the PI speed
-    loop, the rest to Stanley) or the path of a saved SB3 model (``algo`` or each of
-    PPO, SAC, TD3, A2C, DDPG is tried)."""
-    from vdsim_gym.controllers import stanley_pi
+def _baseline(spec: str, params: str) -> Any:
+    from vdsim_gym.controllers import PISpeed, Stanley, stanley_pi
 
-    name, _, params = spec.partition(":")
-    if name == "stanley":
+    try:
         p = _parse_params(params)
-        pi = {k: p.pop(k) for k in ("kp", "ki") if k in p}
-        try:  # unknown parameters fail now, not in a worker
-            import inspect
+    except ValueError as exc:
+        raise ValueError(f"{spec!r}: {exc}") from None
+    pi = {k: p.pop(k) for k in ("kp", "ki") if k in p}
+    stanley_sig = inspect.signature(Stanley.__init__)
+    try:  # unknown parameters fail now, not in a worker
+        stanley_sig.bind(None, None, wheelbase=1, cg_to_front=1, max_steer=1, **p)
+        inspect.signature(PISpeed.__init__).bind(None, None, dt=1, **pi)
+    except TypeError as exc:
+        tunable = [k for k, q in stanley_sig.parameters.items() if q.default is not q.empty]
+        raise ValueError(f"{spec!r}: {exc}; Stanley takes {', '.join(tunable)}, the PI "
+                         "speed loop kp, ki") from None
+    return functools.partial(stanley_pi, stanley=p or None, pi=pi or None)
 
-            from vdsim_gym.controllers import PISpeed, Stanley
 
-            inspect.signature(Stanley.__init__).bind(None, None, wheelbase=1, cg_to_front=1,
-                                                     max_steer=1, **p)
-            inspect.signature(PISpeed.__init__).bind(None, None, dt=1, **pi)
-        except TypeError as exc:
-            raise ValueError(f"controller {spec!r}: {exc}") from None
-        return spec, functools.partial(stanley_pi, stanley=p or None, pi=pi or None)
+def _sb3_model(spec: str, algo: str | None) -> tuple[str, Any]:
     path = Path(spec)
     if not path.exists() and path.with_suffix(".zip").exists():
         path = path.with_suffix(".zip")
     if not path.exists():
-        raise ValueError(f"controller {spec!r}: not a baseline (stanley[:key=value,...]) "
-                         "and no such SB3 model file")
-    import stable_baselines3 as sb3
+        raise ValueError(f"{spec!r} is not a baseline (stanley or stanley:key=value,...) and "
+                         f"no such SB3 model file ({path.with_suffix('.zip')} does not exist)")
+    try:
+        import stable_baselines3 as sb3
+    except ImportError as exc:
+        raise ImportError(f"{spec!r} is an SB3 model file: loading it needs "
+                          "stable-baselines3; pip install 'vdsim-gym[train]'") from exc
 
-    names = [algo.upper()] if algo else list(_SB3_ALGOS)
+    names = [_check_algo(algo)] if algo else list(_SB3_ALGOS)
     errors = []
     for n in names:
-        cls = getattr(sb3, n, None)
-        if cls is None:
-            raise ValueError(f"--algo {algo!r}: not an SB3 algorithm ({', '.join(_SB3_ALGOS)})")
         try:
-            return path.stem, cls.load(path, device="cpu")
+            return path.stem, getattr(sb3, n).load(path, device="cpu")
         except Exception as exc:  # noqa: BLE001  (try the next algorithm)
             errors.append(f"{n}: {type(exc).__name__}: {exc}")
-    raise ValueError(f"could not load {path} as an SB3 model ({'; '.join(errors)}); "
-                     "pass --algo")
+    raise ValueError(f"{spec!r}: could not load {path} as an SB3 model ({'; '.join(errors)}); "
+                     f"pass --algo ({', '.join(_SB3_ALGOS)}) if it is one")
+
+
+def _check_algo(algo: str) -> str:
+    if not isinstance(algo, str) or algo.upper() not in _SB3_ALGOS:
+        raise ValueError(f"--algo {algo!r}: not an SB3 algorithm; use one of "
+                         f"{', '.join(_SB3_ALGOS)}")
+    return algo.upper()
+
+
+def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
+    """(name, policy) from "stanley", "stanley:gain=2,kp=0.3" (kp, ki go to the PI speed
+    loop, the rest to Stanley) or the path of a saved SB3 model (``algo`` or each of
+    PPO, SAC, TD3, A2C, DDPG is tried). Errors start with the quoted spec."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"{spec!r} is not a controller; pass stanley, stanley:key=value,... "
+                         "or the path of a saved SB3 model")
+    name, _, params = spec.partition(":")
+    if name == "stanley":
+        return spec, _baseline(spec, params)
+    return _sb3_model(spec, algo)
+
+
+def _env_keys(cls: type) -> set[str]:
+    """The keyword arguments gym.make accepts for an env class: gym.make's own and those
+    of each __init__ up the MRO while they pass on **kwargs."""
+    kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    keys = {k for k, q in inspect.signature(gym.make).parameters.items()
+            if q.kind in kinds and k != "id"}
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        params = inspect.signature(klass.__init__).parameters.values()
+        keys |= {q.name for q in params if q.kind in kinds and q.name != "self"}
+        if not any(q.kind is inspect.Parameter.VAR_KEYWORD for q in params):
+            break
+    return keys
+
+
+def check_env(env_id: str) -> type:
+    """The class of a VDSim env id (sweeps refuse other envs: they run on the core's
+    vector session); the error names --env and lists the VDSim ids."""
+    from gymnasium.envs.registration import load_env_creator
+
+    try:
+        bare = _check_env_id(env_id)
+    except ValueError as exc:
+        raise ValueError(f"--env: {exc}") from None
+    entry = gym.spec(bare).entry_point
+    return load_env_creator(entry) if isinstance(entry, str) else entry
+
+
+def check_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> None:
+    """Unknown keys and bad values of the shared env kwargs, before any work, naming
+    --env-kwargs (the env's own message alone does not say where the value came from)."""
+    for key in ("latency", "overrun"):
+        if key in env_kwargs:
+            raise ValueError(f"--env-kwargs sets {key!r}, which the sweep sets: use --delays "
+                             "for the latency and --overrun for the overrun policy")
+    valid = _env_keys(check_env(env_id)) - {"latency", "overrun"}
+    unknown = sorted(set(env_kwargs) - valid)
+    if unknown:
+        raise ValueError(f"--env-kwargs: unknown key {unknown[0]!r} for {env_id}; valid keys: "
+                         f"{', '.join(sorted(valid))}")
+    try:
+        gym.make(env_id, **env_kwargs).close()
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"--env-kwargs {json.dumps(env_kwargs, default=str)}: {exc}") from None
+
+
+def _load_all(controllers: Sequence[str], algo: str | None) -> list[tuple[str, Any]]:
+    if algo is not None:
+        _check_algo(algo)
+    loaded = []
+    for k, spec in enumerate(controllers):
+        try:
+            loaded.append(load_controller(spec, algo))
+        except ValueError as exc:
+            raise ValueError(f"{'--compare' if k else '--controller'} {exc}") from None
+    names = [n for n, _ in loaded]
+    if len(set(names)) != len(names):
+        raise ValueError(f"controllers have the same name: {names}; give each --compare a "
+                         "different spec or model file name")
+    return loaded
 
 
 def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 64,
@@ -177,19 +272,22 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
          echo: Any = print) -> dict[str, SweepResult]:
     """The ``vdsim-gym sweep`` command: sweeps each controller, writes sweep.csv,
     sweep_summary.csv and sweep.png into ``out``, prints the summary table."""
-    latencies = parse_delays(delays)
+    try:
+        latencies = parse_delays(delays)
+    except ValueError as exc:
+        raise ValueError(f"--delays {delays!r}: {exc}") from None
     env_kwargs = dict(env_kwargs or {})
-    loaded = [load_controller(c, algo) for c in controllers]
-    names = [n for n, _ in loaded]
-    if len(set(names)) != len(names):
-        raise ValueError(f"controllers have the same name: {names}")
+    check_env_kwargs(env_id, env_kwargs)  # checks env_id too
+    loaded = _load_all(controllers, algo)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     results = {}
-    for name, pol in loaded:
+    for k, (name, pol) in enumerate(loaded, start=1):
+        # One bar per controller: the label says which one and how many are left.
         results[name] = sweep(pol, env_id, latencies=latencies, seeds=seeds,
                               num_envs=num_envs, backend=backend, address=address,
-                              overrun=overrun, progress=progress, **env_kwargs)
+                              overrun=overrun, progress=progress,
+                              progress_label=f"sweep {k}/{len(loaded)}: {name}", **env_kwargs)
     _write_csv(out / "sweep.csv", [{"controller": n, **asdict(r)}
                                    for n, res in results.items() for r in res.table])
     _write_csv(out / "sweep_summary.csv", [{"controller": n, **asdict(s)}
@@ -208,4 +306,4 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
     return results
 
 
-__all__ = ["load_controller", "main", "parse_delays"]
+__all__ = ["check_env", "check_env_kwargs", "load_controller", "main", "parse_delays"]
