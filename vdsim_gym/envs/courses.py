@@ -216,7 +216,7 @@ def dlc_course(
               (reference example); no cones, no gates.
 
             In both ISO layouts the exit lane's right edge continues lane 1's right edge,
-            so the exit centre line is at (w5 - w1) / 2. Cones sit on the lane edges
+            so the exit centre line is at (w5 - w1) / 2.
             Cones stand just outside the lane limits, their bases tangent to them as in
             the standards (cone centres ``cone_radius`` beyond the limits; a Gate gives
             the limits), at each lane's start, end and equally spaced at most 4 m apart.

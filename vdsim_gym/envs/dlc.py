@@ -64,7 +64,7 @@ class DoubleLaneChangeEnv(PathTrackingEnv):
 @lru_cache(maxsize=32)
 def _cached_dlc_course(preset: str, body_width: float, speed: float,
                        body_extent: tuple[float, float], cone_radius: float) -> Course:
-    """Built once per parameter set: the smooth reference line is an optimization (~0.1 s),
+    """Built once per parameter set: the smooth reference line is an optimization (~12 ms),
     and a vector env builds one env per batch row. Course is frozen; envs only read it."""
     return dlc_course(preset, vehicle_width=body_width, speed=speed, body_extent=body_extent,
                       cone_radius=cone_radius)
