@@ -92,6 +92,15 @@ def test_bad_actions_rejected_and_env_stays_usable(action, match):
     assert obs2.shape == obs.shape and env.unwrapped.trajectory.shape == (2, 2)
 
 
+def test_measured_delay_is_bounded():
+    env = _env(latency=LatencyModel.measured())
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"in \[0, MAX_DELAY_S = 60\], got 1e\+300"):
+        env.unwrapped.set_next_delay(1e300)
+    env.unwrapped.set_next_delay(0.01)
+    env.step(np.zeros(2))
+
+
 def test_unknown_reset_options_are_errors():
     env = _env()
     with pytest.raises(ValueError, match=r"unknown reset options \['speed'\].*gym\.make kwargs"):

@@ -10,12 +10,18 @@ Column = tuple[str, str, str, str]
 
 
 def format_table(rows: Sequence[Any], columns: Sequence[Column]) -> str:
-    """Fixed-width text table with a header and a rule."""
-    head = " ".join(f"{title:{align}}" for title, _, align, _ in columns)
+    """Fixed-width text table with a header and a rule; a column widens to its longest
+    cell (a long scenario key must not push the columns after it out of line)."""
+    cells = [[format(getattr(r, attr), fmt) for _, attr, _, fmt in columns] for r in rows]
+    specs = []
+    for j, (title, _, align, _) in enumerate(columns):
+        side, declared = align[:1] if align[:1] in "<>^" else "<", align.lstrip("<>^")
+        width = max([int(declared or 0), len(title), *(len(c[j]) for c in cells)])
+        specs.append(f"{side}{width}")
+    head = " ".join(f"{title:{spec}}" for (title, *_), spec in zip(columns, specs, strict=True))
     lines = [head, "-" * len(head)]
-    for r in rows:
-        lines.append(" ".join(f"{format(getattr(r, attr), fmt):{align}}"
-                              for _, attr, align, fmt in columns))
+    for row in cells:
+        lines.append(" ".join(f"{c:{spec}}" for c, spec in zip(row, specs, strict=True)))
     return "\n".join(lines)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from vdsim_gym import _core
 from vdsim_gym.config import ActuatorConfig, VehicleConfig
 from vdsim_gym.envs.course import Course
-from vdsim_gym.latency import LatencyModel, check_latency, check_overrun
+from vdsim_gym.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
 from vdsim_gym.plant import DEFAULT_INTEGRATOR, PhysicsSpec
 
 OBS_NAMES: tuple[str, ...] = tuple(_core.PATH_OBS_NAMES)
@@ -277,8 +277,9 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
                 f"has latency={self.latency!r} (its delays come from the model)"
             )
         if isinstance(c, bool) or not isinstance(c, (int, float, np.floating)) \
-                or not math.isfinite(c) or c < 0:
-            raise ValueError(f"delay must be a finite number of seconds >= 0, got {c!r}")
+                or not math.isfinite(c) or not 0 <= c <= MAX_DELAY_S:
+            raise ValueError(f"delay must be a finite number of seconds in [0, MAX_DELAY_S = "
+                             f"{MAX_DELAY_S:g}], got {c!r}")
         self._next_delay = float(c)
 
     def _latency_seed(self, model: LatencyModel, seed: int | None) -> int:
