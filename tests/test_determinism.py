@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -60,8 +61,10 @@ def _digest_in_subprocess(threads: int | None) -> str:
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
     if threads is not None:
         env.update({k: str(threads) for k in THREAD_VARS})
+    # cwd outside the repository: `python -c` puts the cwd first on sys.path, and the
+    # source tree has no built core (the installed package must be the one imported).
     out = subprocess.run([sys.executable, "-c", ROLLOUT], env=env, capture_output=True,
-                         text=True, timeout=300, check=False)
+                         text=True, timeout=300, check=False, cwd=tempfile.gettempdir())
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 

@@ -13,6 +13,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -85,8 +86,10 @@ out = {"dt": dt, "ok": needs_reset}
 
 
 def _run(script: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
+    # cwd outside the repository: `python -c` puts the cwd first on sys.path, and the
+    # source tree has no built core (the installed package must be the one imported).
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=timeout, check=False)
+                          timeout=timeout, check=False, cwd=tempfile.gettempdir())
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
