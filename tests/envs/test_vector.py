@@ -334,3 +334,43 @@ def test_vector_1000_envs_memory_is_stable() -> None:
     grown = rss_bytes() - base
     vec.close()
     assert grown < 8 * 2**20, f"RSS grew by {grown / 2**20:.1f} MiB over 600 steps of {n} envs"
+
+
+@pytest.mark.parametrize("mode", ["next_step", "same_step"])
+def test_reset_mask_resets_only_masked_rows_as_sync_vector_env(mode):
+    """reset(options={"reset_mask": m}) as SyncVectorEnv: masked rows reset (with their
+    seeds), the others keep their episode; obs, rewards, flags and infos bit for bit."""
+    vec, ref = make_pair("VDSim-PathFollow-v0", 3, mode=mode, threads=2, **SHORT)
+    rng = np.random.default_rng(0)
+    o1, _ = vec.reset(seed=5)
+    o2, _ = ref.reset(seed=5)
+    for step in range(60):
+        if step in (7, 31):
+            mask = np.array([True, False, step == 31])
+            o1, i1 = vec.reset(seed=[100 + step, None, 7], options={"reset_mask": mask})
+            o2, i2 = ref.reset(seed=[100 + step, None, 7], options={"reset_mask": mask})
+            np.testing.assert_array_equal(o1, o2)
+            assert_same_infos(i1, i2)
+            np.testing.assert_array_equal(i1["_e_y"], mask)
+        a = rng.uniform(-0.3, 0.3, (3, 2)).astype(np.float32)
+        r1, r2 = vec.step(a), ref.step(a)
+        for x, y in zip(r1[:4], r2[:4], strict=True):
+            np.testing.assert_array_equal(x, y)
+        assert_same_infos(r1[4], r2[4])
+    vec.close()
+    ref.close()
+
+
+def test_reset_mask_bad_input():
+    vec = gym.make_vec("VDSim-DLC-v0", num_envs=2, threads=1)
+    with pytest.raises(gym.error.ResetNeeded, match="first reset"):
+        vec.reset(options={"reset_mask": np.array([True, False])})
+    vec.reset(seed=0)
+    for bad in (np.array([1, 0]), np.array([True]), [True, False], np.zeros(2, bool)):
+        with pytest.raises(ValueError, match="reset_mask"):
+            vec.reset(options={"reset_mask": bad})
+    options = {"reset_mask": np.array([False, True])}
+    vec.reset(options=options)
+    assert "reset_mask" in options  # the caller's dict is not consumed
+    vec.step(np.zeros((2, 2)))
+    vec.close()

@@ -129,16 +129,34 @@ class VDSimVectorEnv(VectorEnv):
         self, *, seed: Seeds = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Resets every env; ``seed=s`` seeds env i with ``s + i`` (Gymnasium's convention),
-        a list seeds env i with ``seed[i]``."""
+        a list seeds env i with ``seed[i]``. ``options={"reset_mask": mask}`` (a bool
+        array of shape (num_envs,), as SyncVectorEnv takes it) resets only the masked
+        envs: the others keep their episode, observation and pending autoreset; infos
+        carry the reset rows only (``_key`` masks). Other options go to every reset env."""
         self._check_open()
         seeds = self._seed_list(seed)
+        options = dict(options) if options else None
+        mask = self._reset_mask(options.pop("reset_mask")) if options and \
+            "reset_mask" in options else np.ones(self.num_envs, bool)
+        if self._needs_reset and not mask.all():
+            raise gym.error.ResetNeeded("the first reset() (and the one after an interrupted "
+                                        "step) resets every env: call it without reset_mask")
         if isinstance(seed, (int, np.integer)):
             super().reset(seed=int(seed))
-        for i in range(self.num_envs):
-            self._reset_row(i, seeds[i], options)
-        self._autoreset[:] = False
+        for i in np.flatnonzero(mask).tolist():
+            self._reset_row(i, seeds[i], options or None)
+        self._autoreset[mask] = False
         self._needs_reset = False
-        return self._obs.copy(), self._reset_infos()
+        return self._obs.copy(), self._reset_infos(mask)
+
+    def _reset_mask(self, mask: Any) -> np.ndarray:
+        n = self.num_envs
+        if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_ or mask.shape != (n,):
+            raise ValueError(f"options['reset_mask'] must be a numpy bool array of shape ({n},)"
+                             f", got {mask!r}")
+        if not mask.any():
+            raise ValueError("options['reset_mask'] resets no env; set at least one True")
+        return mask.copy()
 
     def step(
         self, actions: np.ndarray
@@ -264,8 +282,9 @@ class VDSimVectorEnv(VectorEnv):
             out[f"_{key}"] = mask
         return out
 
-    def _reset_infos(self) -> dict[str, Any]:
-        return self._columns(self._info.T.copy(), np.ones(self.num_envs, bool), _BASE_KEYS)
+    def _reset_infos(self, rows: np.ndarray | None = None) -> dict[str, Any]:
+        rows = np.ones(self.num_envs, bool) if rows is None else rows
+        return self._columns(self._info.T.copy(), rows, _BASE_KEYS)
 
     def _step_infos(self, stepped: np.ndarray | None, base: np.ndarray | None = None
                     ) -> dict[str, Any]:
