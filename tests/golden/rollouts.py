@@ -1,0 +1,142 @@
+"""Golden rollouts: digests of seeded rollouts that a refactor must leave bit-identical.
+
+``python tests/golden/rollouts.py`` records ``rollouts.json`` beside this file (run it on
+the commit before a refactor); ``tests/test_golden.py`` recomputes the digests and
+compares. Results are bit-identical on one machine whatever the thread count, but not
+across CPU models (numpy's SIMD sin/cos and libm can differ in the last bit), so the
+file also records the machine's fingerprint and the test skips, visibly, elsewhere.
+
+Cases: DLC presets and PathFollow, L1 and L2, without latency and with fixed, uniform
+(skip and queue) latency, single envs and vector envs on 1 and 2 threads; Stanley + PI
+actions (row-wise numpy, so batch and single agree).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import vdsim_gym
+from vdsim_gym import LatencyModel
+from vdsim_gym.controllers import stanley_pi
+
+FILE = Path(__file__).with_name("rollouts.json")
+STEPS = 120
+
+LATENCIES: dict[str, dict[str, Any]] = {
+    "none": {},
+    "fixed10": {"latency": LatencyModel.fixed(0.01)},
+    "uniform_skip": {"latency": LatencyModel.uniform(0.0, 0.03, seed=3), "overrun": "skip"},
+    "uniform_queue": {"latency": LatencyModel.uniform(0.0, 0.025, seed=3),
+                      "overrun": "queue"},
+}
+SCENARIOS: dict[str, tuple[str, dict[str, Any]]] = {
+    "dlc_iso1": ("VDSim-DLC-v0", {"preset": "iso3888_1"}),
+    "dlc_iso2": ("VDSim-DLC-v0", {"preset": "iso3888_2", "speed": 15.0}),
+    "dlc_lc": ("VDSim-DLC-v0", {"preset": "lane_change_3p5_30"}),
+    "path_follow": ("VDSim-PathFollow-v0", {"course_length": 120.0}),
+}
+
+
+def cases() -> list[tuple[str, str, dict[str, Any]]]:
+    out = []
+    for sc, (env_id, kw) in SCENARIOS.items():
+        for level in ("L1", "L2"):
+            for lat, lkw in LATENCIES.items():
+                if sc != "dlc_lc" and lat in ("uniform_queue",):
+                    continue
+                out.append((f"{sc}/{level}/{lat}", env_id, {**kw, "level": level, **lkw}))
+    return out
+
+
+def _update(h: Any, *arrays: Any) -> None:
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+
+
+def single_digest(env_id: str, kwargs: dict[str, Any], seed: int = 11) -> str:
+    env = gym.make(env_id, **kwargs)
+    policy = stanley_pi(env)
+    h = hashlib.sha256()
+    obs, info = env.reset(seed=seed)
+    _update(h, obs, info["e_y"], info["s"])
+    for _ in range(STEPS):
+        obs, reward, term, trunc, info = env.step(policy.predict(obs)[0])
+        terms = np.array(list(info["reward_terms"].values()))
+        _update(h, obs, np.float64(reward), np.array([term, trunc]), terms,
+                np.array([info["e_y"], info["s"], info["t"], info.get("t_apply", -1.0),
+                          info.get("c_k", -1.0)]))
+        if term or trunc:
+            obs, info = env.reset()
+            _update(h, obs)
+    env.close()
+    return h.hexdigest()
+
+
+def vector_digest(env_id: str, kwargs: dict[str, Any], threads: int, seed: int = 11) -> str:
+    venv = gym.make_vec(env_id, num_envs=3, threads=threads, **kwargs)
+    policy = stanley_pi(gym.make(env_id, **{k: v for k, v in kwargs.items()
+                                            if k not in ("latency", "overrun")}))
+    h = hashlib.sha256()
+    obs, _ = venv.reset(seed=seed)
+    _update(h, obs)
+    for _ in range(STEPS):
+        obs, rew, term, trunc, infos = venv.step(policy.predict(obs)[0])
+        _update(h, obs, rew, term, trunc, infos["e_y"])
+    venv.close()
+    return h.hexdigest()
+
+
+def fingerprint() -> dict[str, Any]:
+    flags = set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    except OSError:
+        pass
+    return {"machine": platform.machine(), "numpy": np.__version__,
+            "libc": "-".join(platform.libc_ver()), "python": platform.python_version(),
+            "simd": sorted(f for f in flags if f in ("avx2", "fma", "avx512f", "avx512dq",
+                                                      "avx512vl", "avx512bw"))}
+
+
+def compute() -> dict[str, str]:
+    out = {}
+    for name, env_id, kw in cases():
+        out[f"single/{name}"] = single_digest(env_id, kw)
+    for name, env_id, kw in cases():
+        if name.endswith("/none") or name.endswith("/uniform_skip"):
+            for threads in (1, 2):
+                out[f"vector{threads}/{name}"] = vector_digest(env_id, kw, threads)
+    return out
+
+
+def _head() -> str:
+    """The source commit (the module's baked sha can lag in incremental builds)."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=FILE.parent, text=True,
+                             capture_output=True, check=True, timeout=10)
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return vdsim_gym.__git_sha__
+
+
+def main() -> None:
+    data = {"fingerprint": fingerprint(), "recorded_at": _head(),
+            "digests": compute()}
+    FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    sys.stdout.write(f"recorded {len(data['digests'])} digests in {FILE}\n")
+
+
+if __name__ == "__main__":
+    main()
