@@ -1,6 +1,8 @@
 // vdsim_gym._core: thin, private bindings of the C++ core. Split by topic.
 #include <pybind11/pybind11.h>
 
+#include "vdsim_git_info.hpp"  // generated at build time (cmake/git_info.cmake)
+
 namespace py = pybind11;
 
 void bind_params(py::module_& m);
