@@ -15,10 +15,16 @@ def test_sb3_ppo_learns_a_few_steps_and_predicts(env_id: str) -> None:
 
     env = gym.make(env_id)
     model = PPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu")
+    before = {k: v.clone() for k, v in model.policy.state_dict().items()}
     model.learn(total_timesteps=128)
+    assert model.num_timesteps == 128  # two rollouts of n_steps=64 ran on the env
+    changed = [k for k, v in model.policy.state_dict().items() if not (v == before[k]).all()]
+    assert changed, "learn() did not update the policy"
     obs, _ = env.reset(seed=1)
     action, _ = model.predict(obs, deterministic=True)
-    assert action.shape == (2,) and np.all(np.abs(action) <= 1.0)
+    again, _ = model.predict(obs, deterministic=True)
+    assert action.shape == (2,) and action.dtype == np.float32
+    np.testing.assert_array_equal(action, again)
     _, reward, _, _, info = env.step(action)
     assert reward == pytest.approx(sum(info["reward_terms"].values()))
     env.close()
