@@ -1,8 +1,9 @@
 """Plant: one simulated vehicle stepped one control period at a time.
 
-The semantics of the observation keys follow docs/PLANT.md: X, Y, psi at the CG; body
-frame velocities (ISO 8855); ``delta_rw`` is the steer the dynamics integrated over the
-last substep, after the actuator chain.
+Observation keys (``Plant.observe``): X, Y, psi at the CG; body-frame velocities and
+accelerations (ISO 8855); ``delta_rw`` is the steer the dynamics integrated over the last
+substep, after the actuator chain; per-wheel spins, forces and slips; the ``*_ref`` keys
+of the reference point when one is set.
 """
 
 from __future__ import annotations

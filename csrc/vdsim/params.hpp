@@ -66,7 +66,8 @@ struct LowSpeedParams {
 // enabled = false is bit-identical to no chain.
 struct ActuatorParams {
   bool enabled = false;
-  double dead_time = 0.0;   // [s], rounded to whole substeps (validated in Python)
+  double dead_time = 0.0;   // [s], a whole number of substeps (Python refuses others);
+                            // the session uses SimConfig::actuator_dead_ticks
   double time_constant = 0.0;  // first-order lag [s], 0 = none
   double rate_limit = std::numeric_limits<double>::infinity();  // [rad/s]
   double max_angle = std::numeric_limits<double>::infinity();   // [rad]

@@ -14,8 +14,9 @@ is the event loop between them: it advances the plant in blocks of substeps from
 event (a grid sample tick, a controller call tick, the end) to the next.
 
 The simulated side is reached through a small driver protocol (``_Driver``: reset,
-observe, call, check, command_now / schedule / drop_pending / advance, state_row), so an
-env + SB3-policy driver can plug into the same loop beside the Plant + callback driver.
+observe, call, check, command_now / schedule / drop_pending / advance, state_row); the
+one implementation is ``_PlantDriver`` (a Plant and a callback, or an env's policy
+through ``PolicyController``).
 """
 
 from __future__ import annotations
