@@ -3,7 +3,6 @@ the table grows with the delay, and the CLI writes its files."""
 
 from __future__ import annotations
 
-import builtins
 import csv
 
 import numpy as np
@@ -94,16 +93,9 @@ def test_full_budget_table():
     assert all(r.samples == 500 for r in rows[:6])
 
 
-def test_progress_fallback_is_on_stderr_not_stdout(monkeypatch, tmp_path, capsys):
+def test_progress_fallback_is_on_stderr_not_stdout(block_import, tmp_path, capsys):
     """delay-budget without tqdm: a line per run on stderr; stdout is the table alone."""
-    real_import = builtins.__import__
-
-    def no_tqdm(name, *args, **kwargs):
-        if name == "tqdm":
-            raise ImportError("No module named 'tqdm'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_tqdm)
+    block_import("tqdm")
     assert cli_main(["delay-budget", "--duration", "0.1", "--no-plot", "--out", str(tmp_path)]) == 0
     out, err = capsys.readouterr()
     assert "[delay budget 1/9] A sync" in err and "[delay budget 9/9]" in err

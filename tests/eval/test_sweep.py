@@ -3,7 +3,6 @@ thread count or backend; the interval math; the CLI; clear errors."""
 
 from __future__ import annotations
 
-import builtins
 import csv
 import dataclasses
 import importlib
@@ -194,29 +193,15 @@ def test_bad_input_gives_clear_errors():
         sweep(42, ENV_ID, **ok)
 
 
-def test_ray_missing_names_the_extra(monkeypatch):
-    real_import = builtins.__import__
-
-    def no_ray(name, *args, **kwargs):
-        if name == "ray" or name.startswith("ray."):
-            raise ImportError("No module named 'ray'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_ray)
+def test_ray_missing_names_the_extra(block_import):
+    block_import("ray")
     with pytest.raises(ImportError, match=r"pip install 'vdsim-gym\[ray\]'") as info:
         sweep(stanley_pi, ENV_ID, latencies=[None], seeds=1, backend="ray", progress=False)
     assert str(info.value) == RAY_MISSING
 
 
-def test_progress_without_tqdm_prints(monkeypatch, capsys):
-    real_import = builtins.__import__
-
-    def no_tqdm(name, *args, **kwargs):
-        if name == "tqdm":
-            raise ImportError("No module named 'tqdm'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_tqdm)
+def test_progress_without_tqdm_prints(block_import, capsys):
+    block_import("tqdm")
     sweep(stanley_pi, ENV_ID, latencies=[LatencyModel.fixed(0.03)], seeds=2, num_envs=1,
           progress=True, **SHORT)
     out, err = capsys.readouterr()
@@ -229,16 +214,9 @@ def test_progress_without_tqdm_prints(monkeypatch, capsys):
         sweep(stanley_pi, ENV_ID, latencies=[None], seeds=1, progress_label=3, **SHORT)
 
 
-def test_cli_progress_names_each_controller(monkeypatch, tmp_path, capsys):
+def test_cli_progress_names_each_controller(block_import, tmp_path, capsys):
     """One bar per controller, labelled with its name and k/n (no-tqdm fallback)."""
-    real_import = builtins.__import__
-
-    def no_tqdm(name, *args, **kwargs):
-        if name == "tqdm":
-            raise ImportError("No module named 'tqdm'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_tqdm)
+    block_import("tqdm")
     assert cli_main(["sweep", "--compare", "stanley:gain=2", "--delays", "30ms", "--seeds", "2",
                      "--num-envs", "1", "--out", str(tmp_path), "--no-plot",
                      "--env-kwargs", '{"preset": "iso3888_2", "speed": 15.0}']) == 0
