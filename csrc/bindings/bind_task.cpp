@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "interruptible.hpp"
+#include "bind_env_core.hpp"
 #include "vdsim/latency.hpp"
 #include "vdsim/path_task.hpp"
 
@@ -19,15 +19,7 @@ using namespace vdsim;
 
 namespace {
 
-using DArray = py::array_t<double, py::array::c_style>;
-using FArray = py::array_t<float, py::array::c_style>;
 using DArrayIn = py::array_t<double, py::array::c_style | py::array::forcecast>;
-
-template <typename A>
-auto* writable(A& a, py::ssize_t n, const char* what) {
-  if (a.size() < n) throw std::invalid_argument(std::string(what) + " buffer too small");
-  return a.mutable_data();
-}
 
 void check_points(const DArrayIn& a, const char* what) {
   if (a.ndim() != 2 || a.shape(1) != 2)
@@ -57,7 +49,11 @@ py::array_t<bool> hits_array(const ConeField& c) {
 void bind_task(py::module_& m) {
   m.attr("PATH_OBS_NAMES") = names(kPathObsNames);
   m.attr("PATH_TERM_NAMES") = names(kTermNames);
-  m.attr("PATH_STEP_INFO_NAMES") = names(kStepInfoNames);
+  m.attr("PATH_STEP_INFO_NAMES") = [] {
+    EnvSpec s = PathTask::spec();
+    for (const char* n : kTimingInfoNames) s.info_names.emplace_back(n);
+    return vdsim_py::names(s.info_names);
+  }();
   m.attr("PATH_PREVIEW_DISTANCES") = py::make_tuple(kPreviewDistances[0], kPreviewDistances[1],
                                                     kPreviewDistances[2], kPreviewDistances[3]);
   py::dict flags;
@@ -133,82 +129,50 @@ void bind_task(py::module_& m) {
       .def_property_readonly("hits", &hits_array)
       .def_property_readonly("total_hits", &ConeField::total_hits);
 
-  py::class_<PathEnvCore>(m, "PathEnvCore")
+  // The base every env core shares: its spec, for the vector session and Python.
+  py::class_<EnvCoreBase>(m, "EnvCoreBase")
+      .def_property_readonly("obs_names", [](const EnvCoreBase& e) {
+             return vdsim_py::names(e.spec().obs_names); })
+      .def_property_readonly("action_names", [](const EnvCoreBase& e) {
+             return vdsim_py::names(e.spec().action_names); })
+      .def_property_readonly("term_names", [](const EnvCoreBase& e) {
+             return vdsim_py::names(e.spec().term_names); })
+      .def_property_readonly("info_names", [](const EnvCoreBase& e) {
+             return vdsim_py::names(e.spec().info_names); });
+
+  vdsim_py::bind_env_core<PathTask>(m, "PathEnvCore")
       .def(py::init([](const Session& proto, const TaskParams& task) {
-             return new PathEnvCore(proto.vehicle(), proto.config(), task);
+             return new PathEnvCore(task, proto.vehicle(), proto.config());
            }), py::arg("session"), py::arg("task"),
-           "A task core with its own session built from the (validated) session's params")
+           "A path task core with its own session built from the (validated) session's params")
       .def("set_course", [](PathEnvCore& e, DArrayIn path, DArrayIn speed, DArrayIn cones,
                             double corridor_half_width) {
              check_points(path, "path");
              check_points(cones, "cones");
              if (path.shape(0) < 2 || speed.size() != path.shape(0))
                throw std::invalid_argument("need >= 2 path points and one speed per point");
-             e.set_course(path.data(), speed.data(), path.shape(0), cones.data(),
-                          cones.shape(0), corridor_half_width);
+             e.task().set_course(path.data(), speed.data(), path.shape(0), cones.data(),
+                                 cones.shape(0), corridor_half_width);
            }, py::arg("path"), py::arg("speed"), py::arg("cones"),
            py::arg("corridor_half_width"))
-      .def("reset", [](PathEnvCore& e, std::array<double, 6> state, FArray obs, DArray info,
-                       uint64_t latency_seed) {
-             float* o = writable(obs, kPathObsSize, "obs");
-             double* i = writable(info, kStepInfoSize, "info");
-             e.reset(state, o, i, latency_seed);
-           }, py::arg("state"), py::arg("obs").noconvert(), py::arg("info").noconvert(),
-           py::arg("latency_seed") = 0,
-           "Place the vehicle; with latency, restart the timeline and reseed the delays")
-      .def("advance_physics", &PathEnvCore::advance_physics, py::arg("a_steer"),
-           py::arg("a_long"), py::call_guard<py::gil_scoped_release>(),
-           "Benchmark reference: one control period of physics only (no task)")
-      .def("step", [](PathEnvCore& e, double a0, double a1, FArray obs, DArray terms,
-                      DArray info) {
-             float* o = writable(obs, kPathObsSize, "obs");
-             double* t = writable(terms, kTermSize, "terms");
-             double* i = writable(info, kStepInfoSize, "info");
-             if (e.external_latency())
-               throw std::invalid_argument("external latency: pass external_delay to step");
-             return vdsim_py::run_interruptible([&] { return e.step(a0, a1, o, t, i); });
-           }, py::arg("a_steer"), py::arg("a_long"), py::arg("obs").noconvert(),
-           py::arg("terms").noconvert(), py::arg("info").noconvert())
-      .def("step", [](PathEnvCore& e, double a0, double a1, FArray obs, DArray terms,
-                      DArray info, double external_delay) {
-             float* o = writable(obs, kPathObsSize, "obs");
-             double* t = writable(terms, kTermSize, "terms");
-             double* i = writable(info, kStepInfoSize, "info");
-             if (!(external_delay >= 0.0) || !std::isfinite(external_delay))
-               throw std::invalid_argument("external_delay must be a finite delay >= 0 s");
-             return vdsim_py::run_interruptible(
-                 [&] { return e.step(a0, a1, o, t, i, external_delay); });
-           }, py::arg("a_steer"), py::arg("a_long"), py::arg("obs").noconvert(),
-           py::arg("terms").noconvert(), py::arg("info").noconvert(),
-           py::arg("external_delay"),
-           "Step with a caller-supplied computation delay [s] (LatencyKind.external)")
-      .def("set_latency", &PathEnvCore::set_latency, py::arg("spec"), py::arg("policy"),
-           "Mode-B latency (takes effect at the next reset)")
-      .def("clear_latency", &PathEnvCore::clear_latency)
-      .def_property_readonly("has_latency", &PathEnvCore::has_latency)
-      .def_property_readonly("n_overrun", [](const PathEnvCore& e) {
-             return e.timeline().n_overrun();
-           })
-      .def_property_readonly("n_skipped", [](const PathEnvCore& e) {
-             return e.timeline().n_skipped();
-           })
-      .def_property_readonly("next_k", [](const PathEnvCore& e) { return e.timeline().next_k(); })
       .def("command_from_action", [](const PathEnvCore& e, double a0, double a1) {
-             const Command c = e.command_from_action(a0, a1);
+             const double a[2] = {a0, a1};
+             const Command c = e.task().command_from_action(e.plant(), a);
              return py::make_tuple(c.steer, c.longitudinal);
            }, py::arg("a_steer"), py::arg("a_long"))
       .def("apply_command", [](PathEnvCore& e, double steer, double lon) {
-             e.apply_command({steer, lon});
+             e.plant().command_now({steer, lon});
            }, py::arg("steer"), py::arg("longitudinal"))
       .def("obs_scale", [](const PathEnvCore& e) {
              py::array_t<double> out(kPathObsSize);
-             e.obs_scale(out.mutable_data());
+             e.task().obs_scale(e.plant(), out.mutable_data());
              return out;
            })
-      .def_property_readonly("session", &PathEnvCore::session,
+      .def_property_readonly("session", [](PathEnvCore& e) -> Session& { return e.plant(); },
                              py::return_value_policy::reference_internal)
-      .def_property_readonly("cone_hits", [](const PathEnvCore& e) { return hits_array(e.cones()); })
-      .def_property_readonly("path_length", [](const PathEnvCore& e) { return e.path().length(); })
-      .def_property_readonly("control_period", &PathEnvCore::control_period)
-      .def_property_readonly("task", &PathEnvCore::task);
+      .def_property_readonly("cone_hits", [](const PathEnvCore& e) {
+             return hits_array(e.task().cones()); })
+      .def_property_readonly("path_length", [](const PathEnvCore& e) {
+             return e.task().path().length(); })
+      .def_property_readonly("task", [](const PathEnvCore& e) { return e.task().params(); });
 }

@@ -1,4 +1,4 @@
-// VectorSession: one GIL-released call steps N PathEnvCores into caller-owned batch
+// VectorSession: one GIL-released call steps N env cores into caller-owned batch
 // buffers. Shapes and dtypes are checked once per call (noconvert: a wrong dtype is an
 // error, never a temporary copy that would swallow the writes); the cores are kept alive
 // by a tuple held next to the session.
@@ -19,7 +19,7 @@ using namespace vdsim;
 namespace {
 
 struct PyVectorSession {
-  py::tuple cores;  // keeps the PathEnvCores alive as long as the session
+  py::tuple cores;  // keeps the env cores alive as long as the session
   std::unique_ptr<VectorSession> impl;
 };
 
@@ -54,30 +54,33 @@ void bind_vector(py::module_& m) {
              if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
              auto out = std::make_unique<PyVectorSession>();
              out->cores = py::tuple(cores);
-             std::vector<PathEnvCore*> ptrs;
+             std::vector<EnvCoreBase*> ptrs;
              ptrs.reserve(out->cores.size());
-             for (auto c : out->cores) ptrs.push_back(c.cast<PathEnvCore*>());
+             for (auto c : out->cores) ptrs.push_back(c.cast<EnvCoreBase*>());
              out->impl = std::make_unique<VectorSession>(std::move(ptrs), threads);
              return out;
            }), py::arg("cores"), py::arg("threads") = 0,
-           "N PathEnvCores stepped together; threads=0: all cores, 1: inline on the caller")
+           "N env cores (one spec) stepped together; threads=0: all cores, 1: inline")
       .def("step", [](PyVectorSession& v, py::array actions, py::array step_mask, py::array obs,
                       py::array rewards, py::array flags, py::array terms, py::array info) {
              if (v.impl->closed()) throw std::runtime_error("VectorSession is closed");
              const py::ssize_t n = v.impl->size();
+             const EnvSpec& spec = v.impl->spec();
              VectorStepBuffers b;
              b.actions_f32 = py::isinstance<py::array_t<float>>(actions);
              if (b.actions_f32) {
-               b.actions = buffer<float>(actions, n, 2, "actions", "float32 or float64");
+               b.actions = buffer<float>(actions, n, spec.action_size(), "actions",
+                                         "float32 or float64");
              } else {
-               b.actions = buffer<double>(actions, n, 2, "actions", "float32 or float64");
+               b.actions = buffer<double>(actions, n, spec.action_size(), "actions",
+                                          "float32 or float64");
              }
              b.step_mask = buffer<uint8_t>(step_mask, n, 0, "step_mask", "uint8");
-             b.obs = buffer<float>(obs, n, kPathObsSize, "obs", "float32");
+             b.obs = buffer<float>(obs, n, spec.obs_size(), "obs", "float32");
              b.rewards = buffer<double>(rewards, n, 0, "rewards", "float64");
              b.flags = buffer<int32_t>(flags, n, 0, "flags", "int32");
-             b.terms = buffer<double>(terms, n, kTermSize, "terms", "float64");
-             b.info = buffer<double>(info, n, kStepInfoSize, "info", "float64");
+             b.terms = buffer<double>(terms, n, spec.term_size(), "terms", "float64");
+             b.info = buffer<double>(info, n, spec.info_size(), "info", "float64");
              for (py::ssize_t i = 0; i < n; ++i) {
                // Checked per call: Python may reconfigure a core's latency between steps.
                if (b.step_mask[i] && v.impl->core(i).external_latency())
@@ -93,7 +96,8 @@ void bind_vector(py::module_& m) {
       .def("advance_physics", [](PyVectorSession& v, py::array_t<double> actions) {
              if (v.impl->closed()) throw std::runtime_error("VectorSession is closed");
              VectorStepBuffers b;
-             b.actions = buffer<double>(actions, v.impl->size(), 2, "actions", "float64");
+             b.actions = buffer<double>(actions, v.impl->size(), v.impl->spec().action_size(),
+                                        "actions", "float64");
              b.physics_only = true;
              vdsim_py::run_interruptible([&] { v.impl->step(b); });
            }, py::arg("actions"),

@@ -186,43 +186,49 @@ int ConeField::update(double x, double y, double psi, double s, const Footprint&
   return fresh;
 }
 
-// ---------------------------------------------------------------- PathEnvCore
+// ---------------------------------------------------------------- PathTask
 
-PathEnvCore::PathEnvCore(const VehicleParams& vehicle, const SimConfig& config,
-                         const TaskParams& task)
-    : session_(vehicle, config), task_(task) {
-  footprint_.front = vehicle.cg_to_front + vehicle.front_overhang;
-  footprint_.rear = vehicle.cg_to_rear + vehicle.rear_overhang;
-  footprint_.half_width = 0.5 * vehicle.body_width;
+PathTask::PathTask(const TaskParams& params, const Session& plant) : params_(params) {
+  const VehicleParams& v = plant.vehicle();
+  footprint_.front = v.cg_to_front + v.front_overhang;
+  footprint_.rear = v.cg_to_rear + v.rear_overhang;
+  footprint_.half_width = 0.5 * v.body_width;
 }
 
-double PathEnvCore::control_period() const {
-  return static_cast<double>(task_.ticks_per_period) * session_.config().substep_dt;
+const EnvSpec& PathTask::spec() {
+  static const EnvSpec spec = [] {
+    EnvSpec s;
+    for (const char* n : kPathObsNames) s.obs_names.emplace_back(n);
+    s.action_names = {"steer", "longitudinal"};
+    for (const char* n : kTermNames) s.term_names.emplace_back(n);
+    for (const char* n : kPathInfoNames) s.info_names.emplace_back(n);
+    return s;
+  }();
+  return spec;
 }
 
-void PathEnvCore::set_course(const double* path_xy, const double* speed, int64_t n_points,
-                             const double* cones_xy, int64_t n_cones,
-                             double corridor_half_width) {
+void PathTask::set_course(const double* path_xy, const double* speed, int64_t n_points,
+                          const double* cones_xy, int64_t n_cones, double corridor_half_width) {
   path_.set(path_xy, speed, n_points);
   cones_.set(cones_xy, n_cones, path_);
-  task_.corridor_half_width = corridor_half_width;
+  params_.corridor_half_width = corridor_half_width;
   hint_ = -1;
 }
 
-void PathEnvCore::obs_scale(double* out) const {
+void PathTask::obs_scale(const Session& plant, double* out) const {
   const double fixed[kPathObsSize] = {2.0, 0.5, 30.0, 5.0, 1.0, 30.0, 10.0, 10.0,
-                                      session_.vehicle().max_steer, 1.0, 1.0, 0.1,
+                                      plant.vehicle().max_steer, 1.0, 1.0, 0.1,
                                       5.0, 5.0, 5.0, 5.0};
   std::copy(fixed, fixed + kPathObsSize, out);
 }
 
-Command PathEnvCore::command_from_action(double a_steer, double a_long) const {
-  const VehicleParams& p = session_.vehicle();
-  a_steer = std::clamp(a_steer, -1.0, 1.0);
-  a_long = std::clamp(a_long, -1.0, 1.0);
+Command PathTask::command_from_action(const Session& plant, const double* action) const {
+  const VehicleParams& p = plant.vehicle();
+  const double a_steer = std::clamp(action[0], -1.0, 1.0);
+  const double a_long = std::clamp(action[1], -1.0, 1.0);
   Command c;
   c.steer = a_steer * p.max_steer;
-  if (session_.config().longitudinal == Longitudinal::Pedal) {
+  if (plant.config().longitudinal == Longitudinal::Pedal) {
     c.longitudinal = a_long;
   } else {
     const double torque = a_long >= 0.0 ? p.drive_torque_max : 4.0 * p.brake_torque_max;
@@ -231,68 +237,17 @@ Command PathEnvCore::command_from_action(double a_steer, double a_long) const {
   return c;
 }
 
-void PathEnvCore::set_latency(const LatencySpec& spec, OverrunPolicy policy) {
-  sampler_ = LatencySampler(spec);
-  timeline_ = AsyncTimeline(session_.config().substep_dt, task_.ticks_per_period, policy);
-  latency_on_ = true;
-}
-
-void PathEnvCore::reset(const std::array<double, 6>& st, float* obs_out, double* info_out,
-                        uint64_t latency_seed) {
-  session_.reset(st[0], st[1], st[2], st[3], st[4], st[5]);
+void PathTask::reset(Session& plant, const ResetState& st) {
+  plant.reset(st[0], st[1], st[2], st[3], st[4], st[5]);
   cones_.reset_hits();
   hint_ = -1;
-  prev_action_[0] = prev_action_[1] = action_[0] = action_[1] = 0.0;
-  if (latency_on_) {
-    timeline_.reset();
-    sampler_.reseed(latency_seed);
-  }
-  evaluate(obs_out, nullptr, info_out, false);
-  s_prev_ = info_out[2];
-  std::fill(info_out + kTimingInfo, info_out + kStepInfoSize, 0.0);
 }
 
-int PathEnvCore::step(double a_steer, double a_long, float* obs_out, double* terms_out,
-                      double* info_out, double external_delay) {
-  prev_action_[0] = action_[0];
-  prev_action_[1] = action_[1];
-  action_[0] = std::clamp(a_steer, -1.0, 1.0);
-  action_[1] = std::clamp(a_long, -1.0, 1.0);
-  const Command cmd = command_from_action(action_[0], action_[1]);
-  double timing[kStepInfoSize - kTimingInfo];
-  if (!latency_on_) {
-    const double t0 = session_.time();
-    apply_command(cmd);
-    session_.advance(task_.ticks_per_period);
-    timing[0] = timing[1] = t0;
-    std::fill(timing + 2, timing + (kStepInfoSize - kTimingInfo), 0.0);
-  } else {
-    const int64_t k = timeline_.next_k();
-    const double c = sampler_.spec().kind == LatencyKind::External ? external_delay
-                                                                   : sampler_.draw();
-    const int64_t skipped_before = timeline_.n_skipped();
-    const SampleTiming s = timeline_.commit(k, c);
-    session_.schedule(s.apply_tick, cmd);
-    // The session stands at k's grid tick; run it to the next sample's.
-    session_.advance(timeline_.next_k() * task_.ticks_per_period - session_.tick());
-    const double dt = session_.config().substep_dt;
-    timing[0] = static_cast<double>(s.sample_tick) * dt;
-    timing[1] = static_cast<double>(s.apply_tick) * dt;
-    timing[2] = s.c;
-    timing[3] = s.overrun ? 1.0 : 0.0;
-    timing[4] = static_cast<double>(timeline_.n_skipped() - skipped_before);
-    timing[5] = static_cast<double>(timeline_.n_overrun());
-    timing[6] = static_cast<double>(timeline_.n_skipped());
-  }
-  const int flags = evaluate(obs_out, terms_out, info_out, true);
-  std::copy(timing, timing + (kStepInfoSize - kTimingInfo), info_out + kTimingInfo);
-  return flags;
-}
-
-int PathEnvCore::evaluate(float* obs_out, double* terms_out, double* info_out, bool score) {
-  const State& st = session_.state();
+int PathTask::evaluate(Session& session, const double* action, const double* prev_action,
+                       float* obs_out, double* terms_out, double* info_out, bool score) {
+  const State& st = session.state();
   const double X = st[kX], Y = st[kY], psi = st[kPsi], vx = st[kVx], vy = st[kVy], r = st[kR];
-  const RewardWeights& w = task_.weights;
+  const RewardWeights& w = params_.weights;
   int flags = 0;
   bool finite = true;
   for (double v : st) finite = finite && std::isfinite(v);
@@ -303,19 +258,21 @@ int PathEnvCore::evaluate(float* obs_out, double* terms_out, double* info_out, b
       terms_out[6] = -w.terminal;
     }
     const double info[kTimingInfo] = {score ? -w.terminal : 0.0, std::nan(""), s_prev_,
-                                        session_.time(), vx, X, Y, psi, 0.0,
+                                        session.time(), vx, X, Y, psi, 0.0,
                                         static_cast<double>(cones_.total_hits())};
     std::copy(info, info + kTimingInfo, info_out);
     return kNonFinite | kTerminated;
   }
 
   const Projection p = path_.project(X, Y, hint_);
+  const double control_period =
+      static_cast<double>(params_.ticks_per_period) * session.config().substep_dt;
   hint_ = p.index;
   const double e_psi = wrap_angle(psi - p.heading);
-  const Aux& aux = session_.aux();
+  const Aux& aux = session.aux();
   const double c = std::cos(psi), sn = std::sin(psi);
   double raw[kPathObsSize] = {p.e_y, e_psi, vx, vy, r, p.v_ref, aux.ax, aux.ay,
-                              session_.realized_steer(), action_[0], action_[1], p.kappa,
+                              session.realized_steer(), action[0], action[1], p.kappa,
                               0.0, 0.0, 0.0, 0.0};
   for (int j = 0; j < 4; ++j) {
     double px, py;
@@ -323,30 +280,30 @@ int PathEnvCore::evaluate(float* obs_out, double* terms_out, double* info_out, b
     raw[12 + j] = -sn * (px - X) + c * (py - Y);
   }
   double scale[kPathObsSize];
-  obs_scale(scale);
+  obs_scale(session, scale);
   for (int j = 0; j < kPathObsSize; ++j)
     obs_out[j] = static_cast<float>(std::clamp(raw[j] / scale[j], -kObsClip, kObsClip));
 
   int fresh = 0;
   double reward = 0.0;
   if (score) {
-    fresh = cones_.update(X, Y, psi, p.s, footprint_, task_.cone_radius);
-    if (fresh > 0) flags |= kConeHit | (task_.terminate_on_cone ? kTerminated : 0);
-    if (std::fabs(p.e_y) > task_.corridor_half_width) flags |= kOffCorridor | kTerminated;
-    const bool slipping = std::hypot(vx, vy) > task_.beta_min_speed &&
-                          std::fabs(std::atan2(vy, vx)) > task_.spin_beta;
-    if (std::fabs(e_psi) > task_.spin_heading || slipping) flags |= kSpinOut | kTerminated;
+    fresh = cones_.update(X, Y, psi, p.s, footprint_, params_.cone_radius);
+    if (fresh > 0) flags |= kConeHit | (params_.terminate_on_cone ? kTerminated : 0);
+    if (std::fabs(p.e_y) > params_.corridor_half_width) flags |= kOffCorridor | kTerminated;
+    const bool slipping = std::hypot(vx, vy) > params_.beta_min_speed &&
+                          std::fabs(std::atan2(vy, vx)) > params_.spin_beta;
+    if (std::fabs(e_psi) > params_.spin_heading || slipping) flags |= kSpinOut | kTerminated;
     if (p.s >= path_.length() && !(flags & kTerminated)) flags |= kTruncated;
 
     const double ds = p.s - s_prev_;
-    const double du0 = action_[0] - prev_action_[0], du1 = action_[1] - prev_action_[1];
+    const double du0 = action[0] - prev_action[0], du1 = action[1] - prev_action[1];
     const double dv = (vx - p.v_ref) / 5.0;
     const double terms[kTermSize] = {
         -w.tracking * p.e_y * p.e_y,
         -w.heading * e_psi * e_psi,
         -w.speed * dv * dv,
         -w.smoothness * (du0 * du0 + du1 * du1),
-        w.progress * ds / (std::fmax(p.v_ref, 1.0) * control_period()),
+        w.progress * ds / (std::fmax(p.v_ref, 1.0) * control_period),
         -w.cone * fresh,
         (flags & kTerminated) ? -w.terminal : 0.0,
     };
@@ -354,7 +311,7 @@ int PathEnvCore::evaluate(float* obs_out, double* terms_out, double* info_out, b
     if (terms_out) std::copy(terms, terms + kTermSize, terms_out);
   }
   s_prev_ = p.s;
-  const double info[kTimingInfo] = {reward, p.e_y, p.s, session_.time(), vx, X, Y, psi,
+  const double info[kTimingInfo] = {reward, p.e_y, p.s, session.time(), vx, X, Y, psi,
                                       static_cast<double>(fresh),
                                       static_cast<double>(cones_.total_hits())};
   std::copy(info, info + kTimingInfo, info_out);

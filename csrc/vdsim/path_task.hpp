@@ -1,5 +1,5 @@
-// Path-tracking task: reference polyline, cone field and the per-step task core that the
-// DLC and PathFollow environments translate to Gymnasium. Everything here runs once per
+// Path-tracking task: reference polyline, cone field and the per-step task that the DLC
+// and PathFollow environments translate to Gymnasium (on the generic EnvCore). Everything here runs once per
 // control period, so it neither allocates nor touches Python in step(); courses are set
 // (and buffers sized) at reset time only.
 #pragma once
@@ -8,8 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "async_timeline.hpp"
-#include "latency.hpp"
+#include "env_core.hpp"
 #include "session.hpp"
 
 namespace vdsim {
@@ -118,15 +117,13 @@ constexpr int kTermSize = 7;
 constexpr std::array<const char*, kTermSize> kTermNames = {
     "tracking", "heading", "speed", "smoothness", "progress", "cone", "terminal"};
 
-// Per-step scalars for info and rendering, in this order. The last seven are the step's
-// sample timing (mode B): t_sample, t_apply [s], c_k [s], overrun (0/1), periods skipped by
-// this step, and the episode totals n_overrun, n_skipped. Without latency: t_apply =
-// t_sample, the rest 0.
-constexpr int kStepInfoSize = 17;
-constexpr std::array<const char*, kStepInfoSize> kStepInfoNames = {
-    "reward", "e_y", "s", "t", "vx", "X", "Y", "psi", "new_hits", "cone_hits",
-    "t_sample", "t_apply", "c_k", "overrun", "skipped", "n_overrun", "n_skipped"};
-constexpr int kTimingInfo = 10;  // index of t_sample
+// Per-step scalars of the path task's info row, in this order; the env core appends its
+// timing columns (kTimingInfoNames) after them.
+constexpr int kPathInfoSize = 10;
+constexpr std::array<const char*, kPathInfoSize> kPathInfoNames = {
+    "reward", "e_y", "s", "t", "vx", "X", "Y", "psi", "new_hits", "cone_hits"};
+constexpr int kTimingInfo = kPathInfoSize;  // index of t_sample in the env core's info row
+constexpr int kStepInfoSize = kPathInfoSize + kTimingInfoSize;
 
 enum StepFlag : int {
   kTerminated = 1,
@@ -137,76 +134,43 @@ enum StepFlag : int {
   kNonFinite = 32,
 };
 
-// One path-tracking episode: owns its Session (not copyable: the session's model context
-// points into itself), the path and the cones.
-class PathEnvCore {
+// The path-following task on the vehicle Session: projection on the reference path,
+// cones, observation, reward terms and termination. The env core (EnvCore<PathTask>,
+// alias PathEnvCore) adds actions, latency and timing around it.
+class PathTask {
  public:
-  PathEnvCore(const VehicleParams& vehicle, const SimConfig& config, const TaskParams& task);
-  PathEnvCore(const PathEnvCore&) = delete;
-  PathEnvCore& operator=(const PathEnvCore&) = delete;
+  using Plant = Session;
+  using Params = TaskParams;
+  using ResetState = std::array<double, 6>;  // X, Y, psi, vx, vy, r
+  static constexpr int kActionSize = 2;      // steer, longitudinal in [-1, 1]
+
+  PathTask(const TaskParams& params, const Session& plant);
+
+  static const EnvSpec& spec();
+  int64_t ticks_per_period() const { return params_.ticks_per_period; }
+  // Action (clamped) -> plant command, per the session's longitudinal mode.
+  Command command_from_action(const Session& plant, const double* action) const;
+  void reset(Session& plant, const ResetState& state);
+  // Projects, checks the task, writes obs and (when terms) reward terms; flags.
+  int evaluate(Session& plant, const double* action, const double* prev_action, float* obs,
+               double* terms, double* info, bool score);
 
   void set_course(const double* path_xy, const double* speed, int64_t n_points,
                   const double* cones_xy, int64_t n_cones, double corridor_half_width);
-  // Places the vehicle at (x, y, psi, vx, vy, r) and writes the first observation. With
-  // latency, the timeline restarts at k = 0 and the delay generator is reseeded with
-  // latency_seed (the session's reset already clears the command schedule).
-  void reset(const std::array<double, 6>& state, float* obs_out, double* info_out,
-             uint64_t latency_seed = 0);
-  // Action in [-1, 1]^2 (clamped) -> plant command, per the session's longitudinal mode.
-  Command command_from_action(double a_steer, double a_long) const;
-  // Mode A: the command takes effect now (used by step() without latency).
-  void apply_command(const Command& c) { session_.command_now(c); }
-  // Benchmark reference: the physics of one control period only (command now, advance),
-  // no latency, no projection, no observation or reward.
-  void advance_physics(double a_steer, double a_long) {
-    apply_command(command_from_action(a_steer, a_long));
-    session_.advance(task_.ticks_per_period);
-  }
-
-  // Computation latency (mode B). Takes effect at the next reset().
-  void set_latency(const LatencySpec& spec, OverrunPolicy policy);
-  void clear_latency() { latency_on_ = false; }
-  bool has_latency() const { return latency_on_; }
-  bool external_latency() const {
-    return latency_on_ && sampler_.spec().kind == LatencyKind::External;
-  }
-  const AsyncTimeline& timeline() const { return timeline_; }
-
-  // One env step; returns StepFlag bits.
-  // Without latency: the command takes effect now, the session advances one control
-  //   period, then the task is evaluated.
-  // With latency: the action is the sample at grid index k = timeline.next_k() (the last
-  //   observation was taken at k Tc); its delay c_k is drawn (LatencyKind::External: c_k =
-  //   external_delay, supplied by the caller), committed on the timeline and the command
-  //   scheduled at its apply tick; the session advances to the next sample's grid tick
-  //   (skip: possibly several periods; queue: one) and the task is evaluated there. Cones
-  //   and termination are checked at the end of the env step only.
-  int step(double a_steer, double a_long, float* obs_out, double* terms_out, double* info_out,
-           double external_delay = std::numeric_limits<double>::quiet_NaN());
-
-  void obs_scale(double* out) const;  // kPathObsSize values
-  Session& session() { return session_; }
+  void obs_scale(const Session& plant, double* out) const;  // kPathObsSize values
   const PathTracker& path() const { return path_; }
   const ConeField& cones() const { return cones_; }
-  const TaskParams& task() const { return task_; }
-  double control_period() const;
+  const TaskParams& params() const { return params_; }
 
  private:
-  // Projects, checks the task, writes obs and (when terms_out) reward terms; flags.
-  int evaluate(float* obs_out, double* terms_out, double* info_out, bool score);
-
-  Session session_;
-  TaskParams task_;
+  TaskParams params_;
   Footprint footprint_;
   PathTracker path_;
   ConeField cones_;
   int64_t hint_ = -1;
   double s_prev_ = 0.0;
-  double prev_action_[2] = {0.0, 0.0};
-  double action_[2] = {0.0, 0.0};
-  bool latency_on_ = false;
-  LatencySampler sampler_;
-  AsyncTimeline timeline_;
 };
+
+using PathEnvCore = EnvCore<PathTask>;
 
 }  // namespace vdsim

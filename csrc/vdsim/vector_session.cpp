@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <stdexcept>
 
 namespace vdsim {
@@ -28,8 +29,21 @@ class RelayStop : public StopToken {
 
 }  // namespace
 
-VectorSession::VectorSession(std::vector<PathEnvCore*> cores, int threads)
+VectorSession::VectorSession(std::vector<EnvCoreBase*> cores, int threads)
     : cores_(std::move(cores)) {
+  if (cores_.empty()) throw std::invalid_argument("VectorSession needs at least one core");
+  const EnvSpec& s = cores_.front()->spec();
+  for (const EnvCoreBase* c : cores_) {
+    const EnvSpec& o = c->spec();
+    if (o.obs_names != s.obs_names || o.action_names != s.action_names ||
+        o.term_names != s.term_names || o.info_names != s.info_names)
+      throw std::invalid_argument("VectorSession: every env core must have the same spec");
+  }
+  obs_n_ = s.obs_size();
+  act_n_ = s.action_size();
+  term_n_ = s.term_size();
+  info_n_ = s.info_size();
+  if (act_n_ > kMaxActions) throw std::invalid_argument("VectorSession: action row too long");
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads_ = threads;
   workers_.reserve(threads_ - 1);
@@ -55,22 +69,28 @@ void VectorSession::run_range(int64_t lo, int64_t hi) {
   const VectorStepBuffers& b = job_;
   const auto* a32 = static_cast<const float*>(b.actions);
   const auto* a64 = static_cast<const double*>(b.actions);
+  double widened[kMaxActions];
   for (int64_t i = lo; i < hi; ++i) {
-    const double a0 = b.actions_f32 ? a32[2 * i] : a64[2 * i];
-    const double a1 = b.actions_f32 ? a32[2 * i + 1] : a64[2 * i + 1];
+    const double* action = widened;
+    if (b.actions_f32) {
+      for (int64_t j = 0; j < act_n_; ++j) widened[j] = a32[i * act_n_ + j];
+    } else {
+      action = a64 + i * act_n_;
+    }
     if (b.physics_only) {
-      cores_[i]->advance_physics(a0, a1);
+      cores_[i]->advance_physics(action);
       continue;
     }
-    double* terms = b.terms + i * kTermSize;
+    double* terms = b.terms + i * term_n_;
     if (b.step_mask && !b.step_mask[i]) {
       b.rewards[i] = 0.0;
       b.flags[i] = 0;
-      std::fill(terms, terms + kTermSize, 0.0);
+      std::fill(terms, terms + term_n_, 0.0);
       continue;
     }
-    double* info = b.info + i * kStepInfoSize;
-    b.flags[i] = cores_[i]->step(a0, a1, b.obs + i * kPathObsSize, terms, info);
+    double* info = b.info + i * info_n_;
+    b.flags[i] = cores_[i]->step(action, b.obs + i * obs_n_, terms, info,
+                                 std::numeric_limits<double>::quiet_NaN());
     b.rewards[i] = info[0];
   }
 }

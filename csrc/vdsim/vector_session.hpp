@@ -1,5 +1,5 @@
-// VectorSession: steps N independent PathEnvCores by one env step each, in parallel on a
-// persistent worker pool. The cores are not owned (the Python envs own them); each keeps
+// VectorSession: steps N independent env cores (any task: EnvCoreBase, sizes from the
+// spec) by one env step each, in parallel on a persistent worker pool. The cores are not owned (the Python envs own them); each keeps
 // its own state, schedule, latency timeline and delay generator, so a core's result does
 // not depend on which worker runs it or on the number of threads.
 #pragma once
@@ -11,27 +11,28 @@
 #include <vector>
 
 #include "interrupt.hpp"
-#include "path_task.hpp"
+#include "env_core.hpp"
 
 namespace vdsim {
 
 // Caller-owned, row-major batch buffers of one vector step (N rows each).
 struct VectorStepBuffers {
-  const void* actions = nullptr;  // (N, 2) float32 or float64
+  const void* actions = nullptr;  // (N, action_size) float32 or float64
   bool actions_f32 = false;
   const uint8_t* step_mask = nullptr;  // (N,) nonzero: step this env; nullptr: step all
-  float* obs = nullptr;                // (N, kPathObsSize)
+  float* obs = nullptr;                // (N, obs_size)
   double* rewards = nullptr;           // (N,)
   int32_t* flags = nullptr;            // (N,) StepFlag bits
-  double* terms = nullptr;             // (N, kTermSize)
-  double* info = nullptr;              // (N, kStepInfoSize)
-  bool physics_only = false;  // benchmark reference: PathEnvCore::advance_physics, no task
+  double* terms = nullptr;             // (N, term_size)
+  double* info = nullptr;              // (N, info_size)
+  bool physics_only = false;  // benchmark reference: advance_physics, no task
 };
 
 class VectorSession {
  public:
   // threads = 0: std::thread::hardware_concurrency(); 1: inline on the caller (no pool).
-  VectorSession(std::vector<PathEnvCore*> cores, int threads);
+  // Every core must have the same spec (std::invalid_argument otherwise).
+  VectorSession(std::vector<EnvCoreBase*> cores, int threads);
   ~VectorSession();
   VectorSession(const VectorSession&) = delete;
   VectorSession& operator=(const VectorSession&) = delete;
@@ -47,7 +48,10 @@ class VectorSession {
   bool closed() const { return closed_; }
   int64_t size() const { return static_cast<int64_t>(cores_.size()); }
   int threads() const { return threads_; }
-  const PathEnvCore& core(int64_t i) const { return *cores_[i]; }
+  const EnvCoreBase& core(int64_t i) const { return *cores_[i]; }
+  const EnvSpec& spec() const { return cores_.front()->spec(); }
+  // Largest action row a core may have (a float32 row is widened on the stack).
+  static constexpr int64_t kMaxActions = 16;
 
  private:
   void run_range(int64_t lo, int64_t hi);  // the envs of one worker's chunk
@@ -55,7 +59,8 @@ class VectorSession {
   // Static contiguous partition: worker w runs [w N / T, (w + 1) N / T).
   int64_t chunk_begin(int w) const { return size() * w / threads_; }
 
-  std::vector<PathEnvCore*> cores_;
+  std::vector<EnvCoreBase*> cores_;
+  int64_t obs_n_ = 0, act_n_ = 0, term_n_ = 0, info_n_ = 0;  // row sizes from the spec
   int threads_ = 1;
   bool closed_ = false;
   VectorStepBuffers job_{};

@@ -1,0 +1,106 @@
+// One template binds the generic part of every env core (EnvCore<Task>): reset, step
+// (GIL released, interruptible, writing into caller-owned rows sized by the spec),
+// latency, timing counters, the spec. A new task is one call of bind_env_core<Task> plus
+// its own methods (course, cones, ...) on the returned class.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "interruptible.hpp"
+#include "vdsim/env_core.hpp"
+
+namespace vdsim_py {
+
+namespace py = pybind11;
+
+using FRow = py::array_t<float, py::array::c_style>;
+using DRow = py::array_t<double, py::array::c_style>;
+
+template <typename A>
+auto* row(A& a, std::int64_t n, const char* what) {
+  if (a.size() < n) throw std::invalid_argument(std::string(what) + " buffer too small");
+  return a.mutable_data();
+}
+
+inline py::tuple names(const std::vector<std::string>& v) {
+  py::tuple t(v.size());
+  for (size_t i = 0; i < v.size(); ++i) t[i] = py::str(v[i]);
+  return t;
+}
+
+
+
+
+template <class Task>
+py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& m,
+                                                                   const char* name) {
+  using Core = vdsim::EnvCore<Task>;
+  constexpr int N = Core::kActions;
+  static_assert(N == 1 || N == 2, "add the action arity to bind_env_core");
+  auto step = [](Core& e, const double* a, FRow& obs, DRow& terms, DRow& info, double ext) {
+    const vdsim::EnvSpec& s = e.spec();
+    float* o = row(obs, s.obs_size(), "obs");
+    double* t = row(terms, s.term_size(), "terms");
+    double* i = row(info, s.info_size(), "info");
+    return run_interruptible([&] { return e.step(a, o, t, i, ext); });
+  };
+  auto checked = [](const Core& e, double ext) {
+    if (std::isnan(ext)) {
+      if (e.external_latency())
+        throw std::invalid_argument("external latency: pass external_delay to step");
+    } else if (!(ext >= 0.0) || !std::isfinite(ext)) {
+      throw std::invalid_argument("external_delay must be a finite delay >= 0 s");
+    }
+  };
+  py::class_<Core, vdsim::EnvCoreBase> cls(m, name);
+  if constexpr (N == 2) {
+    cls.def("step", [step, checked](Core& e, double a0, double a1, FRow obs, DRow terms,
+                                    DRow info, double external_delay) {
+          checked(e, external_delay);
+          const double a[2] = {a0, a1};
+          return step(e, a, obs, terms, info, external_delay);
+        }, py::arg("a_steer"), py::arg("a_long"), py::arg("obs").noconvert(),
+        py::arg("terms").noconvert(), py::arg("info").noconvert(),
+        py::arg("external_delay") = std::nan(""),
+        "One env step (GIL released); external_delay [s] for LatencyKind.external");
+  } else {
+    cls.def("step", [step, checked](Core& e, double a0, FRow obs, DRow terms, DRow info,
+                                    double external_delay) {
+          checked(e, external_delay);
+          const double a[1] = {a0};
+          return step(e, a, obs, terms, info, external_delay);
+        }, py::arg("action"), py::arg("obs").noconvert(), py::arg("terms").noconvert(),
+        py::arg("info").noconvert(), py::arg("external_delay") = std::nan(""),
+        "One env step (GIL released); external_delay [s] for LatencyKind.external");
+  }
+  cls.def("reset", [](Core& e, const typename Task::ResetState& state, FRow obs, DRow info,
+                      uint64_t latency_seed) {
+        const vdsim::EnvSpec& s = e.spec();
+        e.reset(state, row(obs, s.obs_size(), "obs"), row(info, s.info_size(), "info"),
+                latency_seed);
+      }, py::arg("state"), py::arg("obs").noconvert(), py::arg("info").noconvert(),
+      py::arg("latency_seed") = 0,
+      "Place the plant; with latency, restart the timeline and reseed the delays")
+      .def("advance_physics", [](Core& e, py::array_t<double, py::array::c_style |
+                                                          py::array::forcecast> action) {
+        if (action.size() != N) throw std::invalid_argument("wrong action size");
+        run_interruptible([&] { e.advance_physics(action.data()); });
+      }, py::arg("action"), "Benchmark reference: one control period of physics only")
+      .def("set_latency", &Core::set_latency, py::arg("spec"), py::arg("policy"),
+           "Mode-B latency (takes effect at the next reset)")
+      .def("clear_latency", &Core::clear_latency)
+      .def_property_readonly("has_latency", &Core::has_latency)
+      .def_property_readonly("n_overrun", [](const Core& e) { return e.timeline().n_overrun(); })
+      .def_property_readonly("n_skipped", [](const Core& e) { return e.timeline().n_skipped(); })
+      .def_property_readonly("next_k", [](const Core& e) { return e.timeline().next_k(); })
+      .def_property_readonly("control_period", &Core::control_period)
+      .def_property_readonly("task_info_size", &Core::task_info_size);
+  return cls;
+}
+
+}  // namespace vdsim_py

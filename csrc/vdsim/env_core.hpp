@@ -1,0 +1,186 @@
+// The env core: one episode of an env, made of a plant (the vehicle Session; later the
+// dyno bench) and a task (path following; later car following, drive cycles).
+//
+// The generic part is written once here: action clamping to [-1, 1], the previous
+// action, the latency sampler, the async timeline and the plant's command schedule, and
+// the timing info columns. A task supplies its spec (names and sizes of the observation,
+// action, reward-term and info rows), its reset, the action -> plant command mapping and
+// the per-step evaluation (observation, reward terms, termination). The vector session
+// steps any env core through EnvCoreBase and reads every size from the spec.
+//
+// Task interface (see PathTask):
+//   using Plant;         plant type: advance(n), command_now(c), schedule(tick, c),
+//                        tick(), time(), config().substep_dt
+//   using Params;        the task's parameters (ticks_per_period among them)
+//   using ResetState;    what reset() places the plant in
+//   static constexpr int kActionSize;
+//   Task(const Params&, const Plant&);
+//   const EnvSpec& spec() const;             info_names: the task's columns only
+//   int64_t ticks_per_period() const;
+//   Command command_from_action(const Plant&, const double* action) const;  // clamped
+//   void reset(Plant&, const ResetState&);
+//   int evaluate(Plant&, const double* action, const double* prev_action, float* obs,
+//                double* terms /* nullptr at reset */, double* info, bool score);
+#pragma once
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "async_timeline.hpp"
+#include "latency.hpp"
+#include "schedule.hpp"
+
+namespace vdsim {
+
+// Columns every env core appends to its task's info row: the step's sample timing (mode
+// B): t_sample, t_apply [s], c_k [s], overrun (0/1), periods skipped by this step, and the
+// episode totals. Without latency: t_apply = t_sample, the rest 0.
+constexpr int kTimingInfoSize = 7;
+constexpr std::array<const char*, kTimingInfoSize> kTimingInfoNames = {
+    "t_sample", "t_apply", "c_k", "overrun", "skipped", "n_overrun", "n_skipped"};
+
+// Names (and so sizes) of an env core's rows: observation (float32), action, reward
+// terms, info (float64; the task's columns, then the timing columns).
+struct EnvSpec {
+  std::vector<std::string> obs_names, action_names, term_names, info_names;
+  int64_t obs_size() const { return static_cast<int64_t>(obs_names.size()); }
+  int64_t action_size() const { return static_cast<int64_t>(action_names.size()); }
+  int64_t term_size() const { return static_cast<int64_t>(term_names.size()); }
+  int64_t info_size() const { return static_cast<int64_t>(info_names.size()); }
+};
+
+// What the vector session steps: any env core, sizes from spec().
+class EnvCoreBase {
+ public:
+  virtual ~EnvCoreBase() = default;
+  virtual const EnvSpec& spec() const = 0;
+  // One env step from an action row; writes the obs, terms and info rows (info[0] is the
+  // reward); returns the task's flag bits.
+  virtual int step(const double* action, float* obs, double* terms, double* info,
+                   double external_delay) = 0;
+  // Benchmark reference: one control period of plant physics only (no latency, no task).
+  virtual void advance_physics(const double* action) = 0;
+  virtual bool external_latency() const = 0;
+};
+
+template <class Task>
+class EnvCore final : public EnvCoreBase {
+ public:
+  using Plant = typename Task::Plant;
+  static constexpr int kActions = Task::kActionSize;
+
+  template <class... PlantArgs>
+  explicit EnvCore(const typename Task::Params& params, PlantArgs&&... plant_args)
+      : plant_(std::forward<PlantArgs>(plant_args)...), task_(params, plant_) {
+    spec_ = task_.spec();
+    task_info_ = spec_.info_size();
+    for (const char* n : kTimingInfoNames) spec_.info_names.emplace_back(n);
+  }
+  EnvCore(const EnvCore&) = delete;
+  EnvCore& operator=(const EnvCore&) = delete;
+
+  const EnvSpec& spec() const override { return spec_; }
+  int64_t task_info_size() const { return task_info_; }
+
+  // Places the plant (the task's reset) and writes the first observation. With latency,
+  // the timeline restarts at k = 0 and the delay generator is reseeded.
+  void reset(const typename Task::ResetState& state, float* obs, double* info,
+             uint64_t latency_seed = 0) {
+    task_.reset(plant_, state);
+    prev_action_.fill(0.0);
+    action_.fill(0.0);
+    if (latency_on_) {
+      timeline_.reset();
+      sampler_.reseed(latency_seed);
+    }
+    task_.evaluate(plant_, action_.data(), prev_action_.data(), obs, nullptr, info, false);
+    std::fill(info + task_info_, info + task_info_ + kTimingInfoSize, 0.0);
+  }
+
+  // Without latency: the command takes effect now, the plant advances one control period,
+  //   then the task is evaluated.
+  // With latency: the action is the sample at grid index k = timeline.next_k(); its delay
+  //   c_k is drawn (LatencyKind::External: c_k = external_delay), committed on the
+  //   timeline and the command scheduled at its apply tick; the plant advances to the next
+  //   sample's grid tick (skip: possibly several periods; queue: one) and the task is
+  //   evaluated there (termination is checked at the end of the env step only).
+  int step(const double* action, float* obs, double* terms, double* info,
+           double external_delay = std::numeric_limits<double>::quiet_NaN()) override {
+    prev_action_ = action_;
+    for (int j = 0; j < kActions; ++j) action_[j] = std::clamp(action[j], -1.0, 1.0);
+    const auto cmd = task_.command_from_action(plant_, action_.data());
+    const int64_t period = task_.ticks_per_period();
+    double timing[kTimingInfoSize];
+    if (!latency_on_) {
+      const double t0 = plant_.time();
+      plant_.command_now(cmd);
+      plant_.advance(period);
+      timing[0] = timing[1] = t0;
+      std::fill(timing + 2, timing + kTimingInfoSize, 0.0);
+    } else {
+      const int64_t k = timeline_.next_k();
+      const double c = sampler_.spec().kind == LatencyKind::External ? external_delay
+                                                                     : sampler_.draw();
+      const int64_t skipped_before = timeline_.n_skipped();
+      const SampleTiming s = timeline_.commit(k, c);
+      plant_.schedule(s.apply_tick, cmd);
+      plant_.advance(timeline_.next_k() * period - plant_.tick());
+      const double dt = plant_.config().substep_dt;
+      timing[0] = static_cast<double>(s.sample_tick) * dt;
+      timing[1] = static_cast<double>(s.apply_tick) * dt;
+      timing[2] = s.c;
+      timing[3] = s.overrun ? 1.0 : 0.0;
+      timing[4] = static_cast<double>(timeline_.n_skipped() - skipped_before);
+      timing[5] = static_cast<double>(timeline_.n_overrun());
+      timing[6] = static_cast<double>(timeline_.n_skipped());
+    }
+    const int flags =
+        task_.evaluate(plant_, action_.data(), prev_action_.data(), obs, terms, info, true);
+    std::copy(timing, timing + kTimingInfoSize, info + task_info_);
+    return flags;
+  }
+
+  void advance_physics(const double* action) override {
+    std::array<double, kActions> a;
+    for (int j = 0; j < kActions; ++j) a[j] = std::clamp(action[j], -1.0, 1.0);
+    plant_.command_now(task_.command_from_action(plant_, a.data()));
+    plant_.advance(task_.ticks_per_period());
+  }
+
+  // Computation latency (mode B). Takes effect at the next reset().
+  void set_latency(const LatencySpec& spec, OverrunPolicy policy) {
+    sampler_ = LatencySampler(spec);
+    timeline_ = AsyncTimeline(plant_.config().substep_dt, task_.ticks_per_period(), policy);
+    latency_on_ = true;
+  }
+  void clear_latency() { latency_on_ = false; }
+  bool has_latency() const { return latency_on_; }
+  bool external_latency() const override {
+    return latency_on_ && sampler_.spec().kind == LatencyKind::External;
+  }
+  const AsyncTimeline& timeline() const { return timeline_; }
+  double control_period() const {
+    return static_cast<double>(task_.ticks_per_period()) * plant_.config().substep_dt;
+  }
+
+  Plant& plant() { return plant_; }
+  const Plant& plant() const { return plant_; }
+  Task& task() { return task_; }
+  const Task& task() const { return task_; }
+
+ private:
+  Plant plant_;
+  Task task_;
+  EnvSpec spec_;
+  int64_t task_info_ = 0;
+  std::array<double, kActions> action_{}, prev_action_{};
+  bool latency_on_ = false;
+  LatencySampler sampler_;
+  AsyncTimeline timeline_;
+};
+
+}  // namespace vdsim
