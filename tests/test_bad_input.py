@@ -189,3 +189,27 @@ def test_sweep_on_a_non_vdsim_env_names_the_need():
 
     with pytest.raises(ValueError, match=r"'CartPole-v1' is not a VDSim env.*VDSim-DLC-v0"):
         sweep(Zero(), "CartPole-v1", latencies=[None], seeds=1, progress=False)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: gym.make("VDSim-DLC-v0", **DLC),
+    lambda: gym.make("VDSim-DLC-v0", **DLC).unwrapped,
+    lambda: gym.make_vec("VDSim-DLC-v0", num_envs=2, **DLC),
+])
+@pytest.mark.parametrize("how", ["deepcopy", "copy", "pickle"])
+def test_copy_and_pickle_are_refused_with_the_factory_to_use(make, how):
+    import copy
+    import functools
+    import pickle
+
+    env = make()
+    env.reset(seed=0)
+    op = {"deepcopy": copy.deepcopy, "copy": copy.copy, "pickle": pickle.dumps}[how]
+    if how == "copy" and not hasattr(env, "envs") and env is not env.unwrapped:
+        env = env.unwrapped  # a shallow copy of a wrapper copies no env; the base refuses
+    with pytest.raises(TypeError, match=r"holds C\+\+ env cores.*functools\.partial"):
+        op(env)
+    factory = pickle.loads(pickle.dumps(functools.partial(gym.make, "VDSim-DLC-v0", **DLC)))
+    a, b = factory(), gym.make("VDSim-DLC-v0", **DLC)
+    np.testing.assert_array_equal(a.reset(seed=3)[0], b.reset(seed=3)[0])
+    env.close()

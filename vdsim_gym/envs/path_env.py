@@ -136,6 +136,16 @@ SHARED_ARGS = """
 """
 
 
+def refuse_copy(obj: Any) -> TypeError:
+    """The error for copying or pickling an object that holds C++ env cores."""
+    return TypeError(
+        f"{type(obj).__name__} holds C++ env cores (simulation state, schedules, buffers) "
+        "that are neither copied nor pickled, and a shallow copy would step the same core "
+        "twice. Make another env instead, or pickle a factory: functools.partial(gym.make, "
+        "'VDSim-DLC-v0', **kwargs) (what SubprocVecEnv and AsyncVectorEnv take); the same "
+        "seed reproduces an episode bit for bit.")
+
+
 def episode_outcome(flags: int) -> str | None:
     """Why the task ended an episode: the termination cause ("cone_hit", "off_corridor",
     "spin_out", "non_finite"), "course_end" for a truncation, None if it goes on (a time
@@ -222,6 +232,15 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         self._reset_reason = "call reset() before step()"
         self._e_y_log: list[float] = []
         self._xy_log: list[tuple[float, float]] = []
+
+    def __copy__(self) -> PathTrackingEnv:
+        raise refuse_copy(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> PathTrackingEnv:
+        raise refuse_copy(self)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise refuse_copy(self)
 
     # ---------------------------------------------------------------- subclass hooks
 

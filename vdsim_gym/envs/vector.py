@@ -30,6 +30,7 @@ from vdsim_gym.envs.path_env import (
     PathTrackingEnv,
     _reject_action,
     episode_outcome,
+    refuse_copy,
 )
 
 _TERMINATED, _TRUNCATED = _FLAGS["terminated"], _FLAGS["truncated"]
@@ -122,6 +123,15 @@ class VDSimVectorEnv(VectorEnv):
         self._needs_reset = True
         self._session = _core.VectorSession([e._core for e in self.envs], int(threads))
         self.threads: int = self._session.threads
+
+    def __copy__(self) -> VDSimVectorEnv:
+        raise refuse_copy(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> VDSimVectorEnv:
+        raise refuse_copy(self)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise refuse_copy(self)
 
     # ---------------------------------------------------------------- Gymnasium API
 
