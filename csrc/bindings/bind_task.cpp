@@ -63,6 +63,7 @@ void bind_task(py::module_& m) {
   flags["off_corridor"] = int(kOffCorridor);
   flags["spin_out"] = int(kSpinOut);
   flags["non_finite"] = int(kNonFinite);
+  flags["time_limit"] = int(kFlagTimeLimit);
   m.attr("PATH_FLAGS") = flags;
 
   py::class_<RewardWeights>(m, "RewardWeights")

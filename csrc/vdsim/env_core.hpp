@@ -43,6 +43,11 @@ constexpr int kTimingInfoSize = 7;
 constexpr std::array<const char*, kTimingInfoSize> kTimingInfoNames = {
     "t_sample", "t_apply", "c_k", "overrun", "skipped", "n_overrun", "n_skipped"};
 
+// Flag bits every env core shares; a task's own bits (why it terminated) sit between.
+constexpr int kFlagTerminated = 1;
+constexpr int kFlagTruncated = 2;
+constexpr int kFlagTimeLimit = 1 << 16;  // truncated by the env core's time limit
+
 // Names (and so sizes) of an env core's rows: observation (float32), action, reward
 // terms, info (float64; the task's columns, then the timing columns).
 struct EnvSpec {
@@ -138,9 +143,14 @@ class EnvCore final : public EnvCoreBase {
       timing[5] = static_cast<double>(timeline_.n_overrun());
       timing[6] = static_cast<double>(timeline_.n_skipped());
     }
-    const int flags =
+    int flags =
         task_.evaluate(plant_, action_.data(), prev_action_.data(), obs, terms, info, true);
     std::copy(timing, timing + kTimingInfoSize, info + task_info_);
+    // The time limit truncates an episode the task has not ended, at the first step whose
+    // end reaches it (a time, not a step count: a skip step spans several periods).
+    if (limit_ticks_ > 0 && plant_.tick() >= limit_ticks_ &&
+        !(flags & (kFlagTerminated | kFlagTruncated)))
+      flags |= kFlagTruncated | kFlagTimeLimit;
     return flags;
   }
 
@@ -158,6 +168,9 @@ class EnvCore final : public EnvCoreBase {
     latency_on_ = true;
   }
   void clear_latency() { latency_on_ = false; }
+  // Episode time limit in substeps from reset (0: none).
+  void set_time_limit_ticks(int64_t ticks) { limit_ticks_ = ticks; }
+  int64_t time_limit_ticks() const { return limit_ticks_; }
   bool has_latency() const { return latency_on_; }
   bool external_latency() const override {
     return latency_on_ && sampler_.spec().kind == LatencyKind::External;
@@ -179,6 +192,7 @@ class EnvCore final : public EnvCoreBase {
   int64_t task_info_ = 0;
   std::array<double, kActions> action_{}, prev_action_{};
   bool latency_on_ = false;
+  int64_t limit_ticks_ = 0;
   LatencySampler sampler_;
   AsyncTimeline timeline_;
 };

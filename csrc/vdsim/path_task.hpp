@@ -126,8 +126,8 @@ constexpr int kTimingInfo = kPathInfoSize;  // index of t_sample in the env core
 constexpr int kStepInfoSize = kPathInfoSize + kTimingInfoSize;
 
 enum StepFlag : int {
-  kTerminated = 1,
-  kTruncated = 2,     // course end reached
+  kTerminated = kFlagTerminated,
+  kTruncated = kFlagTruncated,  // course end reached (or the env core's time limit)
   kConeHit = 4,       // a cone was hit this step
   kOffCorridor = 8,
   kSpinOut = 16,

@@ -223,3 +223,68 @@ def test_latency_configure_requires_reset_and_can_be_removed() -> None:
     assert env.latency is None
     ref = gym.make("VDSim-DLC-v0").unwrapped
     assert_same_run(rollout(env, 2, 20), rollout(ref, 2, 20))
+
+
+# ------------------------------------------------------------------ time limit in seconds
+
+def _run_to_end(env, seed=0):
+    from vdsim_gym.controllers import stanley_pi
+
+    policy = stanley_pi(env)
+    obs, _ = env.reset(seed=seed)
+    steps = 0
+    while True:
+        obs, _, term, trunc, info = env.step(policy.predict(obs)[0])
+        steps += 1
+        if term or trunc:
+            return steps, info
+
+
+@pytest.mark.parametrize("period", [0.02, 0.01, 0.005])
+def test_time_limit_is_seconds_whatever_the_control_period(period):
+    """A slow DLC (5 m/s: the course takes ~36 s) is truncated at 15 s of simulated time,
+    not at a step count fixed for 20 ms (750 steps would cut a 10 ms episode at 7.5 s)."""
+    env = gym.make("VDSim-DLC-v0", preset="lane_change_3p5_30", speed=5.0,
+                   control_period=period)
+    steps, info = _run_to_end(env)
+    assert info["outcome"] == "time_limit" and info["pass_speed"] is None
+    assert info["t"] == pytest.approx(15.0, abs=1e-9)
+    assert steps == round(15.0 / period)
+    assert info["episode_summary"]["outcome"] == "time_limit"
+
+
+def test_time_limit_counts_time_under_skip_latency():
+    """Under skip, one env step spans several periods: the limit is still 15 s of time."""
+    env = gym.make("VDSim-DLC-v0", preset="lane_change_3p5_30", speed=5.0,
+                   latency=LatencyModel.fixed(0.05), overrun="skip")
+    steps, info = _run_to_end(env)
+    assert info["outcome"] == "time_limit" and 15.0 <= info["t"] < 15.0 + 0.06
+    assert steps < 750
+
+
+def test_time_limit_options():
+    env = gym.make("VDSim-DLC-v0", preset="lane_change_3p5_30", speed=5.0, time_limit=1.01)
+    steps, info = _run_to_end(env)
+    assert (steps, info["outcome"]) == (51, "time_limit")  # first step end at or past 1.01 s
+    env = gym.make("VDSim-DLC-v0", preset="lane_change_3p5_30", speed=20.0, time_limit=None)
+    _, info = _run_to_end(env)
+    assert info["outcome"] != "time_limit"
+    for bad in (0, -1.0, float("nan"), 1e9, "15"):
+        with pytest.raises(ValueError, match="time_limit must be None or seconds"):
+            gym.make("VDSim-DLC-v0", time_limit=bad)
+
+
+def test_vector_env_time_limit_matches_single_envs():
+    kw = {"preset": "lane_change_3p5_30", "speed": 5.0, "time_limit": 0.5}
+    vec = gym.make_vec("VDSim-DLC-v0", num_envs=2, threads=1, **kw)
+    obs, _ = vec.reset(seed=0)
+    singles = [gym.make("VDSim-DLC-v0", **kw) for _ in range(2)]
+    for i, e in enumerate(singles):
+        np.testing.assert_array_equal(e.reset(seed=i)[0], obs[i])
+    for _ in range(25):
+        o, r, term, trunc, infos = vec.step(np.zeros((2, 2)))
+        ref = [e.step(np.zeros(2)) for e in singles]
+        np.testing.assert_array_equal(o, np.stack([x[0] for x in ref]))
+        np.testing.assert_array_equal(trunc, [x[3] for x in ref])
+    assert trunc.all() and list(infos["outcome"]) == ["time_limit"] * 2
+    vec.close()

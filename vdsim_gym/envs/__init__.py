@@ -11,15 +11,15 @@ from typing import Any
 
 from gymnasium.envs.registration import register, registry
 
-# Time limits live here, not in the envs: steps of the default 20 ms control period.
+# Time limits are the envs' own, in seconds of simulated time (``time_limit``; DLC 15 s,
+# PathFollow 40 s), so they hold for any control period; a registration in steps would
+# cut a 10 ms DLC episode at half the course. (``gym.make(id, max_episode_steps=N)`` still
+# adds Gymnasium's TimeLimit of N steps for those who want one.)
 # gym.make_vec(id, num_envs=N) builds the C++-batched VDSimVectorEnv (docs/VECTOR.md).
 ENV_SPECS: tuple[dict[str, Any], ...] = (
-    # The DLC course (~180 m) takes ~9 s at 20 m/s; 15 s leaves room for slower drivers.
     {"id": "VDSim-DLC-v0", "entry_point": "vdsim_gym.envs.dlc:DoubleLaneChangeEnv",
-     "max_episode_steps": 750, "vector_entry_point": "vdsim_gym.envs.vector:make_dlc_vec"},
-    # 300 m at the lowest reference speed (8 m/s) takes 37.5 s: 40 s.
+     "vector_entry_point": "vdsim_gym.envs.vector:make_dlc_vec"},
     {"id": "VDSim-PathFollow-v0", "entry_point": "vdsim_gym.envs.path_follow:PathFollowEnv",
-     "max_episode_steps": 2000,
      "vector_entry_point": "vdsim_gym.envs.vector:make_path_follow_vec"},
 )
 ENV_IDS: tuple[str, ...] = tuple(spec["id"] for spec in ENV_SPECS)

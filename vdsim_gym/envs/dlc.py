@@ -43,6 +43,9 @@ class DoubleLaneChangeEnv(PathTrackingEnv):
     - v0: initial version.
 """
 
+    # The course (~180 m) takes ~9 s at 20 m/s; 15 s leaves room for slower drivers.
+    DEFAULT_TIME_LIMIT = 15.0
+
     def __init__(self, *, preset: str = "iso3888_1", speed: float = 20.0, **kwargs: Any) -> None:
         if isinstance(speed, bool) or not isinstance(speed, (int, float)) \
                 or not math.isfinite(speed) or not 0 < speed <= MAX_SPEED:

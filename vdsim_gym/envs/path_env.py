@@ -20,6 +20,7 @@ from vdsim_gym.config import ActuatorConfig, VehicleConfig
 from vdsim_gym.envs.course import Course
 from vdsim_gym.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
 from vdsim_gym.plant import DEFAULT_INTEGRATOR, PhysicsSpec
+from vdsim_gym.timing import ceil_ticks
 
 OBS_NAMES: tuple[str, ...] = tuple(_core.PATH_OBS_NAMES)
 REWARD_TERM_NAMES: tuple[str, ...] = tuple(_core.PATH_TERM_NAMES)
@@ -28,6 +29,8 @@ DEFAULT_REWARD_WEIGHTS: dict[str, float] = {
 }
 _FLAGS: dict[str, int] = dict(_core.PATH_FLAGS)
 _TERMINATED, _TRUNCATED = _FLAGS["terminated"], _FLAGS["truncated"]
+_TIME_LIMIT = _FLAGS["time_limit"]
+MAX_TIME_LIMIT_S = 3600.0  # [s]: longer episodes are a mistake (seconds, not steps)
 _ACTION_TOL = 1.0 + 1e-6  # actions within this of [-1, 1] are clipped, beyond it rejected
 _START_NOISE_Y = 0.05  # uniform lateral offset at reset, +- [m]
 _START_NOISE_PSI = math.radians(0.5)  # uniform heading offset at reset, +- [rad]
@@ -92,10 +95,11 @@ SHARED_DOC = """
     Terminated: a cone hit (``terminate_on_cone``), |e_y| > the course's corridor half
     width, spin-out (|e_psi| > 90 deg, or |beta| > 45 deg above 1 m/s) or a non-finite
     state. Truncated: the projection reaches the course end (``info["pass_speed"]`` is
-    vx there); the time limit is the registration's ``max_episode_steps``. On episode end
-    ``info`` carries ``outcome`` ("cone_hit", "off_corridor", "spin_out", "non_finite" or
-    "course_end"), ``pass_speed`` (None unless the course end was reached) and
-    ``episode_summary``. Every step's ``info``: ``reward_terms``, ``e_y`` [m],
+    vx there), or the simulated time reaches ``time_limit`` [s] (the env's own limit, in
+    seconds whatever the control period). On episode end ``info`` carries ``outcome``
+    ("cone_hit", "off_corridor", "spin_out", "non_finite", "course_end" or "time_limit"),
+    ``pass_speed`` (None unless the course end was reached) and ``episode_summary``.
+    Every step's ``info``: ``reward_terms``, ``e_y`` [m],
     ``cone_hits`` (episode total), ``s`` [m], ``t`` [s].
 
     ## Latency
@@ -133,6 +137,8 @@ SHARED_ARGS = """
       seed)``, ``.normal(mu, sd, seed)``, ``.measured()``): computation delay of each
       action (see Latency); None applies every action at once.
     - ``overrun="skip"``: "skip" or "queue", the policy when a delay exceeds the period.
+    - ``time_limit`` [s]: the episode truncates ("time_limit") at the first step whose end
+      reaches it (DLC 15 s, PathFollow 40 s by default); None: no limit.
 """
 
 
@@ -147,14 +153,16 @@ def refuse_copy(obj: Any) -> TypeError:
 
 
 def episode_outcome(flags: int) -> str | None:
-    """Why the task ended an episode: the termination cause ("cone_hit", "off_corridor",
-    "spin_out", "non_finite"), "course_end" for a truncation, None if it goes on (a time
-    limit is the TimeLimit wrapper's, not the task's)."""
+    """Why the env ended an episode: the termination cause ("cone_hit", "off_corridor",
+    "spin_out", "non_finite"), "course_end" or "time_limit" for a truncation, None if it
+    goes on (a ``max_episode_steps`` passed to gym.make is TimeLimit's, not the env's)."""
     if flags & _TERMINATED:
         for name in ("non_finite", "spin_out", "off_corridor", "cone_hit"):
             if flags & _FLAGS[name]:
                 return name
         return "terminated"
+    if flags & _TIME_LIMIT:
+        return "time_limit"
     return "course_end" if flags & _TRUNCATED else None
 
 
@@ -167,6 +175,7 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
     __doc__ = (__doc__ or "") + SHARED_DOC + "\n    ## Arguments\n" + SHARED_ARGS
 
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 50}
+    DEFAULT_TIME_LIMIT: float | None = None  # [s]; subclasses set theirs
 
     def __init__(
         self,
@@ -183,6 +192,7 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         render_mode: str | None = None,
         latency: LatencyModel | None = None,
         overrun: str = "skip",
+        time_limit: float | None | str = "default",
     ) -> None:
         self.physics = PhysicsSpec.build(
             level=level, vehicle=vehicle, substep_dt=substep_dt, control_period=control_period,
@@ -208,6 +218,10 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         for k, v in self.reward_weights.items():
             setattr(task.weights, k, v)
         self._core = _core.PathEnvCore(session, task)
+        self.time_limit = self._check_time_limit(
+            self.DEFAULT_TIME_LIMIT if time_limit == "default" else time_limit)
+        self._core.time_limit_ticks = 0 if self.time_limit is None else ceil_ticks(
+            self.time_limit, self.substep_dt)
 
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.control_period)}
         self.obs_names: tuple[str, ...] = OBS_NAMES
@@ -241,6 +255,16 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         raise refuse_copy(self)
+
+    @staticmethod
+    def _check_time_limit(value: Any) -> float | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or not 0 < value <= MAX_TIME_LIMIT_S:
+            raise ValueError(f"time_limit must be None or seconds in (0, {MAX_TIME_LIMIT_S:g}]"
+                             f", got {value!r} (it is simulated time, not a step count)")
+        return float(value)
 
     # ---------------------------------------------------------------- subclass hooks
 
@@ -439,7 +463,7 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
     def _episode_end(self, flags: int, vx: float, s: float, t: float, hits: int
                      ) -> dict[str, Any]:
         outcome = episode_outcome(flags)
-        pass_speed = vx if flags & _TRUNCATED else None
+        pass_speed = vx if outcome == "course_end" else None
         e_y = np.abs(np.asarray(self._e_y_log))
         summary = {
             "outcome": outcome, "steps": len(self._e_y_log), "time": t, "distance": s,

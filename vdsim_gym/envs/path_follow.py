@@ -39,6 +39,9 @@ class PathFollowEnv(PathTrackingEnv):
     - v0: initial version.
 """
 
+    # 300 m at the lowest reference speed (8 m/s) takes 37.5 s.
+    DEFAULT_TIME_LIMIT = 40.0
+
     def __init__(
         self,
         *,

@@ -58,7 +58,8 @@ class VDSimVectorEnv(VectorEnv):
             final observation and info go to ``infos["final_obs"]`` / ``["final_info"]``).
         per_env_kwargs: optional N mappings of env kwargs overriding ``kwargs`` per env
             (e.g. a different ``latency`` per row for a latency grid in one batch).
-        max_episode_steps: time limit in env steps (TimeLimit semantics); default the
+        max_episode_steps: an extra limit in env steps (TimeLimit semantics; the envs'
+            own ``time_limit`` [s] applies per row regardless); default the
             registration's, ``None`` when the id has none.
         **kwargs: env kwargs shared by all envs (``level``, ``latency``, ``speed``, ...).
     """

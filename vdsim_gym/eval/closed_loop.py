@@ -307,7 +307,9 @@ class ClosedLoopEval:
                              f"{phys.control_period}; set it on the env (env_kwargs)")
         if duration is None:
             steps = env.spec.max_episode_steps if env.spec is not None else None
-            duration = (steps or 500) * phys.control_period
+            duration = (steps * phys.control_period if steps is not None else
+                        base.time_limit if base.time_limit is not None else
+                        500 * phys.control_period)
         plant_kwargs = dict(level=phys.level, vehicle=phys.vehicle, substep_dt=phys.substep_dt,
                             longitudinal=phys.longitudinal, actuator=phys.actuator,
                             integrator=phys.integrator)
