@@ -63,17 +63,15 @@ class VDSimSB3VecEnv(VecEnv):
         actions, self._actions = self._actions, None
         obs, rewards, terminated, truncated, infos = self.venv.step(actions)
         dones = terminated | truncated
-        time_limit = (truncated & ~terminated).tolist()
-        e_y, s, t = infos["e_y"].tolist(), infos["s"].tolist(), infos["t"].tolist()
-        out = [{"e_y": a, "s": b, "t": c, "TimeLimit.truncated": d}
-               for a, b, c, d in zip(e_y, s, t, time_limit, strict=True)]
+        out = _rows(infos, self.num_envs)
+        for row, limit in zip(out, (truncated & ~terminated).tolist(), strict=True):
+            row["TimeLimit.truncated"] = limit
         if dones.any():
-            final = infos["final_info"]
+            final = _rows(infos["final_info"], self.num_envs)
             for i in np.flatnonzero(dones).tolist():
-                row = out[i]
-                row["terminal_observation"] = infos["final_obs"][i]
-                row["e_y"], row["s"], row["t"] = (float(final[k][i]) for k in ("e_y", "s", "t"))
-                self.reset_infos[i] = {"e_y": e_y[i], "s": s[i], "t": t[i], "cone_hits": 0}
+                self.reset_infos[i] = {k: out[i][k] for k in _RESET_KEYS}
+                out[i] = {**final[i], "TimeLimit.truncated": out[i]["TimeLimit.truncated"],
+                          "terminal_observation": infos["final_obs"][i]}
         return obs, rewards.astype(np.float32), dones, out
 
     def close(self) -> None:
@@ -118,7 +116,35 @@ class VDSimSB3VecEnv(VecEnv):
         )
 
 
-def _rows(infos: dict[str, Any], n: int) -> list[dict[str, Any]]:
-    """Reset infos (e_y, s, t, cone_hits arrays) as one dict per env."""
-    cols = {k: v.tolist() for k, v in infos.items() if not k.startswith("_")}
-    return [{k: v[i] for k, v in cols.items()} for i in range(n)]
+_RESET_KEYS = ("e_y", "s", "t", "cone_hits")  # what a single env's reset() info has
+_BATCH_ONLY = frozenset({"final_obs", "final_info"})
+
+
+def _rows(infos: dict[str, Any], n: int, _all: dict[int, bool] | None = None
+          ) -> list[dict[str, Any]]:
+    """Gymnasium's batched infos (arrays with ``_key`` masks, nested for dicts such as
+    reward_terms) as one dict per env with the keys that env's row has, as DummyVecEnv
+    over single envs gives them (Python scalars; the outcome string on episode end)."""
+    full_keys, full_cols, partial = [], [], []
+    seen = {} if _all is None else _all  # mask id -> all True (the env shares mask arrays)
+    for key, value in infos.items():
+        if key.startswith("_") or key in _BATCH_ONLY:
+            continue
+        mask = infos.get(f"_{key}")
+        col = _rows(value, n, seen) if isinstance(value, dict) else (
+            value.tolist() if isinstance(value, np.ndarray) else list(value))
+        if mask is not None and id(mask) not in seen:
+            seen[id(mask)] = bool(mask.all())
+        if mask is None or seen[id(mask)]:
+            full_keys.append(key)
+            full_cols.append(col)
+        else:
+            partial.append((key, col, mask.tolist()))
+    # The common case (every row has every key) in one zip: this runs every step.
+    rows = [dict(zip(full_keys, vals, strict=True)) for vals in zip(*full_cols, strict=True)] \
+        if full_cols else [{} for _ in range(n)]
+    for key, col, mask in partial:
+        for i in range(n):
+            if mask[i]:
+                rows[i][key] = col[i]
+    return rows
