@@ -77,6 +77,11 @@ class VehicleConfig:
         return self.cg_to_front + self.cg_to_rear
 
     @property
+    def total_brake_torque(self) -> float:
+        """Full-pedal brake torque of all four wheels [N m] (brake_torque_max per wheel)."""
+        return self.to_core().total_brake_torque()
+
+    @property
     def body_length(self) -> float:
         return self.front_overhang + self.wheelbase + self.rear_overhang
 

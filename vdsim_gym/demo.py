@@ -17,6 +17,7 @@ import vdsim_gym.envs  # noqa: F401  (registration)
 from vdsim_gym import _table
 from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.envs.courses import load_scenario
+from vdsim_gym.tracking import ey_stats
 
 
 @dataclass(frozen=True)
@@ -64,16 +65,16 @@ def drive(preset: str, *, speed: float | None = None, level: str = "L2", seed: i
         obs, _, terminated, truncated, info = env.step(action)
         e_y.append(info["e_y"])
         done = terminated or truncated
-    ey = np.asarray(e_y)
+    ey_rmse, ey_max = ey_stats(e_y)
     result = DemoResult(
         preset=preset,
         speed_mps=speed,
-        ey_rmse_m=float(np.sqrt(np.mean(ey**2))),
-        ey_max_m=float(np.max(np.abs(ey))),
+        ey_rmse_m=ey_rmse,
+        ey_max_m=ey_max,
         cone_hits=int(info["cone_hits"]),
         pass_speed_mps=float(info.get("pass_speed", float("nan"))),
         completed=bool(truncated and not terminated),
-        steps=len(ey),
+        steps=len(e_y),
     )
     return result, env.unwrapped.trajectory, env
 

@@ -120,6 +120,24 @@ class LatencyModel:
         return {"fixed": self.a, "uniform": self.b,
                 "normal": self.a + NORMAL_Z_MAX * self.b, "measured": MAX_DELAY_S}[self.kind]
 
+    @property
+    def mean_delay(self) -> float:
+        """Mean delay [s] of the draws: fixed c, uniform (lo + hi) / 2, normal the mean
+        of max(0, N(mu, sd^2)) (the clipped draw); measured: nan (unknown in advance)."""
+        if self.kind == "fixed":
+            return self.a
+        if self.kind == "uniform":
+            return (self.a + self.b) / 2.0
+        if self.kind == "normal":
+            mu, sd = self.a, self.b
+            if sd == 0.0:
+                return mu
+            z = mu / sd
+            cdf = 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
+            pdf = math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+            return mu * cdf + sd * pdf
+        return math.nan
+
     def spec(self, seed: int | None = None) -> _core.LatencySpec:
         """The core's description of this model; ``seed`` overrides the model's own."""
         s = _core.LatencySpec()

@@ -244,7 +244,7 @@ class Plant:
         if self.longitudinal == "pedal":
             return (-1.0, 1.0)
         v = self.vehicle
-        return (-4.0 * v.brake_torque_max / v.wheel_radius, v.drive_torque_max / v.wheel_radius)
+        return (-v.total_brake_torque / v.wheel_radius, v.drive_torque_max / v.wheel_radius)
 
     def observe(self) -> dict[str, float]:
         """The observation dict at the current time (see the class docstring)."""

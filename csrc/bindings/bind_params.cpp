@@ -31,6 +31,7 @@ void bind_params(py::module_& m) {
       RW(VehicleParams, cg_height) RW(VehicleParams, wheel_radius)
       RW(VehicleParams, wheel_inertia) RW(VehicleParams, drive_torque_max)
       RW(VehicleParams, drive_power_max) RW(VehicleParams, brake_torque_max)
+      .def("total_brake_torque", &VehicleParams::total_brake_torque)
       RW(VehicleParams, front_drive_share) RW(VehicleParams, front_brake_share)
       RW(VehicleParams, steering_ratio) RW(VehicleParams, max_steer)
       RW(VehicleParams, drag_coefficient) RW(VehicleParams, frontal_area)

@@ -52,6 +52,8 @@ struct VehicleParams {
   TireParams tire{};
 
   double wheelbase() const { return cg_to_front + cg_to_rear; }
+  // Full-pedal brake torque of all four wheels [N m]: the one place the 4 is written.
+  double total_brake_torque() const { return 4.0 * brake_torque_max; }
 };
 
 // Low-speed treatment, shared by both models.

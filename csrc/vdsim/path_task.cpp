@@ -231,7 +231,7 @@ Command PathTask::command_from_action(const Session& plant, const double* action
   if (plant.config().longitudinal == Longitudinal::Pedal) {
     c.longitudinal = a_long;
   } else {
-    const double torque = a_long >= 0.0 ? p.drive_torque_max : 4.0 * p.brake_torque_max;
+    const double torque = a_long >= 0.0 ? p.drive_torque_max : p.total_brake_torque();
     c.longitudinal = a_long * torque / p.wheel_radius;
   }
   return c;

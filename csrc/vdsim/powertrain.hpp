@@ -43,7 +43,7 @@ inline WheelInputs wheel_inputs(const Command& c, double steer, Longitudinal mod
   } else {
     const double pedal = std::clamp(c.longitudinal, -1.0, 1.0);
     if (pedal >= 0.0) drive = pedal * drive_torque_cap(p, driven_omega(s, p, level));
-    else brake = -pedal * 4.0 * p.brake_torque_max;
+    else brake = -pedal * p.total_brake_torque();
   }
   split_axles(level, drive * p.front_drive_share, drive * (1.0 - p.front_drive_share), in.drive);
   split_axles(level, brake * p.front_brake_share, brake * (1.0 - p.front_brake_share), in.brake);

@@ -107,11 +107,19 @@ def test_envs_names_scales_and_reward_terms(env_id: str) -> None:
 
 
 @pytest.mark.parametrize("longitudinal", ["pedal", "force"])
-def test_envs_action_to_command_mirrors_core(longitudinal: str) -> None:
+def test_envs_action_to_command_follows_the_manual(longitudinal: str) -> None:
+    """The Action Space table, written out here as the reference."""
     env = StraightEnv(longitudinal=longitudinal)
-    for a in [(-1.0, -1.0), (0.3, -0.4), (0.0, 0.0), (1.0, 0.7), (-0.2, 1.0)]:
+    v = env.vehicle
+    for a in [(-1.0, -1.0), (0.3, -0.4), (0.0, 0.0), (1.0, 0.7), (-0.2, 1.0), (2.0, -3.0)]:
+        a0, a1 = (min(max(x, -1.0), 1.0) for x in a)
+        if longitudinal == "pedal":
+            lon = a1
+        else:
+            lon = a1 * (v.drive_torque_max if a1 >= 0 else 4 * v.brake_torque_max) / \
+                v.wheel_radius
         got = env.action_to_command(np.array(a))
-        assert got == pytest.approx(env._core.command_from_action(*a), rel=1e-15)
+        assert got == pytest.approx((a0 * v.max_steer, lon), rel=1e-15)
     assert env.action_to_command([1.0, 0.0])[0] == env.vehicle.max_steer
     if longitudinal == "force":
         v = env.vehicle

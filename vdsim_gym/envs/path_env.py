@@ -21,6 +21,7 @@ from vdsim_gym.envs.course import Course
 from vdsim_gym.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
 from vdsim_gym.plant import DEFAULT_INTEGRATOR, PhysicsSpec
 from vdsim_gym.timing import ceil_ticks
+from vdsim_gym.tracking import check_path, ey_stats
 
 OBS_NAMES: tuple[str, ...] = tuple(_core.PATH_OBS_NAMES)
 REWARD_TERM_NAMES: tuple[str, ...] = tuple(_core.PATH_TERM_NAMES)
@@ -421,15 +422,10 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
     # ---------------------------------------------------------------- helpers
 
     def action_to_command(self, action: Any) -> tuple[float, float]:
-        """(delta_rw [rad], longitudinal) for an action; mirrors the C++ mapping."""
-        a0, a1 = (min(max(float(a), -1.0), 1.0) for a in np.asarray(action).reshape(2))
-        v = self.vehicle
-        if self.longitudinal == "pedal":
-            lon = a1
-        else:
-            torque = v.drive_torque_max if a1 >= 0.0 else 4.0 * v.brake_torque_max
-            lon = a1 * torque / v.wheel_radius
-        return a0 * v.max_steer, lon
+        """(delta_rw [rad], longitudinal) for an action: the core's own mapping (clipped
+        to [-1, 1]; the Action Space table)."""
+        a0, a1 = np.asarray(action, dtype=float).reshape(2).tolist()
+        return self._core.command_from_action(a0, a1)
 
     @property
     def state(self) -> np.ndarray:
@@ -449,13 +445,7 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         return np.asarray(self._xy_log, dtype=float).reshape(-1, 2)
 
     def _set_course(self, course: Course) -> None:
-        seg = np.hypot(*np.diff(course.path, axis=0).T)
-        if not np.all(seg > 0):
-            i = int(np.argmin(seg))
-            raise ValueError(
-                f"course {course.name!r}: path points {i} and {i + 1} coincide; "
-                "remove repeated points"
-            )
+        check_path(course.path, f"course {course.name!r}: path")
         self._core.set_course(course.path, course.speed, course.cones,
                               float(course.corridor_half_width))
         self.course = course
@@ -464,11 +454,11 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
                      ) -> dict[str, Any]:
         outcome = episode_outcome(flags)
         pass_speed = vx if outcome == "course_end" else None
-        e_y = np.abs(np.asarray(self._e_y_log))
+        rms_e_y, max_abs_e_y = ey_stats(self._e_y_log)
         summary = {
             "outcome": outcome, "steps": len(self._e_y_log), "time": t, "distance": s,
-            "cone_hits": hits, "max_abs_e_y": float(np.max(e_y)) if e_y.size else 0.0,
-            "rms_e_y": float(np.sqrt(np.mean(e_y**2))) if e_y.size else 0.0,
+            "cone_hits": hits, "max_abs_e_y": max_abs_e_y,
+            "rms_e_y": rms_e_y,
             "pass_speed": pass_speed,
         }
         return {"pass_speed": pass_speed, "episode_summary": summary, "outcome": outcome}

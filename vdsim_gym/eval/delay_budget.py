@@ -73,12 +73,8 @@ class Case:
 
     @property
     def mean_delay_ms(self) -> float:
-        """Mean c_k of the model [ms] (normal: of the unclipped distribution)."""
-        if self.latency is None:
-            return 0.0
-        lat = self.latency
-        mean = {"fixed": lat.a, "uniform": (lat.a + lat.b) / 2.0, "normal": lat.a}
-        return 1e3 * mean.get(lat.kind, float("nan"))
+        """Mean c_k of the model [ms] (``LatencyModel.mean_delay``: normal is clipped)."""
+        return 0.0 if self.latency is None else 1e3 * self.latency.mean_delay
 
 
 def default_cases() -> list[Case]:

@@ -13,20 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym.tracking import check_path, ey_stats
+
 _CHUNK = 4096  # points per block: bounds the (points x segments) work arrays
 
 
-def _check_path(path: Any) -> np.ndarray:
-    p = np.asarray(path, dtype=float)
-    if p.ndim != 2 or p.shape[1] != 2 or p.shape[0] < 2:
-        raise ValueError(f"reference path must be an (M >= 2, 2) polyline, got shape {p.shape}")
-    if not np.all(np.isfinite(p)):
-        raise ValueError("reference path must be finite")
-    seg = np.hypot(*np.diff(p, axis=0).T)
-    if not np.all(seg > 0):
-        i = int(np.argmin(seg))
-        raise ValueError(f"reference path points {i} and {i + 1} coincide; remove repeated points")
-    return p
+_check_path = check_path  # the one home is vdsim_gym.tracking
 
 
 def lateral_error(xy: Any, path: Any) -> np.ndarray:
@@ -65,7 +57,5 @@ def lateral_error(xy: Any, path: Any) -> np.ndarray:
 def tracking_stats(e_y: Any) -> dict[str, float | int]:
     """e_y RMSE and max |e_y| [m] over the given samples (NaN when there are none)."""
     e = np.asarray(e_y, dtype=float).reshape(-1)
-    if e.size == 0:
-        return {"e_y_rmse_m": float("nan"), "e_y_max_m": float("nan"), "e_y_n": 0}
-    return {"e_y_rmse_m": float(np.sqrt(np.mean(e * e))),
-            "e_y_max_m": float(np.max(np.abs(e))), "e_y_n": int(e.size)}
+    rmse, emax = ey_stats(e)
+    return {"e_y_rmse_m": rmse, "e_y_max_m": emax, "e_y_n": int(e.size)}

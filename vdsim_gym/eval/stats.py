@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from vdsim_gym.tracking import ey_stats  # re-exported: the one home is vdsim_gym.tracking
+
 # t_{0.975, df} for df = 1..30 (two-sided 95 %); beyond 30 the Cornish-Fisher expansion
 # below is within 1e-6 of the exact quantile (tests check both against the t density).
 _T975 = (12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836, 2.446911851,
@@ -46,14 +48,6 @@ def mean_interval(values: Sequence[float]) -> tuple[float, float, float]:
         return mean, math.nan, math.nan
     half = t_quantile_975(n - 1) * float(np.std(x, ddof=1)) / math.sqrt(n)
     return mean, mean - half, mean + half
-
-
-def ey_stats(e_y: Sequence[float]) -> tuple[float, float]:
-    """(RMS, max |.|) of an episode's per-step e_y [m], as the env's episode summary."""
-    e = np.ascontiguousarray(e_y, dtype=float)
-    if e.size == 0:
-        return math.nan, math.nan
-    return float(np.sqrt(np.mean(e * e))), float(np.max(np.abs(e)))
 
 
 __all__ = ["ey_stats", "mean_interval", "t_quantile_975"]

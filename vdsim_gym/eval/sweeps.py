@@ -24,7 +24,6 @@ docs/SWEEPS.md states the guarantee.
 from __future__ import annotations
 
 import importlib
-import math
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -80,22 +79,8 @@ def latency_label(latency: LatencyModel | None) -> str:
 
 
 def mean_delay_ms(latency: LatencyModel | None) -> float:
-    """Mean computation delay of the model [ms]; normal: of max(0, N(mu, sd^2))."""
-    if latency is None:
-        return 0.0
-    if latency.kind == "fixed":
-        return 1e3 * latency.a
-    if latency.kind == "uniform":
-        return 1e3 * (latency.a + latency.b) / 2.0
-    if latency.kind == "normal":
-        mu, sd = latency.a, latency.b
-        if sd == 0.0:
-            return 1e3 * max(mu, 0.0)
-        z = mu / sd
-        cdf = 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
-        pdf = math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
-        return 1e3 * (mu * cdf + sd * pdf)
-    return math.nan
+    """Mean computation delay of the model [ms] (``LatencyModel.mean_delay``)."""
+    return 0.0 if latency is None else 1e3 * latency.mean_delay
 
 
 def scenario_key(scenario: dict[str, Any]) -> str:
