@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import vdsim_gym
-from vdsim_gym import accuracy
+from vdsim_gym.cli import accuracy
 from vdsim_gym.config import load_vehicle
 from vdsim_gym.plant import WHEELS
 

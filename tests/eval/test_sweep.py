@@ -14,9 +14,9 @@ import pytest
 
 from vdsim_gym import LatencyModel
 from vdsim_gym.cli import main as cli_main
+from vdsim_gym.cli.sweep import parse_delays
 from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.eval.stats import ey_stats, mean_interval, t_quantile_975
-from vdsim_gym.eval.sweep_cli import parse_delays
 from vdsim_gym.eval.sweeps import RAY_MISSING, mean_delay_ms, sweep
 
 ENV_ID = "VDSim-DLC-v0"

@@ -4,7 +4,7 @@
 the path env's observation vector (``env.unwrapped.obs_names``) and returns its actions.
 ``PathObservation`` turns the Plant's observation dict into that vector with the core's
 own path projection (``_core.PathTracker``), the same computation ``PathEnvCore`` runs in
-C++ (tests/eval/test_delay_budget.py checks the vectors bit for bit); ``PolicyController``
+C++ (tests/cli/test_delay_budget.py checks the vectors bit for bit); ``PolicyController``
 wraps the policy as a ``controller(obs, t)`` callback, so every evaluation mode drives
 the Plant through the one event loop.
 """

@@ -8,7 +8,7 @@ a summary per cell (mean and 95 % interval). ``backend="ray"`` runs the batches 
 tasks. docs/SWEEPS.md is the manual.
 
 Results live in ``sweep_results``, the interval math in ``stats``, reports in
-``sweep_report`` and the ``vdsim-gym sweep`` command in ``sweep_cli``.
+``sweep_report`` and the ``vdsim-gym sweep`` command in ``vdsim_gym.cli.sweep``.
 
 Determinism: a row depends only on its (cell, seed) and on what ``policy.predict``
 returns for its observations: env i of a batch is reset with the episode's own seed and

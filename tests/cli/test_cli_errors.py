@@ -9,9 +9,7 @@ import sys
 
 import pytest
 
-from vdsim_gym import bench, bench_vector, demo
-from vdsim_gym.cli import main
-from vdsim_gym.eval import delay_budget
+from vdsim_gym.cli import bench, bench_vector, delay_budget, demo, main
 from vdsim_gym.timing import whole_ticks
 
 SWEEP = ["sweep", "--seeds", "1", "--no-progress", "--no-plot", "--out", "{tmp}/out"]

@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from vdsim_gym.demo import SCENARIOS as DEMO_PRESETS
-from vdsim_gym.eval.delay_budget import MAX_DURATION
-from vdsim_gym.eval.sweep_cli import _SB3_ALGOS
+from vdsim_gym.cli.delay_budget import MAX_DURATION
+from vdsim_gym.cli.demo import SCENARIOS as DEMO_PRESETS
+from vdsim_gym.cli.sweep import _SB3_ALGOS
 
 TRACEBACK_ENV = "VDSIM_GYM_TRACEBACK"
 # Extras that provide an optional import, for the hint of an ImportError.
@@ -123,7 +123,7 @@ def _json_object(text: str) -> dict[str, Any]:
 
 
 def _delays(text: str) -> str:
-    from vdsim_gym.eval.sweep_cli import parse_delays
+    from vdsim_gym.cli.sweep import parse_delays
 
     try:
         parse_delays(text)
@@ -136,7 +136,7 @@ def _delays(text: str) -> str:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from vdsim_gym.demo import run_demo
+    from vdsim_gym.cli.demo import run_demo
 
     run_demo(out=args.out, presets=args.presets, speed=args.speed, level=args.level)
     return 0
@@ -144,11 +144,11 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     if args.vector:
-        from vdsim_gym.bench_vector import run as run_vector
+        from vdsim_gym.cli.bench_vector import run as run_vector
 
         lines = run_vector(steps=args.steps, repeats=args.repeats or 15, ppo=not args.no_ppo)
     else:
-        from vdsim_gym.bench import run
+        from vdsim_gym.cli.bench import run
 
         lines = run(calls=args.calls, repeats=args.repeats or 5, highway=not args.no_highway)
     for line in lines:
@@ -157,13 +157,13 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _accuracy(args: argparse.Namespace) -> int:
-    from vdsim_gym.accuracy import main as accuracy_main
+    from vdsim_gym.cli.accuracy import main as accuracy_main
 
     return accuracy_main() or 0
 
 
 def _delay_budget(args: argparse.Namespace) -> int:
-    from vdsim_gym.eval.delay_budget import main as budget_main
+    from vdsim_gym.cli.delay_budget import main as budget_main
 
     budget_main(out=args.out, level=args.level, duration=args.duration,
                 make_plot=not args.no_plot)
@@ -171,7 +171,7 @@ def _delay_budget(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from vdsim_gym.eval.sweep_cli import main as sweep_main
+    from vdsim_gym.cli.sweep import main as sweep_main
 
     sweep_main([args.controller, *args.compare], args.env, args.delays,
                seeds=args.seeds, overrun=args.overrun, num_envs=args.num_envs,

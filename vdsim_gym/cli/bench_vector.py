@@ -23,7 +23,7 @@ import gymnasium as gym
 import numpy as np
 
 import vdsim_gym.envs  # noqa: F401  (registration)
-from vdsim_gym.bench import Stages, best_time, check_count
+from vdsim_gym.cli.bench import Stages, best_time, check_count
 from vdsim_gym.envs.vector import VDSimVectorEnv
 
 ENV_ID = "VDSim-DLC-v0"

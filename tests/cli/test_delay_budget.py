@@ -10,8 +10,7 @@ import pytest
 
 from vdsim_gym import Plant
 from vdsim_gym.cli import main as cli_main
-from vdsim_gym.controllers import stanley_pi
-from vdsim_gym.eval.delay_budget import (
+from vdsim_gym.cli.delay_budget import (
     REFERENCE_FIGURES,
     default_cases,
     format_markdown,
@@ -19,6 +18,7 @@ from vdsim_gym.eval.delay_budget import (
     run_budget,
     start_state,
 )
+from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.eval.policy_adapter import PathObservation, PolicyController
 
 

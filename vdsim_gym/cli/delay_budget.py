@@ -11,7 +11,7 @@ unchanged), built from a ``VDSim-DLC-v0`` env on the same course. ``PathObservat
 (vdsim_gym.eval.policy_adapter)
 turns the Plant's observation dict into that env's normalized observation vector with
 the core's own path projection (``_core.PathTracker``), the same computation the env
-runs in C++; ``tests/eval/test_delay_budget.py`` checks that the vectors are bit for bit
+runs in C++; ``tests/cli/test_delay_budget.py`` checks that the vectors are bit for bit
 the env's. The action becomes a plant command through the env's ``action_to_command``.
 """
 

@@ -9,7 +9,7 @@ and compares them with RK4 at a substep 10x finer than the finest one tried:
 A case passes the gate when both errors are within 2 %. The cost is the wall time of the
 core integrating one simulated second (best of a few repeats), so it excludes Python.
 
-Run ``vdsim-gym accuracy`` (or ``python -m vdsim_gym.accuracy``) to print the table.
+Run ``vdsim-gym accuracy`` (or ``python -m vdsim_gym.cli.accuracy``) to print the table.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vdsim_gym.bench import Stages
+from vdsim_gym.cli.bench import Stages
 from vdsim_gym.config import load_vehicle
 from vdsim_gym.plant import DEFAULT_INTEGRATOR, make_session
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vdsim_gym.bench_vector import vector_rows
 from vdsim_gym.cli import main
+from vdsim_gym.cli.bench_vector import vector_rows
 from vdsim_gym.envs.vector import VDSimVectorEnv
 
 
