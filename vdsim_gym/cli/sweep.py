@@ -16,9 +16,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from vdsim_gym.eval.sweep_report import plot, summary_table
-from vdsim_gym.eval.sweep_results import SweepResult, _write_csv
 from vdsim_gym.eval.sweeps import _check_env_id, _check_seeds, sweep
+from vdsim_gym.eval.sweeps.report import plot, summary_table
+from vdsim_gym.eval.sweeps.results import SweepResult, _write_csv
 from vdsim_gym.latency import LatencyModel
 
 _UNITS = {"ms": 1e-3, "s": 1.0}

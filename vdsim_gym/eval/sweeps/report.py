@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from vdsim_gym import _table
-from vdsim_gym.eval.sweep_results import METRICS, CellSummary, SweepResult
+from vdsim_gym.eval.sweeps.results import METRICS, CellSummary, SweepResult
 
 SUMMARY_COLUMNS: tuple[_table.Column, ...] = (
     ("controller", "controller", "<14", ""),

@@ -1,0 +1,147 @@
+"""The sweep grid: cells (latency model x scenario), seeds, argument checks, labels."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from vdsim_gym.latency import LatencyModel
+
+
+def latency_label(latency: LatencyModel | None) -> str:
+    if latency is None:
+        return "none"
+
+    def ms(v: float) -> str:
+        return f"{v * 1e3:g}"
+
+    if latency.kind == "fixed":
+        return f"fixed {ms(latency.a)} ms"
+    if latency.kind == "uniform":
+        return f"uniform {ms(latency.a)}-{ms(latency.b)} ms (seed {latency.seed})"
+    if latency.kind == "normal":
+        return f"normal {ms(latency.a)}+-{ms(latency.b)} ms (seed {latency.seed})"
+    return latency.kind
+
+
+def mean_delay_ms(latency: LatencyModel | None) -> float:
+    """Mean computation delay of the model [ms] (``LatencyModel.mean_delay``)."""
+    return 0.0 if latency is None else 1e3 * latency.mean_delay
+
+
+def scenario_key(scenario: dict[str, Any]) -> str:
+    if not scenario:
+        return "default"
+    return ",".join(f"{k}={v}" for k, v in sorted(scenario.items()))
+
+
+@dataclass(frozen=True)
+class _Cell:
+    latency: LatencyModel | None
+    scenario: dict[str, Any]
+    key: str
+    label: str
+    delay_ms: float
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What a worker needs to run batches (picklable, for Ray)."""
+
+    env_id: str
+    env_kwargs: dict[str, Any]  # shared kwargs, overrun included
+    cells: tuple[_Cell, ...]
+    policy: Any
+    threads: int
+    max_episode_steps: int | None
+    predict: str = "batch"
+
+
+def _check_env_id(env_id: Any) -> str:
+    if not isinstance(env_id, str) or not env_id:
+        raise ValueError(f"env_id must be a registered env id string, got {env_id!r}")
+    if ":" in env_id:  # "module:Id", as gym.make accepts
+        module, env_id = env_id.split(":", 1)
+        importlib.import_module(module)
+    ids = ", ".join(sorted(i for i in gym.registry if i.startswith("VDSim")))
+    if env_id not in gym.registry:
+        raise ValueError(f"unknown env id {env_id!r}; registered VDSim ids: {ids}")
+    entry = gym.spec(env_id).entry_point
+    if not (isinstance(entry, str) and entry.startswith("vdsim_gym.")):
+        raise ValueError(f"{env_id!r} is not a VDSim env: a sweep runs on the core's vector "
+                         f"session, so it needs one of {ids}")
+    return env_id
+
+
+def _check_latencies(latencies: Any) -> list[LatencyModel | None]:
+    if isinstance(latencies, LatencyModel) or latencies is None:
+        raise ValueError("latencies must be a sequence of LatencyModel or None, e.g. "
+                         "[None, LatencyModel.fixed(0.01)]")
+    out = list(latencies)
+    if not out:
+        raise ValueError("latencies is empty: give at least one LatencyModel (or None for "
+                         "no latency)")
+    for lat in out:
+        if lat is not None and not isinstance(lat, LatencyModel):
+            hint = (f"; for a fixed delay of {lat} s use LatencyModel.fixed({lat})"
+                    if isinstance(lat, (int, float)) and not isinstance(lat, bool) else "")
+            raise ValueError(f"each latency must be a LatencyModel or None, got {lat!r}{hint}")
+        if lat is not None and not lat.reproducible:
+            raise ValueError("LatencyModel.measured() times the controller's wall clock and "
+                             "is not reproducible; a sweep needs fixed, uniform or normal")
+    if len(set(out)) != len(out):
+        raise ValueError(f"latencies has duplicates: {[latency_label(x) for x in out]}")
+    return out
+
+
+def _check_seeds(seeds: Any) -> list[int]:
+    if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
+        if seeds < 1:
+            raise ValueError(f"seeds must be >= 1 (the number of seeds 0..n-1) or a "
+                             f"sequence of seeds, got {seeds}")
+        return list(range(int(seeds)))
+    try:
+        out = list(seeds)
+    except TypeError:
+        raise ValueError(f"seeds must be an int (count) or a sequence of ints, "
+                         f"got {seeds!r}") from None
+    if not out:
+        raise ValueError("seeds is empty: give a count (seeds=8) or a list of seeds")
+    for s in out:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
+            raise ValueError(f"each seed must be an integer >= 0, got {s!r}")
+    if len(set(out)) != len(out):
+        raise ValueError("seeds has duplicates; each (cell, seed) is one episode")
+    return [int(s) for s in out]
+
+
+def _check_scenarios(scenarios: Any) -> list[dict[str, Any]]:
+    out = [{}] if scenarios is None else list(scenarios)
+    if not out:
+        raise ValueError("scenarios is empty: pass None for the env's defaults, or dicts "
+                         "of env kwargs")
+    for sc in out:
+        if not isinstance(sc, dict):
+            raise ValueError(f"each scenario must be a dict of env kwargs, got {sc!r}")
+        bad = {"latency", "overrun"} & set(sc)
+        if bad:
+            raise ValueError(f"scenario {sc!r} sets {sorted(bad)}: these are sweep "
+                             "arguments (latencies=, overrun=)")
+    keys = [scenario_key(sc) for sc in out]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"scenarios has duplicates: {keys}")
+    return out
+
+
+def _grid(cells: Sequence[_Cell], seeds: Sequence[int]) -> list[tuple[int, int]]:
+    """Episodes (cell index, seed) in grid order."""
+    return [(c, s) for c in range(len(cells)) for s in seeds]
+
+
+def _batches(episodes: list[tuple[int, int]], num_envs: int) -> list[list[tuple[int, int]]]:
+    return [episodes[i:i + num_envs] for i in range(0, len(episodes), num_envs)]

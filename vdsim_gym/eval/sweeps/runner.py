@@ -1,0 +1,148 @@
+"""Running one batch of a sweep: a vector env of episodes, batched predict, one row each."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from vdsim_gym.envs.vector import VDSimVectorEnv
+from vdsim_gym.eval.sweeps.grid import _Job
+from vdsim_gym.eval.sweeps.results import SweepRow
+from vdsim_gym.tracking import ey_stats
+
+
+def _make_batch(env_id: str, per_env_kwargs: Sequence[dict[str, Any]],
+                env_kwargs: dict[str, Any], threads: int) -> gym.vector.VectorEnv:
+    """A vector env of ``len(per_env_kwargs)`` envs on the core's vector session: env i
+    behaves as ``gym.make(env_id, **env_kwargs, **per_env_kwargs[i])``, NEXT_STEP
+    autoreset; one GIL-released call steps the whole batch on ``threads`` workers.
+    """
+    return VDSimVectorEnv(env_id, len(per_env_kwargs), threads=threads,
+                          autoreset_mode="next_step", per_env_kwargs=list(per_env_kwargs),
+                          **env_kwargs)
+
+
+def _is_factory(policy: Any) -> bool:
+    return not hasattr(policy, "predict")
+
+
+def _predict(policy: Any, obs: np.ndarray, first: bool, mode: str) -> np.ndarray:
+    if mode == "row":
+        return np.concatenate([_predict(policy, obs[i:i + 1], first, "batch")
+                               for i in range(len(obs))])
+    n = len(obs)
+    action, _ = policy.predict(obs, episode_start=np.full(n, first), deterministic=True)
+    action = np.asarray(action)
+    if action.shape != (n, 2):
+        raise ValueError(f"policy.predict on a ({n}, {obs.shape[1]}) batch returned shape "
+                         f"{action.shape}; a sweep needs ({n}, 2) actions")
+    return action
+
+
+def _reset(venv: gym.vector.VectorEnv, seeds: list[int]) -> np.ndarray:
+    consecutive = all(b - a == 1 for a, b in zip(seeds, seeds[1:], strict=False))
+    obs, _ = venv.reset(seed=seeds[0] if consecutive else seeds)  # env i: seeds[i]
+    return obs
+
+
+def _info_array(infos: dict[str, Any], key: str) -> np.ndarray | None:
+    value = infos.get(key)
+    return None if value is None else np.asarray(value)
+
+
+def _end_reason(infos: dict[str, Any], i: int, terminated: bool, steps: int,
+                max_steps: int | None) -> str:
+    outcome, mask = infos.get("outcome"), infos.get("_outcome")
+    if outcome is not None and mask is not None and mask[i]:
+        return str(outcome[i])
+    if terminated:
+        return "terminated"
+    return "time_limit" if max_steps is not None and steps >= max_steps else "course_end"
+
+
+def _run_batch(job: _Job, batch: list[tuple[int, int]]) -> list[SweepRow]:
+    """One episode per env of ``batch`` ((cell, seed) pairs); rows in batch order."""
+    cells = job.cells
+    per_env = [{"latency": cells[c].latency, **cells[c].scenario} for c, _ in batch]
+    n = len(batch)
+    # One predict call per scenario present (a factory builds its policy from an env of
+    # that scenario); with one scenario, or a policy object, one call for the batch.
+    groups: dict[str, list[int]] = {}
+    for i, (c, _) in enumerate(batch):
+        groups.setdefault(cells[c].key if _is_factory(job.policy) else "", []).append(i)
+    policies = []
+    for rows in groups.values():
+        if _is_factory(job.policy):
+            scenario = cells[batch[rows[0]][0]].scenario
+            template = gym.make(job.env_id, **{**job.env_kwargs, **scenario})
+            try:
+                pol = job.policy(template)
+            finally:
+                template.close()
+            if not hasattr(pol, "predict"):
+                raise TypeError(f"the policy factory returned {pol!r}, which has no predict()")
+        else:
+            pol = job.policy
+        policies.append((np.asarray(rows), pol))
+
+    venv = _make_batch(job.env_id, per_env, job.env_kwargs, job.threads)
+    try:
+        obs = _reset(venv, [s for _, s in batch])
+        active = np.ones(n, dtype=bool)
+        steps = np.zeros(n, dtype=np.int64)
+        ret = np.zeros(n)
+        hits = np.zeros(n, dtype=np.int64)
+        n_over = np.zeros(n, dtype=np.int64)
+        n_skip = np.zeros(n, dtype=np.int64)
+        e_hist: list[np.ndarray] = []
+        terminated_at = np.zeros(n, dtype=bool)
+        ends: list[str] = [""] * n
+        first = True
+        while active.any():
+            actions = np.zeros((n, 2))
+            for rows, pol in policies:
+                actions[rows] = _predict(pol, obs[rows], first, job.predict)
+            actions[~active] = 0.0  # finished envs: this step is their autoreset, ignored
+            obs, rewards, term, trunc, infos = venv.step(actions)
+            first = False
+            e_hist.append(np.array(_info_array(infos, "e_y"), dtype=float))
+            ret[active] += np.asarray(rewards, dtype=float)[active]
+            steps[active] += 1
+            hits[active] = _info_array(infos, "cone_hits")[active]
+            for key, acc in (("n_overrun", n_over), ("n_skipped", n_skip)):
+                vals = _info_array(infos, key)
+                if vals is not None:
+                    mask = infos.get("_" + key)
+                    take = active if mask is None else active & np.asarray(mask, dtype=bool)
+                    acc[take] = vals[take]
+            done = active & (np.asarray(term) | np.asarray(trunc))
+            for i in np.flatnonzero(done):
+                terminated_at[i] = bool(term[i])
+                ends[i] = _end_reason(infos, i, bool(term[i]), int(steps[i]),
+                                      job.max_episode_steps)
+            active &= ~done
+    finally:
+        venv.close()
+
+    e_mat = np.stack(e_hist)  # (T, n)
+    out = []
+    for i, (c, seed) in enumerate(batch):
+        cell = cells[c]
+        rmse, emax = ey_stats(e_mat[: steps[i], i])
+        out.append(SweepRow(
+            cell=c, env_id=job.env_id, scenario=cell.key, latency=cell.label,
+            mean_delay_ms=cell.delay_ms,
+            overrun=job.env_kwargs["overrun"] if cell.latency is not None else "-",
+            seed=seed, steps=int(steps[i]), ey_rmse_m=rmse, ey_max_m=emax,
+            cone_hits=int(hits[i]), episode_return=float(ret[i]), n_overrun=int(n_over[i]),
+            n_skipped=int(n_skip[i]), outcome="terminated" if terminated_at[i] else "truncated",
+            end=ends[i], completed=ends[i] == "course_end",
+        ))
+    return out
+
+
+def _run_chunk(job: _Job, batches: list[list[tuple[int, int]]]) -> list[SweepRow]:
+    return [row for batch in batches for row in _run_batch(job, batch)]
