@@ -13,10 +13,10 @@ Everything runs on the core's integer tick clock. The timing arithmetic is the c
 is the event loop between them: it advances the plant in blocks of substeps from one
 event (a grid sample tick, a controller call tick, the end) to the next.
 
-The simulated side is reached through a small driver protocol (``_Driver``: reset,
-observe, call, check, command_now / schedule / drop_pending / advance, state_row); the
-one implementation is ``_PlantDriver`` (a Plant and a callback, or an env's policy
-through ``PolicyController``).
+The simulated side is reached through a small driver protocol (``vdsim_gym.eval.driver``:
+reset, observe, call, check, command_now / schedule / drop_pending / advance,
+state_row); the one implementation is ``_PlantDriver`` (a Plant and a callback, or an
+env's policy through ``PolicyController``). Results and errors: ``vdsim_gym.eval.result``.
 """
 
 from __future__ import annotations
@@ -25,134 +25,23 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 from vdsim_gym import _core
+from vdsim_gym.eval.driver import STATE_COLUMNS, Command, Controller, _Driver, _PlantDriver
 from vdsim_gym.eval.metrics import _check_path, lateral_error, tracking_stats
 from vdsim_gym.eval.policy_adapter import PolicyController
-from vdsim_gym.eval.provenance import build_info, plant_meta
+from vdsim_gym.eval.provenance import build_info
+from vdsim_gym.eval.result import ControllerError, EvalResult, _Samples
 from vdsim_gym.latency import LatencyModel, check_latency, check_overrun
 from vdsim_gym.plant import Plant
 from vdsim_gym.timing import whole_ticks
 
 MODES = ("sync", "virtual_async")
-STATE_COLUMNS = ("X", "Y", "psi", "vx", "vy", "r", "ax", "ay", "beta", "delta_rw")
-TIMING_COLUMNS = ("t_sample", "t_apply", "c_k", "overrun")
-
-Command = tuple[float, float]
-Controller = Callable[[Any, float], Any]
-
-
-class ControllerError(RuntimeError):
-    """The controller raised; ``k`` and ``t`` name the sample, ``__cause__`` is the error."""
-
-    def __init__(self, message: str, k: int, t: float) -> None:
-        super().__init__(message)
-        self.k = k
-        self.t = t
-
-
-@dataclass(frozen=True)
-class EvalResult:
-    """What a run produced (columns and units in docs/EVAL_MODES.md).
-
-    trace: one row per control grid point t_k = k Tc before the end, plus a closing row
-        at the end (t_stop or the duration) whose command columns are NaN.
-    samples: one row per controller call.
-    stats: counts and tracking metrics; meta: settings and provenance.
-    """
-
-    trace: dict[str, np.ndarray]
-    samples: dict[str, np.ndarray]
-    stats: dict[str, Any]
-    meta: dict[str, Any]
-
-
-class _Driver(Protocol):
-    """The simulated side of the event loop (a Plant + callback today; an env + policy
-    can implement the same methods)."""
-
-    substep_dt: float
-    ticks_per_period: int
-    lon_column: str  # name of the longitudinal command column: "u_fx" or "u_pedal"
-
-    def reset(self) -> None: ...
-    def observe(self) -> Any: ...  # what the controller receives at the current tick
-    def state_row(self, obs: Any) -> tuple[float, ...]: ...  # STATE_COLUMNS of an observation
-    def call(self, obs: Any, t: float) -> Any: ...  # the controller's raw output
-    def check(self, raw: Any) -> Command: ...  # validated command; ValueError otherwise
-    def command_now(self, command: Command) -> None: ...
-    def schedule(self, apply_tick: int, command: Command) -> None: ...
-    def drop_pending(self) -> None: ...
-    def advance(self, n: int) -> None: ...
-    def meta(self) -> dict[str, Any]: ...
-
-
-class _PlantDriver:
-    """A Plant driven by a callback ``controller(obs_dict, t) -> (delta_rad, longitudinal)``."""
-
-    def __init__(self, plant: Plant, controller: Controller,
-                 initial_state: Mapping[str, float] | None, ref_point_setting: Any) -> None:
-        self.plant = plant
-        self.controller = controller
-        self.initial_state = dict(initial_state or {})
-        self.ref_point_setting = ref_point_setting
-        self.substep_dt = plant.substep_dt
-        self.ticks_per_period = plant.ticks_per_period
-        self.lon_column = "u_fx" if plant.longitudinal == "force" else "u_pedal"
-        self._session = plant.session
-
-    def reset(self) -> None:
-        self.plant.reset(self.initial_state)
-        reset = getattr(self.controller, "reset", None)
-        if callable(reset):  # a stateful controller (PolicyController) starts afresh
-            reset()
-
-    def observe(self) -> dict[str, float]:
-        return self.plant.observe()
-
-    def state_row(self, obs: dict[str, float]) -> tuple[float, ...]:
-        return tuple(obs[c] for c in STATE_COLUMNS)
-
-    def call(self, obs: dict[str, float], t: float) -> Any:
-        return self.controller(obs, t)
-
-    def check(self, raw: Any) -> Command:
-        try:
-            return self.plant.check_command(raw)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"{err}; got {raw!r}") from None
-
-    def command_now(self, command: Command) -> None:
-        self._session.command_now(*command)
-
-    def schedule(self, apply_tick: int, command: Command) -> None:
-        self._session.schedule(apply_tick, *command)
-
-    def drop_pending(self) -> None:
-        self._session.drop_pending()
-
-    def advance(self, n: int) -> None:
-        self._session.advance(n)
-
-    def meta(self) -> dict[str, Any]:
-        return plant_meta(self.plant.physics, self.plant.ref_point, self.ref_point_setting)
-
-
-class _Samples:
-    """Rows of ``samples``, one per controller call."""
-
-    def __init__(self) -> None:
-        self.rows: list[dict[str, Any]] = []
-
-    def add(self, **row: Any) -> dict[str, Any]:
-        self.rows.append(row)
-        return row
 
 
 class ClosedLoopEval:

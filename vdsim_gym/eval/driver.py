@@ -1,0 +1,86 @@
+"""The simulated side of ClosedLoopEval's event loop: the driver protocol and its Plant
+implementation (a callback, or an env's policy through ``PolicyController``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from vdsim_gym.eval.provenance import plant_meta
+from vdsim_gym.plant import Plant
+
+STATE_COLUMNS = ("X", "Y", "psi", "vx", "vy", "r", "ax", "ay", "beta", "delta_rw")
+
+Command = tuple[float, float]
+Controller = Callable[[Any, float], Any]
+
+
+class _Driver(Protocol):
+    """The simulated side of the event loop (a Plant + callback today; an env + policy
+    can implement the same methods)."""
+
+    substep_dt: float
+    ticks_per_period: int
+    lon_column: str  # name of the longitudinal command column: "u_fx" or "u_pedal"
+
+    def reset(self) -> None: ...
+    def observe(self) -> Any: ...  # what the controller receives at the current tick
+    def state_row(self, obs: Any) -> tuple[float, ...]: ...  # STATE_COLUMNS of an observation
+    def call(self, obs: Any, t: float) -> Any: ...  # the controller's raw output
+    def check(self, raw: Any) -> Command: ...  # validated command; ValueError otherwise
+    def command_now(self, command: Command) -> None: ...
+    def schedule(self, apply_tick: int, command: Command) -> None: ...
+    def drop_pending(self) -> None: ...
+    def advance(self, n: int) -> None: ...
+    def meta(self) -> dict[str, Any]: ...
+
+
+class _PlantDriver:
+    """A Plant driven by a callback ``controller(obs_dict, t) -> (delta_rad, longitudinal)``."""
+
+    def __init__(self, plant: Plant, controller: Controller,
+                 initial_state: Mapping[str, float] | None, ref_point_setting: Any) -> None:
+        self.plant = plant
+        self.controller = controller
+        self.initial_state = dict(initial_state or {})
+        self.ref_point_setting = ref_point_setting
+        self.substep_dt = plant.substep_dt
+        self.ticks_per_period = plant.ticks_per_period
+        self.lon_column = "u_fx" if plant.longitudinal == "force" else "u_pedal"
+        self._session = plant.session
+
+    def reset(self) -> None:
+        self.plant.reset(self.initial_state)
+        reset = getattr(self.controller, "reset", None)
+        if callable(reset):  # a stateful controller (PolicyController) starts afresh
+            reset()
+
+    def observe(self) -> dict[str, float]:
+        return self.plant.observe()
+
+    def state_row(self, obs: dict[str, float]) -> tuple[float, ...]:
+        return tuple(obs[c] for c in STATE_COLUMNS)
+
+    def call(self, obs: dict[str, float], t: float) -> Any:
+        return self.controller(obs, t)
+
+    def check(self, raw: Any) -> Command:
+        try:
+            return self.plant.check_command(raw)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{err}; got {raw!r}") from None
+
+    def command_now(self, command: Command) -> None:
+        self._session.command_now(*command)
+
+    def schedule(self, apply_tick: int, command: Command) -> None:
+        self._session.schedule(apply_tick, *command)
+
+    def drop_pending(self) -> None:
+        self._session.drop_pending()
+
+    def advance(self, n: int) -> None:
+        self._session.advance(n)
+
+    def meta(self) -> dict[str, Any]:
+        return plant_meta(self.plant.physics, self.plant.ref_point, self.ref_point_setting)
