@@ -43,6 +43,20 @@ def test_latency_model_rejects_nonsense_in_every_constructor(make, match):
     assert LatencyModel.fixed(MAX_DELAY_S).max_delay == MAX_DELAY_S  # the bound itself is fine
 
 
+def test_latency_parameters_by_name_reach_the_core():
+    """Each kind's parameters have names in Python and in the core's spec (no a/b)."""
+    u = LatencyModel.uniform(0.002, 0.03, seed=5)
+    n = LatencyModel.normal(0.01, 0.002, seed=5)
+    f = LatencyModel.fixed(0.02)
+    assert (u.lo, u.hi, u.mu, n.mu, n.sd, f.c, f.lo) == (0.002, 0.03, None, 0.01, 0.002, 0.02,
+                                                         None)
+    su, sn, sf = u.spec(), n.spec(), f.spec()
+    assert (su.lo, su.hi, su.c, sn.mu, sn.sd, sf.c) == (0.002, 0.03, 0.0, 0.01, 0.002, 0.02)
+    assert str(LatencyModel.measured().spec().kind).endswith("measured")
+    draws = np.asarray(u.sampler().draw_many(1000))
+    assert draws.min() >= 0.002 and draws.max() <= 0.03
+
+
 def test_latency_tick_conversions_are_guarded_against_overflow():
     with pytest.raises(ValueError, match=r"too long: .* more than the clock's limit of 2\*\*53"):
         whole_ticks(1e300, 5e-4, "duration")

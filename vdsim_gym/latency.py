@@ -62,9 +62,35 @@ class LatencyModel:
     """
 
     kind: str
-    a: float = 0.0  # fixed: c; uniform: lo; normal: mu [s]
-    b: float = 0.0  # uniform: hi; normal: sd [s]
+    a: float = 0.0  # first parameter [s]: fixed c, uniform lo, normal mu (see the properties)
+    b: float = 0.0  # second parameter [s]: uniform hi, normal sd
     seed: int = 0
+
+    # The parameters by name (None where the kind has no such parameter).
+    @property
+    def c(self) -> float | None:
+        """Fixed delay [s]."""
+        return self.a if self.kind == "fixed" else None
+
+    @property
+    def lo(self) -> float | None:
+        """Uniform lower bound [s]."""
+        return self.a if self.kind == "uniform" else None
+
+    @property
+    def hi(self) -> float | None:
+        """Uniform upper bound [s]."""
+        return self.b if self.kind == "uniform" else None
+
+    @property
+    def mu(self) -> float | None:
+        """Normal mean before clipping at 0 [s]."""
+        return self.a if self.kind == "normal" else None
+
+    @property
+    def sd(self) -> float | None:
+        """Normal standard deviation [s]."""
+        return self.b if self.kind == "normal" else None
 
     def __post_init__(self) -> None:
         if self.kind not in LATENCY_KINDS:
@@ -141,8 +167,13 @@ class LatencyModel:
     def spec(self, seed: int | None = None) -> _core.LatencySpec:
         """The core's description of this model; ``seed`` overrides the model's own."""
         s = _core.LatencySpec()
-        s.kind = getattr(_core.LatencyKind, "external" if self.kind == "measured" else self.kind)
-        s.a, s.b = self.a, self.b
+        s.kind = getattr(_core.LatencyKind, self.kind)
+        if self.kind == "fixed":
+            s.c = self.a
+        elif self.kind == "uniform":
+            s.lo, s.hi = self.a, self.b
+        elif self.kind == "normal":
+            s.mu, s.sd = self.a, self.b
         s.seed = self.seed if seed is None else seed
         return s
 

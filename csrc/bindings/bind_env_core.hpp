@@ -51,32 +51,32 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
   };
   auto checked = [](const Core& e, double ext) {
     if (std::isnan(ext)) {
-      if (e.external_latency())
-        throw std::invalid_argument("external latency: pass external_delay to step");
+      if (e.measured_latency())
+        throw std::invalid_argument("measured latency: pass measured_delay (the timed compute [s]) to step");
     } else if (!(ext >= 0.0) || !std::isfinite(ext)) {
-      throw std::invalid_argument("external_delay must be a finite delay >= 0 s");
+      throw std::invalid_argument("measured_delay must be a finite delay >= 0 s");
     }
   };
   py::class_<Core, vdsim::EnvCoreBase> cls(m, name);
   if constexpr (N == 2) {
     cls.def("step", [step, checked](Core& e, double a0, double a1, FRow obs, DRow terms,
-                                    DRow info, double external_delay) {
-          checked(e, external_delay);
+                                    DRow info, double measured_delay) {
+          checked(e, measured_delay);
           const double a[2] = {a0, a1};
-          return step(e, a, obs, terms, info, external_delay);
+          return step(e, a, obs, terms, info, measured_delay);
         }, py::arg("a_steer"), py::arg("a_long"), py::arg("obs").noconvert(),
         py::arg("terms").noconvert(), py::arg("info").noconvert(),
-        py::arg("external_delay") = std::nan(""),
-        "One env step (GIL released); external_delay [s] for LatencyKind.external");
+        py::arg("measured_delay") = std::nan(""),
+        "One env step (GIL released); measured_delay [s] for LatencyKind.measured");
   } else {
     cls.def("step", [step, checked](Core& e, double a0, FRow obs, DRow terms, DRow info,
-                                    double external_delay) {
-          checked(e, external_delay);
+                                    double measured_delay) {
+          checked(e, measured_delay);
           const double a[1] = {a0};
-          return step(e, a, obs, terms, info, external_delay);
+          return step(e, a, obs, terms, info, measured_delay);
         }, py::arg("action"), py::arg("obs").noconvert(), py::arg("terms").noconvert(),
-        py::arg("info").noconvert(), py::arg("external_delay") = std::nan(""),
-        "One env step (GIL released); external_delay [s] for LatencyKind.external");
+        py::arg("info").noconvert(), py::arg("measured_delay") = std::nan(""),
+        "One env step (GIL released); measured_delay [s] for LatencyKind.measured");
   }
   cls.def("reset", [](Core& e, const typename Task::ResetState& state, FRow obs, DRow info,
                       uint64_t latency_seed) {

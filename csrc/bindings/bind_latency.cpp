@@ -13,7 +13,7 @@ void bind_latency(py::module_& m) {
       .value("fixed", LatencyKind::Fixed)
       .value("uniform", LatencyKind::Uniform)
       .value("normal", LatencyKind::Normal)
-      .value("external", LatencyKind::External);
+      .value("measured", LatencyKind::Measured);
   py::enum_<OverrunPolicy>(m, "OverrunPolicy")
       .value("skip", OverrunPolicy::Skip)
       .value("queue", OverrunPolicy::Queue);
@@ -21,8 +21,11 @@ void bind_latency(py::module_& m) {
   py::class_<LatencySpec>(m, "LatencySpec")
       .def(py::init<>())
       .def_readwrite("kind", &LatencySpec::kind)
-      .def_readwrite("a", &LatencySpec::a)
-      .def_readwrite("b", &LatencySpec::b)
+      .def_readwrite("c", &LatencySpec::c)
+      .def_readwrite("lo", &LatencySpec::lo)
+      .def_readwrite("hi", &LatencySpec::hi)
+      .def_readwrite("mu", &LatencySpec::mu)
+      .def_readwrite("sd", &LatencySpec::sd)
       .def_readwrite("seed", &LatencySpec::seed);
 
   py::class_<LatencySampler>(m, "LatencySampler")

@@ -1,4 +1,4 @@
-// VectorSession: one GIL-released call steps N env cores into caller-owned batch
+// VectorEnvCore: one GIL-released call steps N env cores into caller-owned batch
 // buffers. Shapes and dtypes are checked once per call (noconvert: a wrong dtype is an
 // error, never a temporary copy that would swallow the writes); the cores are kept alive
 // by a tuple held next to the session.
@@ -11,16 +11,16 @@
 #include <vector>
 
 #include "interruptible.hpp"
-#include "vdsim/vector_session.hpp"
+#include "vdsim/vector_env_core.hpp"
 
 namespace py = pybind11;
 using namespace vdsim;
 
 namespace {
 
-struct PyVectorSession {
+struct PyVectorEnvCore {
   py::tuple cores;  // keeps the env cores alive as long as the session
-  std::unique_ptr<VectorSession> impl;
+  std::unique_ptr<VectorEnvCore> impl;
 };
 
 std::string shape_str(const py::array& a) {
@@ -49,21 +49,21 @@ T* buffer(py::array& a, py::ssize_t n, py::ssize_t cols, const char* what, const
 }  // namespace
 
 void bind_vector(py::module_& m) {
-  py::class_<PyVectorSession>(m, "VectorSession")
+  py::class_<PyVectorEnvCore>(m, "VectorEnvCore")
       .def(py::init([](py::sequence cores, int threads) {
              if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
-             auto out = std::make_unique<PyVectorSession>();
+             auto out = std::make_unique<PyVectorEnvCore>();
              out->cores = py::tuple(cores);
              std::vector<EnvCoreBase*> ptrs;
              ptrs.reserve(out->cores.size());
              for (auto c : out->cores) ptrs.push_back(c.cast<EnvCoreBase*>());
-             out->impl = std::make_unique<VectorSession>(std::move(ptrs), threads);
+             out->impl = std::make_unique<VectorEnvCore>(std::move(ptrs), threads);
              return out;
            }), py::arg("cores"), py::arg("threads") = 0,
            "N env cores (one spec) stepped together; threads=0: all cores, 1: inline")
-      .def("step", [](PyVectorSession& v, py::array actions, py::array step_mask, py::array obs,
+      .def("step", [](PyVectorEnvCore& v, py::array actions, py::array step_mask, py::array obs,
                       py::array rewards, py::array flags, py::array terms, py::array info) {
-             if (v.impl->closed()) throw std::runtime_error("VectorSession is closed");
+             if (v.impl->closed()) throw std::runtime_error("VectorEnvCore is closed");
              const py::ssize_t n = v.impl->size();
              const EnvSpec& spec = v.impl->spec();
              VectorStepBuffers b;
@@ -83,7 +83,7 @@ void bind_vector(py::module_& m) {
              b.info = buffer<double>(info, n, spec.info_size(), "info", "float64");
              for (py::ssize_t i = 0; i < n; ++i) {
                // Checked per call: Python may reconfigure a core's latency between steps.
-               if (b.step_mask[i] && v.impl->core(i).external_latency())
+               if (b.step_mask[i] && v.impl->core(i).measured_latency())
                  throw std::invalid_argument(
                      "env " + std::to_string(i) +
                      " has LatencyModel.measured(): the vector session draws delays from "
@@ -93,8 +93,8 @@ void bind_vector(py::module_& m) {
            }, py::arg("actions"), py::arg("step_mask"), py::arg("obs"), py::arg("rewards"),
            py::arg("flags"), py::arg("terms"), py::arg("info"),
            "One env step of every env whose step_mask is nonzero (GIL released)")
-      .def("advance_physics", [](PyVectorSession& v, py::array_t<double> actions) {
-             if (v.impl->closed()) throw std::runtime_error("VectorSession is closed");
+      .def("advance_physics", [](PyVectorEnvCore& v, py::array_t<double> actions) {
+             if (v.impl->closed()) throw std::runtime_error("VectorEnvCore is closed");
              VectorStepBuffers b;
              b.actions = buffer<double>(actions, v.impl->size(), v.impl->spec().action_size(),
                                         "actions", "float64");
@@ -103,12 +103,12 @@ void bind_vector(py::module_& m) {
            }, py::arg("actions"),
            "Benchmark reference: every env's physics for one control period (command now, "
            "advance), without latency, task, observation or reward (GIL released)")
-      .def("close", [](PyVectorSession& v) {
+      .def("close", [](PyVectorEnvCore& v) {
              py::gil_scoped_release release;
              v.impl->close();
            }, "Stop and join the workers (idempotent)")
-      .def_property_readonly("closed", [](const PyVectorSession& v) { return v.impl->closed(); })
-      .def_property_readonly("num_envs", [](const PyVectorSession& v) { return v.impl->size(); })
-      .def_property_readonly("threads", [](const PyVectorSession& v) { return v.impl->threads(); })
-      .def("__len__", [](const PyVectorSession& v) { return v.impl->size(); });
+      .def_property_readonly("closed", [](const PyVectorEnvCore& v) { return v.impl->closed(); })
+      .def_property_readonly("num_envs", [](const PyVectorEnvCore& v) { return v.impl->size(); })
+      .def_property_readonly("threads", [](const PyVectorEnvCore& v) { return v.impl->threads(); })
+      .def("__len__", [](const PyVectorEnvCore& v) { return v.impl->size(); });
 }

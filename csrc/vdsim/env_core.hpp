@@ -66,10 +66,10 @@ class EnvCoreBase {
   // One env step from an action row; writes the obs, terms and info rows (info[0] is the
   // reward); returns the task's flag bits.
   virtual int step(const double* action, float* obs, double* terms, double* info,
-                   double external_delay) = 0;
+                   double measured_delay) = 0;
   // Benchmark reference: one control period of plant physics only (no latency, no task).
   virtual void advance_physics(const double* action) = 0;
-  virtual bool external_latency() const = 0;
+  virtual bool measured_latency() const = 0;
 };
 
 template <class Task>
@@ -109,12 +109,12 @@ class EnvCore final : public EnvCoreBase {
   // Without latency: the command takes effect now, the plant advances one control period,
   //   then the task is evaluated.
   // With latency: the action is the sample at grid index k = timeline.next_k(); its delay
-  //   c_k is drawn (LatencyKind::External: c_k = external_delay), committed on the
+  //   c_k is drawn (LatencyKind::Measured: c_k = measured_delay), committed on the
   //   timeline and the command scheduled at its apply tick; the plant advances to the next
   //   sample's grid tick (skip: possibly several periods; queue: one) and the task is
   //   evaluated there (termination is checked at the end of the env step only).
   int step(const double* action, float* obs, double* terms, double* info,
-           double external_delay = std::numeric_limits<double>::quiet_NaN()) override {
+           double measured_delay = std::numeric_limits<double>::quiet_NaN()) override {
     prev_action_ = action_;
     for (int j = 0; j < kActions; ++j) action_[j] = std::clamp(action[j], -1.0, 1.0);
     const auto cmd = task_.command_from_action(plant_, action_.data());
@@ -128,7 +128,7 @@ class EnvCore final : public EnvCoreBase {
       std::fill(timing + 2, timing + kTimingInfoSize, 0.0);
     } else {
       const int64_t k = timeline_.next_k();
-      const double c = sampler_.spec().kind == LatencyKind::External ? external_delay
+      const double c = sampler_.spec().kind == LatencyKind::Measured ? measured_delay
                                                                      : sampler_.draw();
       const int64_t skipped_before = timeline_.n_skipped();
       const SampleTiming s = timeline_.commit(k, c);
@@ -172,8 +172,8 @@ class EnvCore final : public EnvCoreBase {
   void set_time_limit_ticks(int64_t ticks) { limit_ticks_ = ticks; }
   int64_t time_limit_ticks() const { return limit_ticks_; }
   bool has_latency() const { return latency_on_; }
-  bool external_latency() const override {
-    return latency_on_ && sampler_.spec().kind == LatencyKind::External;
+  bool measured_latency() const override {
+    return latency_on_ && sampler_.spec().kind == LatencyKind::Measured;
   }
   const AsyncTimeline& timeline() const { return timeline_; }
   double control_period() const {

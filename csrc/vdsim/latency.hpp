@@ -8,12 +8,16 @@
 
 namespace vdsim {
 
-enum class LatencyKind { Fixed = 0, Uniform = 1, Normal = 2, External = 3 };
+enum class LatencyKind { Fixed = 0, Uniform = 1, Normal = 2, Measured = 3 };
 
+// A model's parameters: each kind reads its own fields, the others stay 0.
 struct LatencySpec {
   LatencyKind kind = LatencyKind::Fixed;
-  double a = 0.0;     // fixed: c [s]; uniform: lo [s]; normal: mu [s]
-  double b = 0.0;     // uniform: hi [s]; normal: sd [s]
+  double c = 0.0;     // fixed: the delay [s]
+  double lo = 0.0;    // uniform: lower bound [s]
+  double hi = 0.0;    // uniform: upper bound [s]
+  double mu = 0.0;    // normal: mean before clipping at 0 [s]
+  double sd = 0.0;    // normal: standard deviation [s]
   uint64_t seed = 0;  // uniform / normal
 };
 
@@ -42,19 +46,19 @@ class LatencySampler {
   void reseed(uint64_t seed) { rng_ = SplitMix64(seed); }
   const LatencySpec& spec() const { return spec_; }
 
-  // The next computation delay c_k >= 0 [s]. External models are supplied by the caller.
+  // The next computation delay c_k >= 0 [s]. Measured delays are supplied by the caller (the controller's timed compute).
   double draw() {
     switch (spec_.kind) {
       case LatencyKind::Uniform:
-        return spec_.a + (spec_.b - spec_.a) * rng_.uniform();
+        return spec_.lo + (spec_.hi - spec_.lo) * rng_.uniform();
       case LatencyKind::Normal: {
         // Box-Muller, cosine branch; 1 - u keeps the logarithm finite.
         const double u1 = 1.0 - rng_.uniform(), u2 = rng_.uniform();
         const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-        return std::fmax(0.0, spec_.a + spec_.b * z);  // a computation cannot end before it starts
+        return std::fmax(0.0, spec_.mu + spec_.sd * z);  // a computation cannot end before it starts
       }
       default:
-        return spec_.a;
+        return spec_.c;
     }
   }
 

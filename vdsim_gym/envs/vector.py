@@ -1,7 +1,7 @@
 """VDSimVectorEnv: N path-tracking envs stepped by one GIL-released C++ call.
 
 ``gym.make_vec("VDSim-DLC-v0", num_envs=N, ...)`` returns this (every registered id has a
-``vector_entry_point`` here). The batch step runs in ``_core.VectorSession``: a persistent
+``vector_entry_point`` here). The batch step runs in ``_core.VectorEnvCore``: a persistent
 worker pool steps every env's ``PathEnvCore`` by one env step (latency schedule included)
 and writes observations, rewards, flags, reward terms and info scalars into numpy buffers
 this class owns. No per-env Python runs on the hot path; per-env Python runs only at
@@ -122,7 +122,7 @@ class VDSimVectorEnv(VectorEnv):
         self._latency_rows = np.array([e.latency is not None for e in self.envs])
         self._has_latency = bool(self._latency_rows.any())
         self._needs_reset = True
-        self._session = _core.VectorSession([e._core for e in self.envs], int(threads))
+        self._session = _core.VectorEnvCore([e._core for e in self.envs], int(threads))
         self.threads: int = self._session.threads
 
     def __copy__(self) -> VDSimVectorEnv:

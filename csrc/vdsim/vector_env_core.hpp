@@ -1,4 +1,4 @@
-// VectorSession: steps N independent env cores (any task: EnvCoreBase, sizes from the
+// VectorEnvCore: steps N independent env cores (any task: EnvCoreBase, sizes from the
 // spec) by one env step each, in parallel on a persistent worker pool. The cores are not owned (the Python envs own them); each keeps
 // its own state, schedule, latency timeline and delay generator, so a core's result does
 // not depend on which worker runs it or on the number of threads.
@@ -28,14 +28,14 @@ struct VectorStepBuffers {
   bool physics_only = false;  // benchmark reference: advance_physics, no task
 };
 
-class VectorSession {
+class VectorEnvCore {
  public:
   // threads = 0: std::thread::hardware_concurrency(); 1: inline on the caller (no pool).
   // Every core must have the same spec (std::invalid_argument otherwise).
-  VectorSession(std::vector<EnvCoreBase*> cores, int threads);
-  ~VectorSession();
-  VectorSession(const VectorSession&) = delete;
-  VectorSession& operator=(const VectorSession&) = delete;
+  VectorEnvCore(std::vector<EnvCoreBase*> cores, int threads);
+  ~VectorEnvCore();
+  VectorEnvCore(const VectorEnvCore&) = delete;
+  VectorEnvCore& operator=(const VectorEnvCore&) = delete;
 
   // Steps every masked env once, writing its rows; unmasked envs get reward 0, flags 0
   // and zero reward terms (obs and info rows are left alone). Blocks until all are done.

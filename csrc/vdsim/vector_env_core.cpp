@@ -1,4 +1,4 @@
-#include "vector_session.hpp"
+#include "vector_env_core.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -29,30 +29,30 @@ class RelayStop : public StopToken {
 
 }  // namespace
 
-VectorSession::VectorSession(std::vector<EnvCoreBase*> cores, int threads)
+VectorEnvCore::VectorEnvCore(std::vector<EnvCoreBase*> cores, int threads)
     : cores_(std::move(cores)) {
-  if (cores_.empty()) throw std::invalid_argument("VectorSession needs at least one core");
+  if (cores_.empty()) throw std::invalid_argument("VectorEnvCore needs at least one core");
   const EnvSpec& s = cores_.front()->spec();
   for (const EnvCoreBase* c : cores_) {
     const EnvSpec& o = c->spec();
     if (o.obs_names != s.obs_names || o.action_names != s.action_names ||
         o.term_names != s.term_names || o.info_names != s.info_names)
-      throw std::invalid_argument("VectorSession: every env core must have the same spec");
+      throw std::invalid_argument("VectorEnvCore: every env core must have the same spec");
   }
   obs_n_ = s.obs_size();
   act_n_ = s.action_size();
   term_n_ = s.term_size();
   info_n_ = s.info_size();
-  if (act_n_ > kMaxActions) throw std::invalid_argument("VectorSession: action row too long");
+  if (act_n_ > kMaxActions) throw std::invalid_argument("VectorEnvCore: action row too long");
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads_ = threads;
   workers_.reserve(threads_ - 1);
   for (int w = 1; w < threads_; ++w) workers_.emplace_back([this, w] { worker_loop(w); });
 }
 
-VectorSession::~VectorSession() { close(); }
+VectorEnvCore::~VectorEnvCore() { close(); }
 
-void VectorSession::close() {
+void VectorEnvCore::close() {
   std::lock_guard<std::mutex> call(call_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -65,7 +65,7 @@ void VectorSession::close() {
   closed_ = true;
 }
 
-void VectorSession::run_range(int64_t lo, int64_t hi) {
+void VectorEnvCore::run_range(int64_t lo, int64_t hi) {
   const VectorStepBuffers& b = job_;
   const auto* a32 = static_cast<const float*>(b.actions);
   const auto* a64 = static_cast<const double*>(b.actions);
@@ -95,9 +95,9 @@ void VectorSession::run_range(int64_t lo, int64_t hi) {
   }
 }
 
-void VectorSession::step(const VectorStepBuffers& b) {
+void VectorEnvCore::step(const VectorStepBuffers& b) {
   std::lock_guard<std::mutex> call(call_mu_);
-  if (closed_) throw std::runtime_error("VectorSession is closed");
+  if (closed_) throw std::runtime_error("VectorEnvCore is closed");
   job_ = b;
   cancel_.store(false, std::memory_order_relaxed);
   RelayStop relay(current_stop_token(), cancel_);
@@ -131,7 +131,7 @@ void VectorSession::step(const VectorStepBuffers& b) {
   if (error_) std::rethrow_exception(error_);
 }
 
-void VectorSession::worker_loop(int w) {
+void VectorEnvCore::worker_loop(int w) {
   FlagStop stop(cancel_);
   ScopedStop scope(&stop);
   uint64_t seen = 0;
