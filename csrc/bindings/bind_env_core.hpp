@@ -99,6 +99,8 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
       .def_property_readonly("n_skipped", [](const Core& e) { return e.timeline().n_skipped(); })
       .def_property_readonly("next_k", [](const Core& e) { return e.timeline().next_k(); })
       .def_property_readonly("control_period", &Core::control_period)
+      .def_property_readonly("time", [](const Core& e) { return e.plant().time(); },
+                             "The plant's time [s]")
       .def_property_readonly("task_info_size", &Core::task_info_size)
       .def_property("time_limit_ticks", &Core::time_limit_ticks, [](Core& e, std::int64_t t) {
         if (t < 0) throw std::invalid_argument("time_limit_ticks must be >= 0 (0: none)");

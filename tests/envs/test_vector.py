@@ -212,7 +212,7 @@ def test_vector_bad_action_row_names_env_and_steps_nothing() -> None:
         (np.zeros((5, 2)), r"shape \(num_envs, 2\) = \(4, 2\), got shape \(5, 2\)"),
         (np.zeros((4,)), r"got shape \(4,\)"),
         (np.zeros((4, 3)), r"got shape \(4, 3\)"),
-        ([["a", "b"]] * 4, r"actions must be a \(4, 2\) array of numbers"),
+        ([["a", "b"]] * 4, r"actions must be a \(4, 2\) array of real numbers"),
     ],
 )
 def test_vector_wrong_batch_shape_is_a_clear_error(actions: Any, match: str) -> None:

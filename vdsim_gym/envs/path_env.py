@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, SupportsFloat
+from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
 from vdsim_gym import _core
-from vdsim_gym.config import ActuatorConfig, VehicleConfig
+from vdsim_gym.envs.core_env import (
+    CoreEnv,
+    check_flag,
+    refuse_copy,
+)
+from vdsim_gym.envs.core_env import reject_action as _reject_any
 from vdsim_gym.envs.course import Course
-from vdsim_gym.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
-from vdsim_gym.plant import DEFAULT_INTEGRATOR, PhysicsSpec
-from vdsim_gym.timing import ceil_ticks
+from vdsim_gym.plant import PhysicsSpec
 from vdsim_gym.tracking import check_path, ey_stats
 
 OBS_NAMES: tuple[str, ...] = tuple(_core.PATH_OBS_NAMES)
@@ -31,13 +33,9 @@ DEFAULT_REWARD_WEIGHTS: dict[str, float] = {
 _FLAGS: dict[str, int] = dict(_core.PATH_FLAGS)
 _TERMINATED, _TRUNCATED = _FLAGS["terminated"], _FLAGS["truncated"]
 _TIME_LIMIT = _FLAGS["time_limit"]
-MAX_TIME_LIMIT_S = 3600.0  # [s]: longer episodes are a mistake (seconds, not steps)
-_ACTION_TOL = 1.0 + 1e-6  # actions within this of [-1, 1] are clipped, beyond it rejected
 _START_NOISE_Y = 0.05  # uniform lateral offset at reset, +- [m]
 _START_NOISE_PSI = math.radians(0.5)  # uniform heading offset at reset, +- [rad]
 _N_INFO = len(_core.PATH_STEP_INFO_NAMES)
-# Tag of the latency seed stream derived from the reset seed (independent of np_random).
-_LATENCY_STREAM = 0x1A7E_5EED
 
 # The manual's shared sections; the subclasses' docstrings include them.
 SHARED_DOC = """
@@ -143,16 +141,6 @@ SHARED_ARGS = """
 """
 
 
-def refuse_copy(obj: Any) -> TypeError:
-    """The error for copying or pickling an object that holds C++ env cores."""
-    return TypeError(
-        f"{type(obj).__name__} holds C++ env cores (simulation state, schedules, buffers) "
-        "that are neither copied nor pickled, and a shallow copy would step the same core "
-        "twice. Make another env instead, or pickle a factory: functools.partial(gym.make, "
-        "'VDSim-DLC-v0', **kwargs) (what SubprocVecEnv and AsyncVectorEnv take); the same "
-        "seed reproduces an episode bit for bit.")
-
-
 def episode_outcome(flags: int) -> str | None:
     """Why the env ended an episode: the termination cause ("cone_hit", "off_corridor",
     "spin_out", "non_finite"), "course_end" or "time_limit" for a truncation, None if it
@@ -167,7 +155,7 @@ def episode_outcome(flags: int) -> str | None:
     return "course_end" if flags & _TRUNCATED else None
 
 
-class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
+class PathTrackingEnv(CoreEnv):
     """Follow a reference path (a ``Course``) with steer and longitudinal actions.
 
     Subclasses choose the course (``_next_course``) and may change the starting state.
@@ -175,97 +163,32 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
 
     __doc__ = (__doc__ or "") + SHARED_DOC + "\n    ## Arguments\n" + SHARED_ARGS
 
-    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 50}
-    DEFAULT_TIME_LIMIT: float | None = None  # [s]; subclasses set theirs
+    INFO_KEYS = (("e_y", float), ("cone_hits", int), ("s", float), ("t", float))
 
     def __init__(
         self,
         *,
-        level: str = "L2",
-        vehicle: str | VehicleConfig | Mapping[str, Any] = "generic_sedan",
-        substep_dt: float = 5e-4,
-        control_period: float = 0.02,
-        longitudinal: str = "pedal",
-        actuator: ActuatorConfig | Mapping[str, Any] | None = None,
-        integrator: str = DEFAULT_INTEGRATOR,
         reward_weights: Mapping[str, float] | None = None,
         terminate_on_cone: bool = True,
-        render_mode: str | None = None,
-        latency: LatencyModel | None = None,
-        overrun: str = "skip",
-        time_limit: float | None | str = "default",
+        **kwargs: Any,
     ) -> None:
-        self.physics = PhysicsSpec.build(
-            level=level, vehicle=vehicle, substep_dt=substep_dt, control_period=control_period,
-            longitudinal=longitudinal, actuator=actuator, integrator=integrator,
-        )
-        p = self.physics
-        self.substep_dt, self.ticks_per_period = p.substep_dt, p.ticks_per_period
-        self.control_period = p.control_period
-        self.vehicle, self.actuator = p.vehicle, p.actuator
-        self.level, self.longitudinal, self.integrator = level, longitudinal, integrator
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                f"got {render_mode!r}"
-            )
-        self.render_mode = render_mode
-        session = p.make_session()
+        self.course: Course | None = None
+        self._e_y_log: list[float] = []
+        self._xy_log: list[tuple[float, float]] = []
+        super().__init__(reward_weights=reward_weights, terminate_on_cone=terminate_on_cone,
+                         **kwargs)
+        self.obs_scale: np.ndarray = self._core.obs_scale()
+
+    def _make_core(self, physics: PhysicsSpec, *, reward_weights: Mapping[str, float] | None,
+                   terminate_on_cone: bool) -> Any:
         task = _core.TaskParams()
-        task.ticks_per_period = p.ticks_per_period
+        task.ticks_per_period = physics.ticks_per_period
         self.cone_radius: float = task.cone_radius  # [m] hit test; courses place cones with it
         task.terminate_on_cone = check_flag(terminate_on_cone, "terminate_on_cone")
         self.reward_weights = resolve_reward_weights(reward_weights)
         for k, v in self.reward_weights.items():
             setattr(task.weights, k, v)
-        self._core = _core.PathEnvCore(session, task)
-        self.time_limit = self._check_time_limit(
-            self.DEFAULT_TIME_LIMIT if time_limit == "default" else time_limit)
-        self._core.time_limit_ticks = 0 if self.time_limit is None else ceil_ticks(
-            self.time_limit, self.substep_dt)
-
-        self.metadata = {**self.metadata, "render_fps": round(1.0 / self.control_period)}
-        self.obs_names: tuple[str, ...] = OBS_NAMES
-        self.obs_scale: np.ndarray = self._core.obs_scale()
-        self.reward_term_names: tuple[str, ...] = REWARD_TERM_NAMES
-        self.action_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
-        self.observation_space = gym.spaces.Box(-10.0, 10.0, (len(OBS_NAMES),), np.float32)
-
-        # Caller-owned buffers the core writes into; no allocation per step.
-        self._obs = np.zeros(len(OBS_NAMES), np.float32)
-        self._terms = np.zeros(len(REWARD_TERM_NAMES))
-        self._info = np.zeros(_N_INFO)
-        self._core_step = self._core.step
-        self.latency: LatencyModel | None = None
-        self.overrun: str = "skip"
-        self._measured = False
-        self._next_delay: float | None = None
-        self._latency_rng: np.random.Generator | None = None
-        self.configure_latency(latency, overrun)
-        self.course: Course | None = None
-        self._needs_reset = True
-        self._reset_reason = "call reset() before step()"
-        self._e_y_log: list[float] = []
-        self._xy_log: list[tuple[float, float]] = []
-
-    def __copy__(self) -> PathTrackingEnv:
-        raise refuse_copy(self)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> PathTrackingEnv:
-        raise refuse_copy(self)
-
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        raise refuse_copy(self)
-
-    @staticmethod
-    def _check_time_limit(value: Any) -> float | None:
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not math.isfinite(value) or not 0 < value <= MAX_TIME_LIMIT_S:
-            raise ValueError(f"time_limit must be None or seconds in (0, {MAX_TIME_LIMIT_S:g}]"
-                             f", got {value!r} (it is simulated time, not a step count)")
-        return float(value)
+        return _core.PathEnvCore(physics.make_session(), task)
 
     # ---------------------------------------------------------------- subclass hooks
 
@@ -282,135 +205,25 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
         y = float(y0) + math.cos(heading) * dy
         return (x, y, heading + dpsi, float(course.start_speed), 0.0, 0.0)
 
-    # ---------------------------------------------------------------- latency
+    # ---------------------------------------------------------------- CoreEnv hooks
 
-    def configure_latency(self, latency: LatencyModel | None, overrun: str = "skip") -> None:
-        """Sets the computation-delay model and overrun policy (None: no latency).
+    outcome = staticmethod(lambda flags: episode_outcome(flags))
 
-        Takes effect at the next ``reset()``, which is then required before ``step()``.
-        The one implementation behind the ``latency``/``overrun`` kwargs and
-        ``vdsim_gym.wrappers.LatencyWrapper``.
-        """
-        overrun = check_overrun(overrun)
-        if latency is not None:
-            if isinstance(latency, (int, float)) and not isinstance(latency, bool):
-                raise ValueError(
-                    f"latency must be a LatencyModel, got the number {latency!r}; for a fixed "
-                    f"delay of {latency} s pass latency=LatencyModel.fixed({latency}) "
-                    "(from vdsim_gym import LatencyModel)"
-                )
-            latency = check_latency(latency)
-            self._core.set_latency(latency.spec(), getattr(_core.OverrunPolicy, overrun))
-        else:
-            self._core.clear_latency()
-        self.latency, self.overrun = latency, overrun
-        self._measured = latency is not None and latency.kind == "measured"
-        self._next_delay = None
-        self._needs_reset = True
-        self._reset_reason = "the latency model changed; call reset() before step()"
-
-    def set_next_delay(self, c: float) -> None:
-        """The computation delay [s] of the next step's action (``LatencyModel.measured()``).
-
-        The env cannot time the agent: whoever does (e.g. ClosedLoopEval) passes the
-        measured compute time here before every ``step()``.
-        """
-        if not self._measured:
-            raise ValueError(
-                "set_next_delay() applies to latency=LatencyModel.measured() only; this env "
-                f"has latency={self.latency!r} (its delays come from the model)"
-            )
-        if isinstance(c, bool) or not isinstance(c, (int, float, np.floating)) \
-                or not math.isfinite(c) or not 0 <= c <= MAX_DELAY_S:
-            raise ValueError(f"delay must be a finite number of seconds in [0, MAX_DELAY_S = "
-                             f"{MAX_DELAY_S:g}], got {c!r}")
-        self._next_delay = float(c)
-
-    def _latency_seed(self, model: LatencyModel, seed: int | None) -> int:
-        """Seed of this episode's delays: a stream derived from the reset seed, so the
-        env's own ``np_random`` (courses, start noise) draws the same with or without
-        latency."""
-        if seed is not None or self._latency_rng is None:
-            base = self.np_random_seed
-            self._latency_rng = np.random.default_rng(
-                [base, _LATENCY_STREAM] if base >= 0 else None)
-        return model.seed ^ int(self._latency_rng.integers(2**63))
-
-    # ---------------------------------------------------------------- Gymnasium API
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        if options:  # None and {} (what vector wrappers pass) are fine
-            raise ValueError(
-                f"unknown reset options {sorted(options)}: {type(self).__name__}.reset takes "
-                "none; scenario settings are gym.make kwargs, the seed is reset(seed=...)")
-        super().reset(seed=seed)
+    def _reset_task(self, seed: int | None) -> tuple[float, ...]:
         course = self._next_course()
         if course is not self.course:
             self._set_course(course)
-        latency_seed = 0 if self.latency is None else self._latency_seed(self.latency, seed)
-        self._core.reset(self._initial_state(course), self._obs, self._info, latency_seed)
-        self._next_delay = None
-        self._needs_reset = False
-        _, e_y, s, t, _, X, Y, *_ = self._info.tolist()
+        return self._initial_state(course)
+
+    def _after_reset(self, row: list[float]) -> dict[str, Any]:
+        _, e_y, s, t, _, X, Y, *_ = row
         self._e_y_log = []
         self._xy_log = [(X, Y)]
-        return self._obs.copy(), {"e_y": e_y, "s": s, "t": t, "cone_hits": 0}
+        return {"e_y": e_y, "s": s, "t": t, "cone_hits": 0}
 
-    def step(
-        self, action: np.ndarray
-    ) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
-        if action.__class__ is np.ndarray and action.shape == (2,) and action.dtype.kind == "f":
-            a0, a1 = action.tolist()
-        else:
-            a0, a1 = _coerce_action(action)
-        # One chained comparison catches out-of-range and NaN (NaN compares False).
-        if not (-_ACTION_TOL <= a0 <= _ACTION_TOL and -_ACTION_TOL <= a1 <= _ACTION_TOL):
-            _reject_action(a0, a1)
-        if self._needs_reset:
-            raise gym.error.ResetNeeded(self._reset_reason)
-        if self._measured and self._next_delay is None:
-            raise RuntimeError(
-                "latency=LatencyModel.measured(): the env cannot time the agent; call "
-                "env.unwrapped.set_next_delay(c_seconds) with this step's compute time "
-                "before every step()"
-            )
-        try:
-            flags = self._advance(a0, a1)
-        except BaseException:  # KeyboardInterrupt mid-step: the state is partly advanced
-            self._needs_reset, self._reset_reason = True, (
-                "the last step() was interrupted; call reset() before step()")
-            raise
-        (reward, e_y, s, t, vx, X, Y, _, _, hits,
-         t_sample, t_apply, c_k, overrun, skipped, n_overrun, n_skipped) = self._info.tolist()
-        self._e_y_log.append(e_y)
-        self._xy_log.append((X, Y))
-        info = {
-            "reward_terms": dict(zip(REWARD_TERM_NAMES, self._terms.tolist(), strict=True)),
-            "e_y": e_y, "cone_hits": int(hits), "s": s, "t": t,
-        }
-        if self.latency is not None:
-            info.update(t_sample=t_sample, t_apply=t_apply, c_k=c_k, overrun=overrun != 0.0,
-                        skipped=int(skipped), n_overrun=int(n_overrun),
-                        n_skipped=int(n_skipped))
-        terminated = (flags & _TERMINATED) != 0
-        truncated = (flags & _TRUNCATED) != 0
-        if terminated or truncated:
-            info.update(self._episode_end(flags, vx, s, t, int(hits)))
-            # Gymnasium leaves a step after the episode's end undefined; here it is an
-            # error rather than a silent extra step past the course end or a cone hit.
-            self._needs_reset, self._reset_reason = True, (
-                f"the episode ended ({info['outcome']}) at t = {t:.3f} s; call reset() "
-                "before step() (vector envs and SB3 VecEnvs reset automatically)")
-        return self._obs.copy(), reward, terminated, truncated, info
-
-    def _advance(self, a0: float, a1: float) -> int:
-        """One env step in the core; returns its flags (buffers filled in place)."""
-        if self._measured:
-            delay, self._next_delay = self._next_delay, None
-            return self._core_step(a0, a1, self._obs, self._terms, self._info, delay)
-        return self._core_step(a0, a1, self._obs, self._terms, self._info)
+    def _after_step(self, row: list[float]) -> None:
+        self._e_y_log.append(row[1])
+        self._xy_log.append((row[5], row[6]))
 
     def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":
@@ -450,8 +263,9 @@ class PathTrackingEnv(gym.Env[np.ndarray, np.ndarray]):
                               float(course.corridor_half_width))
         self.course = course
 
-    def _episode_end(self, flags: int, vx: float, s: float, t: float, hits: int
-                     ) -> dict[str, Any]:
+    def _episode_end(self, flags: int, row: list[float]) -> dict[str, Any]:
+        _, _, s, t, vx, _, _, _, _, hits = row[:10]
+        hits = int(hits)
         outcome = episode_outcome(flags)
         pass_speed = vx if outcome == "course_end" else None
         rms_e_y, max_abs_e_y = ey_stats(self._e_y_log)
@@ -483,42 +297,10 @@ def resolve_reward_weights(weights: Mapping[str, float] | None) -> dict[str, flo
     return out
 
 
-def check_flag(value: Any, name: str) -> bool:
-    """A boolean option: True or False (numpy bools too), never a truthy string or number."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
-def _coerce_action(action: Any) -> list[float]:
-    try:
-        arr = np.asarray(action)
-        if arr.dtype.kind not in "biuf":  # strings, complex, objects: not an action
-            raise TypeError
-        arr = arr.astype(np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"action must be 2 real numbers (steer, longitudinal) in [-1, 1], got {action!r}"
-            + (f" (dtype {arr.dtype})" if isinstance(action, np.ndarray) else "")
-        ) from None
-    if arr.shape != (2,):
-        raise ValueError(
-            f"action must have shape (2,) = (steer, longitudinal), got shape {arr.shape}; "
-            "pass one action per step (for batches use a vector env)"
-        )
-    return arr.tolist()
-
-
 def _reject_action(a0: float, a1: float) -> None:
-    if math.isnan(a0) or math.isnan(a1):
-        raise ValueError(
-            f"action contains NaN ({a0}, {a1}); the policy produced NaN, check its inputs "
-            "and training (e.g. a diverged network or NaN observations)"
-        )
-    if math.isinf(a0) or math.isinf(a1):
-        raise ValueError(f"action contains inf ({a0}, {a1}); actions must be finite in [-1, 1]")
-    raise ValueError(
-        f"action ({a0}, {a1}) out of range: actions must be in [-1, 1]; clip them "
-        "(np.clip(action, -1, 1)) or use a squashed policy (SB3 clips Box actions, "
-        "squash_output=True / tanh)"
-    )
+    """The error for a two-number action with NaN, inf or values beyond [-1, 1]."""
+    _reject_any([a0, a1])
+
+
+__all__ = ["PathTrackingEnv", "check_flag", "episode_outcome", "refuse_copy",
+           "resolve_reward_weights"]

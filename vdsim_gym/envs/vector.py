@@ -21,25 +21,20 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from vdsim_gym import _core
-from vdsim_gym.envs.path_env import (
-    _ACTION_TOL,
-    _FLAGS,
-    _N_INFO,
-    OBS_NAMES,
-    REWARD_TERM_NAMES,
-    PathTrackingEnv,
-    _reject_action,
-    episode_outcome,
+from vdsim_gym.envs.core_env import (
+    ACTION_TOL,
+    TERMINATED,
+    TIMING_KEYS,
+    TRUNCATED,
+    CoreEnv,
     refuse_copy,
+    reject_action,
 )
 
-_TERMINATED, _TRUNCATED = _FLAGS["terminated"], _FLAGS["truncated"]
-_COL = {name: j for j, name in enumerate(_core.PATH_STEP_INFO_NAMES)}
-# Info keys of every step (and of reset), and those only with latency; value dtypes as
-# gymnasium's SyncVectorEnv batches the single env's Python values.
-_BASE_KEYS = (("e_y", None), ("s", None), ("t", None), ("cone_hits", np.int64))
-_LATENCY_KEYS = (("t_sample", None), ("t_apply", None), ("c_k", None), ("overrun", bool),
-                 ("skipped", np.int64), ("n_overrun", np.int64), ("n_skipped", np.int64))
+_TERMINATED, _TRUNCATED = TERMINATED, TRUNCATED
+# Batched dtype of each Python type of a single env's info value, as gymnasium's
+# SyncVectorEnv batches them (None: the float64 column as is).
+_DTYPE = {float: None, int: np.int64, bool: bool}
 _MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
 
 _UNSET = object()
@@ -91,7 +86,7 @@ class VDSimVectorEnv(VectorEnv):
                 "the vector env does not render; render a single env "
                 f"(gym.make({env_id!r}, render_mode='rgb_array'))"
             )
-        self.envs: list[PathTrackingEnv] = _build_envs(spec, n, kwargs, per_env_kwargs)
+        self.envs: list[CoreEnv] = _build_envs(spec, n, kwargs, per_env_kwargs)
         env0 = self.envs[0]
         for i, env in enumerate(self.envs):
             if env.latency is not None and env.latency.kind == "measured":
@@ -106,16 +101,21 @@ class VDSimVectorEnv(VectorEnv):
         self.metadata = {"autoreset_mode": self.autoreset_mode, "render_modes": [],
                          "render_fps": env0.metadata["render_fps"]}
         self.render_mode = None
-        self.obs_names: tuple[str, ...] = OBS_NAMES
-        self.reward_term_names: tuple[str, ...] = REWARD_TERM_NAMES
+        # Names and sizes from the env core's spec (via the row envs): any task fits.
+        self.obs_names: tuple[str, ...] = env0.obs_names
+        self.action_names: tuple[str, ...] = env0.action_names
+        self.reward_term_names: tuple[str, ...] = env0.reward_term_names
         self.env_id = env_id
+        col = {name: j for j, name in enumerate(env0.info_names)}
+        self._base_keys = tuple((k, col[k], _DTYPE[tp]) for k, tp in type(env0).INFO_KEYS)
+        self._latency_keys = tuple((k, col[k], _DTYPE[tp]) for k, tp in TIMING_KEYS)
 
         # Caller-owned buffers the C++ session writes into; no allocation per step in C++.
-        self._obs = np.zeros((n, len(OBS_NAMES)), np.float32)
+        self._obs = np.zeros((n, len(self.obs_names)), np.float32)
         self._rewards = np.zeros(n)
         self._flags = np.zeros(n, np.int32)
-        self._terms = np.zeros((n, len(REWARD_TERM_NAMES)))
-        self._info = np.zeros((n, _N_INFO))
+        self._terms = np.zeros((n, len(self.reward_term_names)))
+        self._info = np.zeros((n, len(env0.info_names)))
         self._step_all = np.ones(n, np.uint8)
         self._elapsed = np.zeros(n, np.int64)
         self._autoreset = np.zeros(n, bool)  # NEXT_STEP: ended last step, reset at this one
@@ -246,23 +246,24 @@ class VDSimVectorEnv(VectorEnv):
             )
 
     def _check_actions(self, actions: Any) -> np.ndarray:
-        a = actions if actions.__class__ is np.ndarray else _as_array(actions, self.num_envs)
-        if a.shape != (self.num_envs, 2):
+        n, m = self.num_envs, len(self.action_names)
+        a = actions if actions.__class__ is np.ndarray else _as_array(actions, n, m)
+        if a.shape != (n, m):
             raise ValueError(
-                f"actions must have shape (num_envs, 2) = ({self.num_envs}, 2), got shape "
-                f"{a.shape}; one (steer, longitudinal) row per env"
+                f"actions must have shape (num_envs, {m}) = ({n}, {m}), got shape "
+                f"{a.shape}; one ({', '.join(self.action_names)}) row per env"
             )
         if a.dtype != np.float32 and a.dtype != np.float64:
-            a = _as_array(a, self.num_envs)
+            a = _as_array(a, n, m)
         if not a.flags.c_contiguous:
             a = np.ascontiguousarray(a)
         # One comparison catches out-of-range and NaN (NaN compares False); checked before
         # anything is stepped, so a bad batch leaves every env as it was.
-        ok = np.abs(a) <= _ACTION_TOL
+        ok = np.abs(a) <= ACTION_TOL
         if not ok.all():
             i = int(np.flatnonzero(~ok.all(axis=1))[0])
             try:
-                _reject_action(*a[i].tolist())
+                reject_action(a[i].tolist())
             except ValueError as e:
                 raise ValueError(f"env {i}: actions[{i}] is invalid: {e}") from None
         return a
@@ -287,15 +288,15 @@ class VDSimVectorEnv(VectorEnv):
 
     def _columns(self, info: np.ndarray, mask: np.ndarray, keys: tuple) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for key, dtype in keys:
-            col = info[_COL[key]]
+        for key, j, dtype in keys:
+            col = info[j]
             out[key] = col if dtype is None else (col != 0 if dtype is bool else col.astype(dtype))
             out[f"_{key}"] = mask
         return out
 
     def _reset_infos(self, rows: np.ndarray | None = None) -> dict[str, Any]:
         rows = np.ones(self.num_envs, bool) if rows is None else rows
-        return self._columns(self._info.T.copy(), rows, _BASE_KEYS)
+        return self._columns(self._info.T.copy(), rows, self._base_keys)
 
     def _step_infos(self, stepped: np.ndarray | None, base: np.ndarray | None = None
                     ) -> dict[str, Any]:
@@ -306,23 +307,23 @@ class VDSimVectorEnv(VectorEnv):
         info = self._info.T.copy()
         full = np.ones(self.num_envs, bool)
         mask = full if stepped is None else stepped
-        infos = self._columns(info, full if base is None else base, _BASE_KEYS)
+        infos = self._columns(info, full if base is None else base, self._base_keys)
         if stepped is not None and not stepped.any():
             return infos
         terms = self._terms.T.copy()
         reward_terms: dict[str, Any] = {}
-        for j, name in enumerate(REWARD_TERM_NAMES):
+        for j, name in enumerate(self.reward_term_names):
             reward_terms[name], reward_terms[f"_{name}"] = terms[j], mask
         infos["reward_terms"], infos["_reward_terms"] = reward_terms, mask
         if self._has_latency:
             lat = mask & self._latency_rows
             if lat.any():
-                infos.update(self._columns(info, lat, _LATENCY_KEYS))
+                infos.update(self._columns(info, lat, self._latency_keys))
         ended = mask & ((self._flags & (_TERMINATED | _TRUNCATED)) != 0)
         if ended.any():  # the task's end reason, as the single env reports it
             outcome = np.full(self.num_envs, None, dtype=object)
             for i in np.flatnonzero(ended).tolist():
-                outcome[i] = episode_outcome(int(self._flags[i]))
+                outcome[i] = self.envs[0].outcome(int(self._flags[i]))
             infos["outcome"], infos["_outcome"] = outcome, ended
         return infos
 
@@ -356,7 +357,7 @@ def make_path_follow_vec(num_envs: int = 1, **kwargs: Any) -> VDSimVectorEnv:
 
 
 def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
-                per_env_kwargs: Sequence[Mapping[str, Any]] | None) -> list[PathTrackingEnv]:
+                per_env_kwargs: Sequence[Mapping[str, Any]] | None) -> list[CoreEnv]:
     if per_env_kwargs is not None:
         if isinstance(per_env_kwargs, Mapping) or len(per_env_kwargs) != n:
             raise ValueError(
@@ -368,7 +369,7 @@ def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
                 raise ValueError(f"per_env_kwargs[{i}] must be a mapping, got {kw!r}")
     creator = load_env_creator(spec.entry_point)
     shared = {**spec.kwargs, **kwargs}
-    envs: list[PathTrackingEnv] = []
+    envs: list[CoreEnv] = []
     kw0: dict[str, Any] = {}
     for i in range(n):
         kw = {**shared, **(per_env_kwargs[i] if per_env_kwargs is not None else {})}
@@ -379,8 +380,9 @@ def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
         elif kw.get("vehicle", _UNSET) == kw0.get("vehicle", _UNSET):
             kw = {**kw, "vehicle": envs[0].vehicle}
         env = creator(**kw)
-        if not isinstance(env, PathTrackingEnv):
-            raise TypeError(f"{spec.id}: the vector env supports VDSim path envs only")
+        if not isinstance(env, CoreEnv):
+            raise TypeError(f"{spec.id}: the vector env runs envs on a VDSim env core (CoreEnv)"
+                            f" only, got {type(env).__name__}")
         if envs and (env.observation_space != envs[0].observation_space
                      or env.action_space != envs[0].action_space):
             raise ValueError(f"per_env_kwargs[{i}] changes the observation or action space")
@@ -388,12 +390,16 @@ def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
     return envs
 
 
-def _as_array(actions: Any, n: int) -> np.ndarray:
+def _as_array(actions: Any, n: int, m: int) -> np.ndarray:
     try:
-        return np.ascontiguousarray(actions, dtype=np.float64)
+        arr = np.asarray(actions)
+        if arr.dtype.kind not in "biuf":  # strings, complex, objects: not actions
+            raise TypeError
+        return np.ascontiguousarray(arr, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(
-            f"actions must be a ({n}, 2) array of numbers in [-1, 1], got {actions!r:.200}"
+            f"actions must be a ({n}, {m}) array of real numbers in [-1, 1], got "
+            f"{actions!r:.200}"
         ) from None
 
 

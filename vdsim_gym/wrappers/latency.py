@@ -1,7 +1,7 @@
 """LatencyWrapper: computation latency (mode B) on a VDSim path env, with an optional
 history of the last actions in the observation for delay-aware policies.
 
-The latency itself runs in the C++ core (``PathTrackingEnv.configure_latency``, the same
+The latency itself runs in the C++ core (``CoreEnv.configure_latency``, the same
 implementation as the ``latency=``/``overrun=`` kwargs of ``gym.make``); this wrapper only
 configures it and, with ``action_history=k``, appends the last k actions to the
 observation.
@@ -14,7 +14,7 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym.envs.path_env import PathTrackingEnv
+from vdsim_gym.envs.core_env import CoreEnv
 from vdsim_gym.latency import LatencyModel
 
 _ACTION_PARTS = ("steer", "long")
@@ -27,7 +27,7 @@ class LatencyWrapper(
 
     ``LatencyWrapper(env, latency=LatencyModel.fixed(0.03), overrun="skip",
     action_history=0)`` configures the computation delay of the wrapped VDSim path env
-    (``VDSim-DLC-v0``, ``VDSim-PathFollow-v0`` or any ``PathTrackingEnv``) exactly as
+    (``VDSim-DLC-v0``, ``VDSim-PathFollow-v0`` or any ``CoreEnv``) exactly as
     ``gym.make(id, latency=..., overrun=...)`` does (overriding any latency given there),
     so both give bit-identical rollouts. ``info`` carries ``t_sample``, ``t_apply``,
     ``c_k``, ``overrun``, ``skipped``, ``n_overrun`` and ``n_skipped``; see
@@ -47,10 +47,10 @@ class LatencyWrapper(
         overrun: str = "skip",
         action_history: int = 0,
     ) -> None:
-        if not isinstance(env.unwrapped, PathTrackingEnv):
+        if not isinstance(env.unwrapped, CoreEnv):
             raise TypeError(
                 "LatencyWrapper supports the VDSim path envs (VDSim-DLC-v0, "
-                "VDSim-PathFollow-v0: vdsim_gym.envs.path_env.PathTrackingEnv and its "
+                "VDSim-PathFollow-v0: vdsim_gym.envs.core_env.CoreEnv and its "
                 f"subclasses), got {type(env.unwrapped).__name__}"
             )
         if isinstance(action_history, bool) or not isinstance(action_history, (int, np.integer)) \
@@ -67,7 +67,7 @@ class LatencyWrapper(
             self, latency=latency, overrun=overrun, action_history=action_history
         )
         gym.Wrapper.__init__(self, env)
-        core: PathTrackingEnv = env.unwrapped
+        core: CoreEnv = env.unwrapped
         core.configure_latency(latency, overrun)
         self.latency, self.overrun = core.latency, core.overrun
         self.action_history = int(action_history)

@@ -1,0 +1,344 @@
+"""CoreEnv: the one base of every env backed by a C++ env core (``EnvCore<Task>``).
+
+Written once here: physics options (one ``PhysicsSpec``), render mode, the time limit in
+seconds, latency and overrun (``configure_latency``, ``set_next_delay``, the per-episode
+delay seed), spaces and caller-owned buffers sized from the core's spec, the reset and
+step scaffolding (action checks, reset-needed bookkeeping, interrupt safety, info built by
+name, the timing keys), and the refusal to copy or pickle. A task's env supplies its core
+(``_make_core``), its reset (``_reset_task``: returns the plant's start state), its info
+keys (``INFO_KEYS``), and what an episode end adds (``_episode_end``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+
+from vdsim_gym import _core
+from vdsim_gym.config import ActuatorConfig, VehicleConfig
+from vdsim_gym.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
+from vdsim_gym.plant import DEFAULT_INTEGRATOR, PhysicsSpec
+from vdsim_gym.timing import ceil_ticks
+
+FLAGS: dict[str, int] = dict(_core.PATH_FLAGS)  # terminated/truncated/time_limit are generic
+TERMINATED, TRUNCATED, TIME_LIMIT = FLAGS["terminated"], FLAGS["truncated"], FLAGS["time_limit"]
+MAX_TIME_LIMIT_S = 3600.0  # [s]: longer episodes are a mistake (seconds, not steps)
+ACTION_TOL = 1.0 + 1e-6  # actions within this of [-1, 1] are clipped, beyond it rejected
+# Timing keys every env core appends (with latency), with the Python type of each value.
+TIMING_KEYS: tuple[tuple[str, type], ...] = (
+    ("t_sample", float), ("t_apply", float), ("c_k", float), ("overrun", bool),
+    ("skipped", int), ("n_overrun", int), ("n_skipped", int))
+# Tag of the latency seed stream derived from the reset seed (independent of np_random).
+_LATENCY_STREAM = 0x1A7E_5EED
+
+
+def refuse_copy(obj: Any) -> TypeError:
+    """The error for copying or pickling an object that holds C++ env cores."""
+    return TypeError(
+        f"{type(obj).__name__} holds C++ env cores (simulation state, schedules, buffers) "
+        "that are neither copied nor pickled, and a shallow copy would step the same core "
+        "twice. Make another env instead, or pickle a factory: functools.partial(gym.make, "
+        "'VDSim-DLC-v0', **kwargs) (what SubprocVecEnv and AsyncVectorEnv take); the same "
+        "seed reproduces an episode bit for bit.")
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """A boolean option: True or False (numpy bools too), never a truthy string or number."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
+    """A Gymnasium env over one C++ env core; subclasses are tasks (see the module doc)."""
+
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 50}
+    DEFAULT_TIME_LIMIT: float | None = None  # [s]; subclasses set theirs
+    # (name, Python type) of the task's info columns reported in every step's info.
+    INFO_KEYS: tuple[tuple[str, type], ...] = ()
+
+    def __init__(
+        self,
+        *,
+        level: str = "L2",
+        vehicle: str | VehicleConfig | Mapping[str, Any] = "generic_sedan",
+        substep_dt: float = 5e-4,
+        control_period: float = 0.02,
+        longitudinal: str = "pedal",
+        actuator: ActuatorConfig | Mapping[str, Any] | None = None,
+        integrator: str = DEFAULT_INTEGRATOR,
+        render_mode: str | None = None,
+        latency: LatencyModel | None = None,
+        overrun: str = "skip",
+        time_limit: float | None | str = "default",
+        **task_kwargs: Any,
+    ) -> None:
+        self.physics = p = PhysicsSpec.build(
+            level=level, vehicle=vehicle, substep_dt=substep_dt, control_period=control_period,
+            longitudinal=longitudinal, actuator=actuator, integrator=integrator,
+        )
+        self.substep_dt, self.ticks_per_period = p.substep_dt, p.ticks_per_period
+        self.control_period = p.control_period
+        self.vehicle, self.actuator = p.vehicle, p.actuator
+        self.level, self.longitudinal, self.integrator = level, longitudinal, integrator
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of "
+                             f"{self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
+        self._core = self._make_core(p, **task_kwargs)
+        self.time_limit = self._check_time_limit(
+            self.DEFAULT_TIME_LIMIT if time_limit == "default" else time_limit)
+        self._core.time_limit_ticks = 0 if self.time_limit is None else ceil_ticks(
+            self.time_limit, self.substep_dt)
+
+        core = self._core
+        self.metadata = {**self.metadata, "render_fps": round(1.0 / self.control_period)}
+        self.obs_names: tuple[str, ...] = tuple(core.obs_names)
+        self.action_names: tuple[str, ...] = tuple(core.action_names)
+        self.reward_term_names: tuple[str, ...] = tuple(core.term_names)
+        self.info_names: tuple[str, ...] = tuple(core.info_names)
+        self._n_actions = len(self.action_names)
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (self._n_actions,), np.float32)
+        self.observation_space = gym.spaces.Box(-10.0, 10.0, (len(self.obs_names),), np.float32)
+        col = {name: j for j, name in enumerate(self.info_names)}
+        # Info by name, split by conversion: float columns go in as they are (tolist()
+        # already gives Python floats), int/bool ones are converted (the step's hot path).
+        self._info_cols = tuple((k, col[k]) for k, tp in self.INFO_KEYS if tp is float)
+        self._info_conv = tuple((k, col[k], tp) for k, tp in self.INFO_KEYS if tp is not float)
+        self._timing_cols = tuple((k, col[k], tp) for k, tp in TIMING_KEYS)
+
+        # Caller-owned buffers the core writes into; no allocation per step.
+        self._obs = np.zeros(len(self.obs_names), np.float32)
+        self._terms = np.zeros(len(self.reward_term_names))
+        self._info = np.zeros(len(self.info_names))
+        self._core_step = core.step
+        self.latency: LatencyModel | None = None
+        self.overrun: str = "skip"
+        self._measured = False
+        self._next_delay: float | None = None
+        self._latency_rng: np.random.Generator | None = None
+        self.configure_latency(latency, overrun)
+        self._needs_reset = True
+        self._reset_reason = "call reset() before step()"
+
+    # ---------------------------------------------------------------- task hooks
+
+    def _make_core(self, physics: PhysicsSpec, **task_kwargs: Any) -> Any:
+        """The task's C++ env core for these physics (its own kwargs are the task's)."""
+        raise NotImplementedError
+
+    def _reset_task(self, seed: int | None) -> Any:
+        """Scenario for this episode (from ``self.np_random``); returns the start state."""
+        raise NotImplementedError
+
+    def _after_reset(self, row: list[float]) -> dict[str, Any]:
+        """The reset info from the info row."""
+        return {}
+
+    def _after_step(self, row: list[float]) -> None:
+        """Per-step bookkeeping of the task (logs) from the info row."""
+
+    def _episode_end(self, flags: int, row: list[float]) -> dict[str, Any]:
+        """What an episode end adds to info (at least ``outcome``)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def outcome(flags: int) -> str | None:
+        """Why the env ended an episode, from the core's flag bits (None: it goes on)."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- copies
+
+    def __copy__(self) -> CoreEnv:
+        raise refuse_copy(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> CoreEnv:
+        raise refuse_copy(self)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise refuse_copy(self)
+
+    @staticmethod
+    def _check_time_limit(value: Any) -> float | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or not 0 < value <= MAX_TIME_LIMIT_S:
+            raise ValueError(f"time_limit must be None or seconds in (0, {MAX_TIME_LIMIT_S:g}]"
+                             f", got {value!r} (it is simulated time, not a step count)")
+        return float(value)
+
+    # ---------------------------------------------------------------- latency
+
+    def configure_latency(self, latency: LatencyModel | None, overrun: str = "skip") -> None:
+        """Sets the computation-delay model and overrun policy (None: no latency).
+
+        Takes effect at the next ``reset()``, which is then required before ``step()``.
+        The one implementation behind the ``latency``/``overrun`` kwargs and
+        ``vdsim_gym.wrappers.LatencyWrapper``.
+        """
+        overrun = check_overrun(overrun)
+        if latency is not None:
+            if isinstance(latency, (int, float)) and not isinstance(latency, bool):
+                raise ValueError(
+                    f"latency must be a LatencyModel, got the number {latency!r}; for a fixed "
+                    f"delay of {latency} s pass latency=LatencyModel.fixed({latency}) "
+                    "(from vdsim_gym import LatencyModel)"
+                )
+            latency = check_latency(latency)
+            self._core.set_latency(latency.spec(), getattr(_core.OverrunPolicy, overrun))
+        else:
+            self._core.clear_latency()
+        self.latency, self.overrun = latency, overrun
+        self._measured = latency is not None and latency.kind == "measured"
+        self._next_delay = None
+        self._needs_reset = True
+        self._reset_reason = "the latency model changed; call reset() before step()"
+
+    def set_next_delay(self, c: float) -> None:
+        """The computation delay [s] of the next step's action (``LatencyModel.measured()``).
+
+        The env cannot time the agent: whoever does (e.g. ClosedLoopEval) passes the
+        measured compute time here before every ``step()``.
+        """
+        if not self._measured:
+            raise ValueError(
+                "set_next_delay() applies to latency=LatencyModel.measured() only; this env "
+                f"has latency={self.latency!r} (its delays come from the model)"
+            )
+        if isinstance(c, bool) or not isinstance(c, (int, float, np.floating)) \
+                or not math.isfinite(c) or not 0 <= c <= MAX_DELAY_S:
+            raise ValueError(f"delay must be a finite number of seconds in [0, MAX_DELAY_S = "
+                             f"{MAX_DELAY_S:g}], got {c!r}")
+        self._next_delay = float(c)
+
+    def _latency_seed(self, model: LatencyModel, seed: int | None) -> int:
+        """Seed of this episode's delays: a stream derived from the reset seed, so the
+        env's own ``np_random`` (scenarios, start noise) draws the same with or without
+        latency."""
+        if seed is not None or self._latency_rng is None:
+            base = self.np_random_seed
+            self._latency_rng = np.random.default_rng(
+                [base, _LATENCY_STREAM] if base >= 0 else None)
+        return model.seed ^ int(self._latency_rng.integers(2**63))
+
+    # ---------------------------------------------------------------- Gymnasium API
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        if options:  # None and {} (what vector wrappers pass) are fine
+            raise ValueError(
+                f"unknown reset options {sorted(options)}: {type(self).__name__}.reset takes "
+                "none; scenario settings are gym.make kwargs, the seed is reset(seed=...)")
+        super().reset(seed=seed)
+        state = self._reset_task(seed)
+        latency_seed = 0 if self.latency is None else self._latency_seed(self.latency, seed)
+        self._core.reset(state, self._obs, self._info, latency_seed)
+        self._next_delay = None
+        self._needs_reset = False
+        return self._obs.copy(), self._after_reset(self._info.tolist())
+
+    def step(
+        self, action: np.ndarray
+    ) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
+        a = self._check_action(action)
+        if self._needs_reset:
+            raise gym.error.ResetNeeded(self._reset_reason)
+        if self._measured and self._next_delay is None:
+            raise RuntimeError(
+                "latency=LatencyModel.measured(): the env cannot time the agent; call "
+                "env.unwrapped.set_next_delay(c_seconds) with this step's compute time "
+                "before every step()"
+            )
+        try:
+            if self._measured:
+                delay, self._next_delay = self._next_delay, None
+                flags = self._core_step(*a, self._obs, self._terms, self._info, delay)
+            else:
+                flags = self._core_step(*a, self._obs, self._terms, self._info)
+        except BaseException:  # KeyboardInterrupt mid-step: the state is partly advanced
+            self._needs_reset, self._reset_reason = True, (
+                "the last step() was interrupted; call reset() before step()")
+            raise
+        row = self._info.tolist()
+        self._after_step(row)
+        info: dict[str, Any] = {
+            "reward_terms": dict(zip(self.reward_term_names, self._terms.tolist(), strict=True))}
+        for key, j in self._info_cols:
+            info[key] = row[j]
+        for key, j, tp in self._info_conv:
+            info[key] = tp(row[j])
+        if self.latency is not None:
+            for key, j, tp in self._timing_cols:
+                info[key] = tp(row[j])
+        terminated = (flags & TERMINATED) != 0
+        truncated = (flags & TRUNCATED) != 0
+        if terminated or truncated:
+            info.update(self._episode_end(flags, row))
+            # Gymnasium leaves a step after the episode's end undefined; here it is an
+            # error rather than a silent extra step past the end.
+            self._needs_reset, self._reset_reason = True, (
+                f"the episode ended ({info['outcome']}) at t = {self._core.time:.3f}"
+                " s; call reset() before step() (vector envs and SB3 VecEnvs reset "
+                "automatically)")
+        return self._obs.copy(), row[0], terminated, truncated, info
+
+    def _check_action(self, action: Any) -> list[float]:
+        """The action as floats within [-1, 1] (+1e-6); clear errors otherwise."""
+        n = self._n_actions
+        if action.__class__ is np.ndarray and action.shape == (n,) and action.dtype.kind == "f":
+            a = action.tolist()
+        else:
+            a = _coerce_action(action, self.action_names)
+        # Chained comparisons catch out-of-range and NaN (NaN compares False); the common
+        # two-action case without a generator (this runs every step).
+        if n == 2:
+            a0, a1 = a
+            if not (-ACTION_TOL <= a0 <= ACTION_TOL and -ACTION_TOL <= a1 <= ACTION_TOL):
+                reject_action(a)
+        elif not all(-ACTION_TOL <= v <= ACTION_TOL for v in a):
+            reject_action(a)
+        return a
+
+
+def _coerce_action(action: Any, names: tuple[str, ...]) -> list[float]:
+    n = len(names)
+    what = f"{n} real number{'s' if n > 1 else ''} ({', '.join(names)})"
+    try:
+        arr = np.asarray(action)
+        if arr.dtype.kind not in "biuf":  # strings, complex, objects: not an action
+            raise TypeError
+        arr = arr.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"action must be {what} in [-1, 1], got {action!r}"
+            + (f" (dtype {arr.dtype})" if isinstance(action, np.ndarray) else "")
+        ) from None
+    if arr.shape != (n,):
+        raise ValueError(
+            f"action must have shape ({n},) = ({', '.join(names)}), got shape {arr.shape}; "
+            "pass one action per step (for batches use a vector env)"
+        )
+    return arr.tolist()
+
+
+def reject_action(a: list[float]) -> None:
+    """The error for an action with NaN, inf or values beyond [-1, 1]."""
+    shown = ", ".join(f"{v}" for v in a)
+    if any(math.isnan(v) for v in a):
+        raise ValueError(
+            f"action contains NaN ({shown}); the policy produced NaN, check its inputs "
+            "and training (e.g. a diverged network or NaN observations)"
+        )
+    if any(math.isinf(v) for v in a):
+        raise ValueError(f"action contains inf ({shown}); actions must be finite in [-1, 1]")
+    raise ValueError(
+        f"action ({shown}) out of range: actions must be in [-1, 1]; clip them "
+        "(np.clip(action, -1, 1)) or use a squashed policy (SB3 clips Box actions, "
+        "squash_output=True / tanh)"
+    )
