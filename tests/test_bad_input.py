@@ -227,3 +227,13 @@ def test_copy_and_pickle_are_refused_with_the_factory_to_use(make, how):
     a, b = factory(), gym.make("VDSim-DLC-v0", **DLC)
     np.testing.assert_array_equal(a.reset(seed=3)[0], b.reset(seed=3)[0])
     env.close()
+
+
+def test_unknown_env_kwarg_lists_every_valid_one():
+    with pytest.raises(TypeError, match=r"unknown keyword argument\(s\) \['bogus_key'\]; "
+                                        r"valid: .*level.*preset.*speed.*time_limit"):
+        gym.make("VDSim-DLC-v0", bogus_key=1)
+    from vdsim_gym.envs.dlc import DoubleLaneChangeEnv
+
+    assert {"level", "vehicle", "latency", "preset", "speed", "reward_weights",
+            "terminate_on_cone", "time_limit"} <= DoubleLaneChangeEnv.kwarg_names()

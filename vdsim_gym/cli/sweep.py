@@ -214,7 +214,8 @@ def _env_keys(cls: type) -> set[str]:
         keys |= {q.name for q in params if q.kind in kinds and q.name != "self"}
         if not any(q.kind is inspect.Parameter.VAR_KEYWORD for q in params):
             break
-    return keys
+    kwarg_names = getattr(cls, "kwarg_names", None)  # a CoreEnv knows its physics keywords
+    return keys | (kwarg_names() if callable(kwarg_names) else set())
 
 
 def check_env(env_id: str) -> type:

@@ -11,17 +11,16 @@ keys (``INFO_KEYS``), and what an episode end adds (``_episode_end``).
 
 from __future__ import annotations
 
+import inspect
 import math
-from collections.abc import Mapping
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
 
 from vdsim_gym import _core
-from vdsim_gym.config import ActuatorConfig, VehicleConfig
 from vdsim_gym.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
-from vdsim_gym.plant import DEFAULT_INTEGRATOR, PhysicsSpec
+from vdsim_gym.plant import PhysicsSpec
 from vdsim_gym.timing import ceil_ticks
 
 FLAGS: dict[str, int] = dict(_core.PATH_FLAGS)  # terminated/truncated/time_limit are generic
@@ -34,6 +33,12 @@ TIMING_KEYS: tuple[tuple[str, type], ...] = (
     ("skipped", int), ("n_overrun", int), ("n_skipped", int))
 # Tag of the latency seed stream derived from the reset seed (independent of np_random).
 _LATENCY_STREAM = 0x1A7E_5EED
+PHYSICS_KEYS: tuple[str, ...] = tuple(
+    name for name in inspect.signature(PhysicsSpec.build).parameters if name != "cls")
+
+
+def _keyword_only(fn: Any) -> list[str]:
+    return [n for n, q in inspect.signature(fn).parameters.items() if q.kind == q.KEYWORD_ONLY]
 
 
 def refuse_copy(obj: Any) -> TypeError:
@@ -61,30 +66,33 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
     # (name, Python type) of the task's info columns reported in every step's info.
     INFO_KEYS: tuple[tuple[str, type], ...] = ()
 
+    # The envs' physics defaults where they differ from PhysicsSpec.build's: an action in
+    # [-1, 1] is a pedal position (with the power cap) unless longitudinal="force".
+    PHYSICS_DEFAULTS: dict[str, Any] = {"longitudinal": "pedal"}
+
     def __init__(
         self,
         *,
-        level: str = "L2",
-        vehicle: str | VehicleConfig | Mapping[str, Any] = "generic_sedan",
-        substep_dt: float = 5e-4,
-        control_period: float = 0.02,
-        longitudinal: str = "pedal",
-        actuator: ActuatorConfig | Mapping[str, Any] | None = None,
-        integrator: str = DEFAULT_INTEGRATOR,
         render_mode: str | None = None,
         latency: LatencyModel | None = None,
         overrun: str = "skip",
         time_limit: float | None | str = "default",
-        **task_kwargs: Any,
+        **kwargs: Any,
     ) -> None:
-        self.physics = p = PhysicsSpec.build(
-            level=level, vehicle=vehicle, substep_dt=substep_dt, control_period=control_period,
-            longitudinal=longitudinal, actuator=actuator, integrator=integrator,
-        )
+        # Physics keywords are PhysicsSpec.build's (defined once there; level, vehicle,
+        # substep_dt, control_period, longitudinal, actuator, integrator); the rest are
+        # the task's.
+        physics = {k: kwargs.pop(k) for k in PHYSICS_KEYS if k in kwargs}
+        self.physics = p = PhysicsSpec.build(**{**self.PHYSICS_DEFAULTS, **physics})
+        task_kwargs = kwargs
+        unknown = sorted(set(task_kwargs) - set(_keyword_only(self._make_core)))
+        if unknown:
+            raise TypeError(f"{type(self).__name__}: unknown keyword argument(s) {unknown}; "
+                            f"valid: {', '.join(sorted(self.kwarg_names()))}")
         self.substep_dt, self.ticks_per_period = p.substep_dt, p.ticks_per_period
         self.control_period = p.control_period
         self.vehicle, self.actuator = p.vehicle, p.actuator
-        self.level, self.longitudinal, self.integrator = level, longitudinal, integrator
+        self.level, self.longitudinal, self.integrator = p.level, p.longitudinal, p.integrator
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of "
                              f"{self.metadata['render_modes']}, got {render_mode!r}")
@@ -124,6 +132,20 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         self.configure_latency(latency, overrun)
         self._needs_reset = True
         self._reset_reason = "call reset() before step()"
+
+    @classmethod
+    def kwarg_names(cls) -> set[str]:
+        """Every keyword argument the env takes (its class's and its bases' __init__
+        while they pass **kwargs on, the physics keywords, the task core's)."""
+        names = set(PHYSICS_KEYS) | set(_keyword_only(cls._make_core))
+        for klass in cls.__mro__:
+            if "__init__" not in vars(klass):
+                continue
+            params = inspect.signature(klass.__init__).parameters.values()
+            names |= {q.name for q in params if q.kind == q.KEYWORD_ONLY}
+            if not any(q.kind == q.VAR_KEYWORD for q in params):
+                break
+        return names
 
     # ---------------------------------------------------------------- task hooks
 
