@@ -180,6 +180,8 @@ class Plant:
         self.level, self.longitudinal, self.integrator = level, longitudinal, integrator
         self.session = p.make_session()
         self.ref_point = resolve_ref_point(ref_point, self.vehicle)
+        # Once, not per step: the brake torque total comes from the core's parameters.
+        self._lon_range = self._longitudinal_range()
         self._state = np.zeros(_core.STATE_SIZE)
         self._aux = np.zeros(_core.AUX_SIZE)
 
@@ -241,6 +243,9 @@ class Plant:
     def longitudinal_range(self) -> tuple[float, float]:
         """(most braking, most driving) command: pedal [-1, 1], or force [N] at full brake
         torque and full drive torque at the wheels."""
+        return self._lon_range
+
+    def _longitudinal_range(self) -> tuple[float, float]:
         if self.longitudinal == "pedal":
             return (-1.0, 1.0)
         v = self.vehicle

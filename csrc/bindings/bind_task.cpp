@@ -65,6 +65,11 @@ void bind_task(py::module_& m) {
   flags["non_finite"] = int(kNonFinite);
   flags["time_limit"] = int(kFlagTimeLimit);
   m.attr("PATH_FLAGS") = flags;
+  py::dict env_flags;  // the bits every env core shares (env_core.hpp)
+  env_flags["terminated"] = kFlagTerminated;
+  env_flags["truncated"] = kFlagTruncated;
+  env_flags["time_limit"] = kFlagTimeLimit;
+  m.attr("ENV_FLAGS") = env_flags;
 
   py::class_<RewardWeights>(m, "RewardWeights")
       .def(py::init<>())

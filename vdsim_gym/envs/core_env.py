@@ -23,7 +23,7 @@ from vdsim_gym.latency import MAX_DELAY_S, LatencyModel, check_latency, check_ov
 from vdsim_gym.plant import PhysicsSpec
 from vdsim_gym.timing import ceil_ticks
 
-FLAGS: dict[str, int] = dict(_core.PATH_FLAGS)  # terminated/truncated/time_limit are generic
+FLAGS: dict[str, int] = dict(_core.ENV_FLAGS)  # the bits every env core shares
 TERMINATED, TRUNCATED, TIME_LIMIT = FLAGS["terminated"], FLAGS["truncated"], FLAGS["time_limit"]
 MAX_TIME_LIMIT_S = 3600.0  # [s]: longer episodes are a mistake (seconds, not steps)
 ACTION_TOL = 1.0 + 1e-6  # actions within this of [-1, 1] are clipped, beyond it rejected

@@ -15,12 +15,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym import _core
-from vdsim_gym.envs.core_env import (
-    CoreEnv,
-    check_flag,
-    refuse_copy,
-)
-from vdsim_gym.envs.core_env import reject_action as _reject_any
+from vdsim_gym.envs.core_env import TERMINATED, TIME_LIMIT, TRUNCATED, CoreEnv, check_flag
 from vdsim_gym.envs.course import Course
 from vdsim_gym.plant import PhysicsSpec
 from vdsim_gym.tracking import check_path, ey_stats
@@ -30,12 +25,9 @@ REWARD_TERM_NAMES: tuple[str, ...] = tuple(_core.PATH_TERM_NAMES)
 DEFAULT_REWARD_WEIGHTS: dict[str, float] = {
     k: getattr(_core.RewardWeights(), k) for k in REWARD_TERM_NAMES
 }
-_FLAGS: dict[str, int] = dict(_core.PATH_FLAGS)
-_TERMINATED, _TRUNCATED = _FLAGS["terminated"], _FLAGS["truncated"]
-_TIME_LIMIT = _FLAGS["time_limit"]
+_FLAGS: dict[str, int] = dict(_core.PATH_FLAGS)  # the path task's termination causes
 _START_NOISE_Y = 0.05  # uniform lateral offset at reset, +- [m]
 _START_NOISE_PSI = math.radians(0.5)  # uniform heading offset at reset, +- [rad]
-_N_INFO = len(_core.PATH_STEP_INFO_NAMES)
 
 # The manual's shared sections; the subclasses' docstrings include them.
 SHARED_DOC = """
@@ -145,14 +137,14 @@ def episode_outcome(flags: int) -> str | None:
     """Why the env ended an episode: the termination cause ("cone_hit", "off_corridor",
     "spin_out", "non_finite"), "course_end" or "time_limit" for a truncation, None if it
     goes on (a ``max_episode_steps`` passed to gym.make is TimeLimit's, not the env's)."""
-    if flags & _TERMINATED:
+    if flags & TERMINATED:
         for name in ("non_finite", "spin_out", "off_corridor", "cone_hit"):
             if flags & _FLAGS[name]:
                 return name
         return "terminated"
-    if flags & _TIME_LIMIT:
+    if flags & TIME_LIMIT:
         return "time_limit"
-    return "course_end" if flags & _TRUNCATED else None
+    return "course_end" if flags & TRUNCATED else None
 
 
 class PathTrackingEnv(CoreEnv):
@@ -207,7 +199,7 @@ class PathTrackingEnv(CoreEnv):
 
     # ---------------------------------------------------------------- CoreEnv hooks
 
-    outcome = staticmethod(lambda flags: episode_outcome(flags))
+    outcome = staticmethod(episode_outcome)
 
     def _reset_task(self, seed: int | None) -> tuple[float, ...]:
         course = self._next_course()
@@ -297,10 +289,5 @@ def resolve_reward_weights(weights: Mapping[str, float] | None) -> dict[str, flo
     return out
 
 
-def _reject_action(a0: float, a1: float) -> None:
-    """The error for a two-number action with NaN, inf or values beyond [-1, 1]."""
-    _reject_any([a0, a1])
-
-
-__all__ = ["PathTrackingEnv", "check_flag", "episode_outcome", "refuse_copy",
+__all__ = ["PathTrackingEnv", "check_flag", "episode_outcome",
            "resolve_reward_weights"]

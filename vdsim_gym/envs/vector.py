@@ -31,7 +31,6 @@ from vdsim_gym.envs.core_env import (
     reject_action,
 )
 
-_TERMINATED, _TRUNCATED = TERMINATED, TRUNCATED
 # Batched dtype of each Python type of a single env's info value, as gymnasium's
 # SyncVectorEnv batches them (None: the float64 column as is).
 _DTYPE = {float: None, int: np.int64, bool: bool}
@@ -187,8 +186,8 @@ class VDSimVectorEnv(VectorEnv):
             self._needs_reset = True
             raise
         flags = self._flags
-        terminated = (flags & _TERMINATED) != 0
-        truncated = (flags & _TRUNCATED) != 0
+        terminated = (flags & TERMINATED) != 0
+        truncated = (flags & TRUNCATED) != 0
         if stepped is None:
             self._elapsed += 1
         else:
@@ -319,7 +318,7 @@ class VDSimVectorEnv(VectorEnv):
             lat = mask & self._latency_rows
             if lat.any():
                 infos.update(self._columns(info, lat, self._latency_keys))
-        ended = mask & ((self._flags & (_TERMINATED | _TRUNCATED)) != 0)
+        ended = mask & ((self._flags & (TERMINATED | TRUNCATED)) != 0)
         if ended.any():  # the task's end reason, as the single env reports it
             outcome = np.full(self.num_envs, None, dtype=object)
             for i in np.flatnonzero(ended).tolist():

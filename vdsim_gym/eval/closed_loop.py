@@ -33,13 +33,14 @@ import numpy as np
 
 from vdsim_gym import _core
 from vdsim_gym.eval.driver import STATE_COLUMNS, Command, Controller, _Driver, _PlantDriver
-from vdsim_gym.eval.metrics import _check_path, lateral_error, tracking_stats
+from vdsim_gym.eval.metrics import lateral_error, tracking_stats
 from vdsim_gym.eval.policy_adapter import PolicyController
 from vdsim_gym.eval.provenance import build_info
 from vdsim_gym.eval.result import ControllerError, EvalResult, _Samples
 from vdsim_gym.latency import LatencyModel, check_latency, check_overrun
 from vdsim_gym.plant import Plant
 from vdsim_gym.timing import whole_ticks
+from vdsim_gym.tracking import check_path
 
 MODES = ("sync", "virtual_async")
 
@@ -158,7 +159,7 @@ class ClosedLoopEval:
                 f"{self.latency.max_delay:g} s, longer than the run (duration={self.duration:g}"
                 " s): no such command would ever apply; use a longer duration or a shorter "
                 "delay (delays are in seconds)")
-        self.reference_path = None if reference_path is None else _check_path(reference_path)
+        self.reference_path = None if reference_path is None else check_path(reference_path)
         self._stop = threading.Event()
 
     @staticmethod

@@ -18,9 +18,6 @@ from vdsim_gym.tracking import check_path, ey_stats
 _CHUNK = 4096  # points per block: bounds the (points x segments) work arrays
 
 
-_check_path = check_path  # the one home is vdsim_gym.tracking
-
-
 def lateral_error(xy: Any, path: Any) -> np.ndarray:
     """Signed distance [m] of each point of ``xy`` (N, 2) from the polyline ``path`` (M, 2).
 
@@ -28,7 +25,7 @@ def lateral_error(xy: Any, path: Any) -> np.ndarray:
     the sign is + left of the path, - right. Returns shape (N,); a single point (2,)
     gives shape (1,).
     """
-    p = _check_path(path)
+    p = check_path(path)
     pts = np.asarray(xy, dtype=float)
     if pts.shape == (2,):
         pts = pts.reshape(1, 2)

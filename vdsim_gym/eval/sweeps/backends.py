@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -40,8 +41,6 @@ class _Progress:
         if self._bar is not None:
             self._bar.update(n)
         elif self.done >= self._next_print or self.done == self.total:
-            import sys  # here: the rest of the module has no use for it
-
             print(f"[{self.desc}] {self.done}/{self.total} episodes", file=sys.stderr,
                   flush=True)
             self._next_print = self.done + max(1, self.total // 20)
