@@ -1,6 +1,6 @@
 """Refactors leave seeded rollouts bit-identical: digests against tests/golden/rollouts.json.
 
-The file is recorded on one machine (``python tests/golden/rollouts.py`` on the commit
+The file holds one record per machine (``python tests/golden/rollouts.py`` on the commit
 before a refactor); digests are only comparable where the CPU features and numpy/libc
 match (see the recorder's docstring), so elsewhere the test is skipped with the reason.
 """
@@ -8,7 +8,6 @@ match (see the recorder's docstring), so elsewhere the test is skipped with the 
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 
 import pytest
@@ -20,13 +19,16 @@ _SPEC.loader.exec_module(golden)
 
 
 def test_golden_rollouts_are_bit_identical():
-    data = json.loads(golden.FILE.read_text())
     here = golden.fingerprint()
-    if data["fingerprint"] != here:
-        pytest.skip(f"golden digests were recorded on {data['fingerprint']}, this machine is "
-                    f"{here}: re-record with `python tests/golden/rollouts.py` on a commit "
-                    "known to be right")
+    records = golden.load()
+    data = next((r for r in records if r["fingerprint"] == here), None)
+    if data is None:
+        pytest.skip(f"golden digests were recorded on {[r['fingerprint'] for r in records]}, "
+                    f"this machine is {here}: add its record with `python "
+                    "tests/golden/rollouts.py` on a commit known to be right")
     now = golden.compute()
-    assert set(now) == set(data["digests"])
-    changed = sorted(k for k in now if now[k] != data["digests"][k])
+    # A record made before a case was added lacks it (compared where recorded); a case
+    # that disappeared is an error.
+    assert set(data["digests"]) <= set(now), sorted(set(data["digests"]) - set(now))
+    changed = sorted(k for k in data["digests"] if now[k] != data["digests"][k])
     assert not changed, f"rollouts changed (recorded at {data['recorded_at']}): {changed}"

@@ -4,11 +4,15 @@
 the commit before a refactor); ``tests/test_golden.py`` recomputes the digests and
 compares. Results are bit-identical on one machine whatever the thread count, but not
 across CPU models (numpy's SIMD sin/cos and libm can differ in the last bit), so the
-file also records the machine's fingerprint and the test skips, visibly, elsewhere.
+file keeps one record per machine fingerprint (recording on a new machine adds its
+record; recording again replaces it) and the test skips, visibly, where none matches.
 
 Cases: DLC presets and PathFollow, L1 and L2, without latency and with fixed, uniform
 (skip and queue) latency, single envs and vector envs on 1 and 2 threads; Stanley + PI
-actions (row-wise numpy, so batch and single agree).
+actions (row-wise numpy, so batch and single agree). ``eval/...``: ClosedLoopEval with a
+policy on an env (``env=``, ``policy=``) in mode A and B (fixed, uniform skip/queue,
+normal): digests of the samples table (k, t_sample, t_apply, c_k, overrun, command) and
+of the trace at the sampled times.
 """
 
 from __future__ import annotations
@@ -95,6 +99,37 @@ def vector_digest(env_id: str, kwargs: dict[str, Any], threads: int, seed: int =
     return h.hexdigest()
 
 
+EVAL_LATENCIES: dict[str, dict[str, Any]] = {
+    "sync": {"mode": "sync"},
+    "fixed10_skip": {"mode": "virtual_async", "latency": LatencyModel.fixed(0.01)},
+    "fixed30_skip": {"mode": "virtual_async", "latency": LatencyModel.fixed(0.03)},
+    "uniform_skip": {"mode": "virtual_async", "latency": LatencyModel.uniform(0.0, 0.03, 3)},
+    "uniform_queue": {"mode": "virtual_async", "overrun": "queue",
+                      "latency": LatencyModel.uniform(0.0, 0.025, 3)},
+    "normal_queue": {"mode": "virtual_async", "overrun": "queue",
+                     "latency": LatencyModel.normal(0.01, 0.004, 5)},
+}
+
+
+def eval_digest(level: str, kwargs: dict[str, Any]) -> str:
+    from vdsim_gym.eval import ClosedLoopEval
+
+    env = gym.make("VDSim-DLC-v0", preset="lane_change_3p5_30", level=level,
+                   terminate_on_cone=False)
+    res = ClosedLoopEval(env=env, policy=stanley_pi(env), seed=5, duration=3.0,
+                         **kwargs).run()
+    s = res.samples
+    h = hashlib.sha256()
+    lon = "u_pedal" if "u_pedal" in s else "u_fx"
+    _update(h, s["k"], s["t_sample"], s["t_apply"], s["c_k"], s["overrun"], s["applied"],
+            s["u_steer"], s[lon])
+    # The trace at the sampled grid times (the rows both eval forms share).
+    at = np.isin(np.round(res.trace["t"] / 5e-4).astype(np.int64),
+                 np.round(s["t_sample"] / 5e-4).astype(np.int64))
+    _update(h, *(res.trace[c][at] for c in ("X", "Y", "psi", "vx", "vy", "r")))
+    return h.hexdigest()
+
+
 def fingerprint() -> dict[str, Any]:
     flags = set()
     try:
@@ -118,6 +153,9 @@ def compute() -> dict[str, str]:
         if name.endswith("/none") or name.endswith("/uniform_skip"):
             for threads in (1, 2):
                 out[f"vector{threads}/{name}"] = vector_digest(env_id, kw, threads)
+    for level in ("L1", "L2"):
+        for name, kw in EVAL_LATENCIES.items():
+            out[f"eval/{level}/{name}"] = eval_digest(level, kw)
     return out
 
 
@@ -131,11 +169,21 @@ def _head() -> str:
         return vdsim_gym.__git_sha__
 
 
+def load() -> list[dict[str, Any]]:
+    """The records in the file (one per machine fingerprint)."""
+    if not FILE.exists():
+        return []
+    data = json.loads(FILE.read_text())
+    return data["records"] if "records" in data else [data]
+
+
 def main() -> None:
-    data = {"fingerprint": fingerprint(), "recorded_at": _head(),
-            "digests": compute()}
-    FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    sys.stdout.write(f"recorded {len(data['digests'])} digests in {FILE}\n")
+    here = fingerprint()
+    record = {"fingerprint": here, "recorded_at": _head(), "digests": compute()}
+    records = [r for r in load() if r["fingerprint"] != here] + [record]
+    FILE.write_text(json.dumps({"records": records}, indent=1, sort_keys=True) + "\n")
+    sys.stdout.write(f"recorded {len(record['digests'])} digests for this machine in {FILE} "
+                     f"({len(records)} machine record(s))\n")
 
 
 if __name__ == "__main__":
