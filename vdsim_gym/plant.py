@@ -253,27 +253,36 @@ class Plant:
 
     def observe(self) -> dict[str, float]:
         """The observation dict at the current time (see the class docstring)."""
-        s, a = self._state, self._aux
-        self.session.get_state(s)
-        self.session.get_aux(a)
-        X, Y, psi, vx, vy, r = (float(v) for v in s[:6])
-        obs = {"t": self.session.time, "X": X, "Y": Y, "psi": psi, "vx": vx, "vy": vy, "r": r,
-               "ax": float(a[0]), "ay": float(a[1]),
-               "beta": math.atan2(vy, vx) if (vx or vy) else 0.0}
-        delta = self.session.realized_steer
-        obs["delta_rw"] = delta
-        if self.vehicle.steering_ratio is not None:
-            obs["delta_sw"] = delta * self.vehicle.steering_ratio
-        for i, w in enumerate(WHEELS[self.level]):
-            base = 2 + 5 * i
-            obs[f"omega_{w}"] = float(s[6 + i])
-            for j, key in enumerate(("Fx", "Fy", "Fz", "kappa", "alpha")):
-                obs[f"{key}_{w}"] = float(a[base + j])
-        if self.ref_point is not None:
-            px, py = self.ref_point
-            c, sn = math.cos(psi), math.sin(psi)
-            obs["X_ref"] = X + c * px - sn * py
-            obs["Y_ref"] = Y + sn * px + c * py
-            obs["vx_ref"] = vx - r * py
-            obs["vy_ref"] = vy + r * px
-        return obs
+        return observe_session(self.session, self.vehicle, self.level, self._state,
+                               self._aux, self.ref_point)
+
+
+def observe_session(session: Any, vehicle: VehicleConfig, level: str, state: np.ndarray,
+                    aux: np.ndarray, ref_point: tuple[float, float] | None = None
+                    ) -> dict[str, float]:
+    """The Plant observation dict of a core ``Session`` (a Plant's, or an env core's);
+    ``state`` and ``aux`` are scratch buffers of STATE_SIZE and AUX_SIZE."""
+    s, a = state, aux
+    session.get_state(s)
+    session.get_aux(a)
+    X, Y, psi, vx, vy, r = (float(v) for v in s[:6])
+    obs = {"t": session.time, "X": X, "Y": Y, "psi": psi, "vx": vx, "vy": vy, "r": r,
+           "ax": float(a[0]), "ay": float(a[1]),
+           "beta": math.atan2(vy, vx) if (vx or vy) else 0.0}
+    delta = session.realized_steer
+    obs["delta_rw"] = delta
+    if vehicle.steering_ratio is not None:
+        obs["delta_sw"] = delta * vehicle.steering_ratio
+    for i, w in enumerate(WHEELS[level]):
+        base = 2 + 5 * i
+        obs[f"omega_{w}"] = float(s[6 + i])
+        for j, key in enumerate(("Fx", "Fy", "Fz", "kappa", "alpha")):
+            obs[f"{key}_{w}"] = float(a[base + j])
+    if ref_point is not None:
+        px, py = ref_point
+        c, sn = math.cos(psi), math.sin(psi)
+        obs["X_ref"] = X + c * px - sn * py
+        obs["Y_ref"] = Y + sn * px + c * py
+        obs["vx_ref"] = vx - r * py
+        obs["vy_ref"] = vy + r * px
+    return obs

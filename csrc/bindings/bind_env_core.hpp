@@ -33,9 +33,6 @@ inline py::tuple names(const std::vector<std::string>& v) {
   return t;
 }
 
-
-
-
 template <class Task>
 py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& m,
                                                                    const char* name) {
@@ -98,6 +95,20 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
       .def_property_readonly("n_overrun", [](const Core& e) { return e.timeline().n_overrun(); })
       .def_property_readonly("n_skipped", [](const Core& e) { return e.timeline().n_skipped(); })
       .def_property_readonly("next_k", [](const Core& e) { return e.timeline().next_k(); })
+      .def_property_readonly("next_sample", [](const Core& e) {
+             // With latency: the upcoming sample's grid index, the tick of its controller
+             // call and the exact start of its computation [s] (what an evaluation loop
+             // needs before it calls the controller). Without: the plant's grid point now.
+             if (!e.has_latency()) {
+               const std::int64_t k = e.plant().tick() / e.task().ticks_per_period();
+               return py::make_tuple(k, e.plant().tick(), e.plant().time());
+             }
+             const auto& tl = e.timeline();
+             const std::int64_t k = tl.next_k();
+             return py::make_tuple(k, tl.call_tick(k), tl.start_time(k));
+           }, "(k, call_tick, t_start [s]) of the next sample")
+      .def_property_readonly("tick", [](const Core& e) { return e.plant().tick(); },
+                             "The plant's substep counter")
       .def_property_readonly("control_period", &Core::control_period)
       .def_property_readonly("time", [](const Core& e) { return e.plant().time(); },
                              "The plant's time [s]")

@@ -56,13 +56,16 @@ class AsyncTimeline {
     return std::max(grid, ceil_ticks(worker_free_, dt_));
   }
 
+  // Exact time [s] at which the worker starts on sample k (k == next_k()).
+  double start_time(int64_t k) const { return std::max(grid_time(k), worker_free_); }
+
   // Records sample k (k == next_k()) computed in c seconds and advances to the next one.
   SampleTiming commit(int64_t k, double c) {
     SampleTiming s;
     s.k = k;
     s.sample_tick = k * period_;
     s.call_tick = call_tick(k);
-    s.t_start = std::max(grid_time(k), worker_free_);
+    s.t_start = start_time(k);
     s.c = c;
     s.t_finish = s.t_start + c;
     s.apply_tick = ceil_ticks(s.t_finish, dt_);

@@ -1,4 +1,6 @@
-"""ClosedLoopEval(env=..., policy=...): a policy written for a path env, in every mode."""
+"""ClosedLoopEval(env=..., policy=...): a policy on a path env's own core, in every mode,
+checked against the callback form on a Plant driven by the slow Python reference of the
+env's observation (PolicyController / PathObservation)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import vdsim_gym  # noqa: F401  (registration)
 from vdsim_gym import LatencyModel
 from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.eval import ClosedLoopEval
+from vdsim_gym.eval.policy_adapter import PolicyController
 
 
 def make(**kw):
@@ -77,3 +80,98 @@ def test_env_policy_bad_input(kwargs, error, match):
 def test_policy_without_env_names_the_fix():
     with pytest.raises(ValueError, match="policy= runs on an env"):
         ClosedLoopEval(policy=stanley_pi(make()))
+
+
+SAMPLE_COLUMNS = ("k", "t_sample", "t_start", "t_call", "c_k", "t_apply", "overrun",
+                  "u_steer", "u_pedal")
+
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+@pytest.mark.parametrize(
+    ("latency", "overrun"),
+    [
+        (None, None),
+        (LatencyModel.fixed(0.01), "skip"),
+        (LatencyModel.fixed(0.03), "skip"),
+        (LatencyModel.fixed(0.03), "queue"),
+        (LatencyModel.uniform(0.0, 0.035, seed=2), "skip"),
+        (LatencyModel.uniform(0.0, 0.025, seed=2), "queue"),
+        (LatencyModel.normal(0.012, 0.006, seed=4), "skip"),
+        (LatencyModel.normal(0.012, 0.006, seed=4), "queue"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_env_form_equals_the_callback_form_on_the_plant(level, latency, overrun):
+    """The same lane change both ways: the env form (env core: C++ observation, commands
+    and timeline with external delays) and the callback form (Plant + the Python
+    reference of the observation, the eval's own event loop) take the same samples with
+    the same delays and commands, and the vehicle is in the same place at every sample."""
+    mode = "sync" if latency is None else "virtual_async"
+    env = make(level=level)
+    env.reset(seed=7)
+    start = dict(zip(("X", "Y", "psi", "vx", "vy", "r"), env.unwrapped.state[:6].tolist(),
+                     strict=True))
+    callback = ClosedLoopEval(
+        plant_kwargs=dict(level=level, longitudinal="pedal"),
+        controller=PolicyController(env, stanley_pi(env)), mode=mode, latency=latency,
+        overrun=overrun, duration=3.0, reference_path=env.unwrapped.course.path,
+        initial_state=start).run()
+    on_env = ClosedLoopEval(env=env, policy=stanley_pi(env), seed=7, mode=mode,
+                            latency=latency, overrun=overrun, duration=3.0).run()
+    for col in SAMPLE_COLUMNS:
+        np.testing.assert_array_equal(on_env.samples[col], callback.samples[col], err_msg=col)
+    # The env form runs whole env steps, so it ends on a grid point: queue: that of the
+    # first sample called at or after the end (commands still queued never apply);
+    # skip: a last step may span past the end. The callback form stops at the duration.
+    t_end = on_env.trace["t"][-1]
+    t_apply = on_env.samples["t_apply"]
+    np.testing.assert_array_equal(on_env.samples["applied"], t_apply < t_end)
+    both = t_apply < min(t_end, 3.0)
+    np.testing.assert_array_equal(callback.samples["applied"][both], True)
+    if overrun is None:
+        np.testing.assert_array_equal(on_env.samples["applied"], callback.samples["applied"])
+    assert on_env.stats["n_overrun"] == callback.stats["n_overrun"]
+    assert on_env.stats["n_skipped"] == callback.stats["n_skipped"]
+    # Grid rows: the callback form has one per grid point, the env form one per sample.
+    tick = np.round(callback.trace["t"] / 5e-4).astype(np.int64)
+    sampled = np.isin(tick, np.round(on_env.samples["t_sample"] / 5e-4).astype(np.int64))
+    assert np.count_nonzero(sampled) == len(on_env.trace["t"]) - 1
+    for col in ("X", "Y", "psi", "vx", "vy", "r", "u_steer", "u_pedal"):
+        np.testing.assert_array_equal(on_env.trace[col][:-1], callback.trace[col][sampled],
+                                      err_msg=col)
+    # e_y: the core's projection (env) vs the Python geometry (callback), same positions.
+    np.testing.assert_allclose(on_env.trace["e_y"][:-1], callback.trace["e_y"][sampled],
+                               rtol=0, atol=1e-12)
+    if overrun is None:  # every grid point sampled, to the end: the same statistics
+        assert on_env.stats["e_y_rmse_m"] == pytest.approx(callback.stats["e_y_rmse_m"],
+                                                           abs=1e-12)
+    if latency is not None:
+        assert callback.stats["n_overrun"] > 0 or latency.max_delay <= 0.02
+
+
+def test_env_form_reports_the_episode_end_and_leaves_the_env_without_latency():
+    env = make()
+    res = ClosedLoopEval(env=env, policy=stanley_pi(env), duration=15.0,
+                         mode="virtual_async", latency=LatencyModel.fixed(0.01)).run()
+    assert res.stats["outcome"] == "course_end"
+    assert res.stats["episode_summary"]["cone_hits"] == 0
+    assert res.trace["t"][-1] < 15.0  # ended by the course, not the duration
+    assert env.unwrapped.latency is None  # the eval's measured latency is gone
+    obs, _ = env.reset(seed=0)
+    env.step(env.action_space.sample())
+
+
+def test_env_form_policy_error_names_the_sample():
+    class Broken:
+        def predict(self, obs, state=None, episode_start=None, deterministic=True):
+            if obs[2] > 0 and not episode_start[0]:
+                raise RuntimeError("boom")
+            return np.zeros(2), None
+
+    from vdsim_gym.eval import ControllerError
+
+    env = make()
+    with pytest.raises(ControllerError, match=r"k=1, t=0.02 s: RuntimeError: boom"):
+        ClosedLoopEval(env=env, policy=Broken(), duration=1.0).run()
+    ok = ClosedLoopEval(env=env, policy=stanley_pi(env), duration=0.2).run()  # still usable
+    assert ok.stats["n_samples"] == 10

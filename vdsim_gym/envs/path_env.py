@@ -17,7 +17,7 @@ import numpy as np
 from vdsim_gym import _core
 from vdsim_gym.envs.core_env import TERMINATED, TIME_LIMIT, TRUNCATED, CoreEnv, check_flag
 from vdsim_gym.envs.course import Course
-from vdsim_gym.plant import PhysicsSpec
+from vdsim_gym.plant import PhysicsSpec, observe_session
 from vdsim_gym.tracking import check_path, ey_stats
 
 OBS_NAMES: tuple[str, ...] = tuple(_core.PATH_OBS_NAMES)
@@ -238,6 +238,12 @@ class PathTrackingEnv(CoreEnv):
         out = np.zeros(_core.STATE_SIZE)
         self._core.session.get_state(out)
         return out
+
+    def plant_observation(self) -> dict[str, float]:
+        """The vehicle's observation dict now, as ``Plant.observe`` gives it (evaluation
+        traces: X, Y, psi, vx, vy, r, ax, ay, beta, delta_rw, wheel quantities)."""
+        return observe_session(self._core.session, self.vehicle, self.level,
+                               np.zeros(_core.STATE_SIZE), np.zeros(_core.AUX_SIZE))
 
     @property
     def cone_hit_flags(self) -> np.ndarray:

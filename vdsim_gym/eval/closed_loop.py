@@ -13,10 +13,12 @@ Everything runs on the core's integer tick clock. The timing arithmetic is the c
 is the event loop between them: it advances the plant in blocks of substeps from one
 event (a grid sample tick, a controller call tick, the end) to the next.
 
-The simulated side is reached through a small driver protocol (``vdsim_gym.eval.driver``:
-reset, observe, call, check, command_now / schedule / drop_pending / advance,
-state_row); the one implementation is ``_PlantDriver`` (a Plant and a callback, or an
-env's policy through ``PolicyController``). Results and errors: ``vdsim_gym.eval.result``.
+The simulated side of the callback form is reached through a small driver protocol
+(``vdsim_gym.eval.driver``: reset, observe, call, check, command_now / schedule /
+drop_pending / advance, state_row; ``_PlantDriver``: a Plant and a callback). A policy on
+an env (``env=``, ``policy=``) runs on the env's own C++ core instead
+(``vdsim_gym.eval.env_run``: mode B through the env's measured latency, so the same
+``AsyncTimeline`` times both forms). Results and errors: ``vdsim_gym.eval.result``.
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ import gymnasium as gym
 import numpy as np
 
 from vdsim_gym import _core
-from vdsim_gym.eval.driver import STATE_COLUMNS, Command, Controller, _Driver, _PlantDriver
+from vdsim_gym.eval.driver import Command, Controller, _Driver, _PlantDriver
+from vdsim_gym.eval.env_run import EnvPolicyRun
 from vdsim_gym.eval.metrics import lateral_error, tracking_stats
-from vdsim_gym.eval.policy_adapter import PolicyController
 from vdsim_gym.eval.provenance import build_info
 from vdsim_gym.eval.result import ControllerError, EvalResult, _Samples
 from vdsim_gym.latency import LatencyModel, check_latency, check_overrun
@@ -64,13 +66,15 @@ class ClosedLoopEval:
             e_y_rmse_m / e_y_max_m to stats (over the grid rows that ran).
         initial_state: ``Plant.reset`` state (X, Y, psi, vx, vy, r; missing ones 0).
         env, policy, env_kwargs, seed: instead of plant_kwargs + controller, a policy with
-            an SB3-style ``predict`` written for a VDSim path env (an id or an instance;
-            ``env_kwargs`` for ``gym.make``). The env gives the physics, the control
-            period, the course (default ``reference_path``), the start state of
-            ``reset(seed=seed)`` (default ``initial_state``) and the observation and
-            action layout; the policy then drives the Plant through
-            ``PolicyController`` in every mode. ``duration`` defaults to the env's time
-            limit. Configure latency here, not on the env.
+            an SB3-style ``predict`` on a VDSim env (an id or an instance; ``env_kwargs``
+            for ``gym.make``). The policy steps the env from ``reset(seed=seed)``: the
+            env's C++ core computes observations, commands, reward terms and the episode
+            end; mode B gives the env ``LatencyModel.measured()`` for the run and the
+            delays of ``latency`` in sample order (``vdsim_gym.eval.env_run``). The trace
+            has one row per sample plus the task's info columns (``e_y``, ``s`` on a path
+            env); the run also ends when the env ends the episode (``stats["outcome"]``,
+            ``stats["episode_summary"]``). ``duration`` defaults to the env's time limit.
+            Configure latency here, not on the env.
 
     ``run()`` returns an ``EvalResult``; ``stop()`` ends a running run early from the
     controller or any thread (a stop() before run() has no effect).
@@ -118,16 +122,17 @@ class ClosedLoopEval:
             self.latency = LatencyModel.fixed(0.0) if latency is None else latency
             self.overrun = "skip" if overrun is None else overrun
         self._env_meta: dict[str, Any] = {}
+        self._stop = threading.Event()
+        self._env_run: EnvPolicyRun | None = None
         if env is not None:
             self._env_meta = {"env_id": env if isinstance(env, str) else
                               getattr(getattr(env, "spec", None), "id", type(env).__name__),
                               "env_kwargs": dict(env_kwargs or {}), "env_seed": seed,
                               "policy": type(policy).__name__}
-            plant_kwargs, controller, control_period, duration, reference_path, \
-                initial_state = self._from_env(env, policy, env_kwargs, seed, plant_kwargs,
-                                               controller, control_period, duration,
-                                               reference_path, initial_state)
-        elif policy is not None:
+            self._init_env(env, policy, env_kwargs, seed, plant_kwargs, controller,
+                           control_period, duration, reference_path, initial_state)
+            return
+        if policy is not None:
             raise ValueError("policy= runs on an env: give env='VDSim-DLC-v0' (or an env "
                              "instance) with it, or pass a callback as controller=")
         if controller is None or not callable(controller):
@@ -152,6 +157,10 @@ class ClosedLoopEval:
         dt = plant.substep_dt
         self.duration = float(duration) if isinstance(duration, (int, float)) else duration
         self._end_tick = whole_ticks(duration, dt, "duration")
+        self._check_delay_fits()
+        self.reference_path = None if reference_path is None else check_path(reference_path)
+
+    def _check_delay_fits(self) -> None:
         if self.latency is not None and self.latency.reproducible \
                 and self.latency.max_delay > self.duration:
             raise ValueError(
@@ -159,37 +168,33 @@ class ClosedLoopEval:
                 f"{self.latency.max_delay:g} s, longer than the run (duration={self.duration:g}"
                 " s): no such command would ever apply; use a longer duration or a shorter "
                 "delay (delays are in seconds)")
-        self.reference_path = None if reference_path is None else check_path(reference_path)
-        self._stop = threading.Event()
 
-    @staticmethod
-    def _from_env(env: str | gym.Env, policy: Any, env_kwargs: Mapping[str, Any] | None,
+    def _init_env(self, env: str | gym.Env, policy: Any, env_kwargs: Mapping[str, Any] | None,
                   seed: int, plant_kwargs: Any, controller: Any, control_period: Any,
-                  duration: Any, reference_path: Any, initial_state: Any) -> tuple:
-        """Plant settings, controller and defaults for a policy written for a path env.
-
-        The env supplies the physics (its PhysicsSpec), the course (reference path), the
-        start state of ``reset(seed=seed)`` and the observation/action layout; the policy
-        runs on the Plant through ``PolicyController``, so the same event loop and the
-        same timing models serve it.
-        """
+                  duration: Any, reference_path: Any, initial_state: Any) -> None:
+        """The env form: ``policy`` steps ``env`` (its core does the task; env_run)."""
         if plant_kwargs is not None or controller is not None:
             raise ValueError("give either env= and policy=, or plant_kwargs= and controller=, "
                              "not both")
+        if reference_path is not None or initial_state is not None:
+            raise ValueError("with env= the env gives the course and the start state "
+                             "(reset(seed=seed)); reference_path= and initial_state= apply "
+                             "to the Plant form (plant_kwargs= and controller=)")
         if policy is None or not callable(getattr(policy, "predict", None)):
             raise ValueError(f"policy must have an SB3-style predict(obs) method, got {policy!r}")
         if isinstance(env, str):
             env = gym.make(env, **dict(env_kwargs or {}))
         elif env_kwargs:
             raise ValueError("env_kwargs apply only when env is an id string")
+        from vdsim_gym.envs.core_env import CoreEnv
+
         base = env.unwrapped
-        if not hasattr(base, "physics") or not hasattr(base, "action_to_command"):
-            raise TypeError(f"env must be a VDSim path env (VDSim-DLC-v0, VDSim-PathFollow-v0),"
+        if not isinstance(base, CoreEnv):
+            raise TypeError(f"env must be a VDSim env (VDSim-DLC-v0, VDSim-PathFollow-v0, ...),"
                             f" got {type(base).__name__}")
         if getattr(base, "latency", None) is not None:
             raise ValueError("the env has its own latency; give latency= and overrun= to "
                              "ClosedLoopEval instead, so its timing model is the one used")
-        env.reset(seed=seed)
         phys = base.physics
         if control_period is not None and whole_ticks(
                 control_period, phys.substep_dt, "control_period") != phys.ticks_per_period:
@@ -200,14 +205,14 @@ class ClosedLoopEval:
             duration = (steps * phys.control_period if steps is not None else
                         base.time_limit if base.time_limit is not None else
                         500 * phys.control_period)
-        plant_kwargs = dict(level=phys.level, vehicle=phys.vehicle, substep_dt=phys.substep_dt,
-                            longitudinal=phys.longitudinal, actuator=phys.actuator,
-                            integrator=phys.integrator)
-        state = base.state[:6].tolist()
-        start = dict(zip(("X", "Y", "psi", "vx", "vy", "r"), state, strict=True))
-        return (plant_kwargs, PolicyController(env, policy), phys.control_period, duration,
-                base.course.path if reference_path is None else reference_path,
-                start if initial_state is None else initial_state)
+        self.plant = None
+        self.reference_path = None
+        self.duration = float(duration) if isinstance(duration, (int, float)) else duration
+        self._end_tick = whole_ticks(duration, phys.substep_dt, "duration")
+        self._check_delay_fits()
+        self._env_run = EnvPolicyRun(env, policy, seed, self._end_tick, self.latency,
+                                     self.overrun)
+        self._driver = self._env_run  # substep_dt, ticks_per_period, columns, meta()
 
     # ------------------------------------------------------------------ public API
 
@@ -218,6 +223,9 @@ class ClosedLoopEval:
     def run(self) -> EvalResult:
         """One run from the initial state; see the class docstring and docs/EVAL_MODES.md."""
         self._stop.clear()
+        if self._env_run is not None:
+            rows, samples, end, stopped, episode = self._env_run.run(self._stop)
+            return self._result(rows, samples, end, stopped, episode)
         d = self._driver
         try:
             d.reset()
@@ -351,19 +359,18 @@ class ClosedLoopEval:
 
     # ------------------------------------------------------------------ result
 
-    def _result(self, rows: list[tuple], samples: _Samples, end: int, stopped: bool
-                ) -> EvalResult:
+    def _result(self, rows: list[tuple], samples: _Samples, end: int, stopped: bool,
+                episode: dict[str, Any] | None = None) -> EvalResult:
         d = self._driver
         dt, P = d.substep_dt, d.ticks_per_period
-        lon = d.lon_column
         nan = float("nan")
 
         trace: dict[str, np.ndarray] = {"t": np.array([r[0] for r in rows])}
         states = np.array([r[1] for r in rows], dtype=float).reshape(len(rows), -1)
-        for j, name in enumerate(STATE_COLUMNS):
+        for j, name in enumerate(d.trace_columns):
             trace[name] = states[:, j]
-        trace["u_steer"] = np.array([nan if r[2] is None else r[2][0] for r in rows])
-        trace[lon] = np.array([nan if r[2] is None else r[2][1] for r in rows])
+        for j, name in enumerate(d.command_columns):
+            trace[name] = np.array([nan if r[2] is None else r[2][j] for r in rows])
         src = [r[3] for r in rows]
         trace["t_sample"] = np.array([nan if s is None else s["t_sample"] for s in src])
         trace["t_apply"] = np.array([nan if s is None else s["apply_tick"] * dt for s in src])
@@ -382,8 +389,8 @@ class ClosedLoopEval:
             "t_apply": np.array([r["apply_tick"] * dt for r in srows], dtype=float),
             "overrun": np.array([r["overrun"] for r in srows], dtype=bool),
             "applied": np.array(applied, dtype=bool),
-            "u_steer": np.array([r["command"][0] for r in srows], dtype=float),
-            lon: np.array([r["command"][1] for r in srows], dtype=float),
+            **{name: np.array([r["command"][j] for r in srows], dtype=float)
+               for j, name in enumerate(d.command_columns)},
             "t_compute_s": np.array([r["t_compute_s"] for r in srows], dtype=float),
         }
 
@@ -393,7 +400,9 @@ class ClosedLoopEval:
             "n_samples": len(srows),
             "n_grid": n_rows_ran,
             "n_overrun": int(np.count_nonzero(cols["overrun"])),
-            "n_skipped": (sum(1 for k in range(-(-end // P)) if k not in taken)
+            # Grid points before the end (the env form's last step can span past it).
+            "n_skipped": (sum(1 for k in range(-(-min(end, self._end_tick) // P))
+                              if k not in taken)
                           if self.overrun == "skip" else 0),
             "n_unapplied": int(len(srows) - sum(applied)),
             "stopped_early": stopped,
@@ -403,7 +412,11 @@ class ClosedLoopEval:
         if self.reference_path is not None:
             e_y = lateral_error(np.column_stack((trace["X"], trace["Y"])), self.reference_path)
             trace["e_y"] = e_y
-            stats.update(tracking_stats(e_y[:n_rows_ran]))
+        if "e_y" in trace:  # the callback form's reference path, or a path env's core
+            stats.update(tracking_stats(trace["e_y"][:n_rows_ran]))
+        if episode is not None:  # the env form: how the env's episode went
+            stats["outcome"] = episode.get("outcome")
+            stats["episode_summary"] = {k: v for k, v in episode.items() if k != "outcome"}
 
         meta = {
             "eval_mode": self.mode,

@@ -1,5 +1,6 @@
-"""The simulated side of ClosedLoopEval's event loop: the driver protocol and its Plant
-implementation (a callback, or an env's policy through ``PolicyController``)."""
+"""The simulated side of ClosedLoopEval's event loop on a Plant: the driver protocol and
+its implementation (a Plant and a callback ``controller(obs, t)``). A policy on an env
+runs through the env's own core instead (``vdsim_gym.eval.env_run``)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ Controller = Callable[[Any, float], Any]
 
 
 class _Driver(Protocol):
-    """The simulated side of the event loop (a Plant + callback today; an env + policy
-    can implement the same methods)."""
+    """The simulated side of the event loop (a Plant + callback)."""
 
     substep_dt: float
     ticks_per_period: int
     lon_column: str  # name of the longitudinal command column: "u_fx" or "u_pedal"
+    command_columns: tuple[str, ...]  # trace/sample columns of a command
+    trace_columns: tuple[str, ...]  # trace columns of a state row
 
     def reset(self) -> None: ...
     def observe(self) -> Any: ...  # what the controller receives at the current tick
@@ -47,12 +49,14 @@ class _PlantDriver:
         self.substep_dt = plant.substep_dt
         self.ticks_per_period = plant.ticks_per_period
         self.lon_column = "u_fx" if plant.longitudinal == "force" else "u_pedal"
+        self.command_columns = ("u_steer", self.lon_column)
+        self.trace_columns = STATE_COLUMNS
         self._session = plant.session
 
     def reset(self) -> None:
         self.plant.reset(self.initial_state)
         reset = getattr(self.controller, "reset", None)
-        if callable(reset):  # a stateful controller (PolicyController) starts afresh
+        if callable(reset):  # a stateful controller starts afresh
             reset()
 
     def observe(self) -> dict[str, float]:

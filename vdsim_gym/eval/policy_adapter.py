@@ -1,7 +1,9 @@
 """Run an SB3-style policy written for a path env on the bare Plant.
 
-``ClosedLoopEval(env=..., policy=...)`` and the delay budget evaluate a policy that reads
-the path env's observation vector (``env.unwrapped.obs_names``) and returns its actions.
+The delay budget (``vdsim-gym delay-budget``, the reference's Plant + callback workflow)
+runs a policy that reads the path env's observation vector (``env.unwrapped.obs_names``)
+as a callback on the Plant; ``ClosedLoopEval(env=..., policy=...)`` runs on the env's own
+core instead (``vdsim_gym.eval.env_run``) and is tested against this Python path.
 ``PathObservation`` turns the Plant's observation dict into that vector with the core's
 own path projection (``_core.PathTracker``), the same computation ``PathEnvCore`` runs in
 C++ (tests/cli/test_delay_budget.py checks the vectors bit for bit); ``PolicyController``

@@ -1,0 +1,162 @@
+"""ClosedLoopEval's env form: a policy steps a VDSim env, whose C++ env core does the rest.
+
+``ClosedLoopEval(env=..., policy=...)`` runs here. The env's own core computes the
+observation, maps the action to the plant command, keeps the command schedule and scores
+the task (reward terms, cones, termination); this loop only calls the policy and supplies
+the delays. Mode A runs the env without latency; mode B gives the env
+``LatencyModel.measured()`` for the run and passes each sample's delay through
+``set_next_delay`` (drawn from the eval's latency model in sample order, or the
+policy's measured wall time), so the core's ``AsyncTimeline`` does the mode-B
+arithmetic exactly as for the callback form on a Plant.
+
+One env step is one controller sample: the trace has a row per sample (with ``skip``,
+grid points whose sample was skipped have no row, unlike the callback form's per-grid
+trace), and the run ends at the first sample whose call would fall at or after the end,
+or when the env ends its episode (``stats["outcome"]``).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from vdsim_gym.eval.driver import STATE_COLUMNS
+from vdsim_gym.eval.result import ControllerError, _Samples
+from vdsim_gym.latency import LatencyModel
+
+
+class EnvPolicyRun:
+    """One evaluation of ``policy`` (SB3-style ``predict``) on ``env`` (a VDSim CoreEnv)."""
+
+    def __init__(self, env: gym.Env, policy: Any, seed: int, end_tick: int,
+                 latency: LatencyModel | None, overrun: str | None) -> None:
+        self.env, self.policy, self.seed = env, policy, seed
+        self.base = env.unwrapped
+        self.end_tick = end_tick
+        self.latency, self.overrun = latency, overrun
+        self.substep_dt: float = self.base.substep_dt
+        self.ticks_per_period: int = self.base.ticks_per_period
+        names = self.base.action_names
+        self.lon_column = "u_pedal" if self.base.longitudinal == "pedal" else "u_fx"
+        self.command_columns: tuple[str, ...] = ("u_steer", self.lon_column) \
+            if names == ("steer", "longitudinal") else tuple(f"u_{n}" for n in names)
+        # Float info columns of the task (e_y, s, t for a path env) go into the trace.
+        self.info_columns = tuple(k for k, tp in type(self.base).INFO_KEYS if tp is float
+                                  and k != "t")
+        self.trace_columns: tuple[str, ...] = STATE_COLUMNS + self.info_columns
+
+    def _command(self, action: np.ndarray) -> tuple[float, ...]:
+        to_command = getattr(self.base, "action_to_command", None)
+        if to_command is None:
+            return tuple(action.tolist())
+        return tuple(to_command(action))
+
+    def _predict(self, obs: np.ndarray, first: bool, k: int, t: float) -> tuple[Any, float]:
+        t0 = time.perf_counter()
+        try:
+            action, _ = self.policy.predict(obs, episode_start=np.array([first]),
+                                            deterministic=True)
+        except Exception as err:
+            raise ControllerError(
+                f"policy raised at sample k={k}, t={t:.6g} s: {type(err).__name__}: {err}",
+                k, t) from err
+        wall = time.perf_counter() - t0
+        n = len(self.base.action_names)
+        try:
+            a = np.asarray(action, dtype=float).reshape(n)
+        except (TypeError, ValueError):
+            raise ValueError(f"policy output at sample k={k}, t={t:.6g} s: expected {n} "
+                             f"action values, got {action!r}") from None
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"policy output at sample k={k}, t={t:.6g} s: action must be "
+                             f"finite, got {a.tolist()}")
+        # SB3's convention for Box actions: predict's output is clipped to the space.
+        return np.clip(a, -1.0, 1.0), wall
+
+    def run(self, stop: threading.Event) -> tuple[list[tuple], _Samples, int, bool,
+                                                  dict[str, Any]]:
+        base = self.base
+        timed = self.latency is not None
+        if timed:
+            base.configure_latency(LatencyModel.measured(), self.overrun)
+        try:
+            return self._loop(stop, timed)
+        finally:
+            if timed:  # the env is handed back as it came (no latency; reset needed)
+                base.configure_latency(None)
+
+    def _loop(self, stop: threading.Event, timed: bool) -> tuple:
+        base, env, dt, end = self.base, self.env, self.substep_dt, self.end_tick
+        core = base._core
+        measured = timed and self.latency.kind == "measured"
+        sampler = self.latency.sampler() if timed and not measured else None
+        obs, info = env.reset(seed=self.seed)
+        rows: list[tuple] = []
+        samples = _Samples()
+        scheduled: deque[dict[str, Any]] = deque()
+        in_force: dict[str, Any] | None = None
+        initial = (0.0,) * len(self.command_columns)  # the plant's command after reset
+        stopped, first, summary = False, True, {"outcome": None}
+        while True:
+            now = core.tick
+            k, call_tick, t_start = core.next_sample
+            if stop.is_set():
+                end, stopped = now, True
+                break
+            if call_tick >= end:
+                break
+            state = self._state_row(info)
+            t_sample = now * dt
+            action, wall = self._predict(obs, first, k, t_sample)
+            first = False
+            command = self._command(action)
+            c = wall if measured else (sampler.draw() if timed else 0.0)
+            if not (math.isfinite(c) and c >= 0.0):
+                raise ValueError(f"latency model gave c_k={c!r} at sample k={k}; delays must "
+                                 "be finite and >= 0 s")
+            if stop.is_set():  # stopped during the call: not applied, no step
+                samples.add(k=k, t_sample=t_sample, t_start=t_start, t_call=call_tick * dt,
+                            c_k=c, apply_tick=call_tick, overrun=False, command=command,
+                            t_compute_s=wall, stopping=True)
+                end, stopped = now, True
+                break
+            if timed:
+                base.set_next_delay(c)
+            obs, _, terminated, truncated, info = env.step(action)
+            apply_tick = round(info["t_apply"] / dt) if timed else now
+            row = samples.add(k=k, t_sample=t_sample, t_start=t_start, t_call=call_tick * dt,
+                              c_k=c, apply_tick=apply_tick,
+                              overrun=bool(info.get("overrun", False)), command=command,
+                              t_compute_s=wall)
+            scheduled.append(row)
+            while scheduled and scheduled[0]["apply_tick"] <= now:
+                in_force = scheduled.popleft()
+            rows.append((t_sample, state, initial if in_force is None else in_force["command"],
+                         in_force))
+            if terminated or truncated:
+                summary = {"outcome": info["outcome"], **info.get("episode_summary", {})}
+                break
+        if not stopped:  # the simulated time reached (a step can end past the duration)
+            end = core.tick
+        rows.append((core.tick * dt, self._state_row(info), None, None))
+        return rows, samples, end, stopped, summary
+
+    def _state_row(self, info: dict[str, Any]) -> tuple[float, ...]:
+        observe = getattr(self.base, "plant_observation", None)
+        plant = observe() if observe is not None else {}
+        return tuple(plant.get(c, math.nan) for c in STATE_COLUMNS) + tuple(
+            float(info.get(c, math.nan)) for c in self.info_columns)
+
+    def meta(self) -> dict[str, Any]:
+        from vdsim_gym.eval.provenance import plant_meta
+
+        return plant_meta(self.base.physics, None, None)
+
+
+__all__ = ["EnvPolicyRun"]
