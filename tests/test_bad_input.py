@@ -143,7 +143,7 @@ def test_step_after_the_episode_ended_raises_reset_needed():
     ((0.0, -1e6), r"is outside \[-25000, 4687\.5\]"),
 ])
 def test_plant_commands_beyond_the_vehicle_are_refused(command, match):
-    p = Plant()
+    p = Plant(longitudinal="force")
     p.reset({"vx": 10.0})
     with pytest.raises(ValueError, match=match):
         p.step(command)

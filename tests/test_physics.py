@@ -43,7 +43,7 @@ def deg_per_g(k: float) -> float:
 def steady_turn(level: str, delta: float, v: float = 20.0, t_end: float = 4.0) -> dict:
     """Hold steer ``delta`` at speed ``v`` (force mode, resistances fed forward plus a
     speed loop) until steady; returns the last observation."""
-    p = vdsim_gym.Plant(level=level, control_period=0.01)
+    p = vdsim_gym.Plant(level=level, control_period=0.01, longitudinal="force")
     obs = p.reset({"vx": v})
     for _ in range(round(t_end / 0.01)):
         force = F_ROLL + C_DRAG * obs["vx"] ** 2 + 2000.0 * (v - obs["vx"])

@@ -63,7 +63,7 @@ def test_plant_bad_commands_are_rejected_and_plant_stays_usable():
 def test_plant_step_equals_plain_core_loop_bit_for_bit():
     rng = np.random.default_rng(3)
     commands = np.column_stack([rng.uniform(-0.05, 0.05, 50), rng.uniform(-2000, 2000, 50)])
-    p = Plant(level="L2")
+    p = Plant(level="L2", longitudinal="force")
     p.reset({"vx": 15.0})
     for c in commands:
         obs = p.step(c)
@@ -81,7 +81,7 @@ def test_plant_step_equals_plain_core_loop_bit_for_bit():
 
 
 def test_plant_reference_point_follows_rigid_body_kinematics():
-    p = Plant(ref_point=[2.0, 0.5])
+    p = Plant(ref_point=[2.0, 0.5], longitudinal="force")
     p.reset({"vx": 15.0})
     for _ in range(30):
         obs = p.step((0.05, 500.0))

@@ -42,6 +42,8 @@ class VDSimSB3VecEnv(VecEnv):
         super().__init__(venv.num_envs, venv.single_observation_space,
                          venv.single_action_space)
         self._actions: np.ndarray | None = None
+        # What a single env's reset() info has: its task's per-step info keys.
+        self._reset_keys = tuple(k for k, _ in type(venv.envs[0]).INFO_KEYS)
 
     # ---------------------------------------------------------------- VecEnv protocol
 
@@ -69,7 +71,7 @@ class VDSimSB3VecEnv(VecEnv):
         if dones.any():
             final = _rows(infos["final_info"], self.num_envs)
             for i in np.flatnonzero(dones).tolist():
-                self.reset_infos[i] = {k: out[i][k] for k in _RESET_KEYS}
+                self.reset_infos[i] = {k: out[i][k] for k in self._reset_keys}
                 out[i] = {**final[i], "TimeLimit.truncated": out[i]["TimeLimit.truncated"],
                           "terminal_observation": infos["final_obs"][i]}
         return obs, rewards.astype(np.float32), dones, out
@@ -116,7 +118,6 @@ class VDSimSB3VecEnv(VecEnv):
         )
 
 
-_RESET_KEYS = ("e_y", "s", "t", "cone_hits")  # what a single env's reset() info has
 _BATCH_ONLY = frozenset({"final_obs", "final_info"})
 
 

@@ -114,7 +114,7 @@ class PhysicsSpec:
         vehicle: str | VehicleConfig | Mapping[str, Any] = "generic_sedan",
         substep_dt: float = 5e-4,
         control_period: float = 0.02,
-        longitudinal: str = "force",
+        longitudinal: str = "pedal",
         actuator: ActuatorConfig | Mapping[str, Any] | None = None,
         integrator: str = DEFAULT_INTEGRATOR,
     ) -> PhysicsSpec:
@@ -154,7 +154,10 @@ class Plant:
         actuator: None (no steering chain) or ActuatorConfig / mapping of its fields.
         ref_point: None | "cg" | "rear_axle" | "front_axle" | [x_fwd, y_left]; adds
             X_ref, Y_ref, vx_ref, vy_ref for that body point.
-        longitudinal: "force" (total force [N]) or "pedal" (throttle/brake in [-1, 1]).
+        longitudinal: "pedal" (default: throttle/brake in [-1, 1] through the vehicle's
+            powertrain map with its power cap, as the envs' action) or "force" (total
+            longitudinal force [N], the reference workflow's Fx, split to the wheels as
+            torque without the powertrain). One default for the Plant and every env.
         integrator: "euler" | "heun" | "rk4" (see docs/PHYSICS.md for the accuracy gate).
     """
 
@@ -166,7 +169,7 @@ class Plant:
         control_period: float = 0.02,
         actuator: ActuatorConfig | Mapping[str, Any] | None = None,
         ref_point: Any = None,
-        longitudinal: str = "force",
+        longitudinal: str = "pedal",
         integrator: str = DEFAULT_INTEGRATOR,
     ) -> None:
         self.physics = PhysicsSpec.build(
@@ -234,9 +237,11 @@ class Plant:
         lo, hi = self.longitudinal_range
         if not lo * _LIMIT_TOL <= lon <= hi * _LIMIT_TOL:
             unit = "pedal" if self.longitudinal == "pedal" else "force [N]"
+            hint = ("; a force [N] needs Plant(longitudinal='force')"
+                    if self.longitudinal == "pedal" else "")
             raise ValueError(
                 f"{unit} command {lon!r} is outside [{lo:g}, {hi:g}], the vehicle's range "
-                f"(longitudinal={self.longitudinal!r}: brakes to drive); clip it")
+                f"(longitudinal={self.longitudinal!r}: brakes to drive); clip it{hint}")
         return steer, lon
 
     @property

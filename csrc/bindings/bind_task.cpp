@@ -144,7 +144,14 @@ void bind_task(py::module_& m) {
       .def_property_readonly("term_names", [](const EnvCoreBase& e) {
              return vdsim_py::names(e.spec().term_names); })
       .def_property_readonly("info_names", [](const EnvCoreBase& e) {
-             return vdsim_py::names(e.spec().info_names); });
+             return vdsim_py::names(e.spec().info_names); })
+      .def_property_readonly("summary_names", [](const EnvCoreBase& e) {
+             return vdsim_py::names(e.spec().summary_names); })
+      .def("summary", [](const EnvCoreBase& e) {
+             py::array_t<double> out(e.spec().summary_size());
+             e.summary(out.mutable_data());
+             return out;
+           }, "The episode so far (summary_names): steps, return, time, the task's fields");
 
   vdsim_py::bind_env_core<PathTask>(m, "PathEnvCore")
       .def(py::init([](const Session& proto, const TaskParams& task) {

@@ -21,6 +21,7 @@
 //   void reset(Plant&, const ResetState&);
 //   int evaluate(Plant&, const double* action, const double* prev_action, float* obs,
 //                double* terms /* nullptr at reset */, double* info, bool score);
+//   void summary(const Plant&, double* out) const;  // summary_names: the episode so far
 #pragma once
 #include <algorithm>
 #include <array>
@@ -48,14 +49,22 @@ constexpr int kFlagTerminated = 1;
 constexpr int kFlagTruncated = 2;
 constexpr int kFlagTimeLimit = 1 << 16;  // truncated by the env core's time limit
 
+// Episode-summary fields every env core starts its summary row with: env steps taken,
+// the sum of their rewards, the plant's time [s]; the task's fields follow.
+constexpr int kSummaryBaseSize = 3;
+constexpr std::array<const char*, kSummaryBaseSize> kSummaryBaseNames = {"steps", "return",
+                                                                          "time"};
+
 // Names (and so sizes) of an env core's rows: observation (float32), action, reward
-// terms, info (float64; the task's columns, then the timing columns).
+// terms, info (float64; the task's columns, then the timing columns) and the episode
+// summary (float64; the base fields, then the task's: what sweeps tabulate).
 struct EnvSpec {
-  std::vector<std::string> obs_names, action_names, term_names, info_names;
+  std::vector<std::string> obs_names, action_names, term_names, info_names, summary_names;
   int64_t obs_size() const { return static_cast<int64_t>(obs_names.size()); }
   int64_t action_size() const { return static_cast<int64_t>(action_names.size()); }
   int64_t term_size() const { return static_cast<int64_t>(term_names.size()); }
   int64_t info_size() const { return static_cast<int64_t>(info_names.size()); }
+  int64_t summary_size() const { return static_cast<int64_t>(summary_names.size()); }
 };
 
 // What the vector session steps: any env core, sizes from spec().
@@ -70,6 +79,8 @@ class EnvCoreBase {
   // Benchmark reference: one control period of plant physics only (no latency, no task).
   virtual void advance_physics(const double* action) = 0;
   virtual bool measured_latency() const = 0;
+  // The episode so far (since reset), spec().summary_names.
+  virtual void summary(double* out) const = 0;
 };
 
 template <class Task>
@@ -84,6 +95,9 @@ class EnvCore final : public EnvCoreBase {
     spec_ = task_.spec();
     task_info_ = spec_.info_size();
     for (const char* n : kTimingInfoNames) spec_.info_names.emplace_back(n);
+    std::vector<std::string> summary(kSummaryBaseNames.begin(), kSummaryBaseNames.end());
+    summary.insert(summary.end(), spec_.summary_names.begin(), spec_.summary_names.end());
+    spec_.summary_names = std::move(summary);
   }
   EnvCore(const EnvCore&) = delete;
   EnvCore& operator=(const EnvCore&) = delete;
@@ -98,6 +112,8 @@ class EnvCore final : public EnvCoreBase {
     task_.reset(plant_, state);
     prev_action_.fill(0.0);
     action_.fill(0.0);
+    steps_ = 0;
+    return_ = 0.0;
     if (latency_on_) {
       timeline_.reset();
       sampler_.reseed(latency_seed);
@@ -146,12 +162,21 @@ class EnvCore final : public EnvCoreBase {
     int flags =
         task_.evaluate(plant_, action_.data(), prev_action_.data(), obs, terms, info, true);
     std::copy(timing, timing + kTimingInfoSize, info + task_info_);
+    ++steps_;
+    return_ += info[0];
     // The time limit truncates an episode the task has not ended, at the first step whose
     // end reaches it (a time, not a step count: a skip step spans several periods).
     if (limit_ticks_ > 0 && plant_.tick() >= limit_ticks_ &&
         !(flags & (kFlagTerminated | kFlagTruncated)))
       flags |= kFlagTruncated | kFlagTimeLimit;
     return flags;
+  }
+
+  void summary(double* out) const override {
+    out[0] = static_cast<double>(steps_);
+    out[1] = return_;
+    out[2] = plant_.time();
+    task_.summary(plant_, out + kSummaryBaseSize);
   }
 
   void advance_physics(const double* action) override {
@@ -193,6 +218,8 @@ class EnvCore final : public EnvCoreBase {
   std::array<double, kActions> action_{}, prev_action_{};
   bool latency_on_ = false;
   int64_t limit_ticks_ = 0;
+  int64_t steps_ = 0;
+  double return_ = 0.0;
   LatencySampler sampler_;
   AsyncTimeline timeline_;
 };

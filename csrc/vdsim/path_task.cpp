@@ -202,6 +202,7 @@ const EnvSpec& PathTask::spec() {
     s.action_names = {"steer", "longitudinal"};
     for (const char* n : kTermNames) s.term_names.emplace_back(n);
     for (const char* n : kPathInfoNames) s.info_names.emplace_back(n);
+    s.summary_names = {"distance", "cone_hits", "rms_e_y", "max_abs_e_y", "pass_speed"};
     return s;
   }();
   return spec;
@@ -241,6 +242,18 @@ void PathTask::reset(Session& plant, const ResetState& st) {
   plant.reset(st[0], st[1], st[2], st[3], st[4], st[5]);
   cones_.reset_hits();
   hint_ = -1;
+  n_scored_ = 0;
+  sum_e2_ = max_abs_e_ = pass_speed_ = 0.0;
+  passed_ = false;
+}
+
+void PathTask::summary(const Session&, double* out) const {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  out[0] = s_prev_;
+  out[1] = static_cast<double>(cones_.total_hits());
+  out[2] = n_scored_ > 0 ? std::sqrt(sum_e2_ / static_cast<double>(n_scored_)) : nan;
+  out[3] = n_scored_ > 0 ? max_abs_e_ : nan;
+  out[4] = passed_ ? pass_speed_ : nan;
 }
 
 int PathTask::evaluate(Session& session, const double* action, const double* prev_action,
@@ -261,6 +274,10 @@ int PathTask::evaluate(Session& session, const double* action, const double* pre
                                         session.time(), vx, X, Y, psi, 0.0,
                                         static_cast<double>(cones_.total_hits())};
     std::copy(info, info + kTimingInfo, info_out);
+    if (score) {  // the episode's e_y statistics become NaN, as its last e_y is
+      ++n_scored_;
+      sum_e2_ = max_abs_e_ = std::numeric_limits<double>::quiet_NaN();
+    }
     return kNonFinite | kTerminated;
   }
 
@@ -293,7 +310,14 @@ int PathTask::evaluate(Session& session, const double* action, const double* pre
     const bool slipping = std::hypot(vx, vy) > params_.beta_min_speed &&
                           std::fabs(std::atan2(vy, vx)) > params_.spin_beta;
     if (std::fabs(e_psi) > params_.spin_heading || slipping) flags |= kSpinOut | kTerminated;
-    if (p.s >= path_.length() && !(flags & kTerminated)) flags |= kTruncated;
+    if (p.s >= path_.length() && !(flags & kTerminated)) {
+      flags |= kTruncated;
+      passed_ = true;
+      pass_speed_ = vx;
+    }
+    ++n_scored_;
+    sum_e2_ += p.e_y * p.e_y;
+    max_abs_e_ = std::fmax(max_abs_e_, std::fabs(p.e_y));  // finite: the state is
 
     const double ds = p.s - s_prev_;
     const double du0 = action[0] - prev_action[0], du1 = action[1] - prev_action[1];

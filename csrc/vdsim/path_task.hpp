@@ -154,6 +154,10 @@ class PathTask {
   // Projects, checks the task, writes obs and (when terms) reward terms; flags.
   int evaluate(Session& plant, const double* action, const double* prev_action, float* obs,
                double* terms, double* info, bool score);
+  // distance [m], cone_hits, rms_e_y and max_abs_e_y [m] over the scored steps (NaN
+  // before the first; NaN after a non-finite state), pass_speed [m/s] (vx at the course
+  // end; NaN unless reached).
+  void summary(const Session& plant, double* out) const;
 
   void set_course(const double* path_xy, const double* speed, int64_t n_points,
                   const double* cones_xy, int64_t n_cones, double corridor_half_width);
@@ -169,6 +173,9 @@ class PathTask {
   ConeField cones_;
   int64_t hint_ = -1;
   double s_prev_ = 0.0;
+  int64_t n_scored_ = 0;
+  double sum_e2_ = 0.0, max_abs_e_ = 0.0, pass_speed_ = 0.0;
+  bool passed_ = false;
 };
 
 using PathEnvCore = EnvCore<PathTask>;

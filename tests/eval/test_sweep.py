@@ -12,6 +12,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from _helpers import canon
+
 from vdsim_gym import LatencyModel
 from vdsim_gym.cli import main as cli_main
 from vdsim_gym.cli.sweep import parse_delays
@@ -43,7 +45,7 @@ def rollout(latency, seed, *, policy_factory=stanley_pi, overrun="skip", **kwarg
         if terminated or truncated:
             break
     env.close()
-    rmse, emax = ey_stats(e_y)
+    rmse, emax = ey_stats(e_y)  # the Python reference of the core's summary
     summary = info.get("episode_summary")
     return {"steps": k, "ey_rmse_m": rmse, "ey_max_m": emax, "episode_return": ret,
             "cone_hits": info["cone_hits"], "n_overrun": info.get("n_overrun", 0),
@@ -62,13 +64,19 @@ def test_rows_equal_single_env_rollouts(base):
     assert [(r.cell, r.seed) for r in base.table] == [(c, s) for c in (0, 1) for s in SEEDS]
     for row in base.table:
         ref = rollout(LATENCIES[row.cell], row.seed)
-        for key in ("steps", "ey_rmse_m", "ey_max_m", "episode_return", "cone_hits",
-                    "n_overrun", "n_skipped", "outcome", "end"):
+        for key in ("steps", "episode_return", "cone_hits", "n_overrun", "n_skipped",
+                    "outcome", "end"):
             assert getattr(row, key) == ref[key], (row, key)
-        # the env's own episode summary agrees with the row's metrics
-        assert ref["summary"]["rms_e_y"] == row.ey_rmse_m
-        assert ref["summary"]["max_abs_e_y"] == row.ey_max_m
+        # the row's metrics are the env's own episode summary, bit for bit ...
+        summary = dict(ref["summary"])
+        assert summary.pop("outcome") == row.end
+        assert (summary.pop("steps"), summary.pop("return")) == (row.steps, row.episode_return)
+        assert canon(summary) == canon(row.metrics)
+        # ... and agree with the Python reference (a sum of squares in another order)
+        assert row.rms_e_y == pytest.approx(ref["ey_rmse_m"], rel=1e-12)
+        assert row.max_abs_e_y == ref["ey_max_m"]
         assert row.completed == (row.end == "course_end")
+        assert math.isnan(row.pass_speed) != row.completed
     none, late = base.table[0], base.table[3]
     assert none.latency == "none" and none.overrun == "-" and none.completed
     assert late.latency == "fixed 30 ms" and late.mean_delay_ms == 30.0
@@ -100,8 +108,10 @@ def test_policy_object_and_random_latency_and_scenarios():
     assert [r.scenario for r in res.table] == ["default"] * 2 + ["speed=12.0"] * 2
     for row, sc in zip(res.table, [{}, {}, *scenarios[1:] * 2], strict=True):
         ref = rollout(lat, row.seed, policy_factory=lambda _e: policy, overrun="queue", **sc)
-        assert (row.steps, row.ey_rmse_m, row.episode_return, row.n_overrun) == \
-            (ref["steps"], ref["ey_rmse_m"], ref["episode_return"], ref["n_overrun"])
+        assert (row.steps, row.episode_return, row.n_overrun) == \
+            (ref["steps"], ref["episode_return"], ref["n_overrun"])
+        assert canon(row.metrics) == canon({k: v for k, v in ref["summary"].items()
+                                            if k not in ("outcome", "steps", "return")})
         assert row.overrun == "queue" and row.n_skipped == 0
     assert [s.scenario for s in res.summary] == ["default", "speed=12.0"]
     env.close()
@@ -133,11 +143,21 @@ def test_summary_of_a_sweep(base):
     assert [(s.cell, s.latency, s.n) for s in cells] == [(0, "none", 3), (1, "fixed 30 ms", 3)]
     for s in cells:
         rows = [r for r in base.table if r.cell == s.cell]
-        assert s.interval("ey_rmse_m") == mean_interval([r.ey_rmse_m for r in rows])
+        for m in base.metrics:
+            values = [v for r in rows if not math.isnan(v := getattr(r, m))]
+            assert canon(s.interval(m)) == canon(mean_interval(values)), m
         assert s.n_completed == sum(r.completed for r in rows)
     assert cells[0].n_completed == 3 and cells[1].cone_hits_mean == 1.0
+    assert math.isnan(cells[1].pass_speed_mean)  # no episode of the cell passed
+    assert base.metrics == ("episode_return", "n_overrun", "time", "distance", "cone_hits",
+                            "rms_e_y", "max_abs_e_y", "pass_speed")
     cols = base.columns()
-    assert cols["seed"] == [0, 1, 2, 0, 1, 2] and len(cols) == len(base.table[0].__dict__)
+    assert cols["seed"] == [0, 1, 2, 0, 1, 2] and cols["rms_e_y"][0] == base.table[0].rms_e_y
+    assert set(base.metrics) <= set(cols)
+    with pytest.raises(ValueError, match="no metric 'ey_rmse_m'.*rms_e_y"):
+        cells[0].interval("ey_rmse_m")
+    with pytest.raises(AttributeError, match="no field or metric"):
+        _ = base.table[0].nope
 
 
 def test_mean_delay():
@@ -246,12 +266,16 @@ NEURAL_RTOL = 1e-6
 
 def _close_rows(a, b, rtol):
     for ra, rb in zip(a, b, strict=True):
-        for f in dataclasses.fields(ra):
-            va, vb = getattr(ra, f.name), getattr(rb, f.name)
-            if isinstance(va, float):
-                assert va == pytest.approx(vb, rel=rtol, abs=1e-12), (f.name, ra, rb)
+        da, db = ra.as_dict(), rb.as_dict()
+        assert da.keys() == db.keys()
+        for name, va in da.items():
+            vb = db[name]
+            if isinstance(va, float) and math.isnan(va):
+                assert math.isnan(vb), (name, ra, rb)
+            elif isinstance(va, float):
+                assert va == pytest.approx(vb, rel=rtol, abs=1e-12), (name, ra, rb)
             else:
-                assert va == vb, (f.name, ra, rb)
+                assert va == vb, (name, ra, rb)
 
 
 @pytest.fixture(scope="module")
@@ -294,7 +318,7 @@ def test_sb3_policy_rows_exact_per_row(untrained_ppo):
         done = term or trunc
     row = a.table[5]
     assert (row.latency, row.seed, row.steps) == ("fixed 10 ms", 2, len(e_y))
-    assert row.ey_rmse_m == ey_stats(e_y)[0]
+    assert row.rms_e_y == pytest.approx(ey_stats(e_y)[0], rel=1e-12)
 
 
 def test_predict_mode_is_checked():
@@ -313,7 +337,7 @@ def test_cli_writes_csv_and_png(tmp_path, capsys):
     with (out / "sweep.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 8 and rows[0]["controller"] == "stanley"
-    assert {"seed", "ey_rmse_m", "ey_max_m", "cone_hits", "episode_return", "n_overrun",
+    assert {"seed", "rms_e_y", "max_abs_e_y", "cone_hits", "episode_return", "n_overrun",
             "outcome", "completed"} <= set(rows[0])
     with (out / "sweep_summary.csv").open() as fh:
         summary = list(csv.DictReader(fh))

@@ -260,9 +260,10 @@ def _add_sweep(sub: Any) -> None:
                     help="Ray cluster address (default: a local Ray instance)")
     sw.add_argument("--env-kwargs", type=_json_object, default=None,
                     help='shared gym.make kwargs as JSON, e.g. \'{"preset": "iso3888_2"}\'')
-    sw.add_argument("--metric", default="ey_rmse_m",
-                    choices=("ey_rmse_m", "ey_max_m", "episode_return", "cone_hits",
-                             "n_overrun"), help="plotted metric (default: ey_rmse_m)")
+    sw.add_argument("--metric", default=None,
+                    help="plotted metric: episode_return, n_overrun or a field of the "
+                         "env's episode summary, e.g. rms_e_y, max_abs_e_y, cone_hits "
+                         "(default: the env's headline metric, path envs: rms_e_y)")
     sw.add_argument("--out", type=_out_dir, default="sweep_out",
                     help="output folder (default: sweep_out)")
     sw.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib)")

@@ -10,7 +10,6 @@ import inspect
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import gymnasium as gym
 
 from vdsim_gym.eval.sweeps import _check_env_id, _check_seeds, sweep
 from vdsim_gym.eval.sweeps.report import plot, summary_table
-from vdsim_gym.eval.sweeps.results import SweepResult, _write_csv
+from vdsim_gym.eval.sweeps.results import SweepResult, sweep_metrics, write_csv
 from vdsim_gym.latency import LatencyModel
 
 _UNITS = {"ms": 1e-3, "s": 1.0}
@@ -231,9 +230,10 @@ def check_env(env_id: str) -> type:
     return load_env_creator(entry) if isinstance(entry, str) else entry
 
 
-def check_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> None:
+def check_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> tuple[str, ...]:
     """Unknown keys and bad values of the shared env kwargs, before any work, naming
-    --env-kwargs (the env's own message alone does not say where the value came from)."""
+    --env-kwargs (the env's own message alone does not say where the value came from).
+    Returns the metrics a sweep of the env tabulates (for --metric)."""
     for key in ("latency", "overrun"):
         if key in env_kwargs:
             raise ValueError(f"--env-kwargs sets {key!r}, which the sweep sets: use --delays "
@@ -244,9 +244,13 @@ def check_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> None:
         raise ValueError(f"--env-kwargs: unknown key {unknown[0]!r} for {env_id}; valid keys: "
                          f"{', '.join(sorted(valid))}")
     try:
-        gym.make(env_id, **env_kwargs).close()
+        probe = gym.make(env_id, **env_kwargs)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"--env-kwargs {json.dumps(env_kwargs, default=str)}: {exc}") from None
+    try:
+        return sweep_metrics(probe.unwrapped.summary_names)
+    finally:
+        probe.close()
 
 
 def _load_all(controllers: Sequence[str], algo: str | None) -> list[tuple[str, Any]]:
@@ -269,7 +273,7 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
          overrun: str = "skip", num_envs: int = 64, backend: str = "local",
          address: str | None = None, out: str | Path = "sweep_out",
          env_kwargs: dict[str, Any] | None = None, algo: str | None = None,
-         metric: str = "ey_rmse_m", make_plot: bool = True, progress: bool = True,
+         metric: str | None = None, make_plot: bool = True, progress: bool = True,
          echo: Any = print) -> dict[str, SweepResult]:
     """The ``vdsim-gym sweep`` command: sweeps each controller, writes sweep.csv,
     sweep_summary.csv and sweep.png into ``out``, prints the summary table."""
@@ -278,7 +282,10 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
     except ValueError as exc:
         raise ValueError(f"--delays {delays!r}: {exc}") from None
     env_kwargs = dict(env_kwargs or {})
-    check_env_kwargs(env_id, env_kwargs)  # checks env_id too
+    metrics = check_env_kwargs(env_id, env_kwargs)  # checks env_id too
+    if metric is not None and metric not in metrics:
+        raise ValueError(f"--metric {metric!r} is not a metric of {env_id}; choose one of "
+                         f"{', '.join(metrics)}")
     loaded = _load_all(controllers, algo)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -289,10 +296,10 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
                               num_envs=num_envs, backend=backend, address=address,
                               overrun=overrun, progress=progress,
                               progress_label=f"sweep {k}/{len(loaded)}: {name}", **env_kwargs)
-    _write_csv(out / "sweep.csv", [{"controller": n, **asdict(r)}
-                                   for n, res in results.items() for r in res.table])
-    _write_csv(out / "sweep_summary.csv", [{"controller": n, **asdict(s)}
-                                           for n, res in results.items() for s in res.summary])
+    write_csv(out / "sweep.csv", [{"controller": n, **r.as_dict()}
+                                  for n, res in results.items() for r in res.table])
+    write_csv(out / "sweep_summary.csv", [{"controller": n, **s.as_dict()}
+                                          for n, res in results.items() for s in res.summary])
     kw = ", ".join(f"{k}={v}" for k, v in env_kwargs.items())
     title = (f"{env_id}{f' ({kw})' if kw else ''}, {len(_check_seeds(seeds))} seeds, "
              f"overrun {overrun}")

@@ -6,7 +6,8 @@ delay seed), spaces and caller-owned buffers sized from the core's spec, the res
 step scaffolding (action checks, reset-needed bookkeeping, interrupt safety, info built by
 name, the timing keys), and the refusal to copy or pickle. A task's env supplies its core
 (``_make_core``), its reset (``_reset_task``: returns the plant's start state), its info
-keys (``INFO_KEYS``), and what an episode end adds (``_episode_end``).
+keys (``INFO_KEYS``), and what an episode end adds (``_episode_end``); the episode
+summary comes from the core (``episode_summary``: steps, return, time, the task's fields).
 """
 
 from __future__ import annotations
@@ -65,10 +66,12 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
     DEFAULT_TIME_LIMIT: float | None = None  # [s]; subclasses set theirs
     # (name, Python type) of the task's info columns reported in every step's info.
     INFO_KEYS: tuple[tuple[str, type], ...] = ()
-
-    # The envs' physics defaults where they differ from PhysicsSpec.build's: an action in
-    # [-1, 1] is a pedal position (with the power cap) unless longitudinal="force".
-    PHYSICS_DEFAULTS: dict[str, Any] = {"longitudinal": "pedal"}
+    # Episode-summary fields (the core's summary_names) that are counts (reported as int).
+    SUMMARY_INT_KEYS: tuple[str, ...] = ("steps",)
+    # Summary fields a sweep's text table shows, in order, with their labels (units); the
+    # first is its headline metric (interval shown, plotted by default). Every summary
+    # field is tabulated in the sweep's CSV whether labelled or not.
+    METRIC_LABELS: dict[str, str] = {}
 
     def __init__(
         self,
@@ -83,7 +86,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         # substep_dt, control_period, longitudinal, actuator, integrator); the rest are
         # the task's.
         physics = {k: kwargs.pop(k) for k in PHYSICS_KEYS if k in kwargs}
-        self.physics = p = PhysicsSpec.build(**{**self.PHYSICS_DEFAULTS, **physics})
+        self.physics = p = PhysicsSpec.build(**physics)
         task_kwargs = kwargs
         unknown = sorted(set(task_kwargs) - set(_keyword_only(self._make_core)))
         if unknown:
@@ -109,6 +112,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         self.action_names: tuple[str, ...] = tuple(core.action_names)
         self.reward_term_names: tuple[str, ...] = tuple(core.term_names)
         self.info_names: tuple[str, ...] = tuple(core.info_names)
+        self.summary_names: tuple[str, ...] = tuple(core.summary_names)
         self._n_actions = len(self.action_names)
         self.action_space = gym.spaces.Box(-1.0, 1.0, (self._n_actions,), np.float32)
         self.observation_space = gym.spaces.Box(-10.0, 10.0, (len(self.obs_names),), np.float32)
@@ -164,9 +168,28 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
     def _after_step(self, row: list[float]) -> None:
         """Per-step bookkeeping of the task (logs) from the info row."""
 
-    def _episode_end(self, flags: int, row: list[float]) -> dict[str, Any]:
-        """What an episode end adds to info (at least ``outcome``)."""
-        raise NotImplementedError
+    def _episode_end(self, outcome: str | None, summary: dict[str, Any]) -> dict[str, Any]:
+        """What an episode end adds to info besides ``outcome`` and ``episode_summary``
+        (e.g. the path env's ``pass_speed``); values are Python scalars, the same type
+        in every episode (Gymnasium's vector envs batch them by the first one seen)."""
+        return {}
+
+    def episode_summary(self) -> dict[str, Any]:
+        """The episode so far, by name (``summary_names``): ``steps``, ``return`` (sum of
+        rewards), ``time`` [s], then the task's fields; NaN where undefined."""
+        ints = self.SUMMARY_INT_KEYS
+        return {name: int(v) if name in ints else v
+                for name, v in zip(self.summary_names, self._core.summary().tolist(),
+                                   strict=True)}
+
+    def episode_end_info(self, flags: int) -> dict[str, Any]:
+        """What an episode end adds to ``info``: ``outcome``, the task's extras and
+        ``episode_summary`` (``outcome`` first, then ``episode_summary()``). The vector
+        env reports the same for its ended rows."""
+        outcome = self.outcome(flags)
+        summary = self.episode_summary()
+        return {"outcome": outcome, **self._episode_end(outcome, summary),
+                "episode_summary": {"outcome": outcome, **summary}}
 
     @staticmethod
     def outcome(flags: int) -> str | None:
@@ -301,7 +324,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         terminated = (flags & TERMINATED) != 0
         truncated = (flags & TRUNCATED) != 0
         if terminated or truncated:
-            info.update(self._episode_end(flags, row))
+            info.update(self.episode_end_info(flags))
             # Gymnasium leaves a step after the episode's end undefined; here it is an
             # error rather than a silent extra step past the end.
             self._needs_reset, self._reset_reason = True, (

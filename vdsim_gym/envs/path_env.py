@@ -18,7 +18,7 @@ from vdsim_gym import _core
 from vdsim_gym.envs.core_env import TERMINATED, TIME_LIMIT, TRUNCATED, CoreEnv, check_flag
 from vdsim_gym.envs.course import Course
 from vdsim_gym.plant import PhysicsSpec, observe_session
-from vdsim_gym.tracking import check_path, ey_stats
+from vdsim_gym.tracking import check_path
 
 OBS_NAMES: tuple[str, ...] = tuple(_core.PATH_OBS_NAMES)
 REWARD_TERM_NAMES: tuple[str, ...] = tuple(_core.PATH_TERM_NAMES)
@@ -89,7 +89,10 @@ SHARED_DOC = """
     vx there), or the simulated time reaches ``time_limit`` [s] (the env's own limit, in
     seconds whatever the control period). On episode end ``info`` carries ``outcome``
     ("cone_hit", "off_corridor", "spin_out", "non_finite", "course_end" or "time_limit"),
-    ``pass_speed`` (None unless the course end was reached) and ``episode_summary``.
+    ``pass_speed`` [m/s] (NaN unless the course end was reached) and ``episode_summary``
+    (outcome, steps, return, time [s], distance [m], cone_hits, rms_e_y and max_abs_e_y
+    [m] over the episode's steps, pass_speed; computed in the core, so the vector env
+    reports the same).
     Every step's ``info``: ``reward_terms``, ``e_y`` [m],
     ``cone_hits`` (episode total), ``s`` [m], ``t`` [s].
 
@@ -156,6 +159,9 @@ class PathTrackingEnv(CoreEnv):
     __doc__ = (__doc__ or "") + SHARED_DOC + "\n    ## Arguments\n" + SHARED_ARGS
 
     INFO_KEYS = (("e_y", float), ("cone_hits", int), ("s", float), ("t", float))
+    SUMMARY_INT_KEYS = ("steps", "cone_hits")
+    METRIC_LABELS = {"rms_e_y": "e_y RMSE [m]", "max_abs_e_y": "max |e_y| [m]",
+                     "cone_hits": "cone hits per episode"}
 
     def __init__(
         self,
@@ -165,7 +171,6 @@ class PathTrackingEnv(CoreEnv):
         **kwargs: Any,
     ) -> None:
         self.course: Course | None = None
-        self._e_y_log: list[float] = []
         self._xy_log: list[tuple[float, float]] = []
         super().__init__(reward_weights=reward_weights, terminate_on_cone=terminate_on_cone,
                          **kwargs)
@@ -209,12 +214,10 @@ class PathTrackingEnv(CoreEnv):
 
     def _after_reset(self, row: list[float]) -> dict[str, Any]:
         _, e_y, s, t, _, X, Y, *_ = row
-        self._e_y_log = []
         self._xy_log = [(X, Y)]
         return {"e_y": e_y, "s": s, "t": t, "cone_hits": 0}
 
     def _after_step(self, row: list[float]) -> None:
-        self._e_y_log.append(row[1])
         self._xy_log.append((row[5], row[6]))
 
     def render(self) -> np.ndarray | None:
@@ -261,19 +264,8 @@ class PathTrackingEnv(CoreEnv):
                               float(course.corridor_half_width))
         self.course = course
 
-    def _episode_end(self, flags: int, row: list[float]) -> dict[str, Any]:
-        _, _, s, t, vx, _, _, _, _, hits = row[:10]
-        hits = int(hits)
-        outcome = episode_outcome(flags)
-        pass_speed = vx if outcome == "course_end" else None
-        rms_e_y, max_abs_e_y = ey_stats(self._e_y_log)
-        summary = {
-            "outcome": outcome, "steps": len(self._e_y_log), "time": t, "distance": s,
-            "cone_hits": hits, "max_abs_e_y": max_abs_e_y,
-            "rms_e_y": rms_e_y,
-            "pass_speed": pass_speed,
-        }
-        return {"pass_speed": pass_speed, "episode_summary": summary, "outcome": outcome}
+    def _episode_end(self, outcome: str | None, summary: dict[str, Any]) -> dict[str, Any]:
+        return {"pass_speed": summary["pass_speed"]}  # NaN unless the course end was reached
 
 
 def resolve_reward_weights(weights: Mapping[str, float] | None) -> dict[str, float]:

@@ -1,8 +1,8 @@
-"""VDSimVectorEnv: N path-tracking envs stepped by one GIL-released C++ call.
+"""VDSimVectorEnv: N envs of one VDSim env core stepped by one GIL-released C++ call.
 
 ``gym.make_vec("VDSim-DLC-v0", num_envs=N, ...)`` returns this (every registered id has a
 ``vector_entry_point`` here). The batch step runs in ``_core.VectorEnvCore``: a persistent
-worker pool steps every env's ``PathEnvCore`` by one env step (latency schedule included)
+worker pool steps every env's core (``EnvCore<Task>``) by one env step (latency schedule included)
 and writes observations, rewards, flags, reward terms and info scalars into numpy buffers
 this class owns. No per-env Python runs on the hot path; per-env Python runs only at
 reset (course, start state, seeding: each row keeps a single env object for that, with
@@ -41,7 +41,7 @@ Seeds = int | Sequence[int | None] | None
 
 
 class VDSimVectorEnv(VectorEnv):
-    """``num_envs`` copies of a registered VDSim path env in one batch.
+    """``num_envs`` copies of a registered VDSim env in one batch.
 
     Args:
         env_id: a registered id (``"VDSim-DLC-v0"``, ``"VDSim-PathFollow-v0"``).
@@ -319,11 +319,12 @@ class VDSimVectorEnv(VectorEnv):
             if lat.any():
                 infos.update(self._columns(info, lat, self._latency_keys))
         ended = mask & ((self._flags & (TERMINATED | TRUNCATED)) != 0)
-        if ended.any():  # the task's end reason, as the single env reports it
-            outcome = np.full(self.num_envs, None, dtype=object)
+        if ended.any():
+            # What the single env adds at an episode end (outcome, the task's extras,
+            # episode_summary from the row's core), batched by Gymnasium's own rule.
             for i in np.flatnonzero(ended).tolist():
-                outcome[i] = self.envs[0].outcome(int(self._flags[i]))
-            infos["outcome"], infos["_outcome"] = outcome, ended
+                env = self.envs[i]
+                infos = self._add_info(infos, env.episode_end_info(int(self._flags[i])), i)
         return infos
 
     def _same_step_reset(self, ended: np.ndarray) -> dict[str, Any]:

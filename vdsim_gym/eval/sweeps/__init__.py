@@ -46,7 +46,15 @@ from vdsim_gym.eval.sweeps.grid import (
     mean_delay_ms,
     scenario_key,
 )
-from vdsim_gym.eval.sweeps.results import METRICS, CellSummary, SweepResult, SweepRow, summarize
+from vdsim_gym.eval.sweeps.results import (
+    BASE_LABELS,
+    METRICS,
+    CellSummary,
+    SweepResult,
+    SweepRow,
+    metric_names,
+    summarize,
+)
 from vdsim_gym.latency import LatencyModel, check_overrun
 
 BACKENDS = ("local", "ray")
@@ -128,12 +136,13 @@ def sweep(
         _import_ray()  # fail before any work
 
     shared = {**env_kwargs, "overrun": overrun}
-    max_steps = shared.get("max_episode_steps", gym.spec(env_id).max_episode_steps)
     for sc in scens:  # argument errors now, in this process, with the env's own message
-        gym.make(env_id, **{**shared, **sc}).close()
+        probe = gym.make(env_id, **{**shared, **sc})
+        labels = dict(probe.unwrapped.METRIC_LABELS)
+        probe.close()
     cells = tuple(_Cell(lat, sc, scenario_key(sc), latency_label(lat), mean_delay_ms(lat))
                   for sc in scens for lat in lats)
-    job = _Job(env_id, shared, cells, policy, threads, max_steps, predict)
+    job = _Job(env_id, shared, cells, policy, threads, predict)
     episodes = _grid(cells, seed_list)
     batches = _batches(episodes, num_envs)
 
@@ -155,7 +164,8 @@ def sweep(
         "num_envs": num_envs, "backend": backend, "threads": threads,
         "n_episodes": len(rows), "n_batches": len(batches),
         "wall_time_s": time.perf_counter() - t0, "predict": predict,
-        "vdsim_gym_version": _version(),
+        "vdsim_gym_version": _version(), "metrics": list(metric_names(rows)),
+        "metric_labels": {**BASE_LABELS, **labels},
     }
     return SweepResult(rows, summarize(rows), meta)
 

@@ -58,7 +58,6 @@ class _Job:
     cells: tuple[_Cell, ...]
     policy: Any
     threads: int
-    max_episode_steps: int | None
     predict: str = "batch"
 
 
@@ -71,11 +70,24 @@ def _check_env_id(env_id: Any) -> str:
     ids = ", ".join(sorted(i for i in gym.registry if i.startswith("VDSim")))
     if env_id not in gym.registry:
         raise ValueError(f"unknown env id {env_id!r}; registered VDSim ids: {ids}")
-    entry = gym.spec(env_id).entry_point
-    if not (isinstance(entry, str) and entry.startswith("vdsim_gym.")):
+    if core_env_class(env_id) is None:
         raise ValueError(f"{env_id!r} is not a VDSim env: a sweep runs on the core's vector "
-                         f"session, so it needs one of {ids}")
+                         f"session, so it needs an env on vdsim_gym.envs.CoreEnv, e.g. {ids}")
     return env_id
+
+
+def core_env_class(env_id: str) -> type | None:
+    """The registered env's class when it is a CoreEnv (a core-backed env), else None."""
+    from vdsim_gym.envs.core_env import CoreEnv
+
+    entry = gym.spec(env_id).entry_point
+    if isinstance(entry, str):
+        module, _, name = entry.partition(":")
+        try:
+            entry = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            return None
+    return entry if isinstance(entry, type) and issubclass(entry, CoreEnv) else None
 
 
 def _check_latencies(latencies: Any) -> list[LatencyModel | None]:

@@ -1,5 +1,5 @@
-"""Sweep reports: the text table of cell summaries (``summary_table``,
-``SUMMARY_COLUMNS``) and the metric-against-delay plot (``plot``).
+"""Sweep reports: the text table of cell summaries (``summary_table``) and the
+metric-against-delay plot (``plot``), both labelled from the task's ``METRIC_LABELS``.
 """
 
 from __future__ import annotations
@@ -10,20 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from vdsim_gym import _table
-from vdsim_gym.eval.sweeps.results import METRICS, CellSummary, SweepResult
-
-SUMMARY_COLUMNS: tuple[_table.Column, ...] = (
-    ("controller", "controller", "<14", ""),
-    ("scenario", "scenario", "<10", ""),
-    ("latency", "latency", "<24", ""),
-    ("n", "n", ">4", "d"),
-    ("done", "n_completed", ">4", "d"),
-    ("e_y RMSE [m] (95 %)", "ey_rmse", "<26", ""),
-    ("max |e_y| [m]", "ey_max", ">13", ".4f"),
-    ("return", "ret", ">8", ".1f"),
-    ("cone hits", "cones", ">9", ".2f"),
-    ("overruns", "overruns", ">8", ".1f"),
-)
+from vdsim_gym.eval.sweeps.results import BASE_LABELS, METRICS, CellSummary, SweepResult
 
 
 def _fmt_interval(mean: float, lo: float, hi: float) -> str:
@@ -32,35 +19,61 @@ def _fmt_interval(mean: float, lo: float, hi: float) -> str:
     return f"{mean:.4f} [{lo:.4f}, {hi:.4f}]"
 
 
+def _labels(res: SweepResult) -> dict[str, str]:
+    """Metric -> label (with units) of a sweep: the task's labelled metrics first."""
+    return dict(res.meta.get("metric_labels") or BASE_LABELS)
+
+
+def headline_metric(res: SweepResult) -> str:
+    """The metric a report leads with: the task's first labelled one (path: rms_e_y)."""
+    task = [m for m in _labels(res) if m not in METRICS]
+    return task[0] if task else METRICS[0]
+
+
 def summary_table(results: dict[str, SweepResult]) -> str:
-    """Text table of the cell summaries of one or more named sweeps."""
+    """Text table of the cell summaries of one or more named sweeps: per cell n,
+    completions, the headline metric with its 95 % interval, the means of the task's
+    other labelled metrics, the return and the overruns (every metric is in the CSVs)."""
     from types import SimpleNamespace
 
+    first = next(iter(results.values()))
+    labels = _labels(first)
+    head = headline_metric(first)
+    task = [m for m in labels if m not in METRICS and m != head]
+    columns: list[_table.Column] = [
+        ("controller", "controller", "<14", ""), ("scenario", "scenario", "<10", ""),
+        ("latency", "latency", "<24", ""), ("n", "n", ">4", "d"),
+        ("done", "n_completed", ">4", "d"),
+        (f"{labels.get(head, head)} (95 %)", "head", "<26", ""),
+        *((labels[m], m, f">{len(labels[m])}", ".4f") for m in task),
+        ("return", "episode_return", ">8", ".1f"), ("overruns", "n_overrun", ">8", ".1f"),
+    ]
     rows = []
     for name, res in results.items():
         for s in res.summary:
             rows.append(SimpleNamespace(
                 controller=name, scenario=s.scenario, latency=s.latency, n=s.n,
-                n_completed=s.n_completed, ey_rmse=_fmt_interval(*s.interval("ey_rmse_m")),
-                ey_max=s.ey_max_m_mean, ret=s.episode_return_mean, cones=s.cone_hits_mean,
-                overruns=s.n_overrun_mean))
-    return _table.format_table(rows, SUMMARY_COLUMNS)
+                n_completed=s.n_completed, head=_fmt_interval(*s.interval(head)),
+                **{m: s.interval(m)[0] for m in (*task, *METRICS)}))
+    return _table.format_table(rows, columns)
 
 
-def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str = "ey_rmse_m",
+def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str | None = None,
          title: str | None = None) -> Path:
-    """``metric`` (a METRICS name) against the mean delay, with the 95 % band: one line
-    per controller, scenario and latency kind ("none" joins "fixed" at 0 ms)."""
+    """``metric`` (default: the headline metric, path: rms_e_y) against the mean delay,
+    with the 95 % band: one line per controller, scenario and latency kind ("none"
+    joins "fixed" at 0 ms)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    if metric not in METRICS:
-        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
-    labels = {"ey_rmse_m": "e_y RMSE [m]", "ey_max_m": "max |e_y| [m]",
-              "episode_return": "episode return", "cone_hits": "cone hits per episode",
-              "n_overrun": "overruns per episode"}
+    first = next(iter(results.values()))
+    metric = headline_metric(first) if metric is None else metric
+    if metric not in first.metrics:
+        raise ValueError(f"metric must be one of {', '.join(first.metrics)} (this sweep's "
+                         f"metrics), got {metric!r}")
+    labels = _labels(first)
     fig, ax = plt.subplots(figsize=(7, 4.2))
     color, hollow = 0, False
     for name, res in results.items():
@@ -89,7 +102,7 @@ def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str = "ey
         ax.text(0.01, 0.01, "hollow: not every episode reached the course end",
                 transform=ax.transAxes, fontsize=7, va="bottom")
     ax.set_xlabel("mean computation delay [ms]")
-    ax.set_ylabel(labels[metric] + " (mean, 95 % interval)")
+    ax.set_ylabel(labels.get(metric, metric) + " (mean, 95 % interval)")
     if title:
         ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
@@ -101,4 +114,4 @@ def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str = "ey
     return path
 
 
-__all__ = ["SUMMARY_COLUMNS", "plot", "summary_table"]
+__all__ = ["headline_metric", "plot", "summary_table"]

@@ -10,8 +10,7 @@ import numpy as np
 
 from vdsim_gym.envs.vector import VDSimVectorEnv
 from vdsim_gym.eval.sweeps.grid import _Job
-from vdsim_gym.eval.sweeps.results import SweepRow
-from vdsim_gym.tracking import ey_stats
+from vdsim_gym.eval.sweeps.results import SUMMARY_BASE, SweepRow
 
 
 def _make_batch(env_id: str, per_env_kwargs: Sequence[dict[str, Any]],
@@ -29,16 +28,16 @@ def _is_factory(policy: Any) -> bool:
     return not hasattr(policy, "predict")
 
 
-def _predict(policy: Any, obs: np.ndarray, first: bool, mode: str) -> np.ndarray:
+def _predict(policy: Any, obs: np.ndarray, first: bool, mode: str, m: int) -> np.ndarray:
     if mode == "row":
-        return np.concatenate([_predict(policy, obs[i:i + 1], first, "batch")
+        return np.concatenate([_predict(policy, obs[i:i + 1], first, "batch", m)
                                for i in range(len(obs))])
     n = len(obs)
     action, _ = policy.predict(obs, episode_start=np.full(n, first), deterministic=True)
     action = np.asarray(action)
-    if action.shape != (n, 2):
+    if action.shape != (n, m):
         raise ValueError(f"policy.predict on a ({n}, {obs.shape[1]}) batch returned shape "
-                         f"{action.shape}; a sweep needs ({n}, 2) actions")
+                         f"{action.shape}; a sweep of this env needs ({n}, {m}) actions")
     return action
 
 
@@ -53,14 +52,12 @@ def _info_array(infos: dict[str, Any], key: str) -> np.ndarray | None:
     return None if value is None else np.asarray(value)
 
 
-def _end_reason(infos: dict[str, Any], i: int, terminated: bool, steps: int,
-                max_steps: int | None) -> str:
+def _end_reason(infos: dict[str, Any], i: int, terminated: bool) -> str:
     outcome, mask = infos.get("outcome"), infos.get("_outcome")
     if outcome is not None and mask is not None and mask[i]:
         return str(outcome[i])
-    if terminated:
-        return "terminated"
-    return "time_limit" if max_steps is not None and steps >= max_steps else "course_end"
+    # no outcome: the vector env's step limit (max_episode_steps, TimeLimit semantics)
+    return "terminated" if terminated else "time_limit"
 
 
 def _run_batch(job: _Job, batch: list[tuple[int, int]]) -> list[SweepRow]:
@@ -92,26 +89,20 @@ def _run_batch(job: _Job, batch: list[tuple[int, int]]) -> list[SweepRow]:
     try:
         obs = _reset(venv, [s for _, s in batch])
         active = np.ones(n, dtype=bool)
-        steps = np.zeros(n, dtype=np.int64)
-        ret = np.zeros(n)
-        hits = np.zeros(n, dtype=np.int64)
         n_over = np.zeros(n, dtype=np.int64)
         n_skip = np.zeros(n, dtype=np.int64)
-        e_hist: list[np.ndarray] = []
         terminated_at = np.zeros(n, dtype=bool)
         ends: list[str] = [""] * n
+        summaries: list[dict[str, Any]] = [{}] * n
+        m = len(venv.action_names)
         first = True
         while active.any():
-            actions = np.zeros((n, 2))
+            actions = np.zeros((n, m))
             for rows, pol in policies:
-                actions[rows] = _predict(pol, obs[rows], first, job.predict)
+                actions[rows] = _predict(pol, obs[rows], first, job.predict, m)
             actions[~active] = 0.0  # finished envs: this step is their autoreset, ignored
-            obs, rewards, term, trunc, infos = venv.step(actions)
+            obs, _, term, trunc, infos = venv.step(actions)
             first = False
-            e_hist.append(np.array(_info_array(infos, "e_y"), dtype=float))
-            ret[active] += np.asarray(rewards, dtype=float)[active]
-            steps[active] += 1
-            hits[active] = _info_array(infos, "cone_hits")[active]
             for key, acc in (("n_overrun", n_over), ("n_skipped", n_skip)):
                 vals = _info_array(infos, key)
                 if vals is not None:
@@ -121,25 +112,26 @@ def _run_batch(job: _Job, batch: list[tuple[int, int]]) -> list[SweepRow]:
             done = active & (np.asarray(term) | np.asarray(trunc))
             for i in np.flatnonzero(done):
                 terminated_at[i] = bool(term[i])
-                ends[i] = _end_reason(infos, i, bool(term[i]), int(steps[i]),
-                                      job.max_episode_steps)
+                ends[i] = _end_reason(infos, i, bool(term[i]))
+                # the row's core still holds the episode (NEXT_STEP resets it next step)
+                summaries[i] = venv.envs[i].episode_summary()
             active &= ~done
     finally:
         venv.close()
 
-    e_mat = np.stack(e_hist)  # (T, n)
     out = []
     for i, (c, seed) in enumerate(batch):
         cell = cells[c]
-        rmse, emax = ey_stats(e_mat[: steps[i], i])
+        summary = summaries[i]
         out.append(SweepRow(
             cell=c, env_id=job.env_id, scenario=cell.key, latency=cell.label,
             mean_delay_ms=cell.delay_ms,
             overrun=job.env_kwargs["overrun"] if cell.latency is not None else "-",
-            seed=seed, steps=int(steps[i]), ey_rmse_m=rmse, ey_max_m=emax,
-            cone_hits=int(hits[i]), episode_return=float(ret[i]), n_overrun=int(n_over[i]),
-            n_skipped=int(n_skip[i]), outcome="terminated" if terminated_at[i] else "truncated",
-            end=ends[i], completed=ends[i] == "course_end",
+            seed=seed, steps=int(summary["steps"]), episode_return=float(summary["return"]),
+            n_overrun=int(n_over[i]), n_skipped=int(n_skip[i]),
+            outcome="terminated" if terminated_at[i] else "truncated", end=ends[i],
+            completed=not terminated_at[i] and ends[i] != "time_limit",
+            metrics={k: v for k, v in summary.items() if k not in SUMMARY_BASE},
         ))
     return out
 
