@@ -7,9 +7,8 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env as gym_check_env
-
 from _helpers import canon
+from gymnasium.utils.env_checker import check_env as gym_check_env
 
 from vdsim_gym import LatencyModel
 from vdsim_gym.envs.path_env import OBS_NAMES
@@ -60,8 +59,9 @@ def test_wrapper_action_history_columns_are_the_previous_actions() -> None:
     base_n = len(OBS_NAMES)
     assert env.observation_space.shape == (base_n + 2 * k,)
     assert env.obs_names[:base_n] == OBS_NAMES
-    assert env.obs_names[base_n:] == ("action_3_steer", "action_3_long", "action_2_steer",
-                                      "action_2_long", "action_1_steer", "action_1_long")
+    assert env.obs_names[base_n:] == (
+        "action_3_steer", "action_3_longitudinal", "action_2_steer", "action_2_longitudinal",
+        "action_1_steer", "action_1_longitudinal")
     np.testing.assert_array_equal(env.observation_space.low[base_n:], -1.0)
     np.testing.assert_array_equal(env.observation_space.high[base_n:], 1.0)
     obs, _ = env.reset(seed=0)
@@ -114,7 +114,7 @@ def test_wrapper_set_next_delay_forwards_for_measured() -> None:
 
 
 def test_wrapper_rejects_non_vdsim_env() -> None:
-    with pytest.raises(TypeError, match="supports the VDSim path envs.*CartPoleEnv"):
+    with pytest.raises(TypeError, match="supports the VDSim envs.*CartPoleEnv"):
         LatencyWrapper(gym.make("CartPole-v1"), LatencyModel.fixed(0.01))
 
 

@@ -13,6 +13,7 @@
 #include "bind_env_core.hpp"
 #include "vdsim/latency.hpp"
 #include "vdsim/path_task.hpp"
+#include "vdsim/speed_task.hpp"
 
 namespace py = pybind11;
 using namespace vdsim;
@@ -188,4 +189,17 @@ void bind_task(py::module_& m) {
       .def_property_readonly("path_length", [](const PathEnvCore& e) {
              return e.task().path().length(); })
       .def_property_readonly("task", [](const PathEnvCore& e) { return e.task().params(); });
+
+  vdsim_py::bind_env_core<SpeedTask>(m, "SpeedEnvCore")
+      .def(py::init([](const Session& proto, std::int64_t ticks_per_period, double w_speed,
+                       double w_smoothness) {
+             if (ticks_per_period < 1)
+               throw std::invalid_argument("ticks_per_period must be >= 1");
+             return new SpeedEnvCore(SpeedTaskParams{ticks_per_period, w_speed, w_smoothness},
+                                     proto.vehicle(), proto.config());
+           }), py::arg("session"), py::arg("ticks_per_period"), py::arg("w_speed") = 1.0,
+           py::arg("w_smoothness") = 0.05,
+           "The speed-tracking test task (one longitudinal action), its own session")
+      .def_property_readonly("session", [](SpeedEnvCore& e) -> Session& { return e.plant(); },
+                             py::return_value_policy::reference_internal);
 }

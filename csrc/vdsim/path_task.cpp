@@ -226,15 +226,9 @@ void PathTask::obs_scale(const Session& plant, double* out) const {
 Command PathTask::command_from_action(const Session& plant, const double* action) const {
   const VehicleParams& p = plant.vehicle();
   const double a_steer = std::clamp(action[0], -1.0, 1.0);
-  const double a_long = std::clamp(action[1], -1.0, 1.0);
   Command c;
   c.steer = a_steer * p.max_steer;
-  if (plant.config().longitudinal == Longitudinal::Pedal) {
-    c.longitudinal = a_long;
-  } else {
-    const double torque = a_long >= 0.0 ? p.drive_torque_max : p.total_brake_torque();
-    c.longitudinal = a_long * torque / p.wheel_radius;
-  }
+  c.longitudinal = longitudinal_from_action(plant, action[1]);
   return c;
 }
 

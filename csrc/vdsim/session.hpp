@@ -1,6 +1,7 @@
 // One simulated vehicle: state, integer clock, command schedule, steering actuator.
 // C++ trusts its inputs; vdsim_gym validates them before they get here.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "actuator.hpp"
@@ -68,5 +69,16 @@ class Session {
   Aux aux_{};
   bool aux_valid_ = false;
 };
+
+// The longitudinal command of an env action a in [-1, 1] (clamped), per the session's
+// mode: the pedal itself, or a force [N] at a's share of full drive (a >= 0) or full
+// brake torque at the wheels. Shared by every task on the vehicle session.
+inline double longitudinal_from_action(const Session& plant, double a) {
+  a = std::clamp(a, -1.0, 1.0);
+  if (plant.config().longitudinal == Longitudinal::Pedal) return a;
+  const VehicleParams& p = plant.vehicle();
+  const double torque = a >= 0.0 ? p.drive_torque_max : p.total_brake_torque();
+  return a * torque / p.wheel_radius;
+}
 
 }  // namespace vdsim

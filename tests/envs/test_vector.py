@@ -63,7 +63,8 @@ def run_pair(vec: VDSimVectorEnv, ref: gym.vector.VectorEnv, seed: int, steps: i
     assert_same_infos(i1, i2)
     ends = 0
     for _ in range(steps):
-        a = rng.uniform(-scale, scale, (vec.num_envs, 2)).astype(np.float32)
+        a = rng.uniform(-scale, scale, (vec.num_envs, *vec.single_action_space.shape))
+        a = a.astype(np.float32)
         a[:, 0] += np.float32(steer)
         r1, r2 = vec.step(a), ref.step(a)
         for x, y in zip(r1[:4], r2[:4], strict=True):

@@ -14,7 +14,8 @@ from vdsim_gym.eval import ClosedLoopEval, ControllerError, EvalResult
 
 TC = 0.02
 DT = 5e-4
-PLANT = dict(level="L2", substep_dt=DT, longitudinal="force", actuator={"time_constant": 0.03, "rate_limit": 2.0})
+PLANT = dict(level="L2", substep_dt=DT, longitudinal="force",
+             actuator={"time_constant": 0.03, "rate_limit": 2.0})
 STATE0 = {"vx": 15.0, "Y": 0.2}
 
 

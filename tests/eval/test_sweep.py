@@ -11,7 +11,6 @@ import math
 import gymnasium as gym
 import numpy as np
 import pytest
-
 from _helpers import canon
 
 from vdsim_gym import LatencyModel

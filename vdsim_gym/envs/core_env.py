@@ -21,7 +21,7 @@ import numpy as np
 
 from vdsim_gym import _core
 from vdsim_gym.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
-from vdsim_gym.plant import PhysicsSpec
+from vdsim_gym.plant import PhysicsSpec, observe_session
 from vdsim_gym.timing import ceil_ticks
 
 FLAGS: dict[str, int] = dict(_core.ENV_FLAGS)  # the bits every env core shares
@@ -62,7 +62,8 @@ def check_flag(value: Any, name: str) -> bool:
 class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
     """A Gymnasium env over one C++ env core; subclasses are tasks (see the module doc)."""
 
-    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 50}
+    # A task that renders lists its modes (the path envs: rgb_array) and defines render().
+    metadata: dict[str, Any] = {"render_modes": [], "render_fps": 50}
     DEFAULT_TIME_LIMIT: float | None = None  # [s]; subclasses set theirs
     # (name, Python type) of the task's info columns reported in every step's info.
     INFO_KEYS: tuple[tuple[str, type], ...] = ()
@@ -167,6 +168,27 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
 
     def _after_step(self, row: list[float]) -> None:
         """Per-step bookkeeping of the task (logs) from the info row."""
+
+    def render(self) -> Any:
+        """None: a task without render modes renders nothing (the path envs override)."""
+        return None
+
+    # ---------------------------------------------------------------- the plant
+    # The vehicle Session (the core's ``session``) is the default plant; an env on
+    # another plant (the chassis dyno) overrides these two.
+
+    @property
+    def state(self) -> np.ndarray:
+        """The plant state (X, Y, psi, vx, vy, r, wheel spins, lagged accelerations)."""
+        out = np.zeros(_core.STATE_SIZE)
+        self._core.session.get_state(out)
+        return out
+
+    def plant_observation(self) -> dict[str, float]:
+        """The vehicle's observation dict now, as ``Plant.observe`` gives it (evaluation
+        traces: X, Y, psi, vx, vy, r, ax, ay, beta, delta_rw, wheel quantities)."""
+        return observe_session(self._core.session, self.vehicle, self.level,
+                               np.zeros(_core.STATE_SIZE), np.zeros(_core.AUX_SIZE))
 
     def _episode_end(self, outcome: str | None, summary: dict[str, Any]) -> dict[str, Any]:
         """What an episode end adds to info besides ``outcome`` and ``episode_summary``

@@ -17,7 +17,7 @@ import numpy as np
 from vdsim_gym import _core
 from vdsim_gym.envs.core_env import TERMINATED, TIME_LIMIT, TRUNCATED, CoreEnv, check_flag
 from vdsim_gym.envs.course import Course
-from vdsim_gym.plant import PhysicsSpec, observe_session
+from vdsim_gym.plant import PhysicsSpec
 from vdsim_gym.tracking import check_path
 
 OBS_NAMES: tuple[str, ...] = tuple(_core.PATH_OBS_NAMES)
@@ -158,6 +158,7 @@ class PathTrackingEnv(CoreEnv):
 
     __doc__ = (__doc__ or "") + SHARED_DOC + "\n    ## Arguments\n" + SHARED_ARGS
 
+    metadata: dict[str, Any] = {**CoreEnv.metadata, "render_modes": ["rgb_array"]}
     INFO_KEYS = (("e_y", float), ("cone_hits", int), ("s", float), ("t", float))
     SUMMARY_INT_KEYS = ("steps", "cone_hits")
     METRIC_LABELS = {"rms_e_y": "e_y RMSE [m]", "max_abs_e_y": "max |e_y| [m]",
@@ -234,19 +235,6 @@ class PathTrackingEnv(CoreEnv):
         to [-1, 1]; the Action Space table)."""
         a0, a1 = np.asarray(action, dtype=float).reshape(2).tolist()
         return self._core.command_from_action(a0, a1)
-
-    @property
-    def state(self) -> np.ndarray:
-        """The plant state (X, Y, psi, vx, vy, r, wheel spins, lagged accelerations)."""
-        out = np.zeros(_core.STATE_SIZE)
-        self._core.session.get_state(out)
-        return out
-
-    def plant_observation(self) -> dict[str, float]:
-        """The vehicle's observation dict now, as ``Plant.observe`` gives it (evaluation
-        traces: X, Y, psi, vx, vy, r, ax, ay, beta, delta_rw, wheel quantities)."""
-        return observe_session(self._core.session, self.vehicle, self.level,
-                               np.zeros(_core.STATE_SIZE), np.zeros(_core.AUX_SIZE))
 
     @property
     def cone_hit_flags(self) -> np.ndarray:

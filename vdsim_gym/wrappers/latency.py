@@ -17,8 +17,6 @@ import numpy as np
 from vdsim_gym.envs.core_env import CoreEnv
 from vdsim_gym.latency import LatencyModel
 
-_ACTION_PARTS = ("steer", "long")
-
 
 class LatencyWrapper(
     gym.Wrapper[np.ndarray, np.ndarray, np.ndarray, np.ndarray], gym.utils.RecordConstructorArgs
@@ -26,7 +24,7 @@ class LatencyWrapper(
     """The action chosen from the observation at t_k takes effect at its apply tick.
 
     ``LatencyWrapper(env, latency=LatencyModel.fixed(0.03), overrun="skip",
-    action_history=0)`` configures the computation delay of the wrapped VDSim path env
+    action_history=0)`` configures the computation delay of the wrapped VDSim env
     (``VDSim-DLC-v0``, ``VDSim-PathFollow-v0`` or any ``CoreEnv``) exactly as
     ``gym.make(id, latency=..., overrun=...)`` does (overriding any latency given there),
     so both give bit-identical rollouts. ``info`` carries ``t_sample``, ``t_apply``,
@@ -35,7 +33,8 @@ class LatencyWrapper(
 
     ``action_history=k > 0`` appends the last k actions (clipped to [-1, 1]) to the
     observation, flattened and oldest first, zeros after reset: columns
-    ``action_{i}_steer``, ``action_{i}_long`` for i = k .. 1, where ``action_1`` is the
+    ``action_{i}_{name}`` for i = k .. 1 and each of the env's ``action_names`` (path envs:
+    ``action_{i}_steer``, ``action_{i}_longitudinal``), where ``action_1`` is the
     action of the step that returned the observation (not yet applied when the delay
     exceeds the period). ``wrapper.obs_names`` names all columns.
     """
@@ -49,8 +48,8 @@ class LatencyWrapper(
     ) -> None:
         if not isinstance(env.unwrapped, CoreEnv):
             raise TypeError(
-                "LatencyWrapper supports the VDSim path envs (VDSim-DLC-v0, "
-                "VDSim-PathFollow-v0: vdsim_gym.envs.core_env.CoreEnv and its "
+                "LatencyWrapper supports the VDSim envs (VDSim-DLC-v0, "
+                "VDSim-PathFollow-v0, ...: vdsim_gym.envs.core_env.CoreEnv and its "
                 f"subclasses), got {type(env.unwrapped).__name__}"
             )
         if isinstance(action_history, bool) or not isinstance(action_history, (int, np.integer)) \
@@ -72,9 +71,10 @@ class LatencyWrapper(
         self.latency, self.overrun = core.latency, core.overrun
         self.action_history = int(action_history)
         k = self.action_history
-        self._history = np.zeros((k, 2), np.float32)
+        m = len(core.action_names)
+        self._history = np.zeros((k, m), np.float32)
         names = tuple(
-            f"action_{i}_{part}" for i in range(k, 0, -1) for part in _ACTION_PARTS
+            f"action_{i}_{part}" for i in range(k, 0, -1) for part in core.action_names
         )
         self.obs_names: tuple[str, ...] = tuple(core.obs_names) + names
         if k:
@@ -85,8 +85,8 @@ class LatencyWrapper(
                     f"{base}; apply LatencyWrapper before observation-changing wrappers"
                 )
             self.observation_space = gym.spaces.Box(
-                np.concatenate([base.low, -np.ones(2 * k, np.float32)]),
-                np.concatenate([base.high, np.ones(2 * k, np.float32)]),
+                np.concatenate([base.low, -np.ones(m * k, np.float32)]),
+                np.concatenate([base.high, np.ones(m * k, np.float32)]),
                 dtype=np.float32,
             )
 
@@ -112,5 +112,5 @@ class LatencyWrapper(
         obs, reward, terminated, truncated, info = self.env.step(action)
         if self.action_history:  # after the env accepted the action
             self._history[:-1] = self._history[1:]
-            self._history[-1] = np.clip(np.asarray(action, np.float64).reshape(2), -1.0, 1.0)
+            self._history[-1] = np.clip(np.asarray(action, np.float64).reshape(-1), -1.0, 1.0)
         return self._augment(obs), reward, terminated, truncated, info

@@ -202,5 +202,5 @@ def summarize(table: Sequence[SweepRow]) -> list[CellSummary]:
     return out
 
 
-__all__ = ["BASE_LABELS", "METRICS", "CellSummary", "SweepResult", "SweepRow", "metric_names", "summarize",
-           "sweep_metrics", "write_csv"]
+__all__ = ["BASE_LABELS", "METRICS", "CellSummary", "SweepResult", "SweepRow", "metric_names",
+           "summarize", "sweep_metrics", "write_csv"]

@@ -1,0 +1,105 @@
+// Speed tracking: the smallest task on the generic env core, one longitudinal action on
+// the vehicle Session driving straight (steer 0) towards a set speed. It exists to prove
+// the task interface with a second task of another action arity (the test env in
+// tests/speed_task_env.py runs gym.make, make_vec, the SB3 adapter, latency and
+// sweeps on it with no edits to them); the ACC task is its grown-up sibling.
+#pragma once
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "env_core.hpp"
+#include "session.hpp"
+
+namespace vdsim {
+
+struct SpeedTaskParams {
+  int64_t ticks_per_period = 40;  // substeps per control period
+  double w_speed = 1.0;           // -w ((vx - v_set) / 5 m/s)^2
+  double w_smoothness = 0.05;     // -w (a_k - a_{k-1})^2
+};
+
+class SpeedTask {
+ public:
+  using Plant = Session;
+  using Params = SpeedTaskParams;
+  using ResetState = std::array<double, 2>;  // vx0 [m/s], v_set [m/s]
+  static constexpr int kActionSize = 1;      // longitudinal in [-1, 1]
+  static constexpr int kNonFinite = 4;       // flag bit: the state is not finite
+
+  SpeedTask(const Params& params, const Session&) : params_(params) {}
+
+  static const EnvSpec& spec() {
+    static const EnvSpec s = [] {
+      EnvSpec e;
+      e.obs_names = {"vx", "v_set", "speed_error", "ax", "prev_long"};
+      e.action_names = {"longitudinal"};
+      e.term_names = {"speed", "smoothness"};
+      e.info_names = {"reward", "speed_error", "vx", "t"};
+      e.summary_names = {"rms_speed_error", "max_abs_speed_error"};
+      return e;
+    }();
+    return s;
+  }
+  int64_t ticks_per_period() const { return params_.ticks_per_period; }
+  Command command_from_action(const Session& plant, const double* action) const {
+    return Command{0.0, longitudinal_from_action(plant, action[0])};
+  }
+  void reset(Session& plant, const ResetState& st) {
+    plant.reset(0.0, 0.0, 0.0, st[0], 0.0, 0.0);
+    v_set_ = st[1];
+    n_ = 0;
+    sum_e2_ = max_abs_e_ = 0.0;
+  }
+
+  int evaluate(Session& plant, const double* action, const double* prev_action, float* obs,
+               double* terms, double* info, bool score) {
+    const double vx = plant.state()[kVx];
+    const double ax = plant.aux().ax;
+    const double e = vx - v_set_;
+    int flags = 0;
+    double reward = 0.0;
+    if (!std::isfinite(vx) || !std::isfinite(ax)) {
+      flags = kNonFinite | kFlagTerminated;
+      std::fill(obs, obs + 5, 0.0f);
+    } else {
+      const double raw[5] = {vx / 30.0, v_set_ / 30.0, e / 5.0, ax / 5.0, action[0]};
+      for (int j = 0; j < 5; ++j)
+        obs[j] = static_cast<float>(std::clamp(raw[j], -kClip, kClip));
+    }
+    if (terms) {
+      const double du = action[0] - prev_action[0];
+      terms[0] = -params_.w_speed * (e / 5.0) * (e / 5.0);
+      terms[1] = -params_.w_smoothness * du * du;
+      reward = terms[0] + terms[1];
+    }
+    if (score) {
+      ++n_;
+      sum_e2_ += e * e;  // NaN from a non-finite state on: the statistics become NaN
+      max_abs_e_ = std::isfinite(e) ? std::fmax(max_abs_e_, std::fabs(e)) : e;
+    }
+    info[0] = reward;
+    info[1] = e;
+    info[2] = vx;
+    info[3] = plant.time();
+    return flags;
+  }
+
+  void summary(const Session&, double* out) const {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    out[0] = n_ > 0 ? std::sqrt(sum_e2_ / static_cast<double>(n_)) : nan;
+    out[1] = n_ > 0 ? max_abs_e_ : nan;
+  }
+
+ private:
+  static constexpr double kClip = 10.0;
+  Params params_;
+  double v_set_ = 0.0;
+  int64_t n_ = 0;
+  double sum_e2_ = 0.0, max_abs_e_ = 0.0;
+};
+
+using SpeedEnvCore = EnvCore<SpeedTask>;
+
+}  // namespace vdsim
