@@ -8,7 +8,8 @@ best block of each is compared.
 Workloads: a single ``gym.make("VDSim-DLC-v0")`` env (L2, 20 m/s, ISO 3888-1) replaying
 the Stanley + PI baseline's episode (recorded once per worker) after a seeded reset, and
 ``gym.make_vec`` of 64 such envs (threads=1) replaying its first 100 actions on every row
-(and the same batches through ``step_core``, the C++ batch step without the Python side). Prints us per step for each build and NEW / OLD.
+(and the same batches through ``step_core``, the C++ batch step without the Python side).
+Prints us per step for each build and NEW / OLD.
 """
 
 from __future__ import annotations

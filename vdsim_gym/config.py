@@ -70,6 +70,11 @@ class VehicleConfig:
     body_width: float
     front_overhang: float
     rear_overhang: float
+    max_acceleration: float  # [m/s^2] largest target of longitudinal="accel"
+    max_deceleration: float  # [m/s^2] largest braking target
+    accel_kp: float  # acceleration cascade gains (docs/PHYSICS.md, "Acceleration command")
+    accel_ki: float
+    accel_filter_tau: float  # [s]
     tire: TireConfig
 
     @property
@@ -258,6 +263,11 @@ VEHICLE_RANGES: dict[str, tuple[float, float, bool]] = {
     "body_width": (0.0, 5.0, True),          # m
     "front_overhang": (0.0, 10.0, False),    # m
     "rear_overhang": (0.0, 10.0, False),     # m
+    "max_acceleration": (0.0, 20.0, True),   # m/s^2
+    "max_deceleration": (0.0, 20.0, True),   # m/s^2
+    "accel_kp": (0.0, 10.0, False),          # s^2/m
+    "accel_ki": (0.0, 100.0, False),         # s/m
+    "accel_filter_tau": (0.0, 10.0, False),  # s
     "tire.mu": (0.0, 3.0, True),             # -
     "tire.fz_nominal": (0.0, 1e6, True),     # N
     "tire.pdy2": (-1.0, 1.0, False),         # -

@@ -20,7 +20,30 @@ from vdsim_gym.config import ActuatorConfig, VehicleConfig, load_actuator, load_
 from vdsim_gym.timing import check_substep_dt, whole_ticks
 
 LEVELS = ("L1", "L2")
-LONGITUDINAL_MODES = ("force", "pedal")
+LONGITUDINAL_MODES = ("force", "pedal", "accel")
+# Result/trace column of the longitudinal command per mode: a force [N], a pedal [-1, 1]
+# or an acceleration target [m/s^2] (never recorded as a force).
+COMMAND_COLUMNS = {"force": "u_fx", "pedal": "u_pedal", "accel": "u_ax"}
+
+
+def accel_conversion(physics: PhysicsSpec) -> dict[str, Any] | None:
+    """What turns an acceleration target into wheel torque (``meta["accel_conversion"]``),
+    None unless ``longitudinal="accel"``."""
+    if physics.longitudinal != "accel":
+        return None
+    v = physics.vehicle
+    return {
+        "converter": "vdsim AccelCascade (csrc/vdsim/accel_cascade.hpp), every substep",
+        "law": "pedal = clamp(u_ff + kp (a* - a_m) + ki I, -1, 1); conditional-integration "
+               "anti-windup; a_m: first-order filtered (dvx/dt - r vy)",
+        "feed_forward": "mass, drag and rolling resistance: (m a* + F_drag + F_roll) r_w / "
+                        "T_cap (drive torque and power cap, or full brake torque)",
+        "kp": v.accel_kp, "ki": v.accel_ki, "filter_tau_s": v.accel_filter_tau,
+        "mass_kg": v.mass, "drive_torque_ref_nm": v.drive_torque_max,
+        "drive_power_ref_w": v.drive_power_max, "brake_torque_ref_nm": v.total_brake_torque,
+        "target_range_mps2": [-v.max_deceleration, v.max_acceleration],
+        "then": "the pedal through the vehicle's powertrain map and brakes",
+    }
 INTEGRATORS = ("euler", "heun", "rk4")
 # Chosen by the accuracy gate (docs/PHYSICS.md); every plant and env defaults to it.
 DEFAULT_INTEGRATOR = "heun"
@@ -70,9 +93,7 @@ def make_session(
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
     if longitudinal not in LONGITUDINAL_MODES:
         raise ValueError(
-            f"longitudinal must be one of {LONGITUDINAL_MODES}, got {longitudinal!r}"
-            + (" ('accel' arrives with the ACC environment)" if longitudinal == "accel" else "")
-        )
+            f"longitudinal must be one of {LONGITUDINAL_MODES}, got {longitudinal!r}")
     if integrator not in INTEGRATORS:
         raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
     cfg = _core.SimConfig()
@@ -157,7 +178,9 @@ class Plant:
         longitudinal: "pedal" (default: throttle/brake in [-1, 1] through the vehicle's
             powertrain map with its power cap, as the envs' action) or "force" (total
             longitudinal force [N], the reference workflow's Fx, split to the wheels as
-            torque without the powertrain). One default for the Plant and every env.
+            torque without the powertrain) or "accel" (target acceleration [m/s^2] in
+            [-max_deceleration, max_acceleration], turned into a pedal every substep by
+            the core's cascade; docs/PHYSICS.md). One default for the Plant and every env.
         integrator: "euler" | "heun" | "rk4" (see docs/PHYSICS.md for the accuracy gate).
     """
 
@@ -236,7 +259,8 @@ class Plant:
                 "not the steering-wheel angle or degrees)")
         lo, hi = self.longitudinal_range
         if not lo * _LIMIT_TOL <= lon <= hi * _LIMIT_TOL:
-            unit = "pedal" if self.longitudinal == "pedal" else "force [N]"
+            unit = {"pedal": "pedal", "force": "force [N]",
+                    "accel": "acceleration target [m/s^2]"}[self.longitudinal]
             hint = ("; a force [N] needs Plant(longitudinal='force')"
                     if self.longitudinal == "pedal" else "")
             raise ValueError(
@@ -251,9 +275,11 @@ class Plant:
         return self._lon_range
 
     def _longitudinal_range(self) -> tuple[float, float]:
+        v = self.vehicle
         if self.longitudinal == "pedal":
             return (-1.0, 1.0)
-        v = self.vehicle
+        if self.longitudinal == "accel":
+            return (-v.max_deceleration, v.max_acceleration)
         return (-v.total_brake_torque / v.wheel_radius, v.drive_torque_max / v.wheel_radius)
 
     def observe(self) -> dict[str, float]:

@@ -14,7 +14,8 @@ void bind_params(py::module_& m) {
   py::enum_<Level>(m, "Level").value("L1", Level::L1).value("L2", Level::L2);
   py::enum_<Longitudinal>(m, "Longitudinal")
       .value("force", Longitudinal::Force)
-      .value("pedal", Longitudinal::Pedal);
+      .value("pedal", Longitudinal::Pedal)
+      .value("accel", Longitudinal::Accel);
   py::enum_<Integrator>(m, "Integrator")
       .value("euler", Integrator::Euler)
       .value("heun", Integrator::Heun)
@@ -38,6 +39,9 @@ void bind_params(py::module_& m) {
       RW(VehicleParams, air_density) RW(VehicleParams, rolling_resistance)
       RW(VehicleParams, load_transfer_tau) RW(VehicleParams, body_width)
       RW(VehicleParams, front_overhang) RW(VehicleParams, rear_overhang)
+      RW(VehicleParams, max_acceleration) RW(VehicleParams, max_deceleration)
+      RW(VehicleParams, accel_kp) RW(VehicleParams, accel_ki)
+      RW(VehicleParams, accel_filter_tau)
       RW(VehicleParams, tire);
   py::class_<LowSpeedParams>(m, "LowSpeedParams").def(py::init<>())
       RW(LowSpeedParams, slip_speed_floor) RW(LowSpeedParams, kinematic_blend_speed)

@@ -49,6 +49,13 @@ struct VehicleParams {
   double body_width = 1.8;              // [m], for cone gates and footprint
   double front_overhang = 0.95;         // front axle to bumper [m]
   double rear_overhang = 1.05;          // rear axle to bumper [m]
+  // Acceleration command (longitudinal="accel"; accel_cascade.hpp): the range of a target
+  // and the cascade's PI gains on the acceleration error and its accelerometer filter.
+  double max_acceleration = 3.0;        // largest target [m/s^2] (env action +1)
+  double max_deceleration = 8.0;        // largest braking target [m/s^2] (env action -1)
+  double accel_kp = 0.05;               // pedal per m/s^2 of error [s^2/m]
+  double accel_ki = 0.5;                // pedal per m/s of integrated error [s/m]
+  double accel_filter_tau = 0.02;       // measured-ax filter time constant [s]
   TireParams tire{};
 
   double wheelbase() const { return cg_to_front + cg_to_rear; }
@@ -76,7 +83,7 @@ struct ActuatorParams {
 };
 
 enum class Level { L1 = 1, L2 = 2 };
-enum class Longitudinal { Force = 0, Pedal = 1 };
+enum class Longitudinal { Force = 0, Pedal = 1, Accel = 2 };
 enum class Integrator { Euler = 0, Heun = 1, RK4 = 2 };
 
 }  // namespace vdsim

@@ -35,8 +35,24 @@ void Session::reset(double x, double y, double psi, double vx, double vy, double
   schedule_.clear();
   actuator_.reset(initial.steer);
   steer_ = initial.steer;
-  inputs_ = wheel_inputs(command_, steer_, config_.longitudinal, config_.level, state_, vehicle_);
+  cascade_.reset(vx);
+  update_inputs(false);
   aux_valid_ = false;
+}
+
+void Session::update_inputs(bool substep) {
+  if (config_.longitudinal != Longitudinal::Accel) {
+    inputs_ = wheel_inputs(command_, steer_, config_.longitudinal, config_.level, state_,
+                           vehicle_);
+    return;
+  }
+  Command c = command_;  // the target acceleration becomes a pedal, then as a pedal command
+  c.longitudinal =
+      substep ? cascade_.step(command_.longitudinal, state_, vehicle_, config_.low,
+                              config_.level, config_.substep_dt)
+              : cascade_.preview(command_.longitudinal, state_, vehicle_, config_.low,
+                                 config_.level);
+  inputs_ = wheel_inputs(c, steer_, Longitudinal::Pedal, config_.level, state_, vehicle_);
 }
 
 void Session::deriv(const State& s, const WheelInputs& in, State& ds, Aux* aux) const {
@@ -50,7 +66,7 @@ void Session::advance(int64_t n) {
     poll_stop(k);  // a very long advance (a huge delay) can be interrupted
     schedule_.apply_due(tick_, command_);
     steer_ = config_.actuator.enabled ? actuator_.step(command_.steer) : command_.steer;
-    inputs_ = wheel_inputs(command_, steer_, config_.longitudinal, config_.level, state_, vehicle_);
+    update_inputs(true);
     double omega_before[4];
     for (int i = 0; i < n_wheels; ++i) omega_before[i] = state_[kW0 + i];
     // A spinning braked wheel feels the full brake against its spin at the start of the

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "accel_cascade.hpp"
 #include "actuator.hpp"
 #include "params.hpp"
 #include "schedule.hpp"
@@ -55,6 +56,9 @@ class Session {
 
  private:
   void deriv(const State& s, const WheelInputs& in, State& ds, Aux* aux) const;
+  // inputs_ from the command in force; in Accel mode through the cascade (substep: one
+  // cascade step, else its preview without updating it).
+  void update_inputs(bool substep);
 
   VehicleParams vehicle_;
   SimConfig config_;
@@ -68,15 +72,21 @@ class Session {
   SteerActuator actuator_;
   Aux aux_{};
   bool aux_valid_ = false;
+  AccelCascade cascade_;  // longitudinal = Accel only
+ public:
+  const AccelCascade& cascade() const { return cascade_; }
 };
 
 // The longitudinal command of an env action a in [-1, 1] (clamped), per the session's
-// mode: the pedal itself, or a force [N] at a's share of full drive (a >= 0) or full
-// brake torque at the wheels. Shared by every task on the vehicle session.
+// mode: the pedal itself, a force [N] at a's share of full drive (a >= 0) or full brake
+// torque at the wheels, or a target acceleration at a's share of max_acceleration (a >= 0)
+// or max_deceleration. Shared by every task on the vehicle session.
 inline double longitudinal_from_action(const Session& plant, double a) {
   a = std::clamp(a, -1.0, 1.0);
   if (plant.config().longitudinal == Longitudinal::Pedal) return a;
   const VehicleParams& p = plant.vehicle();
+  if (plant.config().longitudinal == Longitudinal::Accel)  // a target [m/s^2]
+    return a >= 0.0 ? a * p.max_acceleration : a * p.max_deceleration;
   const double torque = a >= 0.0 ? p.drive_torque_max : p.total_brake_torque();
   return a * torque / p.wheel_radius;
 }

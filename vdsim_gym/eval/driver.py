@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from vdsim_gym.eval.provenance import plant_meta
-from vdsim_gym.plant import Plant
+from vdsim_gym.plant import COMMAND_COLUMNS, Plant
 
 STATE_COLUMNS = ("X", "Y", "psi", "vx", "vy", "r", "ax", "ay", "beta", "delta_rw")
 
@@ -21,7 +21,7 @@ class _Driver(Protocol):
 
     substep_dt: float
     ticks_per_period: int
-    lon_column: str  # name of the longitudinal command column: "u_fx" or "u_pedal"
+    lon_column: str  # the longitudinal command column: "u_fx", "u_pedal" or "u_ax"
     command_columns: tuple[str, ...]  # trace/sample columns of a command
     trace_columns: tuple[str, ...]  # trace columns of a state row
 
@@ -48,7 +48,7 @@ class _PlantDriver:
         self.ref_point_setting = ref_point_setting
         self.substep_dt = plant.substep_dt
         self.ticks_per_period = plant.ticks_per_period
-        self.lon_column = "u_fx" if plant.longitudinal == "force" else "u_pedal"
+        self.lon_column = COMMAND_COLUMNS[plant.longitudinal]
         self.command_columns = ("u_steer", self.lon_column)
         self.trace_columns = STATE_COLUMNS
         self._session = plant.session

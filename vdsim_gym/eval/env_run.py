@@ -29,6 +29,7 @@ import numpy as np
 from vdsim_gym.eval.driver import STATE_COLUMNS
 from vdsim_gym.eval.result import ControllerError, _Samples
 from vdsim_gym.latency import LatencyModel
+from vdsim_gym.plant import COMMAND_COLUMNS
 
 
 class EnvPolicyRun:
@@ -43,7 +44,7 @@ class EnvPolicyRun:
         self.substep_dt: float = self.base.substep_dt
         self.ticks_per_period: int = self.base.ticks_per_period
         names = self.base.action_names
-        self.lon_column = "u_pedal" if self.base.longitudinal == "pedal" else "u_fx"
+        self.lon_column = COMMAND_COLUMNS[self.base.longitudinal]
         self.command_columns: tuple[str, ...] = ("u_steer", self.lon_column) \
             if names == ("steer", "longitudinal") else tuple(f"u_{n}" for n in names)
         # Float info columns of the task (e_y, s, t for a path env) go into the trace.

@@ -16,7 +16,7 @@ import math
 from typing import Any
 
 import vdsim_gym
-from vdsim_gym.plant import PhysicsSpec
+from vdsim_gym.plant import PhysicsSpec, accel_conversion
 
 
 def _canonical(value: Any) -> Any:
@@ -78,4 +78,5 @@ def plant_meta(physics: PhysicsSpec, ref_point: tuple[float, float] | None,
         },
         "delta_sw_ratio": v.steering_ratio,
         "tracking_point": "cg",
+        "accel_conversion": accel_conversion(physics),
     }

@@ -1,0 +1,78 @@
+// The acceleration-to-pedal cascade (longitudinal="accel"), run every substep inside the
+// session: a target longitudinal acceleration a* [m/s^2] becomes a pedal in [-1, 1] that
+// then drives the powertrain and brakes exactly as a pedal command does.
+//
+// Discrete law at substep k (dt = substep_dt), before the substep is integrated:
+//   a_raw   = (vx_k - vx_{k-1}) / dt - r_k vy_k      body-frame ax from the velocity state
+//   a_m    += dt / (tau + dt) (a_raw - a_m)          first-order filter (accel_filter_tau)
+//   F_ff    = m a* + F_drag(vx_k) + F_roll(vx_k)     the model's own resistance law, flat road
+//   u_ff    = F_ff r_w / T_cap                       T_cap: drive torque cap at the driven
+//                                                    wheels' spin (torque, then power) for
+//                                                    F_ff >= 0, full brake torque below
+//   u       = u_ff + kp (a* - a_m) + ki I
+//   pedal   = clamp(u, -1, 1)
+//   I      += (a* - a_m) dt   unless u is saturated and the error pushes further into it
+//                             (conditional integration: the anti-windup)
+// Gains and the filter constant are vehicle parameters (accel_kp, accel_ki,
+// accel_filter_tau). At reset I = a_m = 0 and vx_{-1} = vx_0.
+#pragma once
+#include <algorithm>
+#include <cmath>
+
+#include "model_common.hpp"
+#include "params.hpp"
+#include "powertrain.hpp"
+#include "state.hpp"
+
+namespace vdsim {
+
+class AccelCascade {
+ public:
+  void reset(double vx0) {
+    integral_ = 0.0;
+    a_meas_ = 0.0;
+    vx_prev_ = vx0;
+  }
+
+  // One substep: the pedal for target a_target at state s (updates filter and integral).
+  double step(double a_target, const State& s, const VehicleParams& p,
+              const LowSpeedParams& low, Level level, double dt) {
+    const double a_raw = (s[kVx] - vx_prev_) / dt - s[kR] * s[kVy];
+    vx_prev_ = s[kVx];
+    a_meas_ += dt / (p.accel_filter_tau + dt) * (a_raw - a_meas_);
+    const double e = a_target - a_meas_;
+    const double u = feed_forward(a_target, s, p, low, level) + p.accel_kp * e +
+                     p.accel_ki * integral_;
+    const double pedal = std::clamp(u, -1.0, 1.0);
+    if (!((u > 1.0 && e > 0.0) || (u < -1.0 && e < 0.0))) integral_ += e * dt;
+    return pedal;
+  }
+
+  // The pedal step() would give with the current filter and integral, without updating
+  // them (the inputs a reset shows before the first substep).
+  double preview(double a_target, const State& s, const VehicleParams& p,
+                 const LowSpeedParams& low, Level level) const {
+    const double e = a_target - a_meas_;
+    return std::clamp(feed_forward(a_target, s, p, low, level) + p.accel_kp * e +
+                          p.accel_ki * integral_, -1.0, 1.0);
+  }
+
+  static double feed_forward(double a_target, const State& s, const VehicleParams& p,
+                             const LowSpeedParams& low, Level level) {
+    const double f = p.mass * a_target + resistance_force(s[kVx], p.mass * kGravity, p, low);
+    const double torque = f * p.wheel_radius;
+    const double cap = torque >= 0.0 ? drive_torque_cap(p, driven_omega(s, p, level))
+                                     : p.total_brake_torque();
+    return cap > 0.0 ? torque / cap : (torque >= 0.0 ? 1.0 : -1.0);
+  }
+
+  double integral() const { return integral_; }
+  double measured() const { return a_meas_; }
+
+ private:
+  double integral_ = 0.0;  // [m/s]
+  double a_meas_ = 0.0;    // [m/s^2]
+  double vx_prev_ = 0.0;   // [m/s]
+};
+
+}  // namespace vdsim
