@@ -10,6 +10,7 @@ import math
 import gymnasium as gym
 import numpy as np
 import pytest
+import speed_task_env
 
 from vdsim_gym import Plant, _core
 
@@ -135,3 +136,31 @@ def test_evaluation_records_u_ax_and_the_conversion(form):
                            controller=lambda obs, t: (0.0, 0.1), control_period=0.02,
                            duration=0.2).run()
     assert pedal.meta["accel_conversion"] is None and "u_pedal" in pedal.trace
+
+
+@pytest.mark.parametrize("env_id", ["VDSim-DLC-v0", speed_task_env.register_speed_env()])
+@pytest.mark.parametrize("latency", [None, "fixed"])
+def test_accel_command_wrapper_equals_the_kwarg(env_id, latency):
+    from vdsim_gym import LatencyModel
+    from vdsim_gym.wrappers import AccelCommandWrapper
+
+    lat = None if latency is None else LatencyModel.fixed(0.03)
+    wrapped = AccelCommandWrapper(gym.make(env_id, latency=lat))
+    plain = gym.make(env_id, latency=lat, longitudinal="accel")
+    assert wrapped.unwrapped.longitudinal == "accel"
+    rng = np.random.default_rng(0)
+    for seed in (0, 1):  # two episodes: the rebuilt core takes its course at each reset
+        o1, _ = wrapped.reset(seed=seed)
+        o2, _ = plain.reset(seed=seed)
+        np.testing.assert_array_equal(o1, o2)
+        for _ in range(60):
+            a = rng.uniform(-0.2, 0.4, plain.action_space.shape).astype(np.float32)
+            r1, r2 = wrapped.step(a), plain.step(a)
+            np.testing.assert_array_equal(r1[0], r2[0])
+            assert r1[1:4] == r2[1:4]
+            if r1[2] or r1[3]:
+                break
+    with pytest.raises(ValueError, match="already an acceleration target"):
+        AccelCommandWrapper(plain)
+    with pytest.raises(TypeError, match="supports the VDSim envs"):
+        AccelCommandWrapper(gym.make("CartPole-v1"))

@@ -12,6 +12,7 @@ summary comes from the core (``episode_summary``: steps, return, time, the task'
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 from typing import Any, SupportsFloat
@@ -101,11 +102,11 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
             raise ValueError(f"render_mode must be None or one of "
                              f"{self.metadata['render_modes']}, got {render_mode!r}")
         self.render_mode = render_mode
+        self._task_kwargs = dict(task_kwargs)
         self._core = self._make_core(p, **task_kwargs)
         self.time_limit = self._check_time_limit(
             self.DEFAULT_TIME_LIMIT if time_limit == "default" else time_limit)
-        self._core.time_limit_ticks = 0 if self.time_limit is None else ceil_ticks(
-            self.time_limit, self.substep_dt)
+        self._set_time_limit_ticks()
 
         core = self._core
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.control_period)}
@@ -137,6 +138,29 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         self.configure_latency(latency, overrun)
         self._needs_reset = True
         self._reset_reason = "call reset() before step()"
+
+    def _set_time_limit_ticks(self) -> None:
+        self._core.time_limit_ticks = 0 if self.time_limit is None else ceil_ticks(
+            self.time_limit, self.substep_dt)
+
+    def set_longitudinal(self, mode: str) -> None:
+        """Rebuilds the env's core with another longitudinal mode ("force", "pedal" or
+        "accel"; what ``AccelCommandWrapper`` does): same task, physics, latency and time
+        limit; the action's longitudinal column then means the new mode's command (for
+        "accel": a target acceleration scaled to the vehicle's limits). ``reset()`` is
+        required before ``step()``. Not for an env inside a vector env (its row core is
+        shared with the batch)."""
+        physics = dataclasses.replace(self.physics, longitudinal=mode)
+        physics.make_session()  # validates the mode with the usual message
+        self.physics, self.longitudinal = physics, mode
+        self._core = self._make_core(physics, **self._task_kwargs)
+        self._core_step = self._core.step
+        self._set_time_limit_ticks()
+        self._after_core_rebuild()
+        self.configure_latency(self.latency, self.overrun)  # also requires a reset
+
+    def _after_core_rebuild(self) -> None:
+        """Re-applies what the task had set on its core (the path envs: the course)."""
 
     @classmethod
     def kwarg_names(cls) -> set[str]:

@@ -207,6 +207,10 @@ class PathTrackingEnv(CoreEnv):
 
     outcome = staticmethod(episode_outcome)
 
+    def _after_core_rebuild(self) -> None:
+        self.course = None  # the new core has no course yet: the next reset sets one
+        self.obs_scale = self._core.obs_scale()
+
     def _reset_task(self, seed: int | None) -> tuple[float, ...]:
         course = self._next_course()
         if course is not self.course:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from vdsim_gym.wrappers.accel import AccelCommandWrapper
 from vdsim_gym.wrappers.latency import LatencyWrapper
 
-__all__ = ["LatencyWrapper"]
+__all__ = ["AccelCommandWrapper", "LatencyWrapper"]
