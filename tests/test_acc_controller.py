@@ -1,0 +1,116 @@
+"""The PID ACC baseline against the reference's checklist (pid_acc_simulation.txt):
+clamps and anti-windup, no derivative kick, reset on mode change, emergency bypass,
+follow blending that lets a far gap close under the set-speed cap, TTC only when
+closing, gains loaded with their ranges checked."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from vdsim_gym.controllers import PID, ACCConfig, ACCController, load_gains
+from vdsim_gym.controllers.acc import ACCGains
+
+
+def test_pid_terms_clamp_and_no_derivative_kick():
+    pid = PID(2.0, 0.5, 1.0, output_min=-8.0, output_max=3.0)
+    assert pid.compute(1.0, 0.1) == pytest.approx(2.0 * 1.0 + 0.5 * 0.1)  # no kd term
+    # second call: d = kd * (0.5 - 1.0) / 0.1 = -5
+    assert pid.compute(0.5, 0.1) == pytest.approx(1.0 + 0.5 * 0.15 - 5.0)
+    assert pid.compute(100.0, 0.1) == 3.0 and pid.compute(-100.0, 0.1) == -8.0
+    pid.reset()
+    assert pid.integral == 0.0 and pid.prev_error is None
+    assert pid.compute(1.0, 0.1) == pytest.approx(2.05)  # no kick after reset either
+
+
+def test_pid_anti_windup_conditional_integration_and_limit():
+    pid = PID(1.0, 1.0, output_min=-1.0, output_max=1.0)
+    for _ in range(100):  # saturated high with a positive error: no integration
+        assert pid.compute(5.0, 0.1) == 1.0
+    assert pid.integral == 0.0
+    # the error reverses: the output leaves saturation at once (no wound-up integral)
+    assert pid.compute(-0.5, 0.1) == pytest.approx(-0.5 - 0.05)
+    limited = PID(0.0, 1.0, output_min=-100.0, output_max=100.0, integral_limit=2.0)
+    for _ in range(50):
+        limited.compute(1.0, 0.1)
+    assert limited.integral == 2.0
+    with pytest.raises(ValueError, match="dt must be a positive"):
+        pid.compute(1.0, 0.0)
+    with pytest.raises(ValueError, match="output_min"):
+        PID(1.0, 0.0, output_min=1.0, output_max=1.0)
+
+
+def test_modes_ttc_and_desired_gap():
+    acc = ACCController(ACCConfig(set_speed=30.0, time_headway=1.5, min_distance=10.0,
+                                  emergency_ttc_threshold=3.0))
+    out = acc.compute(20.0, None, None, 0.1)
+    assert out.mode == "cruise" and out.ttc is None and out.distance_error is None
+    out = acc.compute(20.0, 25.0, 50.0, 0.1)  # lead faster: not closing, no TTC
+    assert out.mode == "follow" and out.ttc is None
+    assert out.distance_error == pytest.approx(50.0 - (10.0 + 1.5 * 20.0))
+    out = acc.compute(20.0, 10.0, 50.0, 0.1)  # closing at 10 m/s: TTC 5 s
+    assert out.mode == "follow" and out.ttc == pytest.approx(5.0)
+    out = acc.compute(20.0, 10.0, 25.0, 0.1)  # TTC 2.5 s < 3 s
+    assert out.mode == "emergency" and out.acceleration == -8.0  # bypasses the PIDs
+    assert acc.compute(20.0, math.nan, 25.0, 0.1).mode == "cruise"  # blank lead cell
+
+
+def test_pids_reset_on_mode_change():
+    acc = ACCController()
+    for _ in range(20):
+        acc.compute(29.0, None, None, 0.1)  # cruise 1 m/s below set speed: integral grows
+    assert acc.speed_pid.integral > 0.0
+    acc.compute(10.0, 10.0, 36.0, 0.1)  # -> follow: both reset before this step
+    assert acc.speed_pid.integral == 0.0  # reset, then frozen (distance PID active)
+    assert acc.distance_pid.integral == pytest.approx((36.0 - (10.0 + 1.5 * 10.0)) * 0.1)
+    acc.compute(30.0, 0.0, 20.0, 0.1)  # -> emergency
+    assert acc.speed_pid.integral == 0.0 and acc.distance_pid.integral == 0.0
+
+
+def test_follow_lets_a_far_gap_close_up_to_the_set_speed_cap():
+    acc = ACCController(ACCConfig(set_speed=30.0))
+    out = acc.compute(20.0, 20.0, 200.0, 0.1)  # far behind a lead at our speed
+    assert out.mode == "follow" and out.acceleration > 0.0  # closes the gap
+    capped = acc.compute(30.0, 30.0, 200.0, 0.1)  # at the set speed: the cap holds
+    assert capped.acceleration <= 1e-9
+    close = ACCController().compute(20.0, 20.0, 15.0, 0.1)  # too close: braking dominates
+    assert close.acceleration < 0.0
+
+
+def test_speed_integral_frozen_while_the_distance_pid_is_active():
+    acc = ACCController()
+    acc.compute(10.0, 10.0, 20.0, 0.1)  # too close: the distance PID (braking) is active
+    for _ in range(30):
+        acc.compute(10.0, 10.0, 20.0, 0.1)
+    assert acc.speed_pid.integral == 0.0  # frozen: no windup from 20 m/s below set speed
+
+
+def test_load_gains_checks_keys_and_ranges(tmp_path):
+    good = tmp_path / "tuning_results.yaml"
+    good.write_text("pid_speed: {kp: 0.4, ki: 0.02, kd: 0.0}\n"
+                    "pid_distance: {kp: 0.3, ki: 0.01, kd: 0.2, integral_limit: 50}\n")
+    gains = load_gains(good)
+    assert gains == ACCGains(pid_speed={"kp": 0.4, "ki": 0.02, "kd": 0.0},
+                             pid_distance={"kp": 0.3, "ki": 0.01, "kd": 0.2,
+                                           "integral_limit": 50.0})
+    assert ACCController(gains=gains).distance_pid.integral_limit == 50.0
+    cases = {
+        "pid_speed: {kp: 0.4, ki: 0.02, kd: 0.0}\n": "missing block 'pid_distance'",
+        "pid_speed: {kp: 40, ki: 0, kd: 0}\npid_distance: {kp: 1, ki: 0, kd: 0}\n":
+            r"pid_speed.kp = 40 is outside its allowed range \[0, 10\]",
+        "pid_speed: {kp: 1, ki: 0}\npid_distance: {kp: 1, ki: 0, kd: 0}\n":
+            "pid_speed.kd is missing",
+        "pid_speed: {kp: 1, ki: 0, kd: 0, kx: 1}\npid_distance: {kp: 1, ki: 0, kd: 0}\n":
+            "pid_speed.kx is not a gain",
+        "pid_sped: {}\n": "unknown key 'pid_sped'",
+        "[1, 2": "not valid YAML",
+    }
+    for i, (text, match) in enumerate(cases.items()):
+        bad = tmp_path / f"bad{i}.yaml"
+        bad.write_text(text)
+        with pytest.raises(ValueError, match=match) as err:
+            load_gains(bad)
+        assert str(bad) in str(err.value)
+    with pytest.raises(ValueError, match="cannot read"):
+        load_gains(tmp_path / "absent.yaml")
