@@ -114,3 +114,23 @@ def test_load_gains_checks_keys_and_ranges(tmp_path):
         assert str(bad) in str(err.value)
     with pytest.raises(ValueError, match="cannot read"):
         load_gains(tmp_path / "absent.yaml")
+
+
+def test_idm_against_its_closed_forms():
+    from vdsim_gym.controllers import IDM
+
+    idm = IDM()  # Treiber et al. (2000) highway parameters
+    assert idm.acceleration(0.0) == pytest.approx(0.73)  # free road, standing: a_max
+    assert idm.acceleration(idm.v0) == pytest.approx(0.0, abs=1e-15)  # at v0: none
+    v = 20.0
+    assert idm.acceleration(v, v, idm.equilibrium_gap(v)) == pytest.approx(0.0, abs=1e-12)
+    # closer than equilibrium: brakes; farther: accelerates (and never above free road)
+    assert idm.acceleration(v, v, 0.8 * idm.equilibrium_gap(v)) < 0.0
+    assert 0.0 < idm.acceleration(v, v, 2.0 * idm.equilibrium_gap(v)) < idm.acceleration(v)
+    # approaching a stopped car 30 m ahead at 20 m/s: the interaction term by hand
+    s_star = 2.0 + 20.0 * 1.6 + 20.0 * 20.0 / (2.0 * math.sqrt(0.73 * 1.67))
+    expected = 0.73 * (1 - (20.0 / idm.v0) ** 4 - (s_star / 30.0) ** 2)
+    assert idm.acceleration(20.0, 0.0, 30.0) == max(expected, -8.0) == -8.0
+    assert IDM(max_deceleration=100.0).acceleration(20.0, 0.0, 30.0) == pytest.approx(expected)
+    with pytest.raises(ValueError, match="time_headway must be a positive"):
+        IDM(time_headway=0.0)
