@@ -13,6 +13,7 @@
 #include "bind_env_core.hpp"
 #include "vdsim/latency.hpp"
 #include "vdsim/path_task.hpp"
+#include "vdsim/acc_task.hpp"
 #include "vdsim/speed_task.hpp"
 
 namespace py = pybind11;
@@ -201,5 +202,32 @@ void bind_task(py::module_& m) {
            py::arg("w_smoothness") = 0.05,
            "The speed-tracking test task (one longitudinal action), its own session")
       .def_property_readonly("session", [](SpeedEnvCore& e) -> Session& { return e.plant(); },
+                             py::return_value_policy::reference_internal);
+
+  vdsim_py::bind_env_core<AccTask>(m, "AccEnvCore")
+      .def(py::init([](const Session& proto, std::int64_t ticks_per_period,
+                       double time_headway, double min_distance, double ttc_safe,
+                       std::vector<double> weights) {
+             if (ticks_per_period < 1)
+               throw std::invalid_argument("ticks_per_period must be >= 1");
+             if (weights.size() != 6)
+               throw std::invalid_argument("weights: gap, speed, jerk, comfort, safety, collision");
+             AccTaskParams p;
+             p.ticks_per_period = ticks_per_period;
+             p.time_headway = time_headway;
+             p.min_distance = min_distance;
+             p.ttc_safe = ttc_safe;
+             p.weights = {weights[0], weights[1], weights[2], weights[3], weights[4], weights[5]};
+             return new AccEnvCore(p, proto.vehicle(), proto.config());
+           }), py::arg("session"), py::arg("ticks_per_period"), py::arg("time_headway"),
+           py::arg("min_distance"), py::arg("ttc_safe"), py::arg("weights"),
+           "The car-following task core (VDSim-ACC-v0), its own session")
+      .def("set_scenario", [](AccEnvCore& e, DArrayIn speed, DArrayIn distance) {
+             if (speed.ndim() != 1 || distance.ndim() != 1 || speed.size() != distance.size())
+               throw std::invalid_argument("lead speed and distance: 1-d, one value per period");
+             e.task().set_scenario(speed.data(), distance.data(), speed.size());
+           }, py::arg("lead_speed"), py::arg("distance"))
+      .def_property_readonly("periods", [](const AccEnvCore& e) { return e.task().periods(); })
+      .def_property_readonly("session", [](AccEnvCore& e) -> Session& { return e.plant(); },
                              py::return_value_policy::reference_internal);
 }

@@ -24,7 +24,7 @@ def rollout(env: gym.Env, seed: int, n: int) -> list[tuple]:
     obs, _ = env.reset(seed=seed)
     out: list[tuple] = [(obs,)]
     for _ in range(n):
-        step = env.step(rng.uniform(-0.3, 0.3, 2).astype(np.float32))
+        step = env.step(rng.uniform(-0.3, 0.3, env.action_space.shape).astype(np.float32))
         out.append(step)
         if step[2] or step[3]:
             out.append(env.reset()[:1])

@@ -255,7 +255,9 @@ def test_vector_make_vec_returns_vdsim_vector_env(env_id: str) -> None:
     vec = gym.make_vec(env_id, num_envs=3, level="L1")
     assert isinstance(vec, VDSimVectorEnv)
     assert isinstance(vec.metadata["autoreset_mode"], AutoresetMode)
-    assert vec.observation_space.shape == (3, 16) and vec.action_space.shape == (3, 2)
+    single = gym.make(env_id)
+    assert vec.observation_space.shape == (3, *single.observation_space.shape)
+    assert vec.action_space.shape == (3, *single.action_space.shape)
     assert vec.single_observation_space == gym.make(env_id).observation_space
     assert vec.max_episode_steps == gym.spec(env_id).max_episode_steps
     assert vec.get_attr("level") == ("L1",) * 3

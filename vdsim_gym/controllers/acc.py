@@ -171,7 +171,9 @@ class ACCController:
         self.mode = None
 
     def compute(self, ego_speed: float, lead_speed: float | None, distance: float | None,
-                dt: float) -> ACCOutput:
+                dt: float, *, set_speed: float | None = None) -> ACCOutput:
+        """One control step; ``set_speed`` overrides the config's for this step (an env
+        whose episodes draw their set speed)."""
         c = self.config
         lead = lead_speed is not None and distance is not None \
             and math.isfinite(lead_speed) and math.isfinite(distance)
@@ -188,7 +190,7 @@ class ACCController:
             self.speed_pid.reset()
             self.distance_pid.reset()
             self.mode = mode
-        e_speed = c.set_speed - ego_speed
+        e_speed = (c.set_speed if set_speed is None else set_speed) - ego_speed
         distance_error = None
         if mode == "cruise":
             accel = self.speed_pid.compute(e_speed, dt)

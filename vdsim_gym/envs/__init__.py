@@ -21,6 +21,8 @@ ENV_SPECS: tuple[dict[str, Any], ...] = (
      "vector_entry_point": "vdsim_gym.envs.vector:make_dlc_vec"},
     {"id": "VDSim-PathFollow-v0", "entry_point": "vdsim_gym.envs.path_follow:PathFollowEnv",
      "vector_entry_point": "vdsim_gym.envs.vector:make_path_follow_vec"},
+    {"id": "VDSim-ACC-v0", "entry_point": "vdsim_gym.envs.acc:ACCEnv",
+     "vector_entry_point": "vdsim_gym.envs.vector:make_acc_vec"},
 )
 ENV_IDS: tuple[str, ...] = tuple(spec["id"] for spec in ENV_SPECS)
 

@@ -356,6 +356,10 @@ def make_path_follow_vec(num_envs: int = 1, **kwargs: Any) -> VDSimVectorEnv:
     return VDSimVectorEnv("VDSim-PathFollow-v0", num_envs, **kwargs)
 
 
+def make_acc_vec(num_envs: int = 1, **kwargs: Any) -> VDSimVectorEnv:
+    return VDSimVectorEnv("VDSim-ACC-v0", num_envs, **kwargs)
+
+
 def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
                 per_env_kwargs: Sequence[Mapping[str, Any]] | None) -> list[CoreEnv]:
     if per_env_kwargs is not None:

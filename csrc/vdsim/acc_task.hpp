@@ -1,0 +1,208 @@
+// Car following (VDSim-ACC-v0): the ego vehicle on a straight road behind a lead vehicle
+// whose speed comes per control period from the episode's scenario (drawn in Python, or a
+// sensor CSV). One action: the longitudinal command (a target acceleration through the
+// cascade by default). Header-only, on the generic env core.
+//
+// Lead model, as the reference workflow: the lead is absent where its speed is NaN; when
+// it appears at period k its rear bumper is placed `distance[k]` ahead of the ego's front
+// bumper, then it moves at speed[k] over each period (piecewise constant); the gap is
+// computed from the two positions, never copied from the scenario.
+#pragma once
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "env_core.hpp"
+#include "session.hpp"
+
+namespace vdsim {
+
+struct AccWeights {
+  double gap = 1.0;        // -w ((gap - desired) / desired)^2 while a lead is present
+  double speed = 0.5;      // -w ((v - v_set) / 5 m/s)^2 while free
+  double jerk = 0.05;      // -w (jerk / 10 m/s^3)^2, jerk from the commanded action
+  double comfort = 0.1;    // -w (ax / 3 m/s^2)^2
+  double safety = 1.0;     // -w (1 - ttc / ttc_safe) while closing with ttc < ttc_safe
+  double collision = 50.0; // -w on collision
+};
+
+struct AccTaskParams {
+  int64_t ticks_per_period = 40;
+  double time_headway = 1.5;  // [s]
+  double min_distance = 5.0;  // [m]
+  double ttc_safe = 3.0;      // [s]
+  double ttc_cap = 10.0;      // [s]: TTC beyond this, or not closing, reads as the cap
+  AccWeights weights{};
+};
+
+class AccTask {
+ public:
+  using Plant = Session;
+  using Params = AccTaskParams;
+  using ResetState = std::array<double, 2>;  // vx0 [m/s], v_set [m/s]
+  static constexpr int kActionSize = 1;
+  static constexpr int kObsSize = 10;
+  static constexpr int kCollision = 4;  // flag bits
+  static constexpr int kNonFinite = 8;
+
+  AccTask(const Params& params, const Session& plant) : params_(params) {
+    const VehicleParams& v = plant.vehicle();
+    front_ = v.cg_to_front + v.front_overhang;
+  }
+
+  static const EnvSpec& spec() {
+    static const EnvSpec s = [] {
+      EnvSpec e;
+      e.obs_names = {"ego_speed", "set_speed", "gap", "rel_speed", "desired_gap", "ttc",
+                     "not_closing", "lead_present", "ax", "prev_accel"};
+      e.action_names = {"accel"};
+      e.term_names = {"gap", "speed", "jerk", "comfort", "safety", "collision"};
+      e.info_names = {"reward", "gap", "lead_speed", "ttc", "lead_present", "ego_speed",
+                      "ax", "t"};
+      e.summary_names = {"min_gap", "collision", "rms_jerk", "rms_time_gap_error"};
+      return e;
+    }();
+    return s;
+  }
+  int64_t ticks_per_period() const { return params_.ticks_per_period; }
+  Command command_from_action(const Session& plant, const double* action) const {
+    return Command{0.0, longitudinal_from_action(plant, action[0])};
+  }
+
+  // The lead per period: speed [m/s] (NaN: absent) and the sensor distance [m] used
+  // where the lead (re)appears. Set before reset.
+  void set_scenario(const double* lead_speed, const double* distance, int64_t n) {
+    if (n < 1) throw std::invalid_argument("the scenario needs at least one period");
+    speed_.assign(lead_speed, lead_speed + n);
+    distance_.assign(distance, distance + n);
+  }
+
+  void reset(Session& plant, const ResetState& st) {
+    if (speed_.empty()) throw std::logic_error("set_scenario() before reset()");
+    plant.reset(0.0, 0.0, 0.0, st[0], 0.0, 0.0);
+    v_set_ = st[1];
+    k_ = 0;
+    present_ = false;
+    lead_x_ = 0.0;
+    place_lead(plant.state()[kX], 0);
+    n_ = n_follow_ = 0;
+    min_gap_ = std::numeric_limits<double>::infinity();
+    sum_jerk2_ = sum_tg2_ = 0.0;
+    collided_ = false;
+  }
+
+  int evaluate(Session& plant, const double* action, const double* prev_action, float* obs,
+               double* terms, double* info, bool score) {
+    const double tc = static_cast<double>(params_.ticks_per_period) * plant.config().substep_dt;
+    const int64_t k_now = plant.tick() / params_.ticks_per_period;
+    const State& s = plant.state();
+    while (k_ < k_now) {  // the lead over the periods that passed (several with skip)
+      if (present_) lead_x_ += speed_[std::min<int64_t>(k_, last())] * tc;
+      ++k_;
+      place_lead(s[kX], k_);
+    }
+    const double v = s[kVx];
+    const double ax = plant.aux().ax;
+    const double v_lead = present_ ? speed_[std::min<int64_t>(k_, last())] : 0.0;
+    const double gap = present_ ? lead_x_ - (s[kX] + front_) : 0.0;
+    const double desired = params_.min_distance + params_.time_headway * std::max(v, 0.0);
+    const bool closing = present_ && v > v_lead;
+    const double ttc_raw = closing ? gap / (v - v_lead) : std::numeric_limits<double>::infinity();
+    const double ttc = std::min(std::max(ttc_raw, 0.0), params_.ttc_cap);
+    int flags = 0;
+    const bool finite = std::isfinite(v) && std::isfinite(ax) && std::isfinite(s[kX]);
+    if (!finite) flags |= kNonFinite | kFlagTerminated;
+    else if (present_ && gap <= 0.0) flags |= kCollision | kFlagTerminated;
+
+    const double raw[kObsSize] = {v / 30.0, v_set_ / 30.0, gap / 100.0, (v_lead - v) / 10.0,
+                                  desired / 100.0, ttc / params_.ttc_cap,
+                                  closing ? 0.0 : 1.0, present_ ? 1.0 : 0.0, ax / 5.0,
+                                  action[0]};
+    for (int j = 0; j < kObsSize; ++j)
+      obs[j] = finite ? static_cast<float>(std::clamp(raw[j], -10.0, 10.0)) : 0.0f;
+
+    const AccWeights& w = params_.weights;
+    const double a_span = action[0] >= prev_action[0] ? plant.vehicle().max_acceleration
+                                                      : plant.vehicle().max_deceleration;
+    const double jerk = (action[0] - prev_action[0]) * a_span / tc;
+    double reward = 0.0;
+    if (terms) {
+      // relative gap error, clipped: a far lead (a stopped ego) costs a bounded amount
+      const double eg = present_ ? std::clamp((gap - desired) / desired, -1.0, 3.0) : 0.0;
+      const double ev = present_ ? 0.0 : (v - v_set_) / 5.0;
+      terms[0] = -w.gap * eg * eg;
+      terms[1] = -w.speed * ev * ev;
+      terms[2] = -w.jerk * (jerk / 10.0) * (jerk / 10.0);
+      terms[3] = -w.comfort * (ax / 3.0) * (ax / 3.0);
+      terms[4] = closing && ttc_raw < params_.ttc_safe
+                     ? -w.safety * (1.0 - std::max(ttc_raw, 0.0) / params_.ttc_safe) : 0.0;
+      terms[5] = (flags & kFlagTerminated) ? -w.collision : 0.0;
+      if (!finite) std::fill(terms, terms + 5, 0.0);
+      for (int j = 0; j < 6; ++j) reward += terms[j];
+    }
+    if (score) {
+      ++n_;
+      sum_jerk2_ += jerk * jerk;
+      if (present_) {
+        min_gap_ = std::fmin(min_gap_, gap);
+        if (v > 1.0) {
+          const double tg = gap / v - params_.time_headway;
+          sum_tg2_ += tg * tg;
+          ++n_follow_;
+        }
+      }
+      collided_ = collided_ || (flags & kCollision);
+    }
+    // No lead: gap +inf, lead_speed 0; not closing: ttc +inf (infinite, not NaN, so that
+    // infos compare equal run to run).
+    const double inf = std::numeric_limits<double>::infinity();
+    info[0] = reward;
+    info[1] = present_ ? gap : inf;
+    info[2] = v_lead;
+    info[3] = closing ? ttc_raw : inf;
+    info[4] = present_ ? 1.0 : 0.0;
+    info[5] = v;
+    info[6] = ax;
+    info[7] = plant.time();
+    return flags;
+  }
+
+  void summary(const Session&, double* out) const {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    out[0] = std::isfinite(min_gap_) ? min_gap_ : nan;
+    out[1] = collided_ ? 1.0 : 0.0;
+    out[2] = n_ > 0 ? std::sqrt(sum_jerk2_ / static_cast<double>(n_)) : nan;
+    out[3] = n_follow_ > 0 ? std::sqrt(sum_tg2_ / static_cast<double>(n_follow_)) : nan;
+  }
+
+  const Params& params() const { return params_; }
+  int64_t periods() const { return static_cast<int64_t>(speed_.size()); }
+
+ private:
+  int64_t last() const { return static_cast<int64_t>(speed_.size()) - 1; }
+  // Presence at period k: appears (placed from the sensor distance) or leaves.
+  void place_lead(double ego_x, int64_t k) {
+    const int64_t i = std::min(k, last());
+    const bool here = std::isfinite(speed_[i]) && std::isfinite(distance_[i]);
+    if (here && !present_) lead_x_ = ego_x + front_ + distance_[i];
+    present_ = here;
+  }
+
+  Params params_;
+  double front_ = 0.0;  // CG to front bumper [m]
+  std::vector<double> speed_, distance_;
+  double v_set_ = 0.0, lead_x_ = 0.0;
+  int64_t k_ = 0;
+  bool present_ = false;
+  int64_t n_ = 0, n_follow_ = 0;
+  double min_gap_ = 0.0, sum_jerk2_ = 0.0, sum_tg2_ = 0.0;
+  bool collided_ = false;
+};
+
+using AccEnvCore = EnvCore<AccTask>;
+
+}  // namespace vdsim

@@ -1,0 +1,142 @@
+"""VDSim-ACC-v0: checkers, determinism, the vector env against SyncVectorEnv, the gap
+integrated from positions (never copied from the sensor), the sensor CSV and its errors,
+the PID ACC and IDM baselines over the scenario families, a sweep."""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from test_vector import make_pair, run_pair
+
+from vdsim_gym import LatencyModel
+from vdsim_gym.controllers import acc_pid, idm_follower
+from vdsim_gym.envs.acc_scenarios import FAMILIES
+from vdsim_gym.eval import sweep
+
+ID = "VDSim-ACC-v0"
+
+
+def test_checkers_spaces_and_defaults():
+    env = gym.make(ID)
+    base = env.unwrapped
+    assert base.level == "L1" and base.longitudinal == "accel"
+    assert env.action_space.shape == (1,) and env.observation_space.shape == (10,)
+    assert base.obs_names[:3] == ("ego_speed", "set_speed", "gap")
+    check_env(base)
+    sb3 = pytest.importorskip("stable_baselines3.common.env_checker")
+    sb3.check_env(gym.make(ID), warn=True)
+
+
+def test_seeded_rollouts_repeat_bit_for_bit():
+    runs = []
+    for _ in range(2):
+        env = gym.make(ID, duration=5.0)
+        obs, _ = env.reset(seed=11)
+        rng = np.random.default_rng(0)
+        out = [obs]
+        for _ in range(200):
+            obs, r, te, tr, _ = env.step(rng.uniform(-1, 1, 1).astype(np.float32))
+            out.append(np.append(obs, r))
+            if te or tr:
+                obs, _ = env.reset()
+        runs.append(np.concatenate(out))
+    np.testing.assert_array_equal(*runs)
+
+
+@pytest.mark.parametrize("lat", [{}, {"latency": LatencyModel.uniform(0.0, 0.1, seed=3),
+                                      "overrun": "skip"}], ids=["none", "uniform_skip"])
+def test_vector_env_matches_sync_vector_env(lat):
+    vec, ref = make_pair(ID, 3, "next_step", threads=2, duration=2.0, **lat)
+    assert run_pair(vec, ref, seed=4, steps=250, scale=1.0) >= 3
+    vec.close()
+    ref.close()
+
+
+def _csv(tmp_path, rows, name="lead.csv"):
+    path = tmp_path / name
+    path.write_text("time,lead_speed,distance\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_gap_is_integrated_from_positions(tmp_path):
+    dt = 0.02
+    rows = [f"{k * dt:.2f},," for k in range(50)]  # no lead for 1 s
+    rows += [f"{k * dt:.2f},15.0,30.0" for k in range(50, 251)]  # then 15 m/s, 30 m ahead
+    env = gym.make(ID, sensor_csv=_csv(tmp_path, rows), set_speed=25.0)
+    base = env.unwrapped
+    front = base.vehicle.cg_to_front + base.vehicle.front_overhang
+    obs, info = env.reset(seed=0)
+    assert info["gap"] == math.inf and not info["lead_present"]
+    lead_x = None
+    for k in range(1, 251):
+        obs, _, te, tr, info = env.step(np.array([0.3], np.float32))
+        x = base.plant_observation()["X"]
+        if k < 50:
+            assert info["gap"] == math.inf and info["lead_speed"] == 0.0
+            continue
+        if lead_x is None:  # appears at its sensor distance ahead of the front bumper
+            lead_x = x + front + 30.0
+            assert info["gap"] == pytest.approx(30.0, abs=1e-9)
+        else:
+            lead_x += 15.0 * dt
+        assert info["gap"] == pytest.approx(lead_x - (x + front), abs=1e-9)
+        if te or tr:
+            break
+    assert info["outcome"] in ("scenario_end", "collision")
+    assert base.duration == pytest.approx(250 * dt)
+
+
+@pytest.mark.parametrize(("rows", "match"), [
+    (["0.00,10,20", "0.04,10,20", "0.02,10,20"], r"row 4: time is not increasing"),
+    (["0.00,10,20", "0.02,10,20", "0.05,10,20"], r"irregular"),
+    (["0.00,10,20", "0.02,ten,20"], r"row 3: non-numeric"),
+    (["0.00,10,", "0.02,10,20"], r"row 2: lead_speed and distance must be both"),
+])
+def test_sensor_csv_errors_name_file_and_row(tmp_path, rows, match):
+    path = _csv(tmp_path, rows)
+    with pytest.raises(ValueError, match=match) as err:
+        gym.make(ID, sensor_csv=path)
+    assert str(path) in str(err.value)
+
+
+def test_sensor_csv_missing_column_and_bad_kwargs(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("time,speed\n0,1\n")
+    with pytest.raises(ValueError, match="missing column.*lead_speed, distance"):
+        gym.make(ID, sensor_csv=path)
+    with pytest.raises(ValueError, match="unknown scenario 'jam'"):
+        gym.make(ID, scenario="jam")
+    with pytest.raises(ValueError, match="unknown reward weight 'gapp'"):
+        gym.make(ID, reward_weights={"gapp": 1.0})
+    with pytest.raises(ValueError, match="duration must be seconds"):
+        gym.make(ID, duration=-1.0)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("make_policy", [acc_pid, idm_follower], ids=["pid", "idm"])
+def test_baselines_follow_without_collision(family, make_policy):
+    env = gym.make(ID, scenario=family, duration=20.0)
+    policy = make_policy(env)
+    for seed in (0, 1):
+        obs, _ = env.reset(seed=seed)
+        first, done = True, False
+        while not done:
+            action, _ = policy.predict(obs, episode_start=np.array([first]))
+            obs, _, te, tr, info = env.step(action)
+            first, done = False, te or tr
+        assert info["outcome"] == "scenario_end", (family, seed, info["episode_summary"])
+        gap = info["episode_summary"]["min_gap"]
+        assert math.isnan(gap) if family == "cruise" else gap > 1.0
+
+
+def test_sweep_rows_carry_the_acc_summary():
+    res = sweep(acc_pid, ID, latencies=[None, LatencyModel.fixed(0.1)], seeds=2,
+                scenarios=[{"scenario": "hard_brake"}], num_envs=4, progress=False,
+                duration=12.0)
+    assert {"min_gap", "collision", "rms_jerk", "rms_time_gap_error"} <= set(res.metrics)
+    assert all(r.collision == 0 and r.min_gap > 0 for r in res.table)
+    assert [s.latency for s in res.summary] == ["none", "fixed 100 ms"]

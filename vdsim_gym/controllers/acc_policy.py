@@ -1,0 +1,111 @@
+"""SB3-style ``predict`` for the car-following baselines on VDSim-ACC-v0: one scalar
+controller per batch row (reset on ``episode_start``), reading the env's named
+observation columns and returning the action (target acceleration / vehicle limit)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from vdsim_gym.controllers.acc import ACCConfig, ACCController, ACCGains
+from vdsim_gym.controllers.base import ObsLayout, as_batch, episode_mask
+from vdsim_gym.controllers.idm import IDM
+
+
+class CarFollowingPolicy:
+    """Wraps a per-row controller factory ``make() -> object with step(v, v_lead, gap, dt,
+    v_set) -> accel [m/s^2]`` as a batched policy (v_set: the episode's set speed, read
+    from the observation)."""
+
+    def __init__(self, env: gym.Env | Any, make: Any) -> None:
+        base = getattr(env, "unwrapped", env)
+        if tuple(getattr(base, "action_names", ())) != ("accel",):
+            raise ValueError("a car-following baseline needs VDSim-ACC-v0 (action 'accel')")
+        if base.longitudinal != "accel":
+            raise ValueError("the car-following baselines command an acceleration: build the "
+                             "env with longitudinal='accel' (its default)")
+        self.layout = ObsLayout.from_env(base)
+        self.dt = base.control_period
+        self.a_max, self.d_max = base.vehicle.max_acceleration, base.vehicle.max_deceleration
+        self._make = make
+        self._rows: list[Any] = []
+
+    def reset(self) -> None:
+        self._rows = []
+
+    def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
+                deterministic: bool = True) -> tuple[np.ndarray, Any]:
+        obs, single = as_batch(observation, len(self.layout.names))
+        n = len(obs)
+        if len(self._rows) != n:
+            self._rows = [self._make() for _ in range(n)]
+        restart = episode_mask(episode_start, n)
+        col = self.layout.column  # physical units (the env's obs_scale)
+        v, v_set = col(obs, "ego_speed"), col(obs, "set_speed")
+        lead = col(obs, "lead_present") > 0.5
+        gap = col(obs, "gap")
+        v_lead = v + col(obs, "rel_speed")
+        out = np.zeros((n, 1), np.float32)
+        for i in range(n):
+            if restart[i]:
+                self._rows[i].reset()
+            a = self._rows[i].step(float(v[i]), float(v_lead[i]) if lead[i] else None,
+                                   float(gap[i]) if lead[i] else None, self.dt,
+                                   float(v_set[i]))
+            out[i, 0] = a / self.a_max if a >= 0 else a / self.d_max
+        out = np.clip(out, -1.0, 1.0)
+        return (out[0] if single else out), state
+
+
+class _ACCRow:
+    def __init__(self, config: ACCConfig, gains: ACCGains) -> None:
+        self.ctrl = ACCController(config, gains)
+
+    def reset(self) -> None:
+        self.ctrl.reset()
+
+    def step(self, v: float, v_lead: float | None, gap: float | None, dt: float,
+             v_set: float) -> float:
+        return self.ctrl.compute(v, v_lead, gap, dt, set_speed=v_set).acceleration
+
+
+class _IDMRow:
+    def __init__(self, idm: IDM, track_set_speed: bool) -> None:
+        self.idm, self.track = idm, track_set_speed
+
+    def reset(self) -> None:
+        pass
+
+    def step(self, v: float, v_lead: float | None, gap: float | None, dt: float,
+             v_set: float) -> float:
+        if self.track and v_set > 0 and v_set != self.idm.v0:  # desired speed: the set speed
+            self.idm = dataclasses.replace(self.idm, v0=v_set)
+        return self.idm.acceleration(v, v_lead, gap)
+
+
+def acc_pid(env: gym.Env | Any, *, gains: ACCGains | None = None,
+            emergency_ttc_threshold: float = 3.0) -> CarFollowingPolicy:
+    """The PID ACC baseline on ``env``: its time headway, min distance and vehicle limits,
+    the episode's set speed from the observation, ``gains`` (default ACCGains())."""
+    base = env.unwrapped
+    cfg = ACCConfig(set_speed=30.0, time_headway=base.time_headway,
+                    min_distance=base.min_distance,
+                    emergency_ttc_threshold=emergency_ttc_threshold,
+                    max_acceleration=base.vehicle.max_acceleration,
+                    max_deceleration=base.vehicle.max_deceleration)
+    return CarFollowingPolicy(env, lambda: _ACCRow(cfg, gains or ACCGains()))
+
+
+def idm_follower(env: gym.Env | Any, **idm: Any) -> CarFollowingPolicy:
+    """The IDM baseline on ``env``: vehicle limits from it, desired speed v0 the episode's
+    set speed (unless ``v0`` is given), Treiber's other parameters unless given."""
+    base = env.unwrapped
+    model = IDM(**{"max_acceleration": base.vehicle.max_acceleration,
+                   "max_deceleration": base.vehicle.max_deceleration, **idm})
+    return CarFollowingPolicy(env, lambda: _IDMRow(model, "v0" not in idm))
+
+
+__all__ = ["CarFollowingPolicy", "acc_pid", "idm_follower"]

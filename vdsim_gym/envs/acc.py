@@ -1,0 +1,145 @@
+"""VDSim-ACC-v0: follow a lead vehicle on a straight road (docs/ENVS.md, "ACC")."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vdsim_gym import _core
+from vdsim_gym.envs.acc_scenarios import FAMILIES, LeadScenario, draw, load_sensor_csv
+from vdsim_gym.envs.core_env import TERMINATED, TIME_LIMIT, TRUNCATED, CoreEnv
+from vdsim_gym.plant import PhysicsSpec
+from vdsim_gym.timing import ceil_ticks
+
+TERM_NAMES = ("gap", "speed", "jerk", "comfort", "safety", "collision")
+DEFAULT_WEIGHTS = {"gap": 1.0, "speed": 0.5, "jerk": 0.05, "comfort": 0.1, "safety": 1.0,
+                   "collision": 50.0}
+_COLLISION, _NON_FINITE = 4, 8  # AccTask flag bits
+
+
+class ACCEnv(CoreEnv):
+    """Car following: the ego vehicle (L1 by default) behind a lead on a straight road.
+
+    ## Scenario
+    Each reset draws a family from ``scenario`` ("random": any of cruise, follow, cut_in,
+    hard_brake, stop_and_go, lead_leaves; a family name; or a list of them) with
+    ``np_random``, or replays ``sensor_csv`` (time, lead_speed, distance; blanks: no lead).
+    The lead appears at its sensor distance ahead of the ego's front bumper and then moves
+    at its own speed; the gap is integrated, never copied from the sensor.
+
+    ## Observation (float32, ``obs_names``)
+    ego_speed / 30, set_speed / 30, gap / 100 (0 without a lead), (lead - ego speed) / 10,
+    desired_gap / 100 (min_distance + time_headway * v), ttc / ttc_cap (capped at 10 s;
+    1 when not closing), not_closing flag, lead_present flag, ax / 5, previous action.
+
+    ## Action
+    ``Box(-1, 1, (1,))``: with the default ``longitudinal="accel"`` a target acceleration
+    a * max_acceleration (a >= 0) or a * max_deceleration through the core's cascade.
+
+    ## Reward
+    Named terms (``info["reward_terms"]``): gap tracking while a lead is present (the
+    relative gap error (gap - desired) / desired clipped to [-1, 3], squared), speed
+    tracking when free, jerk, comfort (ax), safety (TTC below ttc_safe), collision.
+
+    ## Episode end
+    Terminated on collision (gap <= 0) or a non-finite state; truncated at the scenario's
+    end (``duration`` [s], the CSV's last time). ``info["outcome"]``: collision,
+    non_finite, scenario_end; ``episode_summary``: min_gap [m], collision, rms_jerk
+    [m/s^3], rms_time_gap_error [s] (gap / v - time_headway while following above 1 m/s).
+    """
+
+    # gap [m] (+inf without a lead), lead_speed [m/s] (0 without), ttc [s] (+inf when not
+    # closing), lead_present, ego_speed [m/s], ax [m/s^2], t [s].
+    INFO_KEYS = (("gap", float), ("lead_speed", float), ("ttc", float), ("lead_present", bool),
+                 ("ego_speed", float), ("ax", float), ("t", float))
+    SUMMARY_INT_KEYS = ("steps", "collision")
+    METRIC_LABELS = {"min_gap": "min gap [m]", "collision": "collisions per episode",
+                     "rms_jerk": "RMS jerk [m/s^3]",
+                     "rms_time_gap_error": "time-gap error RMS [s]"}
+
+    def __init__(self, *, scenario: str | Sequence[str] = "random",
+                 sensor_csv: str | Path | None = None, duration: float = 30.0,
+                 set_speed: float | None = None, **kwargs: Any) -> None:
+        families = FAMILIES if scenario == "random" else \
+            (scenario,) if isinstance(scenario, str) else tuple(scenario)
+        for f in families:
+            if f not in FAMILIES:
+                raise ValueError(f"unknown scenario {f!r}; valid: 'random' or "
+                                 f"{', '.join(FAMILIES)}")
+        if not families:
+            raise ValueError("scenario is an empty list; give 'random' or family names")
+        if not (isinstance(duration, (int, float)) and math.isfinite(duration)
+                and 0 < duration <= 3600):
+            raise ValueError(f"duration must be seconds in (0, 3600], got {duration!r}")
+        if set_speed is not None and not (isinstance(set_speed, (int, float))
+                                          and 0 < set_speed < 70):
+            raise ValueError(f"set_speed must be None (drawn) or in (0, 70) m/s, got "
+                             f"{set_speed!r}")
+        self.families, self.set_speed = families, set_speed
+        self.sensor_csv = None if sensor_csv is None else Path(sensor_csv)
+        kwargs.setdefault("level", "L1")
+        kwargs.setdefault("longitudinal", "accel")
+        self.scenario: LeadScenario | None = None
+        self._csv: LeadScenario | None = None
+        self.duration = float(duration)
+        super().__init__(**kwargs)
+        # Physical value of each observation column = obs * scale (controllers read it).
+        self.obs_scale = np.array([30.0, 30.0, 100.0, 10.0, 100.0, 10.0, 1.0, 1.0, 5.0, 1.0])
+        if self.sensor_csv is not None:
+            self._csv = load_sensor_csv(self.sensor_csv, dt=self.control_period,
+                                        set_speed=30.0 if set_speed is None else set_speed)
+            self.duration = (self._csv.periods - 1) * self.control_period
+
+    def _make_core(self, physics: PhysicsSpec, *, time_headway: float = 1.5,
+                   min_distance: float = 5.0, ttc_safe: float = 3.0,
+                   reward_weights: Mapping[str, float] | None = None) -> Any:
+        weights = dict(DEFAULT_WEIGHTS)
+        for k, v in (reward_weights or {}).items():
+            if k not in weights:
+                raise ValueError(f"unknown reward weight {k!r}; valid: {', '.join(TERM_NAMES)}")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ValueError(f"reward weight {k!r} must be a finite number, got {v!r}")
+            weights[k] = float(v)
+        for name, value in (("time_headway", time_headway), ("min_distance", min_distance),
+                            ("ttc_safe", ttc_safe)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        self.time_headway, self.min_distance = float(time_headway), float(min_distance)
+        self.reward_weights = weights
+        return _core.AccEnvCore(physics.make_session(), physics.ticks_per_period,
+                                float(time_headway), float(min_distance), float(ttc_safe),
+                                [weights[k] for k in TERM_NAMES])
+
+    def _reset_task(self, seed: int | None) -> tuple[float, float]:
+        if self._csv is not None:
+            sc = self._csv
+        else:
+            family = self.families[int(self.np_random.integers(len(self.families)))]
+            sc = draw(family, self.np_random, duration=self.duration, dt=self.control_period,
+                      set_speed=self.set_speed)
+        self.scenario = sc
+        self._core.set_scenario(sc.lead_speed, sc.distance)
+        if self.time_limit is None:  # the scenario's end truncates the episode
+            self._core.time_limit_ticks = ceil_ticks(
+                (sc.periods - 1) * self.control_period, self.substep_dt)
+        return (sc.ego_speed0, sc.set_speed)
+
+    def _after_reset(self, row: list[float]) -> dict[str, Any]:
+        return {k: tp(row[j + 1]) for j, (k, tp) in enumerate(self.INFO_KEYS)}
+
+    @staticmethod
+    def outcome(flags: int) -> str | None:
+        if flags & TERMINATED:
+            return "collision" if flags & _COLLISION else \
+                "non_finite" if flags & _NON_FINITE else "terminated"
+        if flags & (TIME_LIMIT | TRUNCATED):
+            return "scenario_end"
+        return None
+
+
+__all__ = ["ACCEnv", "DEFAULT_WEIGHTS", "TERM_NAMES"]

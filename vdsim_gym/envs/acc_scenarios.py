@@ -1,0 +1,122 @@
+"""Lead-vehicle scenarios of VDSim-ACC-v0: families drawn from the env's ``np_random``
+and the reference workflow's sensor CSV (time, lead_speed, distance; blanks when there is
+no lead). A scenario is the lead's speed per control period (NaN: no lead) and the sensor
+distance where it (re)appears; the env core integrates the positions.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+FAMILIES = ("cruise", "follow", "cut_in", "hard_brake", "stop_and_go", "lead_leaves")
+
+
+@dataclass(frozen=True)
+class LeadScenario:
+    name: str
+    lead_speed: np.ndarray  # [m/s] per control period, NaN: no lead
+    distance: np.ndarray  # [m] sensor distance (used where the lead appears), NaN: none
+    set_speed: float  # [m/s]
+    ego_speed0: float  # [m/s]
+
+    @property
+    def periods(self) -> int:
+        return len(self.lead_speed)
+
+
+def draw(family: str, rng: np.random.Generator, *, duration: float, dt: float,
+         set_speed: float | None = None) -> LeadScenario:
+    """One scenario of ``family`` over ``duration`` [s] at period ``dt`` [s]."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown scenario {family!r}; valid: {', '.join(FAMILIES)}")
+    n = int(round(duration / dt)) + 1
+    t = np.arange(n) * dt
+    v_set = float(rng.uniform(20.0, 30.0)) if set_speed is None else float(set_speed)
+    speed = np.full(n, np.nan)
+    dist = np.full(n, np.nan)
+    v0 = v_set * float(rng.uniform(0.7, 1.0))
+    if family == "follow":
+        v_l = float(rng.uniform(0.5, 0.9)) * v_set
+        amp, period = float(rng.uniform(0.0, 2.0)), float(rng.uniform(8.0, 20.0))
+        speed[:] = v_l + amp * np.sin(2 * np.pi * t / period)
+        dist[:] = float(rng.uniform(25.0, 60.0))
+        v0 = v_l
+    elif family == "cut_in":
+        t_in = float(rng.uniform(5.0, 10.0))
+        on = t >= t_in
+        speed[on] = v0 - float(rng.uniform(2.0, 6.0))
+        dist[on] = float(rng.uniform(10.0, 20.0))
+    elif family == "hard_brake":
+        v_l = float(rng.uniform(0.6, 0.9)) * v_set
+        t_b, decel = float(rng.uniform(5.0, 10.0)), float(rng.uniform(4.0, 7.0))
+        speed[:] = np.maximum(v_l - decel * np.clip(t - t_b, 0.0, None), 0.0)
+        dist[:] = float(rng.uniform(30.0, 50.0))
+        v0 = v_l
+    elif family == "stop_and_go":
+        v_max, period = float(rng.uniform(10.0, 15.0)), float(rng.uniform(12.0, 20.0))
+        speed[:] = 0.5 * v_max * (1.0 - np.cos(2 * np.pi * t / period))
+        dist[:] = float(rng.uniform(15.0, 30.0))
+        v0 = 0.0
+    elif family == "lead_leaves":
+        v_l = float(rng.uniform(0.5, 0.8)) * v_set
+        t_out = float(rng.uniform(8.0, 15.0))
+        on = t < t_out
+        speed[on] = v_l
+        dist[on] = float(rng.uniform(25.0, 45.0))
+        v0 = v_l
+    return LeadScenario(family, speed, dist, v_set, v0)
+
+
+def load_sensor_csv(path: str | Path, *, dt: float, set_speed: float,
+                    ego_speed0: float | None = None) -> LeadScenario:
+    """The reference workflow's sensor file: columns ``time``, ``lead_speed``,
+    ``distance`` (others ignored), blanks where there is no lead, time starting at 0,
+    monotonic and regular at ``dt``. Errors name the file, the row and the cause."""
+    path = Path(path)
+    try:
+        fh = path.open(newline="")
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the sensor file ({exc.strerror})") from None
+    with fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in ("time", "lead_speed", "distance")
+                   if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ValueError(f"{path}: missing column(s) {', '.join(missing)}; the sensor "
+                             "file needs time, lead_speed, distance")
+        times, speed, dist = [], [], []
+        for row_no, row in enumerate(reader, start=2):
+            try:
+                times.append(float(row["time"]))
+                speed.append(float(row["lead_speed"]) if row["lead_speed"].strip() else math.nan)
+                dist.append(float(row["distance"]) if row["distance"].strip() else math.nan)
+            except (ValueError, AttributeError):
+                raise ValueError(f"{path}, row {row_no}: non-numeric cell in {dict(row)}")\
+                    from None
+            if math.isnan(speed[-1]) != math.isnan(dist[-1]):
+                raise ValueError(f"{path}, row {row_no}: lead_speed and distance must be both "
+                                 "given or both blank")
+    if len(times) < 2:
+        raise ValueError(f"{path}: needs at least two rows")
+    t = np.asarray(times)
+    steps = np.diff(t)
+    if np.any(steps <= 0):
+        bad = int(np.flatnonzero(steps <= 0)[0]) + 3
+        raise ValueError(f"{path}, row {bad}: time is not increasing")
+    if not np.allclose(steps, dt, rtol=0, atol=1e-6 * max(dt, 1.0)) or abs(t[0]) > 1e-9:
+        bad = int(np.flatnonzero(~np.isclose(steps, dt, rtol=0, atol=1e-6))[0]) + 3 \
+            if not np.allclose(steps, dt, rtol=0, atol=1e-6) else 2
+        raise ValueError(f"{path}, row {bad}: time must start at 0 and step by the control "
+                         f"period {dt:g} s (irregular or offset time)")
+    v_lead = np.asarray(speed)
+    v0 = float(ego_speed0) if ego_speed0 is not None else float(
+        next((v for v in v_lead if not math.isnan(v)), set_speed))
+    return LeadScenario(f"csv:{path.name}", v_lead, np.asarray(dist), float(set_speed), v0)
+
+
+__all__ = ["FAMILIES", "LeadScenario", "draw", "load_sensor_csv"]
