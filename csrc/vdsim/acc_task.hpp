@@ -86,6 +86,7 @@ class AccTask {
     plant.reset(0.0, 0.0, 0.0, st[0], 0.0, 0.0);
     v_set_ = st[1];
     k_ = 0;
+    prev_tick_ = 0;
     present_ = false;
     lead_x_ = 0.0;
     place_lead(plant.state()[kX], 0);
@@ -128,7 +129,12 @@ class AccTask {
     const AccWeights& w = params_.weights;
     const double a_span = action[0] >= prev_action[0] ? plant.vehicle().max_acceleration
                                                       : plant.vehicle().max_deceleration;
-    const double jerk = (action[0] - prev_action[0]) * a_span / tc;
+    // Over the time since the previous action (several periods when a skip step spans
+    // them), so that the jerk does not grow with the delay by arithmetic alone.
+    const double span_t = std::max(
+        static_cast<double>(plant.tick() - prev_tick_) * plant.config().substep_dt, tc);
+    const double jerk = (action[0] - prev_action[0]) * a_span / span_t;
+    if (score) prev_tick_ = plant.tick();
     double reward = 0.0;
     if (terms) {
       // relative gap error, clipped: a far lead (a stopped ego) costs a bounded amount
@@ -196,7 +202,7 @@ class AccTask {
   double front_ = 0.0;  // CG to front bumper [m]
   std::vector<double> speed_, distance_;
   double v_set_ = 0.0, lead_x_ = 0.0;
-  int64_t k_ = 0;
+  int64_t k_ = 0, prev_tick_ = 0;
   bool present_ = false;
   int64_t n_ = 0, n_follow_ = 0;
   double min_gap_ = 0.0, sum_jerk2_ = 0.0, sum_tg2_ = 0.0;

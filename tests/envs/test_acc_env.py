@@ -140,3 +140,32 @@ def test_sweep_rows_carry_the_acc_summary():
     assert {"min_gap", "collision", "rms_jerk", "rms_time_gap_error"} <= set(res.metrics)
     assert all(r.collision == 0 and r.min_gap > 0 for r in res.table)
     assert [s.latency for s in res.summary] == ["none", "fixed 100 ms"]
+
+
+def test_sweep_cli_with_the_car_following_baselines(tmp_path, capsys):
+    import csv
+
+    from vdsim_gym.cli import main as cli_main
+
+    base = ["sweep", "--env", ID, "--delays", "0,100ms", "--seeds", "2", "--out",
+            str(tmp_path), "--no-plot", "--no-progress", "--env-kwargs", '{"duration": 3.0}']
+    rc = cli_main([*base, "--controller", "acc_pid", "--compare", "idm:time_headway=1.2",
+                   "--scenarios", '[{"scenario": "follow"}, {"scenario": "cut_in"}]'])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "min gap [m] (95 %)" in out and "idm:time_headway=1.2" in out
+    with (tmp_path / "sweep.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 2 * 2 * 2 * 2  # controllers x scenarios x delays x seeds
+    assert {r["scenario"] for r in rows} == {"scenario=follow", "scenario=cut_in"}
+    for extra, match in (
+            (["--controller", "idm:tau=1"], "unknown parameter 'tau'; idm takes"),
+            (["--controller", "idm:time_headway=-1"], "time_headway must be a positive"),
+            (["--controller", "acc_pid:gains=/nope.yaml"], "cannot read the gains file"),
+            (["--controller", "acc_pid", "--scenarios", "{}"], "JSON array of objects"),
+            (["--controller", "acc_pid", "--metric", "rms_e_y"], "not a metric of")):
+        with pytest.raises(SystemExit) as exit_:
+            cli_main([*base, *extra])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert match in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

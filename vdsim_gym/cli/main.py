@@ -106,6 +106,21 @@ def _presets(text: str) -> list[str]:
     return names
 
 
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    """A JSON array of objects (one scenario's env kwargs each)."""
+    example = '\'[{"scenario": "follow"}, {"scenario": "hard_brake"}]\''
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not JSON ({exc.msg} at character {exc.pos}); write a JSON array "
+            f"of objects, e.g. {example}") from None
+    if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a non-empty JSON array of objects; write e.g. {example}")
+    return value
+
+
 def _json_object(text: str) -> dict[str, Any]:
     example = '\'{"preset": "iso3888_2"}\''
     try:
@@ -176,7 +191,8 @@ def _sweep(args: argparse.Namespace) -> int:
     sweep_main([args.controller, *args.compare], args.env, args.delays,
                seeds=args.seeds, overrun=args.overrun, num_envs=args.num_envs,
                backend=args.backend, address=args.address, out=args.out,
-               env_kwargs=args.env_kwargs, algo=args.algo, metric=args.metric,
+               env_kwargs=args.env_kwargs, scenarios=args.scenarios, algo=args.algo,
+               metric=args.metric,
                make_plot=not args.no_plot, progress=not args.no_progress)
     return 0
 
@@ -239,7 +255,8 @@ def _add_sweep(sub: Any) -> None:
         help="a controller over delays x seeds on batched envs: CSV table, per-delay "
              "summary with 95 %% intervals, plot of the metric against the delay")
     sw.add_argument("--controller", default="stanley",
-                    help="stanley, stanley:key=value,... (Stanley args; kp, ki: PI speed) "
+                    help="stanley, stanley:key=value,... (Stanley args; kp, ki: PI speed), "
+                         "acc_pid[:gains=FILE], idm[:key=value,...] (VDSim-ACC-v0) "
                          "or a saved SB3 model (.zip) (default: stanley)")
     sw.add_argument("--compare", action="append", default=[], metavar="CONTROLLER",
                     help="another controller on the same grid and plot (repeatable)")
@@ -258,6 +275,9 @@ def _add_sweep(sub: Any) -> None:
     sw.add_argument("--backend", default="local", choices=("local", "ray"))
     sw.add_argument("--address", default=None,
                     help="Ray cluster address (default: a local Ray instance)")
+    sw.add_argument("--scenarios", type=_json_objects, default=None,
+                    help="cells of env kwargs as a JSON array, one column of the grid each, "
+                         'e.g. \'[{"scenario": "follow"}, {"scenario": "cut_in"}]\'')
     sw.add_argument("--env-kwargs", type=_json_object, default=None,
                     help='shared gym.make kwargs as JSON, e.g. \'{"preset": "iso3888_2"}\'')
     sw.add_argument("--metric", default=None,

@@ -189,7 +189,8 @@ def _check_algo(algo: str) -> str:
 
 def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
     """(name, policy) from "stanley", "stanley:gain=2,kp=0.3" (kp, ki go to the PI speed
-    loop, the rest to Stanley) or the path of a saved SB3 model (``algo`` or each of
+    loop, the rest to Stanley), "acc_pid[:...]", "idm[:...]" (VDSim-ACC-v0's baselines)
+    or the path of a saved SB3 model (``algo`` or each of
     PPO, SAC, TD3, A2C, DDPG is tried). Errors start with the quoted spec."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"{spec!r} is not a controller; pass stanley, stanley:key=value,... "
@@ -197,7 +198,53 @@ def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
     name, _, params = spec.partition(":")
     if name == "stanley":
         return spec, _baseline(spec, params)
+    if name in ("acc_pid", "idm"):
+        return spec, _car_following(spec, name, params)
     return _sb3_model(spec, algo)
+
+
+def _car_following(spec: str, name: str, params: str) -> Any:
+    """The car-following baselines (VDSim-ACC-v0): "acc_pid[:gains=FILE,
+    emergency_ttc_threshold=S]" and "idm[:v0=..,time_headway=..,min_gap=..,a_max=..,
+    b_comfort=..,delta=..]"."""
+    from vdsim_gym.controllers import IDM, acc_pid, idm_follower, load_gains
+
+    raw = dict(item.split("=", 1) for item in params.split(",") if "=" in item) \
+        if params else {}
+    if params and len(raw) != len([i for i in params.split(",") if i]):
+        raise ValueError(f"{spec!r}: parameters are key=value, comma-separated")
+    if name == "acc_pid":
+        unknown = sorted(set(raw) - {"gains", "emergency_ttc_threshold"})
+        if unknown:
+            raise ValueError(f"{spec!r}: unknown parameter {unknown[0]!r}; acc_pid takes "
+                             "gains (a tuning_results.yaml file), emergency_ttc_threshold")
+        kw: dict[str, Any] = {}
+        if "gains" in raw:
+            try:
+                kw["gains"] = load_gains(raw["gains"])
+            except ValueError as exc:
+                raise ValueError(f"{spec!r}: {exc}") from None
+        if "emergency_ttc_threshold" in raw:
+            kw["emergency_ttc_threshold"] = _param_number(spec, raw["emergency_ttc_threshold"])
+        return functools.partial(acc_pid, **kw)
+    fields = set(inspect.signature(IDM).parameters) - {"max_acceleration", "max_deceleration"}
+    unknown = sorted(set(raw) - fields)
+    if unknown:
+        raise ValueError(f"{spec!r}: unknown parameter {unknown[0]!r}; idm takes "
+                         f"{', '.join(sorted(fields))}")
+    kw = {k: _param_number(spec, v) for k, v in raw.items()}
+    try:
+        IDM(**kw)  # bad values now, not in a worker
+    except ValueError as exc:
+        raise ValueError(f"{spec!r}: {exc}") from None
+    return functools.partial(idm_follower, **kw)
+
+
+def _param_number(spec: str, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{spec!r}: {text!r} is not a number") from None
 
 
 def _env_keys(cls: type) -> set[str]:
@@ -272,7 +319,8 @@ def _load_all(controllers: Sequence[str], algo: str | None) -> list[tuple[str, A
 def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 64,
          overrun: str = "skip", num_envs: int = 64, backend: str = "local",
          address: str | None = None, out: str | Path = "sweep_out",
-         env_kwargs: dict[str, Any] | None = None, algo: str | None = None,
+         env_kwargs: dict[str, Any] | None = None,
+         scenarios: list[dict[str, Any]] | None = None, algo: str | None = None,
          metric: str | None = None, make_plot: bool = True, progress: bool = True,
          echo: Any = print) -> dict[str, SweepResult]:
     """The ``vdsim-gym sweep`` command: sweeps each controller, writes sweep.csv,
@@ -294,7 +342,7 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
         # One bar per controller: the label says which one and how many are left.
         results[name] = sweep(pol, env_id, latencies=latencies, seeds=seeds,
                               num_envs=num_envs, backend=backend, address=address,
-                              overrun=overrun, progress=progress,
+                              overrun=overrun, progress=progress, scenarios=scenarios,
                               progress_label=f"sweep {k}/{len(loaded)}: {name}", **env_kwargs)
     write_csv(out / "sweep.csv", [{"controller": n, **r.as_dict()}
                                   for n, res in results.items() for r in res.table])
