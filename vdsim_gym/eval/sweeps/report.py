@@ -74,9 +74,12 @@ def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str | Non
         raise ValueError(f"metric must be one of {', '.join(first.metrics)} (this sweep's "
                          f"metrics), got {metric!r}")
     labels = _labels(first)
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    scenarios = list(dict.fromkeys(s.scenario for r in results.values() for s in r.summary))
+    by_scenario = len(scenarios) > 1  # then a colour per scenario, a line style per controller
+    styles = ("-", "--", ":", "-.")
+    fig, ax = plt.subplots(figsize=(9.5, 4.4) if by_scenario else (7, 4.2))
     color, hollow = 0, False
-    for name, res in results.items():
+    for ci, (name, res) in enumerate(results.items()):
         lines: dict[tuple[str, str], list[CellSummary]] = {}
         for s in res.summary:
             kind = s.latency.split(" ")[0]
@@ -89,9 +92,14 @@ def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str | Non
                                                   strict=True))
             label = name + (f" {scen}" if many_scen else "") + \
                 ("" if kind == "fixed" else f" ({kind}, at its mean delay)")
-            c = f"C{color % 10}"
-            color += 1
-            ax.plot(x, m, "o-" if kind == "fixed" else "s--", color=c, label=label)
+            if by_scenario:
+                c = f"C{scenarios.index(scen) % 10}"
+                fmt = ("o" if kind == "fixed" else "s") + styles[ci % len(styles)]
+            else:
+                c = f"C{color % 10}"
+                color += 1
+                fmt = "o-" if kind == "fixed" else "s--"
+            ax.plot(x, m, fmt, color=c, label=label)
             ax.fill_between(x, lo, hi, color=c, alpha=0.2, lw=0)
             short = [(xi, mi) for xi, mi, s in zip(x, m, cells, strict=True)
                      if s.n_completed < s.n]
@@ -99,14 +107,17 @@ def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str | Non
                 ax.plot(*zip(*short, strict=True), "o", ms=9, mfc="white", color=c, zorder=3)
                 hollow = True
     if hollow:
-        ax.text(0.01, 0.01, "hollow: not every episode reached the course end",
+        ax.text(0.01, 0.01, "hollow: not every episode completed (reached its task's end)",
                 transform=ax.transAxes, fontsize=7, va="bottom")
     ax.set_xlabel("mean computation delay [ms]")
     ax.set_ylabel(labels.get(metric, metric) + " (mean, 95 % interval)")
     if title:
         ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    if by_scenario:  # many lines: the legend beside the axes, not over them
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    else:
+        ax.legend(fontsize=7)
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=110)
