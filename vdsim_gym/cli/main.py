@@ -106,15 +106,19 @@ def _presets(text: str) -> list[str]:
     return names
 
 
+def _parse_json(text: str, what: str, example: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not JSON ({exc.msg} at character {exc.pos}); write {what}, e.g. "
+            f"{example}") from None
+
+
 def _json_objects(text: str) -> list[dict[str, Any]]:
     """A JSON array of objects (one scenario's env kwargs each)."""
     example = '\'[{"scenario": "follow"}, {"scenario": "hard_brake"}]\''
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not JSON ({exc.msg} at character {exc.pos}); write a JSON array "
-            f"of objects, e.g. {example}") from None
+    value = _parse_json(text, "a JSON array of objects", example)
     if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a non-empty JSON array of objects; write e.g. {example}")
@@ -123,12 +127,7 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
 
 def _json_object(text: str) -> dict[str, Any]:
     example = '\'{"preset": "iso3888_2"}\''
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not JSON ({exc.msg} at character {exc.pos}); write a JSON "
-            f"object, e.g. {example}") from None
+    value = _parse_json(text, "a JSON object", example)
     if not isinstance(value, dict):
         kind = {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
             type(value), "number")
