@@ -30,3 +30,8 @@ def vehicles_dir() -> Path:
 
 def scenarios_dir() -> Path:
     return data_root() / "scenarios"
+
+
+def data_dir() -> Path:
+    """Data files (lead profiles, drive cycles)."""
+    return data_root() / "data"

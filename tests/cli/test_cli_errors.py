@@ -65,6 +65,24 @@ CASES = {
                              "VDSim-PathFollow-v0"]),
     "sweep-env-unknown": ([*SWEEP, "--env", "VDSim-Nope-v0"],
                           ["--env", "'VDSim-Nope-v0'", "VDSim-DLC-v0"]),
+    "acc-plant": (["acc", "--plant", "L3", "--out", "{tmp}/out/r.csv"],
+                  ["--plant", "'L3'", "point_mass"]),
+    "acc-config-missing": (["acc", "--config", "{tmp}/nope.yaml", "--out", "{tmp}/out/r.csv"],
+                           ["nope.yaml: cannot read the config file"]),
+    "acc-sensor-not-csv": (["acc", "--sensor", "{file}", "--out", "{tmp}/out/r.csv"],
+                           ["a_file: missing column(s) time, lead_speed, distance"]),
+    "acc-gains-not-yaml": (["acc", "--gains", "{file}", "--out", "{tmp}/out/r.csv"],
+                           ["a_file: expected blocks pid_speed, pid_distance"]),
+    "acc-out-folder": (["acc", "--out", "{tmp}"], ["is a folder", "results CSV's file path"]),
+    "acc-metrics-missing": (["acc-metrics", "--csv", "{tmp}/none.csv", "--set-speed", "30",
+                             "--dt", "0.1"], ["none.csv: cannot read the results file"]),
+    "acc-metrics-dt": (["acc-metrics", "--csv", "{file}", "--set-speed", "30", "--dt", "0"],
+                       ["--dt", "'0'", "> 0"]),
+    "acc-metrics-columns": (["acc-metrics", "--csv", "{file}", "--set-speed", "30",
+                             "--dt", "0.1"], ["columns must be exactly time, ego_speed"]),
+    "acc-metrics-safe": (["acc-metrics", "--csv", "{file}", "--set-speed", "30", "--dt",
+                          "0.1", "--min-safe-distance", "nan"],
+                         ["--min-safe-distance", "'nan'", ">= 0"]),
     "unknown-command": (["fly"], ["invalid choice", "'fly'", "demo"]),
 }
 
@@ -107,6 +125,7 @@ RECOVERY = {
     "sweep": ["sweep", "--seeds", "1", "--num-envs", "1", "--delays", "0ms", "--no-plot",
               "--no-progress", "--out", "{tmp}/ok",
               "--env-kwargs", '{"preset": "iso3888_2", "max_episode_steps": 5}'],
+    "acc": ["acc", "--out", "{tmp}/ok/results.csv"],
 }
 
 
@@ -117,7 +136,7 @@ def test_valid_command_runs_after_the_errors(command, tmp_path, capsys):
             assert_user_error(_argv(argv, tmp_path), fragments, capsys)
     assert main(_argv(RECOVERY[command], tmp_path)) == 0
     out = capsys.readouterr().out
-    assert "case" in out or "e_y RMSE" in out
+    assert "case" in out or "e_y RMSE" in out or "rows per mode" in out
     if command != "bench":
         assert (tmp_path / "ok").is_dir()
 

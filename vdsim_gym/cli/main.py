@@ -1,4 +1,5 @@
-"""``vdsim-gym`` command line: demo, bench, accuracy, delay-budget, sweep.
+"""``vdsim-gym`` command line: demo, bench, accuracy, delay-budget, sweep, acc,
+acc-metrics.
 
 A user error (a bad option value, an unknown key, a missing extra, an --out that is a
 file) prints one line, ``vdsim-gym <command>: error: <message>``, and exits with 2, as
@@ -78,6 +79,16 @@ def _number_in(unit: str, hi: float = math.inf, why: str = "") -> Callable[[str]
                 f"must be a number {bound} {unit}, got {text!r}{why}")
         return value
     return parse
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0 m, got {text!r}")
+    return value
 
 
 def _out_dir(text: str) -> str:
@@ -196,6 +207,25 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _acc(args: argparse.Namespace) -> int:
+    from vdsim_gym.cli.acc import run_acc
+
+    for line in run_acc(config=args.config, sensor=args.sensor, gains=args.gains,
+                        out=args.out, plant=args.plant, vehicle=args.vehicle, plot=args.plot):
+        print(line)
+    return 0
+
+
+def _acc_metrics(args: argparse.Namespace) -> int:
+    from vdsim_gym.cli.acc import run_metrics
+
+    print(run_metrics(csv_path=args.csv, set_speed=args.set_speed, dt=args.dt,
+                      follow_stable_window=args.follow_stable_window,
+                      speed_ss_window=args.speed_ss_window,
+                      min_safe_distance=args.min_safe_distance))
+    return 0
+
+
 # ---------------------------------------------------------------------------- the parser
 
 
@@ -290,6 +320,52 @@ def _add_sweep(sub: Any) -> None:
     sw.set_defaults(func=_sweep)
 
 
+def _add_acc(sub: Any) -> None:
+    acc = sub.add_parser(
+        "acc", help="the reference ACC workflow: PID ACC behind a lead from a sensor CSV, "
+                    "results CSV (time, ego_speed, acceleration_cmd, mode, ...)")
+    acc.add_argument("--config", default=None,
+                     help="workflow YAML: vehicle limits, ACC settings, simulation dt "
+                          "(default: the packaged envs/scenarios/acc.yaml)")
+    acc.add_argument("--sensor", default=None,
+                     help="lead sensor CSV: time, lead_speed, distance, blanks without a lead "
+                          "(default: the packaged envs/data/acc_lead.csv)")
+    acc.add_argument("--gains", default=None,
+                     help="PID gains, tuning_results.yaml style (default: the packaged "
+                          "envs/scenarios/acc_gains.yaml)")
+    acc.add_argument("--out", default="acc_results.csv",
+                     help="results CSV path (default: acc_results.csv); written whole or "
+                          "not at all")
+    acc.add_argument("--plant", default="point_mass", choices=("point_mass", "L1", "L2"),
+                     help="point_mass: the reference's kinematics; L1/L2: our vehicle "
+                          "through the acceleration cascade (default: point_mass)")
+    acc.add_argument("--vehicle", default="generic_sedan",
+                     help="vehicle of the L1/L2 plant (default: generic_sedan)")
+    acc.add_argument("--plot", action="store_true",
+                     help="also write speed / distance / command against time as "
+                          "<out>.png (needs matplotlib)")
+    acc.set_defaults(func=_acc)
+
+    met = sub.add_parser(
+        "acc-metrics", help="segmented metrics of an ACC results CSV as JSON (rise time, "
+                            "overshoot, steady-state errors, min distance, checks)")
+    met.add_argument("--csv", required=True, help="results CSV of `vdsim-gym acc`")
+    met.add_argument("--set-speed", type=_number_in("m/s"), required=True,
+                     help="the run's set speed [m/s]")
+    met.add_argument("--dt", type=_number_in("s"), required=True,
+                     help="the run's time step [s]")
+    met.add_argument("--follow-stable-window", type=_number_in("s"), default=10.0,
+                     help="seconds at the end of the longest follow segment for the "
+                          "distance steady-state error (default 10)")
+    met.add_argument("--speed-ss-window", type=_number_in("s"), default=5.0,
+                     help="seconds at the end of the longest cruise segment for the speed "
+                          "steady-state error (default 5)")
+    met.add_argument("--min-safe-distance", type=_non_negative, default=0.0,
+                     help="the check min_distance_above_threshold: min distance must exceed "
+                          "this [m] (default 0)")
+    met.set_defaults(func=_acc_metrics)
+
+
 def build_parser() -> _Parser:
     parser = _Parser(prog="vdsim-gym", description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -300,6 +376,7 @@ def build_parser() -> _Parser:
     acc.set_defaults(func=_accuracy)
     _add_delay_budget(sub)
     _add_sweep(sub)
+    _add_acc(sub)
     for p in sub.choices.values():
         parser.options |= p.options
         parser.value_options |= p.value_options
