@@ -1,8 +1,8 @@
 """The envs under the clients users run them with: Gymnasium's vector wrappers
 (RecordEpisodeStatistics, NormalizeObservation, as CleanRL scripts stack them) on
 gym.make_vec, and SB3's VecMonitor / VecNormalize / EvalCallback on make_sb3_vec_env, for
-the path task and the speed test task. Episode statistics the clients compute agree with
-the core's episode summary."""
+the path task, the ACC task and the speed test task. Episode statistics the clients
+compute agree with the core's episode summary."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ import pytest
 import speed_task_env
 
 SPEED = speed_task_env.register_speed_env()
-CASES = [("VDSim-PathFollow-v0", {"course_length": 40.0}), (SPEED, {"time_limit": 0.6})]
+CASES = [("VDSim-PathFollow-v0", {"course_length": 40.0}), (SPEED, {"time_limit": 0.6}),
+         ("VDSim-ACC-v0", {"duration": 1.0})]
+IDS = ["path", "speed", "acc"]
 
 
-@pytest.mark.parametrize(("env_id", "kw"), CASES, ids=["path", "speed"])
+@pytest.mark.parametrize(("env_id", "kw"), CASES, ids=IDS)
 def test_gymnasium_vector_wrappers_cleanrl_style(env_id, kw):
     vec = gym.make_vec(env_id, num_envs=3, **kw)
     envs = gym.wrappers.vector.RecordEpisodeStatistics(vec)
@@ -39,7 +41,7 @@ def test_gymnasium_vector_wrappers_cleanrl_style(env_id, kw):
     envs.close()
 
 
-@pytest.mark.parametrize(("env_id", "kw"), CASES, ids=["path", "speed"])
+@pytest.mark.parametrize(("env_id", "kw"), CASES, ids=IDS)
 def test_sb3_vec_monitor_vec_normalize_eval_callback(env_id, kw, tmp_path):
     pytest.importorskip("stable_baselines3")
     from stable_baselines3 import PPO
