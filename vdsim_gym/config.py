@@ -230,6 +230,9 @@ def load_vehicle(
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a vehicle file must be a mapping of field: value (like "
                           f"envs/vehicles/generic_sedan.yaml), got a {type(data).__name__}")
+    if data.get("model") == "dyno":
+        raise ConfigError(f"{path}: a chassis-dyno bench (model: dyno), not a road vehicle; "
+                          "use vdsim_gym.dyno.DynoBench(vehicle=...) or VDSim-Dyno-v0")
     data.setdefault("name", path.stem)
     cfg = merge(base, data, str(path))
     return _validate_vehicle(cfg, str(path))

@@ -11,6 +11,7 @@ void bind_latency(py::module_& m);
 void bind_task(py::module_& m);
 void bind_vector(py::module_& m);
 void bind_courses(py::module_& m);
+void bind_dyno(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "vdsim C++ core (private; use vdsim_gym)";
@@ -23,4 +24,5 @@ PYBIND11_MODULE(_core, m) {
   bind_task(m);
   bind_vector(m);
   bind_courses(m);
+  bind_dyno(m);
 }

@@ -1,0 +1,85 @@
+// Chassis-dyno bench and robot driver (vdsim_gym.dyno wraps them with checks).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "vdsim/dyno.hpp"
+#include "vdsim/robot_driver.hpp"
+
+namespace py = pybind11;
+using namespace vdsim;
+
+namespace {
+
+// The bench: parameters plus state; step holds (throttle, brake) for dt.
+struct DynoBenchCore {
+  DynoParams p;
+  DynoState s;
+  double step(double throttle, double brake, double dt) {
+    return dyno_step(p, s, throttle, brake, dt);
+  }
+};
+
+}  // namespace
+
+void bind_dyno(py::module_& m) {
+  py::class_<DynoParams> dp(m, "DynoParams");
+  dp.def(py::init<>()).def("effective_mass", &DynoParams::effective_mass)
+      .def("total_brake_torque", &DynoParams::total_brake_torque);
+#define VDSIM_FIELD(name) dp.def_readwrite(#name, &DynoParams::name)
+  VDSIM_FIELD(mass); VDSIM_FIELD(wheel_radius); VDSIM_FIELD(wheel_inertia);
+  VDSIM_FIELD(roller_inertia); VDSIM_FIELD(front_torque_max); VDSIM_FIELD(front_power_max);
+  VDSIM_FIELD(rear_torque_max); VDSIM_FIELD(rear_power_max); VDSIM_FIELD(front_share);
+  VDSIM_FIELD(speed_limit); VDSIM_FIELD(limiter_taper); VDSIM_FIELD(torque_lag_hz);
+  VDSIM_FIELD(torque_lag_zeta); VDSIM_FIELD(brake_torque_max); VDSIM_FIELD(road_load_a);
+  VDSIM_FIELD(road_load_b); VDSIM_FIELD(road_load_c); VDSIM_FIELD(grade);
+  VDSIM_FIELD(gravity); VDSIM_FIELD(max_substep);
+#undef VDSIM_FIELD
+
+  py::class_<DynoBenchCore>(m, "DynoBenchCore")
+      .def(py::init([](const DynoParams& p) { return DynoBenchCore{p, {}}; }), py::arg("params"))
+      .def("step", &DynoBenchCore::step, py::arg("throttle"), py::arg("brake"), py::arg("dt"))
+      .def("reset", [](DynoBenchCore& b, double v) { b.s = DynoState{}; b.s.v = v; },
+           py::arg("v") = 0.0)
+      .def_property_readonly("v", [](const DynoBenchCore& b) { return b.s.v; })
+      .def_property_readonly("accel", [](const DynoBenchCore& b) { return b.s.accel; })
+      .def_property_readonly("axle_torque", [](const DynoBenchCore& b) {
+        return py::make_tuple(b.s.torque[0], b.s.torque[1]);
+      })
+      .def_readonly("params", &DynoBenchCore::p)
+      .def_static("substeps", &dyno_substeps, py::arg("dt"), py::arg("max_substep"))
+      .def_static("demand", [](const DynoParams& p, double throttle, double v) {
+        const auto d = dyno_demand(p, throttle, v);
+        return py::make_tuple(d[0], d[1]);
+      }, py::arg("params"), py::arg("throttle"), py::arg("v"));
+
+  py::enum_<DriverMode>(m, "DriverMode")
+      .value("speed", DriverMode::Speed)
+      .value("accel", DriverMode::Accel);
+
+  py::class_<RobotDriverParams> rp(m, "RobotDriverParams");
+  rp.def(py::init<>());
+#define VDSIM_FIELD(name) rp.def_readwrite(#name, &RobotDriverParams::name)
+  VDSIM_FIELD(mode); VDSIM_FIELD(kp); VDSIM_FIELD(ki); VDSIM_FIELD(kp_accel);
+  VDSIM_FIELD(ki_accel); VDSIM_FIELD(accel_filter_s); VDSIM_FIELD(max_throttle);
+  VDSIM_FIELD(max_brake); VDSIM_FIELD(max_accel); VDSIM_FIELD(max_decel);
+  VDSIM_FIELD(standstill_ref); VDSIM_FIELD(standstill_brake); VDSIM_FIELD(ramp_band);
+  VDSIM_FIELD(openpilot_hold); VDSIM_FIELD(stop_speed); VDSIM_FIELD(stop_accel);
+#undef VDSIM_FIELD
+
+  py::class_<RobotDriver>(m, "RobotDriverCore")
+      .def(py::init<const RobotDriverParams&>(), py::arg("params"))
+      .def("reset", &RobotDriver::reset)
+      .def("step", [](RobotDriver& d, double v_ref, double v, double dt, double a_ref,
+                      bool has_a_ref, int64_t delay_steps) {
+        const Pedal p = d.step(v_ref, v, dt, a_ref, has_a_ref, delay_steps);
+        return py::make_tuple(p.throttle, p.brake);
+      }, py::arg("v_ref"), py::arg("v"), py::arg("dt"), py::arg("a_ref"),
+         py::arg("has_a_ref"), py::arg("delay_steps"))
+      .def("copy", [](const RobotDriver& d) { return RobotDriver(d); })
+      .def_property_readonly("pedal", &RobotDriver::pedal)
+      .def_property_readonly("integral", &RobotDriver::integral)
+      .def_property_readonly("filtered_accel", &RobotDriver::filtered_accel)
+      .def_property_readonly("ramp", &RobotDriver::ramp)
+      .def_property_readonly("line_size", &RobotDriver::line_size)
+      .def_property_readonly("params", &RobotDriver::params);
+}
