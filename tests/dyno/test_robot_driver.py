@@ -81,7 +81,7 @@ def test_throttle_and_brake_never_both_non_zero(v_ref, v, mode, a_ref):
 def test_integral_bounded_at_an_unreachable_reference():
     d, bench, v = RobotDriver(), DynoBench(), 0.0
     integrals = []
-    for k in range(4000):  # 200 s at 100 m/s, above the 51.4 m/s limiter
+    for _ in range(4000):  # 200 s at 100 m/s, above the 51.4 m/s limiter
         v = bench.step(*d.step(100.0, v, 0.05), 0.05)
         integrals.append(d.integral)
     assert v < 51.4
