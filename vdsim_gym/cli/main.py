@@ -1,5 +1,5 @@
 """``vdsim-gym`` command line: demo, bench, accuracy, delay-budget, sweep, acc,
-acc-metrics.
+acc-metrics, dyno-table.
 
 A user error (a bad option value, an unknown key, a missing extra, an --out that is a
 file) prints one line, ``vdsim-gym <command>: error: <message>``, and exits with 2, as
@@ -226,6 +226,14 @@ def _acc_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dyno_table(args: argparse.Namespace) -> int:
+    from vdsim_gym.cli.dyno_table import run
+
+    for line in run(out=args.out, make_plot=not args.no_plot):
+        print(line)
+    return 0
+
+
 # ---------------------------------------------------------------------------- the parser
 
 
@@ -366,6 +374,16 @@ def _add_acc(sub: Any) -> None:
     met.set_defaults(func=_acc_metrics)
 
 
+def _add_dyno_table(sub: Any) -> None:
+    dyno = sub.add_parser(
+        "dyno-table", help="robot driver on the chassis dyno: the reference delay table "
+                           "(both modes) and the loop margins against the time domain")
+    dyno.add_argument("--out", type=_out_dir, default=None,
+                      help="also write dyno_table.csv and plots into this folder")
+    dyno.add_argument("--no-plot", action="store_true", help="with --out: skip the PNGs")
+    dyno.set_defaults(func=_dyno_table)
+
+
 def build_parser() -> _Parser:
     parser = _Parser(prog="vdsim-gym", description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -377,6 +395,7 @@ def build_parser() -> _Parser:
     _add_delay_budget(sub)
     _add_sweep(sub)
     _add_acc(sub)
+    _add_dyno_table(sub)
     for p in sub.choices.values():
         parser.options |= p.options
         parser.value_options |= p.value_options

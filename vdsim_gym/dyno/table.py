@@ -1,0 +1,79 @@
+"""The reference delay-table procedure (../shared/reference/dyno_bench.md, "Delay-table
+procedure"): the robot driver on the bench at rest, v_ref 15 m/s for 30 s then 5 m/s for
+30 s, dt 0.05 s, envelope 1.8 m/s^2 both ways, for several transport delays; docs/DYNO.md.
+
+Accel mode gets the acceleration reference the reference rig infers from the speed
+reference, a_ref = (v_ref - v) / T with T = 0.1 s, clamped by the same envelope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from vdsim_gym.dyno.bench import DynoBench
+from vdsim_gym.dyno.driver import RobotDriver
+
+# The reference's speed-mode figures: delay -> (peak toward 15, min after the drop to 5,
+# speed 30 s after each step).
+REFERENCE = {0.0: (15.98, 4.08, 15.000, 5.000), 0.3: (16.53, 3.56, 15.000, 5.000),
+             0.5: (16.91, 3.48, 15.310, 5.269), 0.8: (18.59, 1.54, 14.255, 4.649)}
+AREF_HORIZON_S = 0.1  # T of the inferred a_ref = (v_ref - v) / T
+SETTLE_BAND = 0.05  # [m/s] settled: the last SETTLE_WINDOW of each phase within this
+SETTLE_WINDOW = 5.0  # [s]
+
+
+@dataclass(frozen=True)
+class TableRow:
+    mode: str
+    delay_s: float
+    peak: float  # [m/s] max speed in phase 1
+    minimum: float  # [m/s] min speed in phase 2
+    end_1: float  # [m/s] speed at the end of phase 1
+    end_2: float  # [m/s] at the end of phase 2
+    settled: bool  # both phases within SETTLE_BAND of v_ref over their last SETTLE_WINDOW
+    t: np.ndarray  # [s] time after each step
+    v: np.ndarray  # [m/s] speed after each step
+
+    @property
+    def reference(self) -> tuple[float, float, float, float] | None:
+        return REFERENCE.get(self.delay_s) if self.mode == "speed" else None
+
+
+def run_procedure(mode: str = "speed", delay_s: float = 0.0, *, dt: float = 0.05,
+                  envelope: float = 1.8, phases: Sequence[tuple[float, float]] = (
+                      (15.0, 30.0), (5.0, 30.0)), vehicle: str = "ev_dyno_bench"
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Speed after each step of the procedure: (t, v)."""
+    bench = DynoBench(vehicle)
+    driver = RobotDriver(mode, delay_s=delay_s, max_accel_mps2=envelope,
+                         max_decel_mps2=envelope)
+    refs = np.concatenate([np.full(int(round(d / dt)), v) for v, d in phases])
+    v, out = 0.0, np.empty(len(refs))
+    for k, v_ref in enumerate(refs):
+        a_ref = (v_ref - v) / AREF_HORIZON_S if mode == "accel" else None
+        v = bench.step(*driver.step(float(v_ref), v, dt, a_ref=a_ref), dt)
+        out[k] = v
+    return (np.arange(1, len(refs) + 1) * dt, out)
+
+
+def delay_table(delays: Sequence[float] = (0.0, 0.3, 0.5, 0.8),
+                modes: Sequence[str] = ("speed", "accel"), *, dt: float = 0.05,
+                envelope: float = 1.8) -> list[TableRow]:
+    rows = []
+    n1 = int(round(30.0 / dt))
+    w = int(round(SETTLE_WINDOW / dt))
+    for mode in modes:
+        for delay in delays:
+            t, v = run_procedure(mode, delay, dt=dt, envelope=envelope)
+            p1, p2 = v[:n1], v[n1:]
+            settled = bool(np.max(np.abs(p1[-w:] - 15.0)) <= SETTLE_BAND
+                           and np.max(np.abs(p2[-w:] - 5.0)) <= SETTLE_BAND)
+            rows.append(TableRow(mode, float(delay), float(p1.max()), float(p2.min()),
+                                 float(p1[-1]), float(p2[-1]), settled, t, v))
+    return rows
+
+
+__all__ = ["AREF_HORIZON_S", "REFERENCE", "TableRow", "delay_table", "run_procedure"]
