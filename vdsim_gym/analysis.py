@@ -152,4 +152,5 @@ def time_domain_delay_margin(mode: str = "speed", *, dt: float = 0.01,
     return hi * dt
 
 
-__all__ = ["LOOP_MODES", "LoopMargins", "LoopModel", "loop_margins", "settles", "time_domain_delay_margin"]
+__all__ = ["LOOP_MODES", "LoopMargins", "LoopModel", "loop_margins", "settles",
+           "time_domain_delay_margin"]
