@@ -1,7 +1,7 @@
 """The envs under the clients users run them with: Gymnasium's vector wrappers
 (RecordEpisodeStatistics, NormalizeObservation, as CleanRL scripts stack them) on
 gym.make_vec, and SB3's VecMonitor / VecNormalize / EvalCallback on make_sb3_vec_env, for
-the path task, the ACC task and the speed test task. Episode statistics the clients
+the path, ACC and dyno tasks and the speed test task. Episode statistics the clients
 compute agree with the core's episode summary."""
 
 from __future__ import annotations
@@ -11,10 +11,13 @@ import numpy as np
 import pytest
 import speed_task_env
 
+from vdsim_gym.dyno.cycles import from_segments
+
 SPEED = speed_task_env.register_speed_env()
 CASES = [("VDSim-PathFollow-v0", {"course_length": 40.0}), (SPEED, {"time_limit": 0.6}),
-         ("VDSim-ACC-v0", {"duration": 1.0})]
-IDS = ["path", "speed", "acc"]
+         ("VDSim-ACC-v0", {"duration": 1.0}),
+         ("VDSim-Dyno-v0", {"cycle": from_segments("c", [[1.0, 3.0], [1.0, 0.0]])})]
+IDS = ["path", "speed", "acc", "dyno"]
 
 
 @pytest.mark.parametrize(("env_id", "kw"), CASES, ids=IDS)

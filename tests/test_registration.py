@@ -47,7 +47,8 @@ def test_registration_entry_points_are_strings_with_time_limits() -> None:
         assert isinstance(spec.entry_point, str)
         assert spec.max_episode_steps is None  # the envs' limits are in seconds
         env = gym.make(env_id)
-        # seconds; ACC: None, its episodes end with their scenario (duration [s])
+        # seconds; ACC, Dyno: None, their episodes end with their scenario or cycle
         assert env.unwrapped.time_limit == {"VDSim-DLC-v0": 15.0, "VDSim-PathFollow-v0": 40.0,
-                                            "VDSim-ACC-v0": None}[env_id]
+                                            "VDSim-ACC-v0": None,
+                                            "VDSim-Dyno-v0": None}[env_id]
         env.close()

@@ -35,3 +35,8 @@ def scenarios_dir() -> Path:
 def data_dir() -> Path:
     """Data files (lead profiles, drive cycles)."""
     return data_root() / "data"
+
+
+def cycles_dir() -> Path:
+    """Drive cycles of VDSim-Dyno-v0 (YAML segment lists)."""
+    return data_root() / "cycles"

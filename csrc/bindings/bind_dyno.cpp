@@ -1,8 +1,14 @@
 // Chassis-dyno bench and robot driver (vdsim_gym.dyno wraps them with checks).
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <stdexcept>
+
+#include "bind_env_core.hpp"
+#include "vdsim/drive_cycle_task.hpp"
 #include "vdsim/dyno.hpp"
+#include "vdsim/dyno_session.hpp"
 #include "vdsim/robot_driver.hpp"
 
 namespace py = pybind11;
@@ -82,4 +88,68 @@ void bind_dyno(py::module_& m) {
       .def_property_readonly("ramp", &RobotDriver::ramp)
       .def_property_readonly("line_size", &RobotDriver::line_size)
       .def_property_readonly("params", &RobotDriver::params);
+
+  py::class_<PedalActuatorParams>(m, "PedalActuatorParams")
+      .def(py::init<>())
+      .def_readwrite("enabled", &PedalActuatorParams::enabled)
+      .def_readwrite("time_constant", &PedalActuatorParams::time_constant)
+      .def_readwrite("rate_limit", &PedalActuatorParams::rate_limit);
+
+  py::class_<DynoSimConfig>(m, "DynoSimConfig")
+      .def(py::init<>())
+      .def_readwrite("substep_dt", &DynoSimConfig::substep_dt)
+      .def_readwrite("driver_on", &DynoSimConfig::driver_on)
+      .def_readwrite("driver", &DynoSimConfig::driver)
+      .def_readwrite("delay_steps", &DynoSimConfig::delay_steps)
+      .def_readwrite("actuator", &DynoSimConfig::actuator)
+      .def_readwrite("accel_filter_s", &DynoSimConfig::accel_filter_s);
+
+  py::enum_<CycleAction>(m, "CycleAction")
+      .value("speed", CycleAction::Speed)
+      .value("accel", CycleAction::Accel)
+      .value("pedal", CycleAction::Pedal);
+
+  py::class_<DriveCycleParams>(m, "DriveCycleParams")
+      .def(py::init<>())
+      .def_readwrite("ticks_per_period", &DriveCycleParams::ticks_per_period)
+      .def_readwrite("action", &DriveCycleParams::action)
+      .def_readwrite("ref_speed_max", &DriveCycleParams::ref_speed_max)
+      .def_readwrite("ref_accel_max", &DriveCycleParams::ref_accel_max)
+      .def_readwrite("ref_decel_max", &DriveCycleParams::ref_decel_max)
+      .def_readwrite("w_tracking", &DriveCycleParams::w_tracking)
+      .def_readwrite("w_pedal_jerk", &DriveCycleParams::w_pedal_jerk)
+      .def_readwrite("w_energy", &DriveCycleParams::w_energy);
+  m.attr("CYCLE_PREVIEW_S") = py::cast(std::vector<double>(kCyclePreviewS.begin(),
+                                                          kCyclePreviewS.end()));
+
+  using DArrayIn = py::array_t<double, py::array::c_style | py::array::forcecast>;
+  vdsim_py::bind_env_core<DriveCycleTask>(m, "DynoEnvCore")
+      .def(py::init([](const DriveCycleParams& p, const DynoParams& bench,
+                       const DynoSimConfig& cfg) {
+             if (p.ticks_per_period < 1)
+               throw std::invalid_argument("ticks_per_period must be >= 1");
+             return new DynoEnvCore(p, bench, cfg);
+           }), py::arg("task"), py::arg("bench"), py::arg("config"),
+           "The drive-cycle task on the chassis dyno (VDSim-Dyno-v0)")
+      .def("set_cycle", [](DynoEnvCore& e, DArrayIn speed) {
+             if (speed.ndim() != 1 || speed.size() < 1)
+               throw std::invalid_argument("cycle speed: 1-d, one value per control period");
+             e.task().set_cycle(speed.data(), speed.size());
+           }, py::arg("speed"))
+      .def("reference", [](const DynoEnvCore& e, double a) { return e.task().reference(a); },
+           py::arg("action"))
+      .def_property_readonly("periods", [](const DynoEnvCore& e) { return e.task().periods(); })
+      .def_property_readonly("speed", [](const DynoEnvCore& e) { return e.plant().speed(); })
+      .def_property_readonly("filtered_accel", [](const DynoEnvCore& e) {
+        return e.plant().filtered_accel(); })
+      .def_property_readonly("pedal", [](const DynoEnvCore& e) { return e.plant().pedal(); })
+      .def_property_readonly("driver_pedal", [](const DynoEnvCore& e) {
+        return e.plant().driver().pedal(); })
+      .def_property_readonly("axle_torque", [](const DynoEnvCore& e) {
+        const auto& s = e.plant().state();
+        return py::make_tuple(s.torque[0], s.torque[1]); })
+      .def_property_readonly("energy_j", [](const DynoEnvCore& e) {
+        return e.plant().energy_pos(); })
+      .def_property_readonly("distance", [](const DynoEnvCore& e) {
+        return e.plant().distance(); });
 }

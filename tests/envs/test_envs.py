@@ -65,21 +65,29 @@ def drive(env: gym.Env, policy: Any, seed: int = 0, n: int = 2000) -> tuple[bool
     raise AssertionError("episode did not end")
 
 
-@pytest.mark.parametrize("level", ["L1", "L2"])
-@pytest.mark.parametrize("env_id", ENV_IDS)
-def test_envs_pass_gymnasium_and_sb3_checkers(env_id: str, level: str) -> None:
+# Plant variants per env: the vehicle envs' levels, longitudinal modes and actuator; the
+# dyno's driver modes (speed, accel, none: the pedal), delay and pedal actuator.
+DYNO = "VDSim-Dyno-v0"
+VEHICLE_IDS = [i for i in ENV_IDS if i != DYNO]
+CHECK_CASES = [(i, {"level": lv}) for i in VEHICLE_IDS for lv in ("L1", "L2")] + [
+    (DYNO, {"driver": "speed"}), (DYNO, {"driver": "accel"}), (DYNO, {"driver": None})]
+ROLLOUT_CASES = [(i, kw) for i in VEHICLE_IDS for kw in (
+    {}, {"level": "L1", "longitudinal": "force"}, {"actuator": {"time_constant": 0.05}})] + [
+    (DYNO, {}), (DYNO, {"driver": {"mode": "accel", "delay_s": 0.2}}),
+    (DYNO, {"pedal_actuator": {"time_constant": 0.1}})]
+
+
+@pytest.mark.parametrize("env_id, kwargs", CHECK_CASES)
+def test_envs_pass_gymnasium_and_sb3_checkers(env_id: str, kwargs: dict) -> None:
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-    env = gym.make(env_id, level=level)
+    env = gym.make(env_id, **kwargs)
     gym_check_env(env.unwrapped, skip_render_check=True)
     sb3_check_env(env.unwrapped, warn=True)
     env.close()
 
 
-@pytest.mark.parametrize(
-    "kwargs", [{}, {"level": "L1", "longitudinal": "force"}, {"actuator": {"time_constant": 0.05}}]
-)
-@pytest.mark.parametrize("env_id", ENV_IDS)
+@pytest.mark.parametrize("env_id, kwargs", ROLLOUT_CASES)
 def test_envs_seeded_rollout_is_bit_identical(env_id: str, kwargs: dict) -> None:
     a = rollout(gym.make(env_id, **kwargs), seed=7, n=120)
     b = rollout(gym.make(env_id, **kwargs), seed=7, n=120)

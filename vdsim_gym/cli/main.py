@@ -293,7 +293,8 @@ def _add_sweep(sub: Any) -> None:
              "summary with 95 %% intervals, plot of the metric against the delay")
     sw.add_argument("--controller", default="stanley",
                     help="stanley, stanley:key=value,... (Stanley args; kp, ki: PI speed), "
-                         "acc_pid[:gains=FILE], idm[:key=value,...] (VDSim-ACC-v0) "
+                         "acc_pid[:gains=FILE], idm[:key=value,...] (VDSim-ACC-v0), "
+                         "cycle_follower[:lookahead_s=S] (VDSim-Dyno-v0) "
                          "or a saved SB3 model (.zip) (default: stanley)")
     sw.add_argument("--compare", action="append", default=[], metavar="CONTROLLER",
                     help="another controller on the same grid and plot (repeatable)")

@@ -189,8 +189,8 @@ def _check_algo(algo: str) -> str:
 
 def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
     """(name, policy) from "stanley", "stanley:gain=2,kp=0.3" (kp, ki go to the PI speed
-    loop, the rest to Stanley), "acc_pid[:...]", "idm[:...]" (VDSim-ACC-v0's baselines)
-    or the path of a saved SB3 model (``algo`` or each of
+    loop, the rest to Stanley), "acc_pid[:...]", "idm[:...]" (VDSim-ACC-v0's baselines),
+    "cycle_follower[:...]" (VDSim-Dyno-v0's) or the path of a saved SB3 model (``algo`` or each of
     PPO, SAC, TD3, A2C, DDPG is tried). Errors start with the quoted spec."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"{spec!r} is not a controller; pass stanley, stanley:key=value,... "
@@ -200,7 +200,25 @@ def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
         return spec, _baseline(spec, params)
     if name in ("acc_pid", "idm"):
         return spec, _car_following(spec, name, params)
+    if name == "cycle_follower":
+        return spec, _cycle_follower(spec, params)
     return _sb3_model(spec, algo)
+
+
+def _cycle_follower(spec: str, params: str) -> Any:
+    """VDSim-Dyno-v0's baseline: "cycle_follower[:lookahead_s=..,horizon_s=..]"."""
+    from vdsim_gym.controllers import cycle_follower
+
+    raw = dict(item.split("=", 1) for item in params.split(",") if "=" in item) \
+        if params else {}
+    if params and len(raw) != len([i for i in params.split(",") if i]):
+        raise ValueError(f"{spec!r}: parameters are key=value, comma-separated")
+    unknown = sorted(set(raw) - {"lookahead_s", "horizon_s"})
+    if unknown:
+        raise ValueError(f"{spec!r}: unknown parameter {unknown[0]!r}; cycle_follower takes "
+                         "lookahead_s, horizon_s")
+    return functools.partial(cycle_follower, **{k: _param_number(spec, v)
+                                                for k, v in raw.items()})
 
 
 def _car_following(spec: str, name: str, params: str) -> Any:

@@ -6,9 +6,11 @@ from vdsim_gym.controllers.acc import PID, ACCConfig, ACCController, load_gains
 from vdsim_gym.controllers.acc_policy import acc_pid, idm_follower
 from vdsim_gym.controllers.base import ObsLayout
 from vdsim_gym.controllers.composite import LateralLongitudinal, stanley_pi
+from vdsim_gym.controllers.dyno_policy import CycleFollower, cycle_follower
 from vdsim_gym.controllers.idm import IDM
 from vdsim_gym.controllers.pi_speed import PISpeed
 from vdsim_gym.controllers.stanley import Stanley
 
-__all__ = ["IDM", "PID", "ACCConfig", "ACCController", "LateralLongitudinal", "ObsLayout",
-           "PISpeed", "Stanley", "acc_pid", "idm_follower", "load_gains", "stanley_pi"]
+__all__ = ["IDM", "PID", "ACCConfig", "ACCController", "CycleFollower", "LateralLongitudinal",
+           "ObsLayout", "PISpeed", "Stanley", "acc_pid", "cycle_follower", "idm_follower",
+           "load_gains", "stanley_pi"]

@@ -23,6 +23,8 @@ ENV_SPECS: tuple[dict[str, Any], ...] = (
      "vector_entry_point": "vdsim_gym.envs.vector:make_path_follow_vec"},
     {"id": "VDSim-ACC-v0", "entry_point": "vdsim_gym.envs.acc:ACCEnv",
      "vector_entry_point": "vdsim_gym.envs.vector:make_acc_vec"},
+    {"id": "VDSim-Dyno-v0", "entry_point": "vdsim_gym.envs.dyno:DynoEnv",
+     "vector_entry_point": "vdsim_gym.envs.vector:make_dyno_vec"},
 )
 ENV_IDS: tuple[str, ...] = tuple(spec["id"] for spec in ENV_SPECS)
 

@@ -74,6 +74,10 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
     # first is its headline metric (interval shown, plotted by default). Every summary
     # field is tabulated in the sweep's CSV whether labelled or not.
     METRIC_LABELS: dict[str, str] = {}
+    # The plant's validated physics options: PhysicsSpec (the vehicle Session) or another
+    # plant's spec with the same attributes (substep_dt, ticks_per_period, control_period,
+    # vehicle, actuator, level, longitudinal, integrator) and a keyword-only build().
+    PHYSICS: Any = PhysicsSpec
 
     def __init__(
         self,
@@ -84,11 +88,11 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         time_limit: float | None | str = "default",
         **kwargs: Any,
     ) -> None:
-        # Physics keywords are PhysicsSpec.build's (defined once there; level, vehicle,
-        # substep_dt, control_period, longitudinal, actuator, integrator); the rest are
-        # the task's.
-        physics = {k: kwargs.pop(k) for k in PHYSICS_KEYS if k in kwargs}
-        self.physics = p = PhysicsSpec.build(**physics)
+        # Physics keywords are the plant's PHYSICS.build's (defined once there; for the
+        # vehicle: level, vehicle, substep_dt, control_period, longitudinal, actuator,
+        # integrator); the rest are the task's.
+        physics = {k: kwargs.pop(k) for k in self.physics_keys() if k in kwargs}
+        self.physics = p = self.PHYSICS.build(**physics)
         task_kwargs = kwargs
         unknown = sorted(set(task_kwargs) - set(_keyword_only(self._make_core)))
         if unknown:
@@ -166,7 +170,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
     def kwarg_names(cls) -> set[str]:
         """Every keyword argument the env takes (its class's and its bases' __init__
         while they pass **kwargs on, the physics keywords, the task core's)."""
-        names = set(PHYSICS_KEYS) | set(_keyword_only(cls._make_core))
+        names = set(cls.physics_keys()) | set(_keyword_only(cls._make_core))
         for klass in cls.__mro__:
             if "__init__" not in vars(klass):
                 continue
@@ -175,6 +179,13 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
             if not any(q.kind == q.VAR_KEYWORD for q in params):
                 break
         return names
+
+    @classmethod
+    def physics_keys(cls) -> tuple[str, ...]:
+        """The physics keywords: the parameters of ``PHYSICS.build``."""
+        if cls.PHYSICS is PhysicsSpec:
+            return PHYSICS_KEYS
+        return tuple(n for n in inspect.signature(cls.PHYSICS.build).parameters if n != "cls")
 
     # ---------------------------------------------------------------- task hooks
 

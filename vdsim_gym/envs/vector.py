@@ -357,7 +357,13 @@ def make_path_follow_vec(num_envs: int = 1, **kwargs: Any) -> VDSimVectorEnv:
 
 
 def make_acc_vec(num_envs: int = 1, **kwargs: Any) -> VDSimVectorEnv:
+    """Vector entry point of ``VDSim-ACC-v0``."""
     return VDSimVectorEnv("VDSim-ACC-v0", num_envs, **kwargs)
+
+
+def make_dyno_vec(num_envs: int = 1, **kwargs: Any) -> VDSimVectorEnv:
+    """Vector entry point of ``VDSim-Dyno-v0``."""
+    return VDSimVectorEnv("VDSim-Dyno-v0", num_envs, **kwargs)
 
 
 def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],

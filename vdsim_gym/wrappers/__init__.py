@@ -4,5 +4,6 @@ from __future__ import annotations
 
 from vdsim_gym.wrappers.accel import AccelCommandWrapper
 from vdsim_gym.wrappers.latency import LatencyWrapper
+from vdsim_gym.wrappers.robot_driver import RobotDriverWrapper
 
-__all__ = ["AccelCommandWrapper", "LatencyWrapper"]
+__all__ = ["AccelCommandWrapper", "LatencyWrapper", "RobotDriverWrapper"]

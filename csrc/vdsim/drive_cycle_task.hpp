@@ -1,0 +1,158 @@
+// Drive-cycle tracking on the chassis dyno (VDSim-Dyno-v0): the agent commands the robot
+// driver (a speed or an acceleration reference, or the pedal itself when the bench has no
+// driver) to follow a cycle's speed; docs/ENVS.md, "Dyno".
+#pragma once
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "dyno_session.hpp"
+#include "env_core.hpp"
+
+namespace vdsim {
+
+enum class CycleAction { Speed = 0, Accel = 1, Pedal = 2 };
+
+// Cycle preview offsets of the observation [s] (rounded to whole control periods).
+constexpr std::array<double, 6> kCyclePreviewS = {0.0, 0.5, 1.0, 2.0, 3.0, 5.0};
+
+struct DriveCycleParams {
+  int64_t ticks_per_period = 2;
+  CycleAction action = CycleAction::Speed;
+  double ref_speed_max = 40.0;  // speed action: v_ref = (a + 1) / 2 * this [m/s]
+  double ref_accel_max = 2.0;   // accel action: a_ref = a * this for a >= 0 [m/s^2]
+  double ref_decel_max = 3.0;   // and a * this for a < 0
+  double w_tracking = 1.0;      // -w ((v - v_cycle) / 2 m/s)^2
+  double w_pedal_jerk = 0.1;    // -w (pedal change over the step)^2
+  double w_energy = 0.05;       // -w (positive tractive work over the step [kJ])
+};
+
+class DriveCycleTask {
+ public:
+  using Plant = DynoSession;
+  using Params = DriveCycleParams;
+  using ResetState = std::array<double, 1>;  // v0 [m/s]
+  static constexpr int kActionSize = 1;
+  static constexpr int kNonFinite = 4;  // flag bit
+
+  DriveCycleTask(const Params& params, const DynoSession& plant) : params_(params) {
+    const double tc = static_cast<double>(params.ticks_per_period) * plant.config().substep_dt;
+    for (size_t i = 0; i < kCyclePreviewS.size(); ++i)
+      offsets_[i] = static_cast<int64_t>(std::llround(kCyclePreviewS[i] / tc));
+    spec_.obs_names = {"cycle_0s", "cycle_0.5s", "cycle_1s", "cycle_2s", "cycle_3s",
+                       "cycle_5s", "speed", "accel", "pedal", "prev_action"};
+    // One name for both driver modes, so envs of either mode share a vector batch.
+    spec_.action_names = {params.action == CycleAction::Pedal ? "pedal" : "reference"};
+    spec_.term_names = {"tracking", "pedal_jerk", "energy"};
+    spec_.info_names = {"reward", "speed", "cycle_speed", "speed_error", "pedal", "throttle",
+                        "brake", "torque_front", "torque_rear", "t"};
+    spec_.summary_names = {"rms_speed_error", "max_abs_speed_error", "energy_wh", "distance_m"};
+  }
+
+  const EnvSpec& spec() const { return spec_; }
+  int64_t ticks_per_period() const { return params_.ticks_per_period; }
+  const Params& params() const { return params_; }
+
+  // The cycle's speed per control period [m/s] (k = 0 at reset). Set before reset.
+  void set_cycle(const double* speed, int64_t n) { cycle_.assign(speed, speed + n); }
+  int64_t periods() const { return static_cast<int64_t>(cycle_.size()); }
+
+  // The reference (or pedal) an action in [-1, 1] stands for.
+  double reference(double a) const {
+    switch (params_.action) {
+      case CycleAction::Speed: return 0.5 * (a + 1.0) * params_.ref_speed_max;
+      case CycleAction::Accel: return a >= 0.0 ? a * params_.ref_accel_max
+                                               : a * params_.ref_decel_max;
+      default: return a;
+    }
+  }
+  Command command_from_action(const DynoSession&, const double* action) const {
+    return Command{0.0, reference(action[0])};
+  }
+
+  void reset(DynoSession& plant, const ResetState& st) {
+    plant.reset(st[0]);
+    n_ = 0;
+    sum_e2_ = max_abs_e_ = 0.0;
+    pedal_last_ = 0.0;
+    energy_last_ = 0.0;
+  }
+
+  int evaluate(DynoSession& plant, const double* action, const double*, float* obs,
+               double* terms, double* info, bool score) {
+    const int64_t k = plant.tick() / params_.ticks_per_period;
+    const double v = plant.speed();
+    const double v_cycle = at(k);
+    const double e = v - v_cycle;
+    const double a_f = plant.filtered_accel();
+    int flags = 0;
+    if (!std::isfinite(v) || !std::isfinite(a_f)) {
+      flags = kNonFinite | kFlagTerminated;
+      std::fill(obs, obs + 10, 0.0f);
+    } else {
+      double raw[10];
+      for (size_t i = 0; i < offsets_.size(); ++i) raw[i] = at(k + offsets_[i]) / 30.0;
+      raw[6] = v / 30.0;
+      raw[7] = a_f / 3.0;
+      raw[8] = plant.pedal();
+      raw[9] = action[0];
+      for (int j = 0; j < 10; ++j) obs[j] = static_cast<float>(std::clamp(raw[j], -kClip, kClip));
+    }
+    double reward = 0.0;
+    if (terms) {
+      const double dp = plant.pedal() - pedal_last_;
+      terms[0] = -params_.w_tracking * (e / 2.0) * (e / 2.0);
+      terms[1] = -params_.w_pedal_jerk * dp * dp;
+      terms[2] = -params_.w_energy * (plant.energy_pos() - energy_last_) / 1000.0;
+      reward = terms[0] + terms[1] + terms[2];
+    }
+    pedal_last_ = plant.pedal();
+    energy_last_ = plant.energy_pos();
+    if (score) {
+      ++n_;
+      sum_e2_ += e * e;
+      max_abs_e_ = std::isfinite(e) ? std::fmax(max_abs_e_, std::fabs(e)) : e;
+    }
+    const auto& s = plant.state();
+    info[0] = reward;
+    info[1] = v;
+    info[2] = v_cycle;
+    info[3] = e;
+    info[4] = plant.pedal();
+    info[5] = plant.throttle();
+    info[6] = plant.brake();
+    info[7] = s.torque[0];
+    info[8] = s.torque[1];
+    info[9] = plant.time();
+    return flags;
+  }
+
+  void summary(const DynoSession& plant, double* out) const {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    out[0] = n_ > 0 ? std::sqrt(sum_e2_ / static_cast<double>(n_)) : nan;
+    out[1] = n_ > 0 ? max_abs_e_ : nan;
+    out[2] = plant.energy_pos() / 3600.0;
+    out[3] = plant.distance();
+  }
+
+ private:
+  double at(int64_t k) const {
+    if (cycle_.empty()) return 0.0;
+    return cycle_[static_cast<size_t>(std::min<int64_t>(k, periods() - 1))];
+  }
+  static constexpr double kClip = 10.0;
+  Params params_;
+  EnvSpec spec_;
+  std::array<int64_t, kCyclePreviewS.size()> offsets_{};
+  std::vector<double> cycle_;
+  int64_t n_ = 0;
+  double sum_e2_ = 0.0, max_abs_e_ = 0.0, pedal_last_ = 0.0, energy_last_ = 0.0;
+};
+
+using DynoEnvCore = EnvCore<DriveCycleTask>;
+
+}  // namespace vdsim

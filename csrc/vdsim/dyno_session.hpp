@@ -1,0 +1,130 @@
+// The chassis dyno as an env-core plant: the bench (dyno.hpp), optionally the robot
+// driver (robot_driver.hpp) and a pedal actuator, on the integer substep clock with the
+// one command schedule (so computation latency applies to it as to the vehicle).
+//
+// Each substep of substep_dt (the driver's period): apply the commands whose tick has
+// come; with a driver, command.longitudinal is its reference (v_ref [m/s] in speed mode,
+// a_ref [m/s^2] in accel mode) and the driver's pedal, `delay_steps` substeps late, is
+// used; without one, command.longitudinal is the pedal in [-1, 1]. The pedal actuator
+// (first-order lag, rate limit; off by default) acts last; then the bench advances
+// substep_dt (its own rule cuts that into ceil(substep_dt / max_substep) parts).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "dyno.hpp"
+#include "robot_driver.hpp"
+#include "schedule.hpp"
+
+namespace vdsim {
+
+struct PedalActuatorParams {
+  bool enabled = false;
+  double time_constant = 0.0;  // first-order lag of the pedal [s], 0 = none
+  double rate_limit = std::numeric_limits<double>::infinity();  // [pedal/s]
+};
+
+struct DynoSimConfig {
+  double substep_dt = 0.05;  // the driver's period [s]
+  bool driver_on = true;
+  RobotDriverParams driver;
+  int64_t delay_steps = 0;   // the driver's transport delay in substeps
+  PedalActuatorParams actuator;
+  double accel_filter_s = 0.1;  // the observed acceleration's filter [s]
+};
+
+class DynoSession {
+ public:
+  DynoSession(const DynoParams& bench, const DynoSimConfig& config)
+      : bench_(bench), config_(config), driver_(config.driver) {}
+  DynoSession(const DynoSession&) = delete;
+  DynoSession& operator=(const DynoSession&) = delete;
+
+  void reset(double v0, const Command& initial = Command{}) {
+    state_ = DynoState{};
+    state_.v = v0;
+    tick_ = 0;
+    command_ = initial;
+    schedule_.clear();
+    driver_.reset();
+    pedal_ = throttle_ = brake_ = 0.0;
+    a_filt_ = 0.0;
+    energy_pos_ = distance_ = 0.0;
+  }
+  void command_now(const Command& c) { command_ = c; }
+  void schedule(int64_t apply_tick, const Command& c) { schedule_.push(apply_tick, c); }
+  void drop_pending() { schedule_.clear(); }
+
+  void advance(int64_t n) {
+    const double dt = config_.substep_dt;
+    for (int64_t i = 0; i < n; ++i) {
+      schedule_.apply_due(tick_, command_);
+      double th, br;
+      if (config_.driver_on) {
+        const bool accel = config_.driver.mode == DriverMode::Accel;
+        const double ref = command_.longitudinal;
+        const Pedal p = driver_.step(accel ? 0.0 : ref, state_.v, dt, accel ? ref : 0.0, accel,
+                                     config_.delay_steps);
+        th = p.throttle;
+        br = p.brake;
+      } else {
+        const double p = std::clamp(command_.longitudinal, -1.0, 1.0);
+        th = std::fmax(p, 0.0);
+        br = std::fmax(-p, 0.0);
+      }
+      double p = th - br;
+      if (config_.actuator.enabled) {
+        const auto& a = config_.actuator;
+        double next = a.time_constant > 0.0 ? pedal_ + dt / (a.time_constant + dt) * (p - pedal_)
+                                            : p;
+        const double step = a.rate_limit * dt;
+        next = std::clamp(next, pedal_ - step, pedal_ + step);
+        p = next;
+        th = std::fmax(p, 0.0);
+        br = std::fmax(-p, 0.0);
+      }
+      pedal_ = p;
+      throttle_ = th;
+      brake_ = br;
+      const double v0 = state_.v;
+      dyno_step(bench_, state_, th, br, dt);
+      const double v1 = state_.v;
+      const double force = (state_.torque[0] + state_.torque[1]) / bench_.wheel_radius;
+      energy_pos_ += std::fmax(force * 0.5 * (v0 + v1), 0.0) * dt;  // tractive work [J]
+      distance_ += 0.5 * (v0 + v1) * dt;
+      const double tau = config_.accel_filter_s;
+      a_filt_ = tau > 0.0 ? a_filt_ + dt / (tau + dt) * (state_.accel - a_filt_) : state_.accel;
+      ++tick_;
+    }
+  }
+
+  int64_t tick() const { return tick_; }
+  double time() const { return static_cast<double>(tick_) * config_.substep_dt; }
+  const DynoSimConfig& config() const { return config_; }
+  const DynoParams& bench() const { return bench_; }
+  const DynoState& state() const { return state_; }
+  const RobotDriver& driver() const { return driver_; }
+  const Command& command() const { return command_; }
+  double speed() const { return state_.v; }
+  double filtered_accel() const { return a_filt_; }
+  double pedal() const { return pedal_; }  // reaching the car: throttle - brake
+  double throttle() const { return throttle_; }
+  double brake() const { return brake_; }
+  double energy_pos() const { return energy_pos_; }  // [J] since reset
+  double distance() const { return distance_; }      // [m] since reset
+
+ private:
+  DynoParams bench_;
+  DynoSimConfig config_;
+  RobotDriver driver_;
+  DynoState state_{};
+  int64_t tick_ = 0;
+  Command command_{};
+  CommandSchedule schedule_;
+  double pedal_ = 0.0, throttle_ = 0.0, brake_ = 0.0, a_filt_ = 0.0;
+  double energy_pos_ = 0.0, distance_ = 0.0;
+};
+
+}  // namespace vdsim

@@ -1,0 +1,66 @@
+"""The classical baseline of VDSim-Dyno-v0 with SB3's ``predict``: hand the robot driver the
+cycle's own reference, as a dyno operator's automation does.
+
+Speed mode: v_ref = the cycle's speed ``lookahead_s`` ahead (linear between the preview
+columns); accel mode: a_ref = (v_cycle(t + T) - v) / T with T = ``horizon_s`` (the rig's
+inferred acceleration). Stateless and vectorized over a batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from vdsim_gym import _core
+from vdsim_gym.controllers.base import as_batch
+
+
+class CycleFollower:
+    def __init__(self, env: gym.Env | Any, *, lookahead_s: float = 0.0,
+                 horizon_s: float = 1.0) -> None:
+        base = getattr(env, "unwrapped", env)
+        if not tuple(getattr(base, "obs_names", ()))[:1] == ("cycle_0s",):
+            raise ValueError("CycleFollower needs VDSim-Dyno-v0 (its cycle preview columns)")
+        self.mode = base.longitudinal
+        if self.mode not in ("speed", "accel"):
+            raise ValueError("CycleFollower commands a robot driver: build the env with "
+                             "driver='speed' (default) or 'accel', not driver=None")
+        preview = list(_core.CYCLE_PREVIEW_S)
+        for name, value in (("lookahead_s", lookahead_s), ("horizon_s", horizon_s)):
+            if not 0 <= value <= preview[-1] or (name == "horizon_s" and value <= 0):
+                raise ValueError(f"{name} must be in (0, {preview[-1]:g}] s, got {value!r}")
+        self.preview = np.asarray(preview)
+        self.lookahead, self.horizon = float(lookahead_s), float(horizon_s)
+        self.names = base.obs_names
+        self.scale = base.obs_scale
+        core = base._core
+        self.v_max = core.reference(1.0) if self.mode == "speed" else None
+        self.a_max, self.d_max = (core.reference(1.0), -core.reference(-1.0)) \
+            if self.mode == "accel" else (None, None)
+
+    def _cycle_at(self, obs: np.ndarray, t_ahead: float) -> np.ndarray:
+        cols = obs[:, :len(self.preview)] * self.scale[:len(self.preview)]
+        return np.array([np.interp(t_ahead, self.preview, row) for row in cols])
+
+    def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
+                deterministic: bool = True) -> tuple[np.ndarray, Any]:
+        obs, single = as_batch(observation, len(self.names))
+        if self.mode == "speed":
+            v_ref = self._cycle_at(obs, self.lookahead)
+            a = 2.0 * v_ref / self.v_max - 1.0
+        else:
+            v = obs[:, self.names.index("speed")] * self.scale[self.names.index("speed")]
+            a_ref = (self._cycle_at(obs, self.horizon) - v) / self.horizon
+            a = np.where(a_ref >= 0, a_ref / self.a_max, a_ref / self.d_max)
+        out = np.clip(a, -1.0, 1.0).astype(np.float32)[:, None]
+        return (out[0] if single else out), state
+
+
+def cycle_follower(env: gym.Env | Any, **kwargs: Any) -> CycleFollower:
+    """The baseline on ``env`` (``lookahead_s``, ``horizon_s``)."""
+    return CycleFollower(env, **kwargs)
+
+
+__all__ = ["CycleFollower", "cycle_follower"]

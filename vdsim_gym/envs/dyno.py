@@ -1,0 +1,175 @@
+"""VDSim-Dyno-v0: a robot driver on the chassis dyno follows a drive cycle (docs/ENVS.md,
+"Dyno")."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vdsim_gym import _core
+from vdsim_gym.dyno.cycles import DriveCycle, load_cycle
+from vdsim_gym.dyno.physics import DynoPhysics
+from vdsim_gym.envs.core_env import TERMINATED, TIME_LIMIT, TRUNCATED, CoreEnv
+from vdsim_gym.timing import ceil_ticks
+
+TERM_NAMES = ("tracking", "pedal_jerk", "energy")
+DEFAULT_WEIGHTS = {"tracking": 1.0, "pedal_jerk": 0.1, "energy": 0.05}
+_NON_FINITE = 4  # DriveCycleTask flag bit
+
+
+class DynoEnv(CoreEnv):
+    """Drive-cycle tracking on a chassis dyno through a robot driver.
+
+    ## Description
+    An EV on the rollers (``vehicle``, default ``ev_dyno_bench``; docs/DYNO.md) with a
+    robot driver pressing the pedals every ``substep_dt`` (0.05 s) with its transport delay
+    (``driver={"mode": ..., "delay_s": ..., ...}``: RobotDriver's keywords). Every
+    ``control_period`` (0.1 s) the agent gives the driver its reference; the episode
+    follows a drive cycle (``cycle``: a name under envs/cycles, a .yaml segment list or a
+    measured .csv with time and speed; or a list of them, one drawn per episode).
+
+    ## Action Space
+    ``Box(-1, 1, (1,))``: with ``driver`` in speed mode (default) v_ref = (a + 1) / 2 *
+    ref_speed_max (40 m/s); in accel mode a_ref = a * ref_accel_max (2 m/s^2) for a >= 0,
+    a * ref_decel_max (3 m/s^2) below; with ``driver=None`` the pedal itself (throttle
+    > 0, brake < 0).
+
+    ## Observation Space
+    float32, ``obs_names``: the cycle's speed now and 0.5, 1, 2, 3, 5 s ahead / 30 m/s;
+    speed / 30 m/s; filtered acceleration (first-order, the driver's accel_filter_s) /
+    3 m/s^2; the pedal reaching the car (after delay and actuator, [-1, 1]); the previous
+    action.
+
+    ## Rewards
+    Named terms (``info["reward_terms"]``): tracking -w ((v - v_cycle) / 2 m/s)^2, pedal_jerk
+    -w (pedal change over the step)^2, energy -w (positive tractive work at the wheels over
+    the step [kJ]); weights ``reward_weights`` (1.0, 0.1, 0.05).
+
+    ## Starting State
+    At the cycle's first speed, torques and driver at rest.
+
+    ## Episode End
+    Truncated at the cycle's end (outcome "cycle_end"); terminated on a non-finite state.
+    ``episode_summary``: rms_speed_error [m/s], max_abs_speed_error [m/s], energy_wh
+    (positive tractive energy at the wheels), distance_m.
+
+    ## Arguments
+    ``cycle``, ``driver``, ``pedal_actuator`` ({"time_constant": s, "rate_limit":
+    pedal/s}), ``vehicle``, ``substep_dt``, ``control_period``, ``ref_speed_max``,
+    ``ref_accel_max``, ``ref_decel_max``, ``reward_weights``, ``latency``, ``overrun``,
+    ``time_limit`` (None: the cycle's end).
+
+    ## Version History
+    - v0: initial version.
+    """
+
+    PHYSICS = DynoPhysics
+    INFO_KEYS = (("speed", float), ("cycle_speed", float), ("speed_error", float),
+                 ("pedal", float), ("throttle", float), ("brake", float),
+                 ("torque_front", float), ("torque_rear", float), ("t", float))
+    METRIC_LABELS = {"rms_speed_error": "speed error RMS [m/s]",
+                     "max_abs_speed_error": "max |speed error| [m/s]",
+                     "energy_wh": "tractive energy [Wh]", "distance_m": "distance [m]"}
+    DEFAULT_TIME_LIMIT = None
+
+    def __init__(self, *, cycle: str | Path | DriveCycle | Sequence[Any] = "urban_stop_and_go",
+                 **kwargs: Any) -> None:
+        cycles = list(cycle) if isinstance(cycle, (list, tuple)) else [cycle]
+        if not cycles:
+            raise ValueError("cycle is an empty list; give a cycle name, file or DriveCycle")
+        self.cycles = [load_cycle(c) for c in cycles]
+        self.cycle: DriveCycle | None = None
+        super().__init__(**kwargs)
+        self._speeds = [c.resample(self.control_period) for c in self.cycles]
+        # Physical value of each observation column = obs * scale.
+        self.obs_scale = np.array([30.0] * 7 + [3.0, 1.0, 1.0])
+
+    def _make_core(self, physics: DynoPhysics, *, ref_speed_max: float = 40.0,
+                   ref_accel_max: float = 2.0, ref_decel_max: float = 3.0,
+                   reward_weights: Mapping[str, float] | None = None) -> Any:
+        weights = dict(DEFAULT_WEIGHTS)
+        for k, v in (reward_weights or {}).items():
+            if k not in weights:
+                raise ValueError(f"unknown reward weight {k!r}; valid: {', '.join(TERM_NAMES)}")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ValueError(f"reward weight {k!r} must be a finite number, got {v!r}")
+            weights[k] = float(v)
+        for name, value in (("ref_speed_max", ref_speed_max), ("ref_accel_max", ref_accel_max),
+                            ("ref_decel_max", ref_decel_max)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value) or not 0 < value <= 100:
+                raise ValueError(f"{name} must be a number in (0, 100], got {value!r}")
+        p = _core.DriveCycleParams()
+        p.ticks_per_period = physics.ticks_per_period
+        p.action = getattr(_core.CycleAction, physics.longitudinal)
+        p.ref_speed_max, p.ref_accel_max = float(ref_speed_max), float(ref_accel_max)
+        p.ref_decel_max = float(ref_decel_max)
+        p.w_tracking, p.w_pedal_jerk = weights["tracking"], weights["pedal_jerk"]
+        p.w_energy = weights["energy"]
+        self.reward_weights = weights
+        return _core.DynoEnvCore(p, physics.vehicle.to_core(), physics.sim_config())
+
+    def _reset_task(self, seed: int | None) -> list[float]:
+        i = int(self.np_random.integers(len(self.cycles))) if len(self.cycles) > 1 else 0
+        self.cycle = self.cycles[i]
+        speeds = self._speeds[i]
+        self._core.set_cycle(speeds)
+        if self.time_limit is None:  # the cycle's end truncates the episode
+            self._core.time_limit_ticks = ceil_ticks(
+                (len(speeds) - 1) * self.control_period, self.substep_dt)
+        return [float(speeds[0])]
+
+    def _after_reset(self, row: list[float]) -> dict[str, Any]:
+        return {k: tp(row[j + 1]) for j, (k, tp) in enumerate(self.INFO_KEYS)}
+
+    def set_driver(self, driver: str | Mapping[str, Any] | None) -> None:
+        """Rebuilds the core with another robot driver (None: the action is the pedal;
+        what ``RobotDriverWrapper`` does): same bench, task, latency and time limit.
+        ``reset()`` is required before ``step()``."""
+        physics = DynoPhysics.build(
+            vehicle=self.physics.vehicle, substep_dt=self.substep_dt,
+            control_period=self.control_period, driver=driver,
+            pedal_actuator=self.physics.actuator)
+        self.physics, self.longitudinal = physics, physics.longitudinal
+        self._core = self._make_core(physics, **self._task_kwargs)
+        self._core_step = self._core.step
+        self._set_time_limit_ticks()
+        self.action_names = tuple(self._core.action_names)
+        self.configure_latency(self.latency, self.overrun)  # also requires a reset
+
+    def set_longitudinal(self, mode: str) -> None:
+        """"pedal": no driver (the action is the pedal); "speed"/"accel": a driver in that
+        mode with default settings (``set_driver`` takes its keywords)."""
+        self.set_driver(None if mode == "pedal" else mode)
+
+    def reference(self, action: float) -> float:
+        """What an action stands for: v_ref [m/s], a_ref [m/s^2] or the pedal."""
+        return self._core.reference(float(action))
+
+    @property
+    def state(self) -> np.ndarray:
+        """(speed [m/s], filtered acceleration [m/s^2], front and rear axle torque [N m])."""
+        c = self._core
+        return np.array([c.speed, c.filtered_accel, *c.axle_torque])
+
+    def plant_observation(self) -> dict[str, float]:
+        c = self._core
+        front, rear = c.axle_torque
+        return {"t": c.time, "vx": c.speed, "ax": c.filtered_accel, "pedal": c.pedal,
+                "torque_front": front, "torque_rear": rear, "energy_j": c.energy_j,
+                "distance": c.distance}
+
+    @staticmethod
+    def outcome(flags: int) -> str | None:
+        if flags & TERMINATED:
+            return "non_finite" if flags & _NON_FINITE else "terminated"
+        if flags & (TIME_LIMIT | TRUNCATED):
+            return "cycle_end"
+        return None
+
+
+__all__ = ["DEFAULT_WEIGHTS", "DynoEnv", "TERM_NAMES"]
