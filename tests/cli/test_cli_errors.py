@@ -83,6 +83,11 @@ CASES = {
     "acc-metrics-safe": (["acc-metrics", "--csv", "{file}", "--set-speed", "30", "--dt",
                           "0.1", "--min-safe-distance", "nan"],
                          ["--min-safe-distance", "'nan'", ">= 0"]),
+    "dyno-table-out-file": (["dyno-table", "--out", "{file}"],
+                            ["--out", "is a file, not a folder"]),
+    "sweep-cycle-follower-param": ([*SWEEP, "--env", "VDSim-Dyno-v0", "--controller",
+                                    "cycle_follower:lookahead=1"],
+                                   ["'lookahead'", "lookahead_s, horizon_s"]),
     "unknown-command": (["fly"], ["invalid choice", "'fly'", "demo"]),
 }
 
@@ -126,6 +131,7 @@ RECOVERY = {
               "--no-progress", "--out", "{tmp}/ok",
               "--env-kwargs", '{"preset": "iso3888_2", "max_episode_steps": 5}'],
     "acc": ["acc", "--out", "{tmp}/ok/results.csv"],
+    "dyno-table": ["dyno-table", "--out", "{tmp}/ok", "--no-plot"],
 }
 
 
@@ -136,7 +142,7 @@ def test_valid_command_runs_after_the_errors(command, tmp_path, capsys):
             assert_user_error(_argv(argv, tmp_path), fragments, capsys)
     assert main(_argv(RECOVERY[command], tmp_path)) == 0
     out = capsys.readouterr().out
-    assert "case" in out or "e_y RMSE" in out or "rows per mode" in out
+    assert any(s in out for s in ("case", "e_y RMSE", "rows per mode", "Delay table"))
     if command != "bench":
         assert (tmp_path / "ok").is_dir()
 

@@ -248,3 +248,13 @@ def test_sweep_on_the_dyno():
     assert {"rms_speed_error", "energy_wh", "distance_m"} <= set(res.metrics)
     assert [s.latency for s in res.summary] == ["none", "fixed 300 ms"]
     assert all(r.rms_speed_error < 1.5 for r in res.table)
+
+
+def test_closed_loop_eval_runs_on_the_dyno():
+    from vdsim_gym.eval import ClosedLoopEval
+
+    env = gym.make(ID, cycle=SHORT)
+    res = ClosedLoopEval(env=env, policy=cycle_follower(env), mode="virtual_async",
+                         latency=LatencyModel.fixed(0.05), overrun="queue", duration=5.0).run()
+    assert res.stats["n_samples"] == 50 and res.meta["level"] == "dyno"
+    assert res.meta["driver"] == {"mode": "speed"} and res.meta["accel_conversion"] is None

@@ -44,7 +44,9 @@ class EnvPolicyRun:
         self.substep_dt: float = self.base.substep_dt
         self.ticks_per_period: int = self.base.ticks_per_period
         names = self.base.action_names
-        self.lon_column = COMMAND_COLUMNS[self.base.longitudinal]
+        # The vehicle's longitudinal mode names its column; the dyno's action is a
+        # reference or the pedal (u_reference, u_pedal).
+        self.lon_column = COMMAND_COLUMNS.get(self.base.longitudinal, "u_longitudinal")
         self.command_columns: tuple[str, ...] = ("u_steer", self.lon_column) \
             if names == ("steer", "longitudinal") else tuple(f"u_{n}" for n in names)
         # Float info columns of the task (e_y, s, t for a path env) go into the trace.

@@ -76,7 +76,9 @@ def plant_meta(physics: PhysicsSpec, ref_point: tuple[float, float] | None,
             "setting": _canonical(ref_point_setting), "offset_m": list(ref_point),
             "cg_to_front_m": v.cg_to_front, "cg_to_rear_m": v.cg_to_rear,
         },
-        "delta_sw_ratio": v.steering_ratio,
+        "delta_sw_ratio": getattr(v, "steering_ratio", None),  # None on the dyno
         "tracking_point": "cg",
-        "accel_conversion": accel_conversion(physics),
+        # The dyno's acceleration mode is its robot driver's (in "driver"), not the cascade.
+        "accel_conversion": None if physics.level == "dyno" else accel_conversion(physics),
+        **({"driver": _canonical(physics.driver)} if physics.level == "dyno" else {}),
     }
