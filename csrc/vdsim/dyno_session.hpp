@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "dyno.hpp"
+#include "interrupt.hpp"
 #include "robot_driver.hpp"
 #include "schedule.hpp"
 
@@ -60,6 +61,7 @@ class DynoSession {
   void advance(int64_t n) {
     const double dt = config_.substep_dt;
     for (int64_t i = 0; i < n; ++i) {
+      poll_stop(i);  // a very long advance (a huge delay) can be interrupted
       schedule_.apply_due(tick_, command_);
       double th, br;
       if (config_.driver_on) {
