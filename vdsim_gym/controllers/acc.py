@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
+from vdsim_gym._files import read_yaml
 
 # Allowed gain ranges (inclusive): outside them the file is refused, naming the key.
 GAIN_RANGES = {"kp": (0.0, 10.0), "ki": (0.0, 10.0), "kd": (0.0, 10.0),
@@ -99,12 +99,7 @@ def load_gains(path: str | Path) -> ACCGains:
     ``pid_distance`` with ``kp``, ``ki``, ``kd`` (and optional ``integral_limit``), each
     within GAIN_RANGES. Errors name the file and the key."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read the gains file ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML ({exc})") from None
+    data = read_yaml(path, "the gains file")
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected blocks {', '.join(GAIN_BLOCKS)}, got {data!r:.80}")
     unknown = sorted(set(data) - set(GAIN_BLOCKS))

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from vdsim_gym._data import cycles_dir
+from vdsim_gym._files import open_csv, read_yaml
 
 MAX_CYCLE_S = 36_000.0  # [s] ten hours: longer is a unit mistake
 MAX_SPEED = 100.0  # [m/s]
@@ -86,12 +86,7 @@ def load_cycle(cycle: str | Path | DriveCycle) -> DriveCycle:
         if not path.is_file():
             raise ValueError(f"unknown cycle {str(cycle)!r}; available: "
                              f"{', '.join(available_cycles())}, or a .yaml/.csv path")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read the cycle file ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML ({exc})") from None
+    data = read_yaml(path, "the cycle file")
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected keys name, start_speed, segments")
     unknown = sorted(set(data) - {"name", "start_speed", "segments"})
@@ -106,11 +101,7 @@ def load_cycle(cycle: str | Path | DriveCycle) -> DriveCycle:
 
 
 def _load_csv(path: Path) -> DriveCycle:
-    try:
-        fh = path.open(newline="")
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read the cycle file ({exc.strerror})") from None
-    with fh:
+    with open_csv(path, "the cycle file") as fh:
         reader = csv.DictReader(fh)
         missing = [c for c in ("time", "speed") if c not in (reader.fieldnames or [])]
         if missing:

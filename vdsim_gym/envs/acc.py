@@ -11,7 +11,13 @@ import numpy as np
 
 from vdsim_gym import _core
 from vdsim_gym.envs.acc_scenarios import FAMILIES, LeadScenario, draw, load_sensor_csv
-from vdsim_gym.envs.core_env import TERMINATED, TIME_LIMIT, TRUNCATED, CoreEnv
+from vdsim_gym.envs.core_env import (
+    TERMINATED,
+    TIME_LIMIT,
+    TRUNCATED,
+    CoreEnv,
+    merge_reward_weights,
+)
 from vdsim_gym.plant import PhysicsSpec
 from vdsim_gym.timing import ceil_ticks
 
@@ -97,13 +103,7 @@ class ACCEnv(CoreEnv):
     def _make_core(self, physics: PhysicsSpec, *, time_headway: float = 1.5,
                    min_distance: float = 5.0, ttc_safe: float = 3.0,
                    reward_weights: Mapping[str, float] | None = None) -> Any:
-        weights = dict(DEFAULT_WEIGHTS)
-        for k, v in (reward_weights or {}).items():
-            if k not in weights:
-                raise ValueError(f"unknown reward weight {k!r}; valid: {', '.join(TERM_NAMES)}")
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ValueError(f"reward weight {k!r} must be a finite number, got {v!r}")
-            weights[k] = float(v)
+        weights = merge_reward_weights(DEFAULT_WEIGHTS, reward_weights)
         for name, value in (("time_headway", time_headway), ("min_distance", min_distance),
                             ("ttc_safe", ttc_safe)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) \

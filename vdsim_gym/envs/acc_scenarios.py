@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from vdsim_gym._files import open_csv
+
 FAMILIES = ("cruise", "follow", "cut_in", "hard_brake", "stop_and_go", "lead_leaves")
 
 
@@ -78,11 +80,7 @@ def load_sensor_csv(path: str | Path, *, dt: float, set_speed: float,
     ``distance`` (others ignored), blanks where there is no lead, time starting at 0,
     monotonic and regular at ``dt``. Errors name the file, the row and the cause."""
     path = Path(path)
-    try:
-        fh = path.open(newline="")
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read the sensor file ({exc.strerror})") from None
-    with fh:
+    with open_csv(path, "the sensor file") as fh:
         reader = csv.DictReader(fh)
         missing = [c for c in ("time", "lead_speed", "distance")
                    if c not in (reader.fieldnames or [])]

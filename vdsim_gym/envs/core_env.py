@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+from collections.abc import Mapping
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -51,6 +52,20 @@ def refuse_copy(obj: Any) -> TypeError:
         "twice. Make another env instead, or pickle a factory: functools.partial(gym.make, "
         "'VDSim-DLC-v0', **kwargs) (what SubprocVecEnv and AsyncVectorEnv take); the same "
         "seed reproduces an episode bit for bit.")
+
+
+def merge_reward_weights(defaults: Mapping[str, float],
+                         given: Mapping[str, float] | None) -> dict[str, float]:
+    """``defaults`` with the weights ``given`` replaced; unknown names and non-finite
+    values are refused naming the valid terms."""
+    weights = dict(defaults)
+    for k, v in (given or {}).items():
+        if k not in weights:
+            raise ValueError(f"unknown reward weight {k!r}; valid: {', '.join(weights)}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"reward weight {k!r} must be a finite number, got {v!r}")
+        weights[k] = float(v)
+    return weights
 
 
 def check_flag(value: Any, name: str) -> bool:

@@ -13,7 +13,13 @@ import numpy as np
 from vdsim_gym import _core
 from vdsim_gym.dyno.cycles import DriveCycle, load_cycle
 from vdsim_gym.dyno.physics import DynoPhysics
-from vdsim_gym.envs.core_env import TERMINATED, TIME_LIMIT, TRUNCATED, CoreEnv
+from vdsim_gym.envs.core_env import (
+    TERMINATED,
+    TIME_LIMIT,
+    TRUNCATED,
+    CoreEnv,
+    merge_reward_weights,
+)
 from vdsim_gym.timing import ceil_ticks
 
 TERM_NAMES = ("tracking", "pedal_jerk", "energy")
@@ -91,13 +97,7 @@ class DynoEnv(CoreEnv):
     def _make_core(self, physics: DynoPhysics, *, ref_speed_max: float = 40.0,
                    ref_accel_max: float = 2.0, ref_decel_max: float = 3.0,
                    reward_weights: Mapping[str, float] | None = None) -> Any:
-        weights = dict(DEFAULT_WEIGHTS)
-        for k, v in (reward_weights or {}).items():
-            if k not in weights:
-                raise ValueError(f"unknown reward weight {k!r}; valid: {', '.join(TERM_NAMES)}")
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ValueError(f"reward weight {k!r} must be a finite number, got {v!r}")
-            weights[k] = float(v)
+        weights = merge_reward_weights(DEFAULT_WEIGHTS, reward_weights)
         for name, value in (("ref_speed_max", ref_speed_max), ("ref_accel_max", ref_accel_max),
                             ("ref_decel_max", ref_decel_max)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) \

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym._files import open_csv
 from vdsim_gym.controllers.acc import MODES
 from vdsim_gym.eval.acc_workflow import COLUMNS
 
@@ -55,12 +56,8 @@ def read_results(path: str | Path) -> ResultsTable:
     """Read and check a results CSV: the exact column order, numbers (blank allowed only in
     distance_error, distance, ttc) and modes; errors name the file, the row and the fix."""
     path = Path(path)
-    try:
-        fh = path.open(newline="")
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read the results file ({exc.strerror})") from None
     cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
-    with fh:
+    with open_csv(path, "the results file") as fh:
         reader = csv.reader(fh)
         header = next(reader, None)
         if header is None or tuple(h.strip() for h in header) != COLUMNS:

@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from vdsim_gym._files import read_yaml
 from vdsim_gym.controllers.acc import ACCConfig, ACCController, ACCGains, load_gains
 from vdsim_gym.envs.acc_scenarios import LeadScenario, load_sensor_csv
 
@@ -63,12 +62,7 @@ def load_config(path: str | Path) -> WorkflowConfig:
     """The workflow's YAML (envs/scenarios/acc.yaml): blocks vehicle, acc, simulation.
     Missing or unknown keys and out-of-range values are errors naming the file and key."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read the config file ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML ({exc})") from None
+    data = read_yaml(path, "the config file")
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected blocks {', '.join(CONFIG_KEYS)} (like "
                          f"envs/scenarios/acc.yaml), got {data!r:.80}")

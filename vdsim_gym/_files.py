@@ -1,0 +1,33 @@
+"""Reading user files with errors that name the file: YAML and CSV (text) inputs of the
+workflows, cycles and gains."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+
+def read_yaml(path: str | Path, what: str) -> Any:
+    """The parsed YAML of ``path``; a ValueError naming the file, ``what`` it is ("the
+    gains file") and the cause when it cannot be read or parsed."""
+    path = Path(path)
+    try:
+        return yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read {what} ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid YAML ({exc})") from None
+
+
+def open_csv(path: str | Path, what: str) -> TextIO:
+    """``path`` opened for the csv module; a ValueError naming it when it cannot be."""
+    path = Path(path)
+    try:
+        return path.open(newline="")
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read {what} ({exc.strerror})") from None
+
+
+__all__ = ["open_csv", "read_yaml"]
