@@ -258,3 +258,14 @@ def test_closed_loop_eval_runs_on_the_dyno():
                          latency=LatencyModel.fixed(0.05), overrun="queue", duration=5.0).run()
     assert res.stats["n_samples"] == 50 and res.meta["level"] == "dyno"
     assert res.meta["driver"] == {"mode": "speed"} and res.meta["accel_conversion"] is None
+
+
+def test_wrapper_on_a_path_env_keeps_the_steer_and_holds_the_speed():
+    env = RobotDriverWrapper(gym.make("VDSim-DLC-v0", preset="iso3888_1", speed=20.0),
+                             "speed", delay_s=0.1)
+    env.reset(seed=0)
+    for _ in range(100):
+        info = env.step(np.array([0.0, 0.0]))[4]  # straight, v_ref = 20 m/s
+    assert info["driver"]["reference"] == 20.0
+    assert env.unwrapped.state[3] == pytest.approx(20.0, abs=0.2)
+    assert abs(info["e_y"]) < 0.05
