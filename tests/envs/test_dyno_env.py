@@ -268,4 +268,6 @@ def test_wrapper_on_a_path_env_keeps_the_steer_and_holds_the_speed():
         info = env.step(np.array([0.0, 0.0]))[4]  # straight, v_ref = 20 m/s
     assert info["driver"]["reference"] == 20.0
     assert env.unwrapped.state[3] == pytest.approx(20.0, abs=0.2)
-    assert abs(info["e_y"]) < 0.05
+    assert env.unwrapped.plant_observation()["delta_rw"] == 0.0  # steer 0 passed through
+    env.step(np.array([0.5, 0.0]))
+    assert env.unwrapped.plant_observation()["delta_rw"] > 0.0
