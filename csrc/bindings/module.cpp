@@ -12,6 +12,7 @@ void bind_task(py::module_& m);
 void bind_vector(py::module_& m);
 void bind_courses(py::module_& m);
 void bind_dyno(py::module_& m);
+void bind_realtime(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "vdsim C++ core (private; use vdsim_gym)";
@@ -25,4 +26,5 @@ PYBIND11_MODULE(_core, m) {
   bind_vector(m);
   bind_courses(m);
   bind_dyno(m);
+  bind_realtime(m);
 }

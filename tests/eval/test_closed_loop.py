@@ -258,7 +258,7 @@ def test_pedal_longitudinal_column():
     (dict(control_period=0.0203), "not a whole multiple of substep_dt"),
     (dict(duration=0.01234), "duration = 0.01234 s is not a whole multiple"),
     (dict(duration=-1.0), "duration must be positive"),
-    (dict(mode="wallclock"), "wallclock mode C is not available"),
+    (dict(mode="wallclock", latency=LatencyModel.fixed(0.01)), "measures the real delay"),
     (dict(mode="async"), "mode must be one of"),
     (dict(mode="virtual_async", overrun="drop"), "overrun must be one of"),
     (dict(mode="virtual_async", latency=0.01), "latency must be a LatencyModel"),

@@ -39,12 +39,13 @@ from vdsim_gym.eval.env_run import EnvPolicyRun
 from vdsim_gym.eval.metrics import lateral_error, tracking_stats
 from vdsim_gym.eval.provenance import build_info
 from vdsim_gym.eval.result import ControllerError, EvalResult, _Samples
+from vdsim_gym.eval.wallclock import WallclockOptions, WallclockRun, check_options
 from vdsim_gym.latency import LatencyModel, check_latency, check_overrun
 from vdsim_gym.plant import Plant
 from vdsim_gym.timing import whole_ticks
 from vdsim_gym.tracking import check_path
 
-MODES = ("sync", "virtual_async")
+MODES = ("sync", "virtual_async", "wallclock")
 
 
 class ClosedLoopEval:
@@ -96,11 +97,18 @@ class ClosedLoopEval:
         policy: Any = None,
         env_kwargs: Mapping[str, Any] | None = None,
         seed: int = 0,
+        cpu_affinity: Mapping[str, Any] | None = None,
+        watchdog: Mapping[str, Any] | None = None,
     ) -> None:
         if mode not in MODES:
-            hint = " (wallclock mode C is not available yet)" if mode == "wallclock" else ""
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}{hint}")
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         self.mode = mode
+        if mode != "wallclock" and (cpu_affinity is not None or watchdog is not None):
+            raise ValueError("cpu_affinity= and watchdog= apply to mode='wallclock' only")
+        if mode == "wallclock" and latency is not None:
+            raise ValueError(f"mode='wallclock' measures the real delay of the controller on "
+                             f"this host; a latency model ({latency!r}) is for "
+                             "mode='virtual_async'. Drop latency=")
         if overrun is not None:
             check_overrun(overrun)
         if latency is not None:
@@ -118,9 +126,12 @@ class ClosedLoopEval:
                     "overrun policies, or drop overrun="
                 )
             self.latency, self.overrun = None, None
+        elif mode == "wallclock":
+            self.latency, self.overrun = None, "skip" if overrun is None else overrun
         else:
             self.latency = LatencyModel.fixed(0.0) if latency is None else latency
             self.overrun = "skip" if overrun is None else overrun
+        self._wallclock: WallclockOptions | None = None
         self._env_meta: dict[str, Any] = {}
         self._stop = threading.Event()
         self._env_run: EnvPolicyRun | None = None
@@ -159,6 +170,9 @@ class ClosedLoopEval:
         self._end_tick = whole_ticks(duration, dt, "duration")
         self._check_delay_fits()
         self.reference_path = None if reference_path is None else check_path(reference_path)
+        if mode == "wallclock":
+            self._wallclock = check_options(cpu_affinity, watchdog, plant.check_command,
+                                            plant.control_period)
 
     def _check_delay_fits(self) -> None:
         if self.latency is not None and self.latency.reproducible \
@@ -180,6 +194,10 @@ class ClosedLoopEval:
             raise ValueError("with env= the env gives the course and the start state "
                              "(reset(seed=seed)); reference_path= and initial_state= apply "
                              "to the Plant form (plant_kwargs= and controller=)")
+        if self.mode == "wallclock":
+            raise ValueError("mode='wallclock' runs the callback form for now "
+                             "(plant_kwargs= and controller=); the env + policy form runs "
+                             "in modes 'sync' and 'virtual_async'")
         if policy is None or not callable(getattr(policy, "predict", None)):
             raise ValueError(f"policy must have an SB3-style predict(obs) method, got {policy!r}")
         if isinstance(env, str):
@@ -227,6 +245,14 @@ class ClosedLoopEval:
             rows, samples, end, stopped, episode = self._env_run.run(self._stop)
             return self._result(rows, samples, end, stopped, episode)
         d = self._driver
+        if self.mode == "wallclock":
+            try:
+                run = WallclockRun(d, self._call, self._end_tick, self.overrun,
+                                   self._wallclock, self._stop)
+                rows, samples, end, stopped, extra = run.run()
+            finally:
+                d.drop_pending()
+            return self._result(rows, samples, end, stopped, extra_stats=extra)
         try:
             d.reset()
             if self.mode == "sync":
@@ -360,7 +386,8 @@ class ClosedLoopEval:
     # ------------------------------------------------------------------ result
 
     def _result(self, rows: list[tuple], samples: _Samples, end: int, stopped: bool,
-                episode: dict[str, Any] | None = None) -> EvalResult:
+                episode: dict[str, Any] | None = None,
+                extra_stats: dict[str, Any] | None = None) -> EvalResult:
         d = self._driver
         dt, P = d.substep_dt, d.ticks_per_period
         nan = float("nan")
@@ -414,6 +441,8 @@ class ClosedLoopEval:
             trace["e_y"] = e_y
         if "e_y" in trace:  # the callback form's reference path, or a path env's core
             stats.update(tracking_stats(trace["e_y"][:n_rows_ran]))
+        if extra_stats:  # mode C: timing, real-time factor, quality
+            stats.update(extra_stats)
         if episode is not None:  # the env form: how the env's episode went
             stats["outcome"] = episode.get("outcome")
             stats["episode_summary"] = {k: v for k, v in episode.items() if k != "outcome"}
@@ -424,6 +453,7 @@ class ClosedLoopEval:
             "duration_s": self.duration,
             "latency_model": None if self.latency is None else self.latency.describe(),
             "overrun_policy": self.overrun,
+            **({} if self._wallclock is None else self._wallclock.describe()),
             **d.meta(),
             **self._env_meta,
             **build_info(),

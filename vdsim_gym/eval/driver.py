@@ -51,7 +51,7 @@ class _PlantDriver:
         self.lon_column = COMMAND_COLUMNS[plant.longitudinal]
         self.command_columns = ("u_steer", self.lon_column)
         self.trace_columns = STATE_COLUMNS
-        self._session = plant.session
+        self._session = self.session = plant.session  # mode C's runner ticks it
 
     def reset(self) -> None:
         self.plant.reset(self.initial_state)

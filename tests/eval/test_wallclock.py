@@ -1,0 +1,230 @@
+"""Mode C (wall clock): every exit path joins both threads, errors are re-raised after the
+joins, stop() from the controller and from another thread, the watchdog, affinity flags,
+stats keys and types, trace/sample consistency. Nothing here asserts a wall-clock figure:
+those are under the ``timing`` marker at the end (``pytest -m timing``)."""
+
+from __future__ import annotations
+
+import _thread
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from vdsim_gym.eval import ClosedLoopEval, ControllerError
+
+PLANT = {"level": "L1", "longitudinal": "pedal"}
+
+
+def make(controller, duration=0.3, **kw):
+    return ClosedLoopEval(plant_kwargs=PLANT, controller=controller, control_period=0.02,
+                          mode="wallclock", duration=duration, **kw)
+
+
+def no_runner_threads() -> bool:
+    return not any(t.name == "vdsim-ctrl" for t in threading.enumerate())
+
+
+def cruise(obs, t):
+    return (0.0, 0.2)
+
+
+def test_normal_end_stats_keys_and_types():
+    res = make(cruise).run()
+    s = res.stats
+    assert no_runner_threads()
+    for key in ("control_period_s", "wake_jitter_s", "sample_to_apply_s"):
+        assert set(s[key]) == {"p50", "p99", "max"}
+        assert all(isinstance(v, float) for v in s[key].values())
+    assert isinstance(s["rtf"], float) and s["rtf"] > 0
+    assert s["rtf_windows"] is None  # a 0.3 s run has no two whole 1 s windows
+    assert isinstance(s["sim_max_lag_s"], float) and s["sim_max_lag_s"] >= 0
+    assert s["sim_ticks"] == s["sim_ticks_planned"] == 600
+    assert s["stopped_early"] is False and s["t_stop"] is None
+    assert s["failsafe_latches"] == 0 and isinstance(s["n_overrun"], int)
+    assert s["sim_affinity_applied"] is False and s["ctrl_affinity_applied"] is False
+    assert set(s["quality"]) == {"ok", "reasons", "warnings"}
+    assert isinstance(s["quality"]["ok"], bool)
+    assert s["load1_start"] is None or isinstance(s["load1_start"], float)
+    assert res.meta["eval_mode"] == "wallclock" and res.meta["cpu_affinity"] is None
+    assert res.trace["t"][-1] == pytest.approx(0.3)  # the closing row at the end
+
+
+def test_trace_and_samples_are_consistent():
+    res = make(lambda obs, t: (0.0, min(t, 0.5)), duration=0.4).run()
+    tr, sm = res.trace, res.samples
+    n = len(sm["k"])
+    assert len(tr["t"]) == n + 1 and n >= 2
+    assert np.all(np.diff(tr["t"]) >= 0)  # irregular, never backwards
+    np.testing.assert_array_equal(tr["t"][:-1], sm["t_sample"])
+    assert np.all(sm["t_apply"] >= sm["t_sample"])
+    # the command in force at each snapshot is the previous sample's
+    np.testing.assert_array_equal(tr["u_pedal"][1:-1], sm["u_pedal"][:-1])
+    assert tr["u_pedal"][0] == 0.0 and math.isnan(tr["u_pedal"][-1])
+    assert np.all(np.diff(sm["k"]) >= 1) and np.all(sm["applied"])
+    assert np.all(sm["c_k"] == sm["t_compute_s"])  # measured
+
+
+def test_controller_exception_is_reraised_after_the_joins():
+    def bad(obs, t):
+        if t > 0.05:
+            raise RuntimeError("boom")
+        return (0.0, 0.0)
+
+    ev = make(bad, duration=2.0)
+    t0 = time.perf_counter()
+    with pytest.raises(ControllerError, match="controller raised at sample .*RuntimeError: boom"):
+        ev.run()
+    assert time.perf_counter() - t0 < 1.5  # the sim thread was stopped, not run out
+    assert no_runner_threads()
+    assert make(cruise, duration=0.1).run().stats["n_samples"] > 0  # usable again
+
+
+def test_nan_command_is_a_clear_error_and_threads_join():
+    ev = make(lambda obs, t: (0.0, float("nan")))
+    with pytest.raises(ValueError, match="controller output at sample k=0.*finite"):
+        ev.run()
+    assert no_runner_threads()
+
+
+def test_stop_from_the_controller():
+    ev = None
+
+    def stopper(obs, t):
+        if t >= 0.1:
+            ev.stop()
+        return (0.0, 0.1)
+
+    ev = make(stopper, duration=5.0)
+    res = ev.run()
+    s = res.stats
+    assert s["stopped_early"] and 0.1 <= s["t_stop"] < 5.0
+    assert s["sim_ticks"] < s["sim_ticks_planned"]
+    assert "sim_ticks_short" not in s["quality"]["reasons"]  # stopped, not short
+    assert not res.samples["applied"][-1]  # the stopping call's command is not latched
+    assert no_runner_threads()
+
+
+def test_stop_from_another_thread():
+    ev = make(cruise, duration=10.0)
+    threading.Timer(0.2, ev.stop).start()
+    t0 = time.perf_counter()
+    res = ev.run()
+    assert time.perf_counter() - t0 < 5.0
+    assert res.stats["stopped_early"] and res.stats["t_stop"] < 10.0
+    assert no_runner_threads()
+
+
+def test_keyboard_interrupt_joins_both_threads():
+    ev = make(cruise, duration=10.0)
+    threading.Timer(0.2, _thread.interrupt_main).start()
+    with pytest.raises(KeyboardInterrupt):
+        ev.run()
+    assert no_runner_threads()
+    assert make(cruise, duration=0.1).run().stats["n_samples"] > 0  # usable afterwards
+
+
+def test_watchdog_latches_while_the_controller_blocks():
+    def blocking(obs, t):
+        if 0.04 <= t < 0.06:
+            time.sleep(0.3)  # far past the 50 ms timeout
+        return (0.0, 0.3)
+
+    guarded = ClosedLoopEval(plant_kwargs=PLANT, controller=blocking, control_period=0.02,
+                             mode="wallclock", duration=0.6, initial_state={"vx": 10.0},
+                             watchdog={"timeout_s": 0.05, "failsafe_u": (0.0, -0.5)}).run()
+    plain = ClosedLoopEval(plant_kwargs=PLANT, controller=blocking, control_period=0.02,
+                           mode="wallclock", duration=0.6, initial_state={"vx": 10.0}).run()
+    assert guarded.stats["failsafe_latches"] >= 1 and plain.stats["failsafe_latches"] == 0
+    assert guarded.meta["watchdog"] == {"timeout_s": 0.05, "failsafe_u": [0.0, -0.5]}
+    # the fail-safe brake acted while the controller was blocked (~0.25 s at half brake)
+    assert guarded.trace["vx"][-1] < plain.trace["vx"][-1] - 0.5
+    assert "control_overrun" in guarded.stats["quality"]["warnings"]
+
+
+def test_affinity_flags():
+    import os
+    import sys
+
+    res = make(cruise, duration=0.1, cpu_affinity={"sim": 0, "ctrl": [0]}).run()
+    linux = sys.platform.startswith("linux") and 0 in os.sched_getaffinity(0)
+    assert res.stats["sim_affinity_requested"] and res.stats["ctrl_affinity_requested"]
+    assert res.stats["sim_affinity_applied"] is linux
+    assert res.stats["ctrl_affinity_applied"] is linux
+    assert res.meta["cpu_affinity"] == {"sim": 0, "ctrl": [0]}
+    if linux:  # the caller's own affinity is untouched (the control thread was pinned)
+        assert os.sched_getaffinity(0) != {0} or (os.cpu_count() or 1) == 1
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"cpu_affinity": {"sim": 999}}, r"cpu_affinity\['sim'\] must be a CPU number"),
+    ({"cpu_affinity": {"ctrl": []}}, r"cpu_affinity\['ctrl'\] must be a non-empty list"),
+    ({"cpu_affinity": {"gpu": 0}}, "keys 'sim'"),
+    ({"watchdog": {"timeout_s": 0.1}}, "'timeout_s' \\[s\\] and 'failsafe_u'"),
+    ({"watchdog": {"timeout_s": -1, "failsafe_u": (0, 0)}}, "positive number of seconds"),
+    ({"watchdog": {"timeout_s": 0.1, "failsafe_u": (0, 5)}}, r"failsafe_u.*outside"),
+    ({"latency": "x"}, "latency"),
+])
+def test_bad_wallclock_options(kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        make(cruise, **kwargs)
+
+
+def test_options_only_in_wallclock_and_the_env_form_is_refused():
+    with pytest.raises(ValueError, match="apply to mode='wallclock' only"):
+        ClosedLoopEval(plant_kwargs=PLANT, controller=cruise, mode="sync",
+                       watchdog={"timeout_s": 0.1, "failsafe_u": (0, 0)})
+    with pytest.raises(ValueError, match="callback form for now"):
+        ClosedLoopEval(env="VDSim-DLC-v0", policy=type("P", (), {"predict": None})(),
+                       mode="wallclock")
+
+
+def test_skip_and_queue_after_a_long_call():
+    def slow_once(obs, t, calls=[]):  # noqa: B006  (counts calls across the run)
+        calls.append(t)
+        if len(calls) == 1:
+            time.sleep(0.07)  # 3.5 periods
+        return (0.0, 0.1)
+
+    skip = make(lambda o, t, c=[]: slow_once(o, t, c), duration=0.4, overrun="skip").run()
+    queue = make(lambda o, t, c=[]: slow_once(o, t, c), duration=0.4, overrun="queue").run()
+    assert skip.stats["n_skipped"] >= 2 and skip.samples["overrun"][0]
+    assert queue.stats["n_skipped"] == 0 and queue.samples["overrun"][0]
+    assert list(queue.samples["k"][:4]) == [0, 1, 2, 3]  # every slot taken, late ones at once
+    assert skip.samples["k"][1] >= 3
+
+
+# ------------------------------------------------------------------ timing (pytest -m timing)
+
+
+@pytest.mark.timing
+def test_rtf_band_at_low_load():
+    res = make(cruise, duration=3.0).run()
+    assert abs(res.stats["rtf"] - 1.0) <= 0.02, res.stats
+    assert res.stats["quality"]["ok"], res.stats["quality"]
+
+
+@pytest.mark.timing
+@pytest.mark.parametrize("how", ["sleep", "spin"])
+@pytest.mark.parametrize("overrun", ["skip", "queue"])
+def test_sim_keeps_ticking_while_the_controller_blocks(how, overrun):
+    """At least 80 % of the 120 substeps of 3 Tc happen while the controller blocks."""
+    marks = {}
+
+    def blocking(obs, t):
+        if "start" not in marks and t >= 0.1:
+            marks["start"] = t
+            end = time.perf_counter() + 0.06
+            if how == "sleep":
+                time.sleep(0.06)
+            else:
+                while time.perf_counter() < end:  # holds the GIL
+                    pass
+        return (0.0, 0.1)
+
+    res = make(blocking, duration=0.5, overrun=overrun).run()
+    i = int(np.flatnonzero(res.samples["t_sample"] == marks["start"])[0])
+    ticks = round((res.samples["t_apply"][i] - res.samples["t_sample"][i]) / 5e-4)
+    assert ticks >= 96, ticks

@@ -1,0 +1,297 @@
+"""Mode C (wall clock): the C++ ``RealTimeRunner`` ticks the plant's session every
+substep_dt of wall clock on its own thread (GIL released); a Python control thread wakes
+every Tc, snapshots the session, calls the controller and latches its command through the
+session's command path (``command_now``, as mode A), all under the runner's mutex. The
+controller may block or spin: the simulation keeps advancing. docs/EVAL_MODES.md, "C".
+
+Overruns: a sample whose command is latched later than one period after its slot is an
+overrun. ``skip``: the slots that fell due meanwhile are not taken (the next sample is the
+first slot at or after the latch); ``queue``: every slot is taken in order, a late one at
+once, reading the state when the control thread gets to it (a real-time loop cannot read
+the past).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from vdsim_gym import _core
+from vdsim_gym.eval.result import _Samples
+
+RTF_BAND = 0.02  # quality "rtf_band": |rtf - 1| above this
+
+
+@dataclass(frozen=True)
+class WallclockOptions:
+    sim_cpu: int | None = None  # the runner thread's CPU (None: inherited)
+    ctrl_cpus: tuple[int, ...] | None = None  # the control thread's CPUs
+    watchdog_timeout_s: float | None = None
+    failsafe: tuple[float, ...] | None = None  # the fail-safe command (checked)
+
+    def describe(self) -> dict[str, Any]:
+        return {"cpu_affinity": None if self.sim_cpu is None and self.ctrl_cpus is None else
+                {"sim": self.sim_cpu, "ctrl": None if self.ctrl_cpus is None else
+                 list(self.ctrl_cpus)},
+                "watchdog": None if self.watchdog_timeout_s is None else
+                {"timeout_s": self.watchdog_timeout_s, "failsafe_u": list(self.failsafe)}}
+
+
+def check_options(cpu_affinity: Any, watchdog: Any, check_command: Callable[[Any], Any],
+                  control_period: float) -> WallclockOptions:
+    """Validated ``cpu_affinity`` ({"sim": cpu, "ctrl": [cpus]}) and ``watchdog``
+    ({"timeout_s": s, "failsafe_u": command}); errors name the key and the fix."""
+    sim, ctrl = None, None
+    if cpu_affinity is not None:
+        if not isinstance(cpu_affinity, Mapping) or not set(cpu_affinity) <= {"sim", "ctrl"}:
+            raise ValueError(f"cpu_affinity must be a dict with keys 'sim' (one CPU) and/or "
+                             f"'ctrl' (a list of CPUs), got {cpu_affinity!r}")
+        n = os.cpu_count() or 1
+        if "sim" in cpu_affinity:
+            sim = cpu_affinity["sim"]
+            if isinstance(sim, bool) or not isinstance(sim, int) or not 0 <= sim < n:
+                raise ValueError(f"cpu_affinity['sim'] must be a CPU number in [0, {n - 1}], "
+                                 f"got {sim!r}")
+        if "ctrl" in cpu_affinity:
+            raw = cpu_affinity["ctrl"]
+            cpus = [raw] if isinstance(raw, int) and not isinstance(raw, bool) else raw
+            if not isinstance(cpus, (list, tuple, set)) or not cpus or not all(
+                    isinstance(c, int) and not isinstance(c, bool) and 0 <= c < n
+                    for c in cpus):
+                raise ValueError(f"cpu_affinity['ctrl'] must be a non-empty list of CPU "
+                                 f"numbers in [0, {n - 1}], got {raw!r}")
+            ctrl = tuple(sorted(set(cpus)))
+    timeout, failsafe = None, None
+    if watchdog is not None:
+        if not isinstance(watchdog, Mapping) or set(watchdog) != {"timeout_s", "failsafe_u"}:
+            raise ValueError(f"watchdog must be a dict with 'timeout_s' [s] and 'failsafe_u' "
+                             f"(a command), got {watchdog!r}")
+        timeout = watchdog["timeout_s"]
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
+                or not math.isfinite(timeout) or timeout <= 0:
+            raise ValueError(f"watchdog['timeout_s'] must be a positive number of seconds, "
+                             f"got {timeout!r}")
+        try:
+            failsafe = tuple(check_command(watchdog["failsafe_u"]))
+        except ValueError as err:
+            raise ValueError(f"watchdog['failsafe_u']: {err}") from None
+        timeout = float(timeout)
+    return WallclockOptions(sim, ctrl, timeout, failsafe)
+
+
+def _quantiles(x: list[float]) -> dict[str, float] | None:
+    if not x:
+        return None
+    a = np.asarray(x)
+    return {"p50": float(np.percentile(a, 50)), "p99": float(np.percentile(a, 99)),
+            "max": float(a.max())}
+
+
+def _rtf_windows(tick_wall: np.ndarray, dt: float) -> dict[str, float] | None:
+    """Virtual time advanced per 1 s of wall clock, over whole windows."""
+    if tick_wall.size == 0:
+        return None
+    n = int(math.floor(tick_wall[-1]))
+    if n < 2:
+        return None
+    counts = np.bincount(np.floor(tick_wall).astype(np.int64), minlength=n + 1)[:n]
+    rtf = counts * dt
+    return {"p01": float(np.percentile(rtf, 1)), "p50": float(np.percentile(rtf, 50)),
+            "p99": float(np.percentile(rtf, 99)), "min": float(rtf.min()), "n": n}
+
+
+def load1() -> float | None:
+    try:
+        return float(os.getloadavg()[0])
+    except (AttributeError, OSError):
+        return None
+
+
+class WallclockRun:
+    """One mode-C run of a driver (the simulated side of ClosedLoopEval's callback form)."""
+
+    def __init__(self, driver: Any, call: Callable[[Any, int, float], tuple[Any, float]],
+                 end_tick: int, overrun: str, options: WallclockOptions,
+                 stop: threading.Event) -> None:
+        self.d, self.call, self.end_tick = driver, call, end_tick
+        self.overrun, self.options, self.stop = overrun, options, stop
+        self.dt, self.P = driver.substep_dt, driver.ticks_per_period
+        self.Tc = self.P * self.dt
+
+    def run(self) -> tuple[list[tuple], _Samples, int, bool, dict[str, Any]]:
+        d, dt = self.d, self.dt
+        d.reset()
+        session = d.session
+        runner = _core.RealTimeRunner(session, dt, self.end_tick)
+        o = self.options
+        if o.watchdog_timeout_s is not None:
+            ticks = max(1, math.ceil(o.watchdog_timeout_s / dt - 1e-9))
+            runner.set_watchdog(ticks, *o.failsafe)
+        self.rows: list[tuple] = []
+        self.samples = _Samples()
+        self.wakes: list[float] = []
+        self.jitter: list[float] = []
+        self.to_apply: list[float] = []
+        self.ctrl_applied: bool | None = None
+        self.error: BaseException | None = None
+        load_start = load1()
+        runner.start(-1 if o.sim_cpu is None else o.sim_cpu)
+        self._done = threading.Event()
+        ctrl = threading.Thread(target=self._control, args=(runner,), name="vdsim-ctrl",
+                                daemon=True)
+        ctrl.start()
+        try:
+            while not self._done.wait(0.05):  # short waits: Ctrl-C reaches this thread
+                pass
+        except BaseException:  # KeyboardInterrupt: stop both threads, then re-raise
+            self.stop.set()
+            raise
+        finally:
+            if self.stop.is_set() or self.error is not None:
+                runner.request_stop()
+            self._join(ctrl)
+            runner.join()  # both threads are joined on every exit path
+        if self.error is not None:
+            raise self.error
+        end = session.tick
+        stopped = self.stop.is_set()
+        runner_stats = self._stats(runner, end, stopped, load_start)
+        self.rows.append((end * dt, d.state_row(d.observe()), None, None))
+        return self.rows, self.samples, end, stopped, runner_stats
+
+    # ------------------------------------------------------------------ control thread
+
+    def _join(self, ctrl: threading.Thread) -> None:
+        """Waits for the control thread on its own Event (Thread.join after an interrupted
+        join can return while the thread still runs), then joins it."""
+        while True:
+            try:
+                self._done.wait()
+                ctrl.join()
+                return
+            except KeyboardInterrupt:  # a second Ctrl-C: keep stopping, then re-raise
+                self.stop.set()
+                self._done.wait()
+                ctrl.join()
+                raise
+
+    def _control(self, runner: Any) -> None:
+        try:
+            self._pin_ctrl()
+            self._loop(runner)
+        except BaseException as err:  # noqa: BLE001  (re-raised by run() after the joins)
+            self.error = err
+            runner.request_stop()
+        finally:
+            self._done.set()
+
+    def _pin_ctrl(self) -> None:
+        cpus = self.options.ctrl_cpus
+        if cpus is None:
+            return
+        setter = getattr(os, "sched_setaffinity", None)
+        if setter is None or not sys.platform.startswith("linux"):
+            self.ctrl_applied = False
+            return
+        try:
+            setter(0, set(cpus))  # 0: the calling thread on Linux
+            self.ctrl_applied = True
+        except OSError:
+            self.ctrl_applied = False
+
+    def _loop(self, runner: Any) -> None:
+        d, dt, P, Tc, end = self.d, self.dt, self.P, self.Tc, self.end_tick
+        session = d.session
+        in_force: dict[str, Any] | None = None
+        initial = (0.0,) * len(d.command_columns)
+        k = 0
+        while k * P < end and not self.stop.is_set() and not runner.finished:
+            slot = k * Tc
+            runner.sleep_until(slot)
+            wake = runner.wall_now()
+            if self.stop.is_set() or runner.finished:
+                break
+            runner.lock()
+            try:
+                tick = session.tick
+                obs = d.observe()
+            finally:
+                runner.unlock()
+            if tick >= end:
+                break
+            t_sample = tick * dt
+            self.rows.append((t_sample, d.state_row(obs),
+                              initial if in_force is None else in_force["command"], in_force))
+            command, wall = self.call(obs, k, t_sample)
+            if self.stop.is_set():  # stopped during the call: the command is not latched
+                self.samples.add(k=k, t_sample=t_sample, t_start=t_sample, t_call=t_sample,
+                                 c_k=wall, apply_tick=tick, overrun=False, command=command,
+                                 t_compute_s=wall, stopping=True)
+                break
+            runner.lock()
+            try:
+                d.command_now(command)
+                runner.note_command()
+                latch_tick = session.tick
+            finally:
+                runner.unlock()
+            latched = runner.wall_now()
+            overrun = latched > slot + Tc
+            in_force = self.samples.add(k=k, t_sample=t_sample, t_start=t_sample,
+                                        t_call=t_sample, c_k=wall, apply_tick=latch_tick,
+                                        overrun=overrun, command=command, t_compute_s=wall)
+            self.wakes.append(wake)
+            self.jitter.append(wake - slot)
+            self.to_apply.append(latched - wake)
+            if self.overrun == "skip":
+                k = max(k + 1, math.ceil(latched / Tc - 1e-9))
+            else:
+                k += 1
+
+    # ------------------------------------------------------------------ stats
+
+    def _stats(self, runner: Any, end: int, stopped: bool, load_start: float | None
+               ) -> dict[str, Any]:
+        dt, Tc = self.dt, self.Tc
+        wall = runner.wall_elapsed
+        ticks = runner.ticks_done
+        rtf = ticks * dt / wall if wall > 0 else math.nan
+        lag = runner.max_lag
+        n_overrun = sum(1 for r in self.samples.rows if r["overrun"])
+        reasons = []
+        if not abs(rtf - 1.0) <= RTF_BAND:
+            reasons.append("rtf_band")
+        if lag > Tc:
+            reasons.append("sim_max_lag")
+        if not stopped and ticks < self.end_tick:
+            reasons.append("sim_ticks_short")
+        periods = np.diff(self.wakes).tolist() if len(self.wakes) > 1 else []
+        return {
+            "control_period_s": _quantiles(periods),
+            "wake_jitter_s": _quantiles(self.jitter),
+            "sample_to_apply_s": _quantiles(self.to_apply),
+            "rtf": rtf,
+            "rtf_windows": _rtf_windows(runner.tick_wall(), dt),
+            "sim_max_lag_s": lag,
+            "sim_ticks": ticks,
+            "sim_ticks_planned": self.end_tick,
+            "wall_s": wall,
+            "load1_start": load_start,
+            "sim_affinity_requested": self.options.sim_cpu is not None,
+            "sim_affinity_applied": runner.affinity_applied,
+            "ctrl_affinity_requested": self.options.ctrl_cpus is not None,
+            "ctrl_affinity_applied": bool(self.ctrl_applied),
+            "failsafe_latches": runner.failsafe_latches,
+            "quality": {"ok": not reasons, "reasons": reasons,
+                        "warnings": ["control_overrun"] if n_overrun else []},
+        }
+
+
+__all__ = ["WallclockOptions", "WallclockRun", "check_options", "load1"]
