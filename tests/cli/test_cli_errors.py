@@ -83,6 +83,10 @@ CASES = {
     "acc-metrics-safe": (["acc-metrics", "--csv", "{file}", "--set-speed", "30", "--dt",
                           "0.1", "--min-safe-distance", "nan"],
                          ["--min-safe-distance", "'nan'", ">= 0"]),
+    "bench-wallclock-runs": (["bench", "wallclock", "--runs", "0"], ["--runs", ">= 1"]),
+    "bench-wallclock-duration": (["bench", "wallclock", "--duration", "1e4"],
+                                 ["--duration", "<= 600"]),
+    "bench-kind": (["bench", "wallclok"], ["invalid choice", "'wallclok'"]),
     "dyno-table-out-file": (["dyno-table", "--out", "{file}"],
                             ["--out", "is a file, not a folder"]),
     "sweep-cycle-follower-param": ([*SWEEP, "--env", "VDSim-Dyno-v0", "--controller",
@@ -251,3 +255,13 @@ def test_whole_ticks_never_suggests_zero(seconds, allow_zero, suggested):
     msg = str(info.value)
     assert suggested in msg and "such as 0 " not in msg and "such as -" not in msg
     assert whole_ticks(0.0005, 0.0005, "duration") == 1  # recovery: the suggestion works
+
+
+def test_bench_wallclock_short_run(capsys):
+    """The command runs end to end (a short run, no load, no DLC): host line, header and
+    one row per affinity condition; no wall-clock figure is asserted."""
+    assert main(["bench", "wallclock", "--runs", "1", "--duration", "0.2", "--no-load",
+                 "--no-dlc"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("host: ") and "overruns/run" in out
+    assert out.count("low load") >= 1

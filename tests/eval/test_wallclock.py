@@ -172,13 +172,28 @@ def test_bad_wallclock_options(kwargs, match):
         make(cruise, **kwargs)
 
 
-def test_options_only_in_wallclock_and_the_env_form_is_refused():
+def test_options_only_in_wallclock():
     with pytest.raises(ValueError, match="apply to mode='wallclock' only"):
         ClosedLoopEval(plant_kwargs=PLANT, controller=cruise, mode="sync",
                        watchdog={"timeout_s": 0.1, "failsafe_u": (0, 0)})
-    with pytest.raises(ValueError, match="callback form for now"):
-        ClosedLoopEval(env="VDSim-DLC-v0", policy=type("P", (), {"predict": None})(),
-                       mode="wallclock")
+
+
+def test_env_form_on_a_path_env_tracks_like_mode_a():
+    import gymnasium as gym
+
+    from vdsim_gym.controllers import stanley_pi
+
+    env = gym.make("VDSim-DLC-v0", preset="lane_change_3p5_30", speed=20.0, level="L1")
+    policy = stanley_pi(env)
+    a = ClosedLoopEval(env=env, policy=policy, mode="sync", duration=1.0).run()
+    c = ClosedLoopEval(env=env, policy=policy, mode="wallclock", duration=1.0).run()
+    assert c.meta["eval_mode"] == "wallclock" and c.meta["env_id"] == "VDSim-DLC-v0"
+    assert c.trace["t"][0] < 0.05 and c.stats["n_samples"] >= 25
+    # the same controller on the same course: the lateral error stays that of mode A
+    assert abs(c.stats["e_y_rmse_m"] - a.stats["e_y_rmse_m"]) < 0.05
+    with pytest.raises(ValueError, match="runs the path envs"):
+        ClosedLoopEval(env="VDSim-ACC-v0", policy=policy, mode="wallclock")
+    assert no_runner_threads()
 
 
 def test_skip_and_queue_after_a_long_call():

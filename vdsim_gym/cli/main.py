@@ -168,7 +168,12 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    if args.vector:
+    if args.kind == "wallclock":
+        from vdsim_gym.cli.bench_wallclock import run as run_wallclock
+
+        lines = run_wallclock(runs=args.runs, duration=args.duration, load=not args.no_load,
+                              dlc=not args.no_dlc, progress=True)
+    elif args.vector:
         from vdsim_gym.cli.bench_vector import run as run_vector
 
         lines = run_vector(steps=args.steps, repeats=args.repeats or 15, ppo=not args.no_ppo)
@@ -250,7 +255,20 @@ def _add_demo(sub: Any) -> None:
 
 
 def _add_bench(sub: Any) -> None:
-    bench = sub.add_parser("bench", help="throughput: core, env, highway-env, side by side")
+    bench = sub.add_parser("bench", help="throughput: core, env, highway-env, side by side; "
+                                         "'bench wallclock': mode C jitter on this host")
+    bench.add_argument("kind", nargs="?", choices=("wallclock",), default=None,
+                       help="wallclock: the mode-C jitter protocol (L2, Tc 20 ms, 10 s runs; "
+                            "low load and a CPU-burning load it starts, inherited and pinned "
+                            "affinity) and the DLC baseline in mode C against mode A (~5 min)")
+    bench.add_argument("--runs", type=_int_at_least(1), default=5,
+                       help="wallclock: runs per condition (default 5)")
+    bench.add_argument("--duration", type=_number_in("s", 600.0), default=10.0,
+                       help="wallclock: seconds per jitter run (default 10)")
+    bench.add_argument("--no-load", action="store_true",
+                       help="wallclock: skip the CPU-burning conditions")
+    bench.add_argument("--no-dlc", action="store_true",
+                       help="wallclock: skip the DLC mode C against mode A comparison")
     bench.add_argument("--calls", type=_int_at_least(1), default=2000,
                        help="highway-env row only: each of its timed blocks is max(CALLS/10, "
                             "10) env steps (default 2000: 200 steps). The VDSim rows time "

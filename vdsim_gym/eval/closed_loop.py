@@ -142,6 +142,9 @@ class ClosedLoopEval:
                               "policy": type(policy).__name__}
             self._init_env(env, policy, env_kwargs, seed, plant_kwargs, controller,
                            control_period, duration, reference_path, initial_state)
+            if mode == "wallclock":
+                self._wallclock = check_options(cpu_affinity, watchdog,
+                                                self.plant.check_command, self.duration)
             return
         if policy is not None:
             raise ValueError("policy= runs on an env: give env='VDSim-DLC-v0' (or an env "
@@ -160,19 +163,47 @@ class ClosedLoopEval:
                 "give control_period to ClosedLoopEval(control_period=...), not in plant_kwargs"
             )
         control_period = 0.02 if control_period is None else control_period
-        duration = 10.0 if duration is None else duration
         plant = Plant(**kwargs, control_period=control_period)
-        self._driver: _Driver = _PlantDriver(plant, controller, initial_state,
-                                             kwargs.get("ref_point"))
-        self.plant = plant
-        dt = plant.substep_dt
-        self.duration = float(duration) if isinstance(duration, (int, float)) else duration
-        self._end_tick = whole_ticks(duration, dt, "duration")
-        self._check_delay_fits()
-        self.reference_path = None if reference_path is None else check_path(reference_path)
+        self._init_plant(plant, controller, initial_state, kwargs.get("ref_point"),
+                         10.0 if duration is None else duration, reference_path)
         if mode == "wallclock":
             self._wallclock = check_options(cpu_affinity, watchdog, plant.check_command,
                                             plant.control_period)
+
+    def _init_plant(self, plant: Plant, controller: Controller,
+                    initial_state: Mapping[str, float] | None, ref_point: Any,
+                    duration: Any, reference_path: Any) -> None:
+        """The callback form: ``controller`` drives ``plant`` (this module's event loop)."""
+        self._driver: _Driver = _PlantDriver(plant, controller, initial_state, ref_point)
+        self.plant = plant
+        self.duration = float(duration) if isinstance(duration, (int, float)) else duration
+        self._end_tick = whole_ticks(duration, plant.substep_dt, "duration")
+        self._check_delay_fits()
+        self.reference_path = None if reference_path is None else check_path(reference_path)
+
+    def _init_env_wallclock(self, env: gym.Env, policy: Any, seed: int,
+                            duration: float) -> None:
+        """Mode C of the env form on a path env: the policy reads the env's observation
+        vector computed from the Plant (``PolicyController``, the same projection as the
+        env's core) while the real-time runner ticks the Plant from the env's start."""
+        from vdsim_gym.eval.policy_adapter import PolicyController
+
+        base = env.unwrapped
+        if getattr(base, "course", "absent") == "absent" or \
+                not callable(getattr(base, "action_to_command", None)):
+            raise ValueError(f"mode='wallclock' with env= runs the path envs (VDSim-DLC-v0, "
+                             f"VDSim-PathFollow-v0); {type(base).__name__} runs in modes "
+                             "'sync' and 'virtual_async', or pass a callback controller= "
+                             "with plant_kwargs=")
+        env.reset(seed=seed)
+        p = base.physics
+        plant = Plant(level=p.level, vehicle=p.vehicle, substep_dt=p.substep_dt,
+                      control_period=p.control_period, actuator=p.actuator,
+                      longitudinal=p.longitudinal, integrator=p.integrator)
+        start = base.plant_observation()
+        state0 = {k: start[k] for k in ("X", "Y", "psi", "vx", "vy", "r")}
+        self._init_plant(plant, PolicyController(env, policy), state0, None, duration,
+                         base.course.path)
 
     def _check_delay_fits(self) -> None:
         if self.latency is not None and self.latency.reproducible \
@@ -194,10 +225,6 @@ class ClosedLoopEval:
             raise ValueError("with env= the env gives the course and the start state "
                              "(reset(seed=seed)); reference_path= and initial_state= apply "
                              "to the Plant form (plant_kwargs= and controller=)")
-        if self.mode == "wallclock":
-            raise ValueError("mode='wallclock' runs the callback form for now "
-                             "(plant_kwargs= and controller=); the env + policy form runs "
-                             "in modes 'sync' and 'virtual_async'")
         if policy is None or not callable(getattr(policy, "predict", None)):
             raise ValueError(f"policy must have an SB3-style predict(obs) method, got {policy!r}")
         if isinstance(env, str):
@@ -223,6 +250,9 @@ class ClosedLoopEval:
             duration = (steps * phys.control_period if steps is not None else
                         base.time_limit if base.time_limit is not None else
                         500 * phys.control_period)
+        if self.mode == "wallclock":
+            self._init_env_wallclock(env, policy, seed, duration)
+            return
         self.plant = None
         self.reference_path = None
         self.duration = float(duration) if isinstance(duration, (int, float)) else duration
