@@ -122,6 +122,10 @@ void bind_dyno(py::module_& m) {
   m.attr("CYCLE_PREVIEW_S") = py::cast(std::vector<double>(kCyclePreviewS.begin(),
                                                           kCyclePreviewS.end()));
 
+  py::class_<DynoSession>(m, "DynoSession")  // the dyno env core's plant (mode C ticks it)
+      .def_property_readonly("tick", &DynoSession::tick)
+      .def_property_readonly("time", &DynoSession::time);
+
   using DArrayIn = py::array_t<double, py::array::c_style | py::array::forcecast>;
   vdsim_py::bind_env_core<DriveCycleTask>(m, "DynoEnvCore")
       .def(py::init([](const DriveCycleParams& p, const DynoParams& bench,
@@ -148,6 +152,8 @@ void bind_dyno(py::module_& m) {
       .def_property_readonly("axle_torque", [](const DynoEnvCore& e) {
         const auto& s = e.plant().state();
         return py::make_tuple(s.torque[0], s.torque[1]); })
+      .def_property_readonly("session", [](DynoEnvCore& e) -> DynoSession& {
+        return e.plant(); }, py::return_value_policy::reference_internal)
       .def_property_readonly("energy_j", [](const DynoEnvCore& e) {
         return e.plant().energy_pos(); })
       .def_property_readonly("distance", [](const DynoEnvCore& e) {

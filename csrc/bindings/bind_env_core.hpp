@@ -88,6 +88,22 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
         if (action.size() != N) throw std::invalid_argument("wrong action size");
         run_interruptible([&] { e.advance_physics(action.data()); });
       }, py::arg("action"), "Benchmark reference: one control period of physics only")
+      .def("peek", [](Core& e, FRow obs, DRow info) {
+        const vdsim::EnvSpec& s = e.spec();
+        return e.peek(row(obs, s.obs_size(), "obs"), row(info, s.info_size(), "info"));
+      }, py::arg("obs").noconvert(), py::arg("info").noconvert(),
+      "Mode C: the observation and info of the plant now (no advance, no scoring); flags")
+      .def("latch", [](Core& e, py::array_t<double, py::array::c_style |
+                                               py::array::forcecast> action) {
+        if (action.size() != N) throw std::invalid_argument("wrong action size");
+        e.latch(action.data());
+      }, py::arg("action"), "Mode C: the action's command takes effect now")
+      .def("command_for", [](const Core& e, py::array_t<double, py::array::c_style |
+                                                         py::array::forcecast> action) {
+        if (action.size() != N) throw std::invalid_argument("wrong action size");
+        const vdsim::Command c = e.command_for(action.data());
+        return py::make_tuple(c.steer, c.longitudinal);
+      }, py::arg("action"), "The plant command (steer, longitudinal) of an action now")
       .def("set_latency", &Core::set_latency, py::arg("spec"), py::arg("policy"),
            "Mode-B latency (takes effect at the next reset)")
       .def("clear_latency", &Core::clear_latency)

@@ -4,16 +4,21 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include "vdsim/dyno_session.hpp"
 #include "vdsim/realtime_runner.hpp"
 #include "vdsim/session.hpp"
 
 namespace py = pybind11;
 using namespace vdsim;
 
-void bind_realtime(py::module_& m) {
-  using Runner = RealTimeRunner<Session>;
-  py::class_<Runner>(m, "RealTimeRunner")
-      .def(py::init<Session&, double, int64_t>(), py::arg("session"), py::arg("substep_dt"),
+namespace {
+
+// One runner class per plant type: the vehicle Session, the chassis dyno's DynoSession.
+template <class Plant>
+void bind_runner(py::module_& m, const char* name) {
+  using Runner = RealTimeRunner<Plant>;
+  py::class_<Runner>(m, name)
+      .def(py::init<Plant&, double, int64_t>(), py::arg("session"), py::arg("substep_dt"),
            py::arg("n_ticks"), py::keep_alive<1, 2>())
       .def("set_watchdog", [](Runner& r, int64_t ticks, double steer, double lon) {
              r.set_watchdog(ticks, Command{steer, lon});
@@ -42,4 +47,11 @@ void bind_realtime(py::module_& m) {
              std::copy(v.begin(), v.end(), out.mutable_data());
              return out;
            }, "Wall time [s since start] at which each tick completed (after join)");
+}
+
+}  // namespace
+
+void bind_realtime(py::module_& m) {
+  bind_runner<Session>(m, "RealTimeRunner");
+  bind_runner<DynoSession>(m, "DynoRealTimeRunner");
 }

@@ -179,6 +179,30 @@ class EnvCore final : public EnvCoreBase {
     task_.summary(plant_, out + kSummaryBaseSize);
   }
 
+  // Wall-clock mode C: the observation, info row and flags of the plant as it is now,
+  // without advancing or scoring (a copy of the task evaluates, so its own state, e.g.
+  // a projection hint or an episode statistic, is untouched).
+  int peek(float* obs, double* info) {
+    Task t = task_;
+    const int flags = t.evaluate(plant_, action_.data(), prev_action_.data(), obs, nullptr,
+                                 info, false);
+    std::fill(info + task_info_, info + task_info_ + kTimingInfoSize, 0.0);
+    return flags;
+  }
+  // Wall-clock mode C: an action's command takes effect now (the previous action moves to
+  // prev_action, as in step()).
+  void latch(const double* action) {
+    prev_action_ = action_;
+    for (int j = 0; j < kActions; ++j) action_[j] = std::clamp(action[j], -1.0, 1.0);
+    plant_.command_now(task_.command_from_action(plant_, action_.data()));
+  }
+  // The plant command an action stands for now (the watchdog's fail-safe).
+  Command command_for(const double* action) const {
+    std::array<double, kActions> a;
+    for (int j = 0; j < kActions; ++j) a[j] = std::clamp(action[j], -1.0, 1.0);
+    return task_.command_from_action(plant_, a.data());
+  }
+
   void advance_physics(const double* action) override {
     std::array<double, kActions> a;
     for (int j = 0; j < kActions; ++j) a[j] = std::clamp(action[j], -1.0, 1.0);

@@ -189,10 +189,38 @@ def test_env_form_on_a_path_env_tracks_like_mode_a():
     c = ClosedLoopEval(env=env, policy=policy, mode="wallclock", duration=1.0).run()
     assert c.meta["eval_mode"] == "wallclock" and c.meta["env_id"] == "VDSim-DLC-v0"
     assert c.trace["t"][0] < 0.05 and c.stats["n_samples"] >= 25
+    assert {"e_y", "s", "u_steer", "u_pedal"} <= set(c.trace)  # the env core's columns
     # the same controller on the same course: the lateral error stays that of mode A
     assert abs(c.stats["e_y_rmse_m"] - a.stats["e_y_rmse_m"]) < 0.05
-    with pytest.raises(ValueError, match="runs the path envs"):
-        ClosedLoopEval(env="VDSim-ACC-v0", policy=policy, mode="wallclock")
+    assert no_runner_threads()
+
+
+def test_env_form_ends_with_the_episode_and_the_dyno_runs_with_its_watchdog(tmp_path):
+    import gymnasium as gym
+
+    from vdsim_gym.controllers import cycle_follower
+
+    class FullThrottle:
+        def predict(self, obs, state=None, episode_start=None, deterministic=True):
+            return np.array([1.0], np.float32), state
+
+    lead = tmp_path / "lead.csv"  # a parked car 2 m ahead: full throttle hits it in ~1 s
+    lead.write_text("time,lead_speed,distance\n" + "".join(
+        f"{k * 0.02:.2f},0,2\n" for k in range(251)))
+    acc = gym.make("VDSim-ACC-v0", sensor_csv=lead)
+    res = ClosedLoopEval(env=acc, policy=FullThrottle(), mode="wallclock",
+                         duration=5.0).run()
+    assert res.stats["outcome"] == "collision" and not res.stats["stopped_early"]
+    assert res.trace["t"][-1] < 3.0 and res.trace["gap"][-2] <= 0.5
+    assert "sim_ticks_short" not in res.stats["quality"]["reasons"]
+    dyno = gym.make("VDSim-Dyno-v0")
+    res = ClosedLoopEval(env=dyno, policy=cycle_follower(dyno), mode="wallclock",
+                         duration=0.5, watchdog={"timeout_s": 0.3, "failsafe_u": [-1.0]}).run()
+    assert res.meta["watchdog"] == {"timeout_s": 0.3, "failsafe_u": [-1.0]}
+    assert res.stats["n_samples"] >= 3 and "u_reference" in res.samples
+    with pytest.raises(ValueError, match="failsafe_u.*2 action values|failsafe_u.*expected"):
+        ClosedLoopEval(env=dyno, policy=cycle_follower(dyno), mode="wallclock",
+                       watchdog={"timeout_s": 0.3, "failsafe_u": [0.0, 1.0]})
     assert no_runner_threads()
 
 

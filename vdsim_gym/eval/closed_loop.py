@@ -39,7 +39,12 @@ from vdsim_gym.eval.env_run import EnvPolicyRun
 from vdsim_gym.eval.metrics import lateral_error, tracking_stats
 from vdsim_gym.eval.provenance import build_info
 from vdsim_gym.eval.result import ControllerError, EvalResult, _Samples
-from vdsim_gym.eval.wallclock import WallclockOptions, WallclockRun, check_options
+from vdsim_gym.eval.wallclock import (
+    EnvWallclockDriver,
+    WallclockOptions,
+    WallclockRun,
+    check_options,
+)
 from vdsim_gym.latency import LatencyModel, check_latency, check_overrun
 from vdsim_gym.plant import Plant
 from vdsim_gym.timing import whole_ticks
@@ -144,7 +149,7 @@ class ClosedLoopEval:
                            control_period, duration, reference_path, initial_state)
             if mode == "wallclock":
                 self._wallclock = check_options(cpu_affinity, watchdog,
-                                                self.plant.check_command, self.duration)
+                                                self._driver.failsafe_command, self.duration)
             return
         if policy is not None:
             raise ValueError("policy= runs on an env: give env='VDSim-DLC-v0' (or an env "
@@ -180,30 +185,6 @@ class ClosedLoopEval:
         self._end_tick = whole_ticks(duration, plant.substep_dt, "duration")
         self._check_delay_fits()
         self.reference_path = None if reference_path is None else check_path(reference_path)
-
-    def _init_env_wallclock(self, env: gym.Env, policy: Any, seed: int,
-                            duration: float) -> None:
-        """Mode C of the env form on a path env: the policy reads the env's observation
-        vector computed from the Plant (``PolicyController``, the same projection as the
-        env's core) while the real-time runner ticks the Plant from the env's start."""
-        from vdsim_gym.eval.policy_adapter import PolicyController
-
-        base = env.unwrapped
-        if getattr(base, "course", "absent") == "absent" or \
-                not callable(getattr(base, "action_to_command", None)):
-            raise ValueError(f"mode='wallclock' with env= runs the path envs (VDSim-DLC-v0, "
-                             f"VDSim-PathFollow-v0); {type(base).__name__} runs in modes "
-                             "'sync' and 'virtual_async', or pass a callback controller= "
-                             "with plant_kwargs=")
-        env.reset(seed=seed)
-        p = base.physics
-        plant = Plant(level=p.level, vehicle=p.vehicle, substep_dt=p.substep_dt,
-                      control_period=p.control_period, actuator=p.actuator,
-                      longitudinal=p.longitudinal, integrator=p.integrator)
-        start = base.plant_observation()
-        state0 = {k: start[k] for k in ("X", "Y", "psi", "vx", "vy", "r")}
-        self._init_plant(plant, PolicyController(env, policy), state0, None, duration,
-                         base.course.path)
 
     def _check_delay_fits(self) -> None:
         if self.latency is not None and self.latency.reproducible \
@@ -250,14 +231,14 @@ class ClosedLoopEval:
             duration = (steps * phys.control_period if steps is not None else
                         base.time_limit if base.time_limit is not None else
                         500 * phys.control_period)
-        if self.mode == "wallclock":
-            self._init_env_wallclock(env, policy, seed, duration)
-            return
         self.plant = None
         self.reference_path = None
         self.duration = float(duration) if isinstance(duration, (int, float)) else duration
         self._end_tick = whole_ticks(duration, phys.substep_dt, "duration")
         self._check_delay_fits()
+        if self.mode == "wallclock":  # the runner ticks the env core's own plant
+            self._driver = EnvWallclockDriver(env, policy, seed, self._end_tick)
+            return
         self._env_run = EnvPolicyRun(env, policy, seed, self._end_tick, self.latency,
                                      self.overrun)
         self._driver = self._env_run  # substep_dt, ticks_per_period, columns, meta()

@@ -24,9 +24,11 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym import _core
+from vdsim_gym.eval.env_run import EnvPolicyRun
 from vdsim_gym.eval.result import _Samples
 
 RTF_BAND = 0.02  # quality "rtf_band": |rtf - 1| above this
+_TERMINATED = int(dict(_core.ENV_FLAGS)["terminated"])
 
 
 @dataclass(frozen=True)
@@ -35,13 +37,15 @@ class WallclockOptions:
     ctrl_cpus: tuple[int, ...] | None = None  # the control thread's CPUs
     watchdog_timeout_s: float | None = None
     failsafe: tuple[float, ...] | None = None  # the fail-safe command (checked)
+    failsafe_u: Any = None  # as given (the env form: an action)
 
     def describe(self) -> dict[str, Any]:
         return {"cpu_affinity": None if self.sim_cpu is None and self.ctrl_cpus is None else
                 {"sim": self.sim_cpu, "ctrl": None if self.ctrl_cpus is None else
                  list(self.ctrl_cpus)},
                 "watchdog": None if self.watchdog_timeout_s is None else
-                {"timeout_s": self.watchdog_timeout_s, "failsafe_u": list(self.failsafe)}}
+                {"timeout_s": self.watchdog_timeout_s,
+                 "failsafe_u": [float(x) for x in self.failsafe_u]}}
 
 
 def check_options(cpu_affinity: Any, watchdog: Any, check_command: Callable[[Any], Any],
@@ -68,7 +72,7 @@ def check_options(cpu_affinity: Any, watchdog: Any, check_command: Callable[[Any
                 raise ValueError(f"cpu_affinity['ctrl'] must be a non-empty list of CPU "
                                  f"numbers in [0, {n - 1}], got {raw!r}")
             ctrl = tuple(sorted(set(cpus)))
-    timeout, failsafe = None, None
+    timeout, failsafe, given = None, None, None
     if watchdog is not None:
         if not isinstance(watchdog, Mapping) or set(watchdog) != {"timeout_s", "failsafe_u"}:
             raise ValueError(f"watchdog must be a dict with 'timeout_s' [s] and 'failsafe_u' "
@@ -78,12 +82,13 @@ def check_options(cpu_affinity: Any, watchdog: Any, check_command: Callable[[Any
                 or not math.isfinite(timeout) or timeout <= 0:
             raise ValueError(f"watchdog['timeout_s'] must be a positive number of seconds, "
                              f"got {timeout!r}")
+        given = watchdog["failsafe_u"]
         try:
-            failsafe = tuple(check_command(watchdog["failsafe_u"]))
+            failsafe = tuple(check_command(given))
         except ValueError as err:
             raise ValueError(f"watchdog['failsafe_u']: {err}") from None
         timeout = float(timeout)
-    return WallclockOptions(sim, ctrl, timeout, failsafe)
+    return WallclockOptions(sim, ctrl, timeout, failsafe, given)
 
 
 def _quantiles(x: list[float]) -> dict[str, float] | None:
@@ -129,7 +134,7 @@ class WallclockRun:
         d, dt = self.d, self.dt
         d.reset()
         session = d.session
-        runner = _core.RealTimeRunner(session, dt, self.end_tick)
+        runner = getattr(d, "runner_class", _core.RealTimeRunner)(session, dt, self.end_tick)
         o = self.options
         if o.watchdog_timeout_s is not None:
             ticks = max(1, math.ceil(o.watchdog_timeout_s / dt - 1e-9))
@@ -141,6 +146,7 @@ class WallclockRun:
         self.to_apply: list[float] = []
         self.ctrl_applied: bool | None = None
         self.error: BaseException | None = None
+        self.outcome: str | None = None
         load_start = load1()
         runner.start(-1 if o.sim_cpu is None else o.sim_cpu)
         self._done = threading.Event()
@@ -162,7 +168,10 @@ class WallclockRun:
             raise self.error
         end = session.tick
         stopped = self.stop.is_set()
-        runner_stats = self._stats(runner, end, stopped, load_start)
+        runner_stats = self._stats(runner, end, stopped or self.outcome is not None,
+                                   load_start)
+        if self.outcome is not None:  # the env ended the episode (a collision, ...)
+            runner_stats["outcome"] = self.outcome
         self.rows.append((end * dt, d.state_row(d.observe()), None, None))
         return self.rows, self.samples, end, stopped, runner_stats
 
@@ -222,13 +231,19 @@ class WallclockRun:
             try:
                 tick = session.tick
                 obs = d.observe()
+                state = d.state_row(obs)  # read under the lock too: the sim moves on
             finally:
                 runner.unlock()
             if tick >= end:
                 break
             t_sample = tick * dt
-            self.rows.append((t_sample, d.state_row(obs),
+            self.rows.append((t_sample, state,
                               initial if in_force is None else in_force["command"], in_force))
+            ended = getattr(d, "ended", None)
+            if ended is not None:  # the env's episode ended at this snapshot
+                self.outcome = ended
+                runner.request_stop()
+                break
             command, wall = self.call(obs, k, t_sample)
             if self.stop.is_set():  # stopped during the call: the command is not latched
                 self.samples.add(k=k, t_sample=t_sample, t_start=t_sample, t_call=t_sample,
@@ -294,4 +309,65 @@ class WallclockRun:
         }
 
 
-__all__ = ["WallclockOptions", "WallclockRun", "check_options", "load1"]
+class EnvWallclockDriver(EnvPolicyRun):
+    """Mode C of the env form: the runner ticks the env core's plant; each sample peeks
+    the core's observation of the plant as it is (no advance, no scoring), the policy's
+    action is latched through the task's action-to-command mapping (``latch``). The run
+    ends at the duration, a stop(), or the first snapshot at which the task reports a
+    terminal state (``stats["outcome"]``)."""
+
+    def __init__(self, env: Any, policy: Any, seed: int, end_tick: int) -> None:
+        super().__init__(env, policy, seed, end_tick, None, None)
+        core = self.base._core
+        self.core, self.session = core, core.session
+        self.runner_class = _core.DynoRealTimeRunner \
+            if isinstance(self.session, _core.DynoSession) else _core.RealTimeRunner
+        self._obs = np.zeros(len(self.base.obs_names), np.float32)
+        self._info = np.zeros(len(self.base.info_names))
+        self._col = {name: j for j, name in enumerate(self.base.info_names)}
+        self._n = len(self.base.action_names)
+        self.ended: str | None = None
+        self._first = True
+
+    def reset(self) -> None:
+        self.env.reset(seed=self.seed)
+        self.ended, self._first = None, True
+
+    def observe(self) -> np.ndarray:
+        flags = self.core.peek(self._obs, self._info)
+        if flags & _TERMINATED:
+            self.ended = self.base.outcome(flags)
+        return self._obs.copy()
+
+    def state_row(self, obs: Any) -> tuple[float, ...]:
+        info = {k: float(self._info[self._col[k]]) for k in self.info_columns}
+        return self._state_row(info)
+
+    def call(self, obs: np.ndarray, t: float) -> Any:
+        action, _ = self.policy.predict(obs, episode_start=np.array([self._first]),
+                                        deterministic=True)
+        self._first = False
+        return action
+
+    def check(self, raw: Any) -> tuple[float, ...]:
+        try:
+            a = np.asarray(raw, dtype=float).reshape(self._n)
+        except (TypeError, ValueError):
+            raise ValueError(f"expected {self._n} action values, got {raw!r}") from None
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"action must be finite, got {a.tolist()}")
+        return tuple(np.clip(a, -1.0, 1.0).tolist())  # SB3's clipping of Box actions
+
+    def command_now(self, action: tuple[float, ...]) -> None:
+        self.core.latch(np.asarray(action, dtype=float))
+
+    def failsafe_command(self, raw: Any) -> tuple[float, float]:
+        """The watchdog's fail-safe in the env form is an action; its plant command."""
+        return tuple(self.core.command_for(np.asarray(self.check(raw))))
+
+    def drop_pending(self) -> None:
+        """Mode C latches at once: nothing is ever pending."""
+
+
+__all__ = ["EnvWallclockDriver", "WallclockOptions", "WallclockRun", "check_options",
+           "load1"]
