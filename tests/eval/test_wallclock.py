@@ -127,15 +127,18 @@ def test_keyboard_interrupt_joins_both_threads():
 
 
 def test_watchdog_latches_while_the_controller_blocks():
-    def blocking(obs, t):
-        if 0.04 <= t < 0.06:
-            time.sleep(0.3)  # far past the 50 ms timeout
+    def blocking(obs, t, calls=[]):  # noqa: B006  (one list per run: see below)
+        calls.append(t)
+        if len(calls) == 3:
+            time.sleep(0.3)  # the third call blocks far past the 50 ms timeout
         return (0.0, 0.3)
 
-    guarded = ClosedLoopEval(plant_kwargs=PLANT, controller=blocking, control_period=0.02,
+    guarded = ClosedLoopEval(plant_kwargs=PLANT, controller=lambda o, t, c=[]: blocking(o, t, c),
+                             control_period=0.02,
                              mode="wallclock", duration=0.6, initial_state={"vx": 10.0},
                              watchdog={"timeout_s": 0.05, "failsafe_u": (0.0, -0.5)}).run()
-    plain = ClosedLoopEval(plant_kwargs=PLANT, controller=blocking, control_period=0.02,
+    plain = ClosedLoopEval(plant_kwargs=PLANT, controller=lambda o, t, c=[]: blocking(o, t, c),
+                           control_period=0.02,
                            mode="wallclock", duration=0.6, initial_state={"vx": 10.0}).run()
     assert guarded.stats["failsafe_latches"] >= 1 and plain.stats["failsafe_latches"] == 0
     assert guarded.meta["watchdog"] == {"timeout_s": 0.05, "failsafe_u": [0.0, -0.5]}
