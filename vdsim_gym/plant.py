@@ -282,6 +282,39 @@ class Plant:
             return (-v.max_deceleration, v.max_acceleration)
         return (-v.total_brake_torque / v.wheel_radius, v.drive_torque_max / v.wheel_radius)
 
+    def start_trace(self, decimation: int | None = None,
+                    channels: Sequence[str] = ()) -> None:
+        """Record a trace row every ``decimation`` substeps from now (default: the
+        largest divisor of the control period keeping >= 100 Hz); ``channels`` adds
+        optional channels ("steer_applied"). ``write_trace`` writes what was recorded;
+        ``reset()`` clears the rows and keeps recording (docs/TRACES.md)."""
+        from vdsim_gym.recording import check_trace_channels, default_decimation
+
+        self._trace_channels = check_trace_channels(channels)
+        d = default_decimation(self.substep_dt, self.ticks_per_period) \
+            if decimation is None else decimation
+        if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+            raise ValueError(f"decimation must be a whole number of substeps >= 1, got {d!r}")
+        self.session.trace_decimation = d
+
+    def write_trace(self, path: Any, *, tags: Sequence[str] = (),
+                    overlays: Sequence[Mapping[str, Any]] = ()) -> Any:
+        """Writes the rows recorded since ``start_trace`` (or the last reset), with a
+        closing row at the current time, to ``path`` (atomically); recording goes on."""
+        from vdsim_gym.eval.provenance import plant_meta
+        from vdsim_gym.recording import vehicle_channels, write_trace
+
+        d = self.session.trace_decimation
+        if d == 0:
+            raise ValueError("no trace is being recorded: call start_trace() first")
+        self.session.record_trace_row()
+        rows = self.session.take_trace()
+        channels = vehicle_channels(rows, self.level, self.longitudinal,
+                                    getattr(self, "_trace_channels", ()))
+        meta = {"eval_mode": None, **plant_meta(self.physics, self.ref_point)}
+        return write_trace(path, channels, meta=meta, physics=self.physics, decimation=d,
+                           tags=tags, overlays=overlays)
+
     def observe(self) -> dict[str, float]:
         """The observation dict at the current time (see the class docstring)."""
         return observe_session(self.session, self.vehicle, self.level, self._state,

@@ -124,7 +124,21 @@ void bind_dyno(py::module_& m) {
 
   py::class_<DynoSession>(m, "DynoSession")  // the dyno env core's plant (mode C ticks it)
       .def_property_readonly("tick", &DynoSession::tick)
-      .def_property_readonly("time", &DynoSession::time);
+      .def_property_readonly("time", &DynoSession::time)
+      .def_property("trace_decimation", &DynoSession::trace_decimation,
+                    [](DynoSession& s, int64_t d) {
+                      if (d < 0) throw std::invalid_argument("trace decimation must be >= 0");
+                      s.set_trace_decimation(d);
+                    })
+      .def("record_trace_row", &DynoSession::record_trace_row)
+      .def("take_trace", [](DynoSession& s) {
+        std::vector<double> v = s.take_trace();
+        const py::ssize_t w = DynoSession::kTraceRowSize;
+        py::array_t<double> out({static_cast<py::ssize_t>(v.size()) / w, w});
+        std::copy(v.begin(), v.end(), out.mutable_data());
+        return out;
+      });
+  m.attr("DYNO_TRACE_ROW_SIZE") = DynoSession::kTraceRowSize;
 
   using DArrayIn = py::array_t<double, py::array::c_style | py::array::forcecast>;
   vdsim_py::bind_env_core<DriveCycleTask>(m, "DynoEnvCore")

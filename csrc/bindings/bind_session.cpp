@@ -43,6 +43,7 @@ void bind_session(py::module_& m) {
 
   m.attr("STATE_SIZE") = static_cast<int>(kStateSize);
   m.attr("AUX_SIZE") = kAuxSize;
+  m.attr("TRACE_ROW_SIZE") = Session::kTraceRowSize;
 
   py::class_<Session>(m, "Session")
       .def(py::init<const VehicleParams&, const SimConfig&>(), py::arg("vehicle"),
@@ -78,6 +79,20 @@ void bind_session(py::module_& m) {
              std::copy(in.data(), in.data() + kStateSize, st.begin());
              s.set_state(st);
            }, py::arg("state"))
+      .def_property("trace_decimation", &Session::trace_decimation,
+                    [](Session& s, int64_t d) {
+                      if (d < 0) throw std::invalid_argument("trace decimation must be >= 0");
+                      s.set_trace_decimation(d);
+                    }, "Record a trace row every d substeps (0: off); reset() and take_trace() clear the rows")
+      .def("record_trace_row", &Session::record_trace_row,
+           "The row of the current tick (a run's closing row), unless already recorded")
+      .def("take_trace", [](Session& s) {
+             std::vector<double> v = s.take_trace();
+             const py::ssize_t n = static_cast<py::ssize_t>(v.size()) / Session::kTraceRowSize;
+             py::array_t<double> out({n, static_cast<py::ssize_t>(Session::kTraceRowSize)});
+             std::copy(v.begin(), v.end(), out.mutable_data());
+             return out;
+           }, "The rows recorded so far, (n, TRACE_ROW_SIZE); moved out")
       .def("get_aux",
            [](Session& s, py::array_t<double, py::array::c_style> out) {
              if (out.size() < kAuxSize) throw std::invalid_argument("aux buffer too small");

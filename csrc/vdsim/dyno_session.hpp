@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "dyno.hpp"
 #include "interrupt.hpp"
@@ -43,6 +44,29 @@ class DynoSession {
   DynoSession(const DynoSession&) = delete;
   DynoSession& operator=(const DynoSession&) = delete;
 
+  // Trace recording, as Session's: every `d` substeps a row of kTraceRowSize values at the
+  // start of the substep: t, v, filtered accel, the command (reference or pedal), the
+  // driver's fresh pedal, the pedal reaching the bench (after delay and actuator),
+  // throttle, brake, the lagged front and rear axle torques.
+  static constexpr int kTraceRowSize = 10;
+  void set_trace_decimation(int64_t d) {
+    trace_decimation_ = d;  // the rows so far stay until take_trace() or reset()
+  }
+  int64_t trace_decimation() const { return trace_decimation_; }
+  void record_trace_row() {
+    if (last_trace_tick_ == tick_) return;
+    last_trace_tick_ = tick_;
+    const double row[kTraceRowSize] = {time(), state_.v, a_filt_, command_.longitudinal,
+                                       driver_.pedal(), pedal_, throttle_, brake_,
+                                       state_.torque[0], state_.torque[1]};
+    trace_.insert(trace_.end(), row, row + kTraceRowSize);
+  }
+  std::vector<double> take_trace() {
+    std::vector<double> out;
+    out.swap(trace_);
+    return out;
+  }
+
   void reset(double v0, const Command& initial = Command{}) {
     state_ = DynoState{};
     state_.v = v0;
@@ -53,6 +77,8 @@ class DynoSession {
     pedal_ = throttle_ = brake_ = 0.0;
     a_filt_ = 0.0;
     energy_pos_ = distance_ = 0.0;
+    trace_.clear();
+    last_trace_tick_ = -1;
   }
   void command_now(const Command& c) { command_ = c; }
   void schedule(int64_t apply_tick, const Command& c) { schedule_.push(apply_tick, c); }
@@ -90,6 +116,7 @@ class DynoSession {
       pedal_ = p;
       throttle_ = th;
       brake_ = br;
+      if (trace_decimation_ > 0 && tick_ % trace_decimation_ == 0) record_trace_row();
       const double v0 = state_.v;
       dyno_step(bench_, state_, th, br, dt);
       const double v1 = state_.v;
@@ -127,6 +154,8 @@ class DynoSession {
   CommandSchedule schedule_;
   double pedal_ = 0.0, throttle_ = 0.0, brake_ = 0.0, a_filt_ = 0.0;
   double energy_pos_ = 0.0, distance_ = 0.0;
+  int64_t trace_decimation_ = 0, last_trace_tick_ = -1;
+  std::vector<double> trace_;
 };
 
 }  // namespace vdsim

@@ -38,6 +38,24 @@ void Session::reset(double x, double y, double psi, double vx, double vy, double
   cascade_.reset(vx);
   update_inputs(false);
   aux_valid_ = false;
+  trace_.clear();
+  last_trace_tick_ = -1;
+}
+
+void Session::record_trace_row() {
+  if (last_trace_tick_ == tick_) return;
+  last_trace_tick_ = tick_;
+  Aux a;
+  State ds;
+  deriv(state_, inputs_, ds, &a);
+  const double row[12] = {time(), state_[kX], state_[kY], state_[kPsi], state_[kVx],
+                          state_[kVy], state_[kR], a.ax, a.ay, steer_, command_.steer,
+                          command_.longitudinal};
+  trace_.insert(trace_.end(), row, row + 12);
+  for (const WheelOut& w : a.wheel) {
+    const double wr[5] = {w.fx, w.fy, w.fz, w.kappa, w.alpha};
+    trace_.insert(trace_.end(), wr, wr + 5);
+  }
 }
 
 void Session::update_inputs(bool substep) {
@@ -67,6 +85,7 @@ void Session::advance(int64_t n) {
     schedule_.apply_due(tick_, command_);
     steer_ = config_.actuator.enabled ? actuator_.step(command_.steer) : command_.steer;
     update_inputs(true);
+    if (trace_decimation_ > 0 && tick_ % trace_decimation_ == 0) record_trace_row();
     double omega_before[4];
     for (int i = 0; i < n_wheels; ++i) omega_before[i] = state_[kW0 + i];
     // A spinning braked wheel feels the full brake against its spin at the start of the

@@ -1,6 +1,7 @@
 // One simulated vehicle: state, integer clock, command schedule, steering actuator.
 // C++ trusts its inputs; vdsim_gym validates them before they get here.
 #pragma once
+#include <vector>
 #include <algorithm>
 #include <cstdint>
 
@@ -54,6 +55,26 @@ class Session {
   const VehicleParams& vehicle() const { return vehicle_; }
   const SimConfig& config() const { return config_; }
 
+  // Trace recording (docs/TRACES.md). With decimation d > 0, a row of kTraceRowSize values
+  // is recorded at every tick that is a multiple of d, at the start of its substep (the
+  // state at that tick and the command that governs the substep from it): t, X, Y, psi,
+  // vx, vy, r, ax, ay, realized steer, command steer, command longitudinal, then per wheel
+  // slot (FL, FR, RL, RR; L1: front, rear, 0, 0) fx, fy, fz, kappa, alpha. 0: off. A reset
+  // keeps the setting and clears the rows; changing the setting keeps them.
+  static constexpr int kTraceRowSize = 12 + 4 * 5;
+  void set_trace_decimation(int64_t d) {
+    trace_decimation_ = d;  // the rows so far stay until take_trace() or reset()
+  }
+  int64_t trace_decimation() const { return trace_decimation_; }
+  // The row of the current tick now, unless one was recorded at this tick (a run's end).
+  void record_trace_row();
+  // The rows recorded so far (moved out).
+  std::vector<double> take_trace() {
+    std::vector<double> out;
+    out.swap(trace_);
+    return out;
+  }
+
  private:
   void deriv(const State& s, const WheelInputs& in, State& ds, Aux* aux) const;
   // inputs_ from the command in force; in Accel mode through the cascade (substep: one
@@ -73,6 +94,8 @@ class Session {
   Aux aux_{};
   bool aux_valid_ = false;
   AccelCascade cascade_;  // longitudinal = Accel only
+  int64_t trace_decimation_ = 0, last_trace_tick_ = -1;
+  std::vector<double> trace_;
  public:
   const AccelCascade& cascade() const { return cascade_; }
 };

@@ -27,7 +27,8 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -39,6 +40,7 @@ from vdsim_gym.eval.env_run import EnvPolicyRun
 from vdsim_gym.eval.metrics import lateral_error, tracking_stats
 from vdsim_gym.eval.provenance import build_info
 from vdsim_gym.eval.result import ControllerError, EvalResult, _Samples
+from vdsim_gym.eval.trace_recording import EvalTrace
 from vdsim_gym.eval.wallclock import (
     EnvWallclockDriver,
     WallclockOptions,
@@ -104,6 +106,9 @@ class ClosedLoopEval:
         seed: int = 0,
         cpu_affinity: Mapping[str, Any] | None = None,
         watchdog: Mapping[str, Any] | None = None,
+        trace_path: str | Path | None = None,
+        trace_channels: Sequence[str] = (),
+        trace_decimation: int | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -137,6 +142,8 @@ class ClosedLoopEval:
             self.latency = LatencyModel.fixed(0.0) if latency is None else latency
             self.overrun = "skip" if overrun is None else overrun
         self._wallclock: WallclockOptions | None = None
+        self._trace: EvalTrace | None = None
+        trace_args = (trace_path, trace_channels, trace_decimation)
         self._env_meta: dict[str, Any] = {}
         self._stop = threading.Event()
         self._env_run: EnvPolicyRun | None = None
@@ -150,6 +157,7 @@ class ClosedLoopEval:
             if mode == "wallclock":
                 self._wallclock = check_options(cpu_affinity, watchdog,
                                                 self._driver.failsafe_command, self.duration)
+            self._init_trace(*trace_args)
             return
         if policy is not None:
             raise ValueError("policy= runs on an env: give env='VDSim-DLC-v0' (or an env "
@@ -174,6 +182,13 @@ class ClosedLoopEval:
         if mode == "wallclock":
             self._wallclock = check_options(cpu_affinity, watchdog, plant.check_command,
                                             plant.control_period)
+        self._init_trace(*trace_args)
+
+    def _init_trace(self, path: Any, channels: Sequence[str], decimation: Any) -> None:
+        if path is not None:
+            self._trace = EvalTrace(path, channels, decimation, self._driver)
+        elif channels or decimation is not None:
+            raise ValueError("trace_channels= and trace_decimation= need trace_path=")
 
     def _init_plant(self, plant: Plant, controller: Controller,
                     initial_state: Mapping[str, float] | None, ref_point: Any,
@@ -250,8 +265,25 @@ class ClosedLoopEval:
         self._stop.set()
 
     def run(self) -> EvalResult:
-        """One run from the initial state; see the class docstring and docs/EVAL_MODES.md."""
+        """One run from the initial state; see the class docstring and docs/EVAL_MODES.md.
+        With ``trace_path`` the run is recorded and written there (atomically) whatever
+        ends it: an exception or Ctrl-C leaves a complete trace of what ran."""
         self._stop.clear()
+        if self._trace is None:
+            return self._run()
+        session = self._trace.session(self._driver)
+        session.trace_decimation = self._trace.decimation
+        try:
+            result = self._run()
+        except BaseException:
+            self._trace.write(session, self, None)  # what ran, stopped early
+            raise
+        finally:
+            session.trace_decimation = 0  # the session records nothing after this run
+        self._trace.write(session, self, result)
+        return result
+
+    def _run(self) -> EvalResult:
         if self._env_run is not None:
             rows, samples, end, stopped, episode = self._env_run.run(self._stop)
             return self._result(rows, samples, end, stopped, episode)

@@ -1,0 +1,102 @@
+"""``ClosedLoopEval(trace_path=...)``: the run recorded by the plant's session every
+``decimation`` substeps (at least 100 Hz by default) and written as a .vdtrace whatever
+ends the run (docs/TRACES.md). Mode B and C traces carry the timing of the command in
+force on each row; the reference path (and a path env's cones) go in as overlays."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vdsim_gym.recording import (
+    check_trace_channels,
+    default_decimation,
+    dyno_channels,
+    timing_channels,
+    vehicle_channels,
+    write_trace,
+)
+
+
+def course_overlays(course: Any) -> list[dict[str, Any]]:
+    """A path env's course as overlays: the reference path and the cones."""
+    out = [{"name": "reference", "kind": "path2d", "points": course.path}]
+    if len(course.cones):
+        out.append({"name": "cones", "kind": "path2d", "style": "points",
+                    "points": course.cones})
+    return out
+
+
+class EvalTrace:
+    def __init__(self, path: str | Path, channels: Sequence[str], decimation: int | None,
+                 driver: Any) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise ValueError(f"trace_path {str(path)!r} is a folder; give a file path such "
+                             "as runs/a.vdtrace")
+        self.channels = check_trace_channels(channels)
+        if decimation is None:
+            decimation = default_decimation(driver.substep_dt, driver.ticks_per_period)
+        if isinstance(decimation, bool) or not isinstance(decimation, int) or decimation < 1:
+            raise ValueError(f"trace_decimation must be a whole number of substeps >= 1, got "
+                             f"{decimation!r}")
+        self.decimation = decimation
+
+    @staticmethod
+    def session(driver: Any) -> Any:
+        """The session the run ticks: the Plant's, or the env core's."""
+        session = getattr(driver, "session", None)
+        return session if session is not None else driver.base._core.session
+
+    @staticmethod
+    def _physics(driver: Any) -> Any:
+        plant = getattr(driver, "plant", None)
+        return plant.physics if plant is not None else driver.base.physics
+
+    def write(self, session: Any, ev: Any, result: Any) -> Path:
+        """Writes what ran; ``result`` None: the run ended by an exception (the state and
+        command channels of what ran, no timing channels)."""
+        d = ev._driver
+        session.record_trace_row()  # the closing row at the end
+        rows = session.take_trace()
+        physics = self._physics(d)
+        if physics.level == "dyno":
+            channels = dyno_channels(rows, physics.longitudinal)
+        else:
+            channels = vehicle_channels(rows, physics.level, physics.longitudinal,
+                                        self.channels)
+        timing = None
+        if result is None:
+            meta = {"eval_mode": ev.mode, "overrun_policy": ev.overrun,
+                    "latency_model": None if ev.latency is None else ev.latency.describe(),
+                    **d.meta()}
+            stopped, t_stop = True, float(session.time)
+        else:
+            meta = result.meta
+            stopped, t_stop = result.stats["stopped_early"], result.stats["t_stop"]
+            if ev.mode != "sync":
+                s = result.samples
+                dt = d.substep_dt
+                samples = [{"apply_tick": int(round(ta / dt)), "t_sample": ts, "c_k": c,
+                            "overrun": o}
+                           for ta, ts, c, o, ok in zip(s["t_apply"], s["t_sample"], s["c_k"],
+                                                       s["overrun"], s["applied"], strict=True)
+                           if ok]
+                timing = timing_channels(rows[:, 0], samples, dt)
+        overlays = []
+        if ev.reference_path is not None:
+            overlays.append({"name": "reference", "kind": "path2d",
+                             "points": np.asarray(ev.reference_path)})
+        course = getattr(getattr(d, "base", None), "course", None)
+        if course is not None:
+            overlays = course_overlays(course)
+        return write_trace(self.path, channels, meta=meta, physics=physics,
+                           decimation=self.decimation, seed=getattr(d, "seed", None),
+                           timing=timing, stopped_early=stopped, t_stop=t_stop,
+                           overlays=overlays)
+
+
+__all__ = ["EvalTrace", "course_overlays"]

@@ -1,0 +1,242 @@
+"""The ``.vdtrace`` file (docs/TRACES.md): a zip, stored uncompressed, of ``manifest.json``,
+``channels/<name>.f64`` (little-endian float64, C order, shape (n,) + trailing, listed in
+the manifest's channel table) and ``overlays/<name>.json`` (kinds path2d, region, event,
+timeseries; unknown kinds are kept and ignored). Schema 0.5.
+
+``TraceWriter`` builds one and writes it atomically (a temporary file beside the target,
+renamed over it when complete: a crash leaves the old file or none, never half a trace);
+``read_trace`` reads one without importing the compiled core; ``attach_overlay`` adds an
+overlay to an existing trace (atomically too).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SCHEMA_VERSION = "0.5"
+REQUIRED_KEYS = ("schema_version", "producer", "role", "repro", "channels")
+REQUIRED_CHANNELS = ("t",)
+OVERLAY_KINDS = {"path2d": ("points",), "region": ("polygon",), "event": ("t",),
+                 "timeseries": ("t", "y")}
+
+
+class TraceError(ValueError):
+    """A file that is not a readable .vdtrace; the message names the file and the cause."""
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A read trace: the manifest, every channel by name, every overlay by name."""
+
+    path: Path
+    manifest: dict[str, Any]
+    channels: dict[str, np.ndarray]
+    overlays: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.channels[name]
+
+    @property
+    def units(self) -> dict[str, str]:
+        return {k: v.get("unit", "") for k, v in self.manifest["channels"].items()}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, (np.floating, float)):
+        v = float(value)
+        return v if np.isfinite(v) else repr(v)  # JSON has no NaN or inf
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    return value
+
+
+def check_overlay(overlay: Mapping[str, Any]) -> dict[str, Any]:
+    """An overlay: a mapping with ``name`` and ``kind``; known kinds need their fields
+    (path2d: points (M, 2); region: polygon (M, 2); event: t; timeseries: t and y)."""
+    if not isinstance(overlay, Mapping) or not isinstance(overlay.get("name"), str) \
+            or not overlay["name"] or not isinstance(overlay.get("kind"), str):
+        kinds = ", ".join(OVERLAY_KINDS)
+        raise ValueError(f"an overlay is a dict with a 'name' and a 'kind' ({kinds} or your "
+                         f"own), got {overlay!r:.120}")
+    name = overlay["name"]
+    if "/" in name or name.startswith("."):
+        raise ValueError(f"overlay name {name!r} must be a plain file name")
+    for key in OVERLAY_KINDS.get(overlay["kind"], ()):
+        if key not in overlay:
+            raise ValueError(f"overlay {name!r} of kind {overlay['kind']!r} needs {key!r}")
+    if overlay["kind"] in ("path2d", "region"):
+        pts = np.asarray(overlay[OVERLAY_KINDS[overlay["kind"]][0]], dtype=float)
+        if pts.ndim != 2 or pts.shape[1] != 2 or not np.all(np.isfinite(pts)):
+            raise ValueError(f"overlay {name!r}: points must be finite (M, 2) coordinates")
+    return _jsonable(dict(overlay))
+
+
+class TraceWriter:
+    """Collects a trace's manifest, channels and overlays; ``write()`` writes it
+    atomically. Channels are whole arrays with their unit (and column names for
+    trailing axes); ``optional=True`` marks the ones a reader may not know."""
+
+    def __init__(self, path: str | Path, manifest: Mapping[str, Any]) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise ValueError(f"trace path {str(self.path)!r} is a folder; give a file path "
+                             "(e.g. run.vdtrace)")
+        self.manifest = dict(manifest)
+        self.channels: dict[str, np.ndarray] = {}
+        self.table: dict[str, dict[str, Any]] = {}
+        self.overlays: dict[str, dict[str, Any]] = {}
+
+    def add_channel(self, name: str, data: Any, unit: str, *, columns: Any = None,
+                    optional: bool = False, description: str = "") -> None:
+        arr = np.ascontiguousarray(np.asarray(data, dtype="<f8"))
+        if arr.ndim == 0:
+            raise ValueError(f"channel {name!r} must have a leading time axis")
+        if self.channels and arr.shape[0] != len(next(iter(self.channels.values()))):
+            raise ValueError(f"channel {name!r} has {arr.shape[0]} rows, the others "
+                             f"{len(next(iter(self.channels.values())))}")
+        self.channels[name] = arr
+        entry: dict[str, Any] = {"unit": unit, "shape": list(arr.shape[1:]),
+                                 "dtype": "float64", "optional": bool(optional)}
+        if columns is not None:
+            entry["columns"] = list(columns)
+        if description:
+            entry["description"] = description
+        self.table[name] = entry
+
+    def add_overlay(self, overlay: Mapping[str, Any]) -> None:
+        ov = check_overlay(overlay)
+        self.overlays[ov["name"]] = ov
+
+    def write(self) -> Path:
+        for name in REQUIRED_CHANNELS:
+            if name not in self.channels:
+                raise ValueError(f"a trace needs the channel {name!r}")
+        manifest = {"schema_version": SCHEMA_VERSION, **self.manifest,
+                    "channels": self.table, "n_rows": len(self.channels["t"])}
+        missing = [k for k in REQUIRED_KEYS if k not in manifest]
+        if missing:
+            raise ValueError(f"trace manifest is missing {', '.join(missing)}")
+        files = {"manifest.json": json.dumps(_jsonable(manifest), indent=1,
+                                             sort_keys=True).encode()}
+        for name, arr in self.channels.items():
+            files[f"channels/{name}.f64"] = arr.tobytes(order="C")
+        for name, ov in self.overlays.items():
+            files[f"overlays/{name}.json"] = json.dumps(ov, indent=1).encode()
+        return _write_zip(self.path, files)
+
+
+def _write_zip(path: Path, files: Mapping[str, bytes]) -> Path:
+    """The zip written to a temporary file beside ``path`` and renamed over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as z:
+            for name, data in files.items():
+                z.writestr(name, data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _version(text: Any) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in str(text).split("."))
+    except ValueError:
+        return (999,)
+
+
+def read_trace(path: str | Path) -> Trace:
+    """Read a .vdtrace; errors (``TraceError``) name the file and the cause: not a zip,
+    no manifest, a newer schema, a missing manifest key or channel, a channel whose size
+    does not match its shape."""
+    path = Path(path)
+    try:
+        z = zipfile.ZipFile(path)
+    except FileNotFoundError:
+        raise TraceError(f"{path}: no such trace file") from None
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise TraceError(f"{path}: not a .vdtrace (a zip of manifest.json and channels): "
+                         f"{exc}") from None
+    with z:
+        names = set(z.namelist())
+        if "manifest.json" not in names:
+            raise TraceError(f"{path}: a zip, but not a .vdtrace (no manifest.json)")
+        try:
+            manifest = json.loads(z.read("manifest.json"))
+        except json.JSONDecodeError as exc:
+            raise TraceError(f"{path}: manifest.json is not JSON ({exc})") from None
+        if not isinstance(manifest, dict):
+            raise TraceError(f"{path}: manifest.json must be an object")
+        missing = [k for k in REQUIRED_KEYS if k not in manifest]
+        if missing:
+            raise TraceError(f"{path}: the manifest is missing {', '.join(missing)}")
+        version = _version(manifest["schema_version"])
+        if version[:1] != _version(SCHEMA_VERSION)[:1] or version > _version(SCHEMA_VERSION):
+            raise TraceError(f"{path}: schema {manifest['schema_version']} is newer than this "
+                             f"reader's {SCHEMA_VERSION}; upgrade vdsim_gym to read it")
+        channels: dict[str, np.ndarray] = {}
+        for name, entry in manifest["channels"].items():
+            member = f"channels/{name}.f64"
+            if member not in names:
+                raise TraceError(f"{path}: channel {name!r} is listed but {member} is missing")
+            raw = z.read(member)
+            trailing = tuple(int(d) for d in entry.get("shape", []))
+            width = int(np.prod(trailing)) if trailing else 1
+            if len(raw) % (8 * width):
+                raise TraceError(f"{path}: {member} has {len(raw)} bytes, not a whole number "
+                                 f"of rows of shape {trailing}")
+            channels[name] = np.frombuffer(raw, dtype="<f8").reshape((-1, *trailing)).copy()
+        for name in REQUIRED_CHANNELS:
+            if name not in channels:
+                raise TraceError(f"{path}: the required channel {name!r} is missing")
+        n = len(channels["t"])
+        bad = [k for k, v in channels.items() if len(v) != n]
+        if bad:
+            raise TraceError(f"{path}: channel {bad[0]!r} has {len(channels[bad[0]])} rows, "
+                             f"t has {n}")
+        overlays = {}
+        for member in sorted(n for n in names if n.startswith("overlays/")
+                             and n.endswith(".json")):
+            try:
+                ov = json.loads(z.read(member))
+            except json.JSONDecodeError:
+                continue  # an overlay is an annotation: a broken one does not spoil the run
+            if isinstance(ov, dict) and "name" in ov:
+                overlays[ov["name"]] = ov
+    return Trace(path, manifest, channels, overlays)
+
+
+def attach_overlay(path: str | Path, overlay: Mapping[str, Any]) -> Path:
+    """Adds (or replaces) ``overlay`` in the trace at ``path``, atomically: e.g.
+    ``{"name": "reference", "kind": "path2d", "points": path_xy}``, cone gates as
+    ``{"name": "gate_1", "kind": "region", "polygon": [...]}``, a mu patch likewise."""
+    path = Path(path)
+    read_trace(path)  # a clear error for anything that is not a trace
+    ov = check_overlay(overlay)
+    with zipfile.ZipFile(path) as z:
+        files = {n: z.read(n) for n in z.namelist() if n != f"overlays/{ov['name']}.json"}
+    files[f"overlays/{ov['name']}.json"] = json.dumps(ov, indent=1).encode()
+    return _write_zip(path, files)
+
+
+__all__ = ["OVERLAY_KINDS", "SCHEMA_VERSION", "Trace", "TraceError", "TraceWriter",
+           "attach_overlay", "check_overlay", "read_trace"]

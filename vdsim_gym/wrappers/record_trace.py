@@ -1,0 +1,114 @@
+"""RecordTrace: every episode of a VDSim env as a .vdtrace (docs/TRACES.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+
+from vdsim_gym.envs.core_env import CoreEnv
+from vdsim_gym.eval.provenance import plant_meta
+from vdsim_gym.eval.trace_recording import course_overlays
+from vdsim_gym.recording import (
+    check_trace_channels,
+    default_decimation,
+    dyno_channels,
+    vehicle_channels,
+    write_trace,
+)
+
+
+class RecordTrace(
+    gym.Wrapper[np.ndarray, np.ndarray, np.ndarray, np.ndarray], gym.utils.RecordConstructorArgs
+):
+    """``RecordTrace(env, path, decimation=None, channels=())``: the env core's plant
+    records a row every ``decimation`` substeps (default: >= 100 Hz on the control grid;
+    the dyno: every substep), and each episode is written to ``path`` when it ends
+    (terminated or truncated), when the next ``reset()`` starts before it ended, at
+    ``close()``, or when a ``step()`` raises (Ctrl-C included): always a complete trace of
+    what ran (``stopped_early`` in its manifest when the episode had not ended), written
+    atomically. ``path`` may contain ``{episode}`` (the episode count from 0), e.g.
+    ``runs/dlc_{episode}.vdtrace``; without it each episode replaces the file. A path
+    env's course goes in as overlays (reference, cones). ``written`` lists the files.
+    """
+
+    def __init__(self, env: gym.Env, path: str | Path, *, decimation: int | None = None,
+                 channels: tuple[str, ...] = ()) -> None:
+        base = env.unwrapped
+        if not isinstance(base, CoreEnv):
+            raise TypeError("RecordTrace supports the VDSim envs (CoreEnv and its "
+                            f"subclasses), got {type(base).__name__}")
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
+        self.path_template = str(path)
+        if Path(self.path_template).is_dir():
+            raise ValueError(f"RecordTrace path {self.path_template!r} is a folder; give a "
+                             "file path such as runs/ep_{episode}.vdtrace")
+        self.channels = check_trace_channels(channels)
+        p = base.physics
+        d = default_decimation(p.substep_dt, p.ticks_per_period) if decimation is None \
+            else decimation
+        if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+            raise ValueError(f"decimation must be a whole number of substeps >= 1, got {d!r}")
+        self.decimation = d
+        self.episode = -1
+        self.written: list[Path] = []
+        self._open = False
+        self._seed: int | None = None
+
+    def _session(self) -> Any:
+        return self.env.unwrapped._core.session
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
+        if self._open:
+            self._write(stopped=True)
+        self._session().trace_decimation = self.decimation
+        obs, info = self.env.reset(seed=seed, options=options)
+        self.episode += 1
+        self._open, self._seed = True, seed
+        return obs, info
+
+    def step(self, action: Any) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
+        try:
+            obs, reward, terminated, truncated, info = self.env.step(action)
+        except BaseException:
+            if self._open:
+                self._write(stopped=True)
+            raise
+        if (terminated or truncated) and self._open:
+            info["trace_path"] = str(self._write(stopped=False))
+        return obs, reward, terminated, truncated, info
+
+    def close(self) -> None:
+        if self._open:
+            self._write(stopped=True)
+        self._session().trace_decimation = 0
+        super().close()
+
+    def _write(self, stopped: bool) -> Path:
+        base = self.env.unwrapped
+        session = self._session()
+        self._open = False
+        session.record_trace_row()
+        rows = session.take_trace()
+        p = base.physics
+        if p.level == "dyno":
+            channels = dyno_channels(rows, p.longitudinal)
+        else:
+            channels = vehicle_channels(rows, p.level, p.longitudinal, self.channels)
+        meta = {"eval_mode": "env", "env_id": getattr(base.spec, "id", type(base).__name__),
+                "env_seed": self._seed, **plant_meta(p, None)}
+        course = getattr(base, "course", None)
+        path = Path(self.path_template.format(episode=self.episode))
+        out = write_trace(path, channels, meta=meta, physics=p, decimation=self.decimation,
+                          seed=self._seed, stopped_early=stopped,
+                          t_stop=float(session.time) if stopped else None,
+                          overlays=course_overlays(course) if course is not None else ())
+        self.written.append(out)
+        return out
+
+
+__all__ = ["RecordTrace"]
