@@ -3,6 +3,7 @@ workflows, cycles and gains."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -30,4 +31,13 @@ def open_csv(path: str | Path, what: str) -> TextIO:
         raise ValueError(f"{path}: cannot read {what} ({exc.strerror})") from None
 
 
-__all__ = ["open_csv", "read_yaml"]
+def publish(tmp: str | Path, path: str | Path) -> None:
+    """Renames a finished temporary file over ``path`` with the permissions a plainly
+    created file gets (mkstemp makes it 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(tmp, 0o666 & ~mask)
+    os.replace(tmp, path)
+
+
+__all__ = ["open_csv", "publish", "read_yaml"]

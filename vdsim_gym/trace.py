@@ -150,11 +150,18 @@ def _write_zip(path: Path, files: Mapping[str, bytes]) -> Path:
         with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as z:
             for name, data in files.items():
                 z.writestr(name, data)
+        os.chmod(tmp, 0o666 & ~_umask())  # as a plainly created file (mkstemp: 0600)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _version(text: Any) -> tuple[int, ...]:

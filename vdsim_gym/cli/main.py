@@ -1,5 +1,5 @@
 """``vdsim-gym`` command line: demo, bench, accuracy, delay-budget, sweep, acc,
-acc-metrics, dyno-table.
+acc-metrics, dyno-table, render.
 
 A user error (a bad option value, an unknown key, a missing extra, an --out that is a
 file) prints one line, ``vdsim-gym <command>: error: <message>``, and exits with 2, as
@@ -239,6 +239,21 @@ def _dyno_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def _render(args: argparse.Namespace) -> int:
+    from vdsim_gym.trace_render import render_gif, render_png
+
+    labels = None if args.labels is None else [x.strip() for x in args.labels.split(",")]
+    gif = args.out
+    if gif is None and args.png is None:  # neither: the GIF beside the first trace
+        gif = str(Path(args.traces[0]).with_suffix(".gif"))
+    if args.png is not None:
+        print(f"wrote {render_png(args.traces, args.png, labels=labels, at=args.at)}")
+    if gif is not None:
+        out = render_gif(args.traces, gif, labels=labels, fps=args.fps, speed=args.speed)
+        print(f"wrote {out}")
+    return 0
+
+
 # ---------------------------------------------------------------------------- the parser
 
 
@@ -403,6 +418,25 @@ def _add_dyno_table(sub: Any) -> None:
     dyno.set_defaults(func=_dyno_table)
 
 
+def _add_render(sub: Any) -> None:
+    r = sub.add_parser("render", help="animate .vdtrace runs (bird's-eye view, speed, steer "
+                                      "and command panels) as a GIF, or a PNG frame")
+    r.add_argument("traces", nargs="+", help="one or more .vdtrace files (overlaid by time)")
+    r.add_argument("--out", default=None,
+                   help="GIF path (default: the first trace's name with .gif, unless only "
+                        "--png is given)")
+    r.add_argument("--png", default=None, help="also (or only) a PNG of one frame")
+    r.add_argument("--at", type=float, default=None,
+                   help="--png: the frame's time [s] (default: the end)")
+    r.add_argument("--labels", default=None, help="legend labels, comma-separated, one per "
+                                                  "trace (default: the file names)")
+    r.add_argument("--fps", type=_number_in("frames/s", 60.0), default=10.0,
+                   help="GIF frames per second (default 10)")
+    r.add_argument("--speed", type=_number_in("x real time", 100.0), default=1.0,
+                   help="simulated seconds per second of GIF (default 1)")
+    r.set_defaults(func=_render)
+
+
 def build_parser() -> _Parser:
     parser = _Parser(prog="vdsim-gym", description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -415,6 +449,7 @@ def build_parser() -> _Parser:
     _add_sweep(sub)
     _add_acc(sub)
     _add_dyno_table(sub)
+    _add_render(sub)
     for p in sub.choices.values():
         parser.options |= p.options
         parser.value_options |= p.value_options

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vdsim_gym._files import read_yaml
+from vdsim_gym._files import publish, read_yaml
 from vdsim_gym.controllers.acc import ACCConfig, ACCController, ACCGains, load_gains
 from vdsim_gym.envs.acc_scenarios import LeadScenario, load_sensor_csv
 
@@ -212,7 +212,7 @@ def write_rows(path: str | Path, rows: Iterator[tuple[Any, ...]],
                 if on_row is not None:
                     on_row(row)
                 n += 1
-        os.replace(tmp, path)
+        publish(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
