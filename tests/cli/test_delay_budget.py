@@ -83,6 +83,13 @@ def test_cli_writes_table_csv_and_plot(tmp_path, capsys):
     assert [r["case"] for r in rows] == [c.name for c in default_cases()]
     assert rows[0]["ey_rmse_m"] == rows[1]["ey_rmse_m"]
     assert (tmp_path / "delay_budget.png").stat().st_size > 10_000
+    assert (tmp_path / "delay_budget_overlay.png").stat().st_size > 10_000
+    from vdsim_gym.trace import read_trace
+
+    traces = sorted(p.name for p in (tmp_path / "traces").iterdir())
+    assert len(traces) == len(rows) and "b_fixed_10_ms.vdtrace" in traces
+    b10 = read_trace(tmp_path / "traces" / "b_fixed_10_ms.vdtrace")
+    assert b10.manifest["latency_model"] == {"kind": "fixed", "c_s": 0.01}
     assert set(REFERENCE_FIGURES) == {0, 5, 10, 20}
 
 

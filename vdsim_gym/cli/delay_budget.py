@@ -107,15 +107,26 @@ class Row:
     skipped: int
 
 
-def run_case(case: Case, env: gym.Env, *, level: str = "L2", duration: float = DURATION
-             ) -> EvalResult:
+def run_case(case: Case, env: gym.Env, *, level: str = "L2", duration: float = DURATION,
+             trace_path: str | Path | None = None) -> EvalResult:
     ev = ClosedLoopEval(
         plant_kwargs=dict(level=level, substep_dt=SUBSTEP_DT, longitudinal="force"),
         controller=PolicyController(env), control_period=CONTROL_PERIOD, mode=case.mode,
         latency=case.latency, overrun=case.overrun, duration=duration,
         reference_path=env.unwrapped.course.path, initial_state=start_state(env),
+        trace_path=trace_path,
     )
     return ev.run()
+
+
+def slug(name: str) -> str:
+    """A case name as a file name: "B fixed 10 ms" -> "b_fixed_10_ms"."""
+    return "".join(c if c.isalnum() else "_" for c in name.lower()).strip("_").replace(
+        "__", "_")
+
+
+# The runs the overlay render shows (their delays side by side).
+OVERLAY_CASES = ("A sync", "B fixed 10 ms", "B fixed 20 ms", "B fixed 25 ms queue")
 
 
 def check_duration(duration: float) -> float:
@@ -141,15 +152,17 @@ def _progress(items: list[Case]) -> Iterable[Case]:
 
 
 def run_budget(cases: list[Case] | None = None, *, level: str = "L2",
-               duration: float = DURATION, progress: bool = False
-               ) -> tuple[list[Row], list[EvalResult]]:
+               duration: float = DURATION, progress: bool = False,
+               trace_dir: str | Path | None = None) -> tuple[list[Row], list[EvalResult]]:
     cases = default_cases() if cases is None else cases
     duration = check_duration(duration)
     env = make_env(level)
     rows, results = [], []
     it: Iterable[Case] = _progress(cases) if progress else cases
     for case in it:
-        res = run_case(case, env, level=level, duration=duration)
+        res = run_case(case, env, level=level, duration=duration,
+                       trace_path=None if trace_dir is None else
+                       Path(trace_dir) / f"{slug(case.name)}.vdtrace")
         s = res.stats
         rows.append(Row(
             case=case.name, mode=case.mode,
@@ -222,12 +235,13 @@ def plot(rows: list[Row], path: Path) -> None:
 
 
 def main(out: str | Path = "delay_budget_out", *, level: str = "L2",
-         duration: float = DURATION, make_plot: bool = True,
+         duration: float = DURATION, make_plot: bool = True, gif: bool = False,
          echo: Callable[[str], Any] = print) -> list[Row]:
     duration = check_duration(duration)  # before the folder is made
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    rows, _ = run_budget(level=level, duration=duration, progress=True)
+    traces = out / "traces"
+    rows, _ = run_budget(level=level, duration=duration, progress=True, trace_dir=traces)
     with (out / "delay_budget.csv").open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(asdict(rows[0])))
         writer.writeheader()
@@ -237,7 +251,17 @@ def main(out: str | Path = "delay_budget_out", *, level: str = "L2",
     echo(format_table(rows))
     written = [out / "delay_budget.csv"]
     if make_plot:
+        from vdsim_gym.trace_render import render_gif, render_png
+
         plot(rows, out / "delay_budget.png")
-        written.append(out / "delay_budget.png")
-    echo("\nwrote " + " and ".join(str(p) for p in written))
+        overlay = [traces / f"{slug(name)}.vdtrace" for name in OVERLAY_CASES]
+        written += [out / "delay_budget.png",
+                    render_png(overlay, out / "delay_budget_overlay.png",
+                               labels=OVERLAY_CASES, at=5.0,
+                               title="the same controller under growing computation delay")]
+        if gif:
+            written.append(render_gif(overlay, out / "delay_budget_overlay.gif",
+                                      labels=OVERLAY_CASES, speed=1.0,
+                                      title="the same controller under growing delay"))
+    echo("\nwrote " + ", ".join(str(p) for p in written) + f"; every run as a trace in {traces}")
     return rows

@@ -47,13 +47,18 @@ def scenario_speed(preset: str) -> float:
     return float(load_scenario(SCENARIOS[check_preset(preset)])["speed"])
 
 
-def drive(preset: str, *, speed: float | None = None, level: str = "L2", seed: int = 0
-          ) -> tuple[DemoResult, np.ndarray, gym.Env]:
-    """One episode of the baseline; returns the result, the driven XY and the env."""
+def drive(preset: str, *, speed: float | None = None, level: str = "L2", seed: int = 0,
+          trace_path: str | Path | None = None) -> tuple[DemoResult, np.ndarray, gym.Env]:
+    """One episode of the baseline; returns the result, the driven XY and the env. With
+    ``trace_path`` the episode is recorded there as a .vdtrace (docs/TRACES.md)."""
     check_preset(preset)
     speed = scenario_speed(preset) if speed is None else speed
     env = gym.make("VDSim-DLC-v0", preset=preset, speed=speed, level=level,
                    terminate_on_cone=False)
+    if trace_path is not None:
+        from vdsim_gym.wrappers import RecordTrace
+
+        env = RecordTrace(env, trace_path)
     policy = stanley_pi(env)
     obs, info = env.reset(seed=seed)
     e_y = []
@@ -130,7 +135,8 @@ def run_demo(out: str | Path = "demo_out", presets: list[str] | None = None,
     runs: list[tuple[DemoResult, np.ndarray, gym.Env]] = []
     try:  # the envs close even when a run or the plot fails (bad speed, no matplotlib)
         for p in presets:
-            runs.append(drive(p, speed=speed, level=level))
+            runs.append(drive(p, speed=speed, level=level,
+                              trace_path=out / "traces" / f"{p}.vdtrace"))
         results = [r[0] for r in runs]
         with (out / "demo_results.csv").open("w", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(asdict(results[0])))
@@ -142,5 +148,6 @@ def run_demo(out: str | Path = "demo_out", presets: list[str] | None = None,
             env.close()
     print(f"Stanley + PI baseline, VDSim-DLC-v0, {level}")
     print(format_table(results))
-    print(f"\nwrote {out / 'demo_results.csv'} and {out / 'demo_dlc.png'}")
+    print(f"\nwrote {out / 'demo_results.csv'} and {out / 'demo_dlc.png'}; the runs as "
+          f"traces in {out / 'traces'} (vdsim-gym render {out / 'traces'}/<preset>.vdtrace)")
     return results

@@ -196,7 +196,7 @@ def _delay_budget(args: argparse.Namespace) -> int:
     from vdsim_gym.cli.delay_budget import main as budget_main
 
     budget_main(out=args.out, level=args.level, duration=args.duration,
-                make_plot=not args.no_plot)
+                make_plot=not args.no_plot, gif=args.gif)
     return 0
 
 
@@ -315,7 +315,11 @@ def _add_delay_budget(sub: Any) -> None:
                         f"{MAX_DURATION:g} s already takes about a minute)"),
         help=f"simulated time per run [s], at most {MAX_DURATION:g} (default: 10, "
              "500 samples)")
-    budget.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib)")
+    budget.add_argument("--no-plot", action="store_true",
+                        help="skip the PNGs (no matplotlib)")
+    budget.add_argument("--gif", action="store_true",
+                        help="also animate the overlay of A and the 10, 20, 25 ms runs as a "
+                             "GIF (about a minute)")
     budget.set_defaults(func=_delay_budget)
 
 
