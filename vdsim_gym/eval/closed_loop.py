@@ -32,14 +32,12 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 
 from vdsim_gym import _core
 from vdsim_gym.eval.driver import Command, Controller, _Driver, _PlantDriver
 from vdsim_gym.eval.env_run import EnvPolicyRun
-from vdsim_gym.eval.metrics import lateral_error, tracking_stats
-from vdsim_gym.eval.provenance import build_info
 from vdsim_gym.eval.result import ControllerError, EvalResult, _Samples
+from vdsim_gym.eval.result_build import build_result
 from vdsim_gym.eval.trace_recording import EvalTrace
 from vdsim_gym.eval.wallclock import (
     EnvWallclockDriver,
@@ -286,7 +284,7 @@ class ClosedLoopEval:
     def _run(self) -> EvalResult:
         if self._env_run is not None:
             rows, samples, end, stopped, episode = self._env_run.run(self._stop)
-            return self._result(rows, samples, end, stopped, episode)
+            return build_result(self, rows, samples, end, stopped, episode)
         d = self._driver
         if self.mode == "wallclock":
             try:
@@ -295,7 +293,7 @@ class ClosedLoopEval:
                 rows, samples, end, stopped, extra = run.run()
             finally:
                 d.drop_pending()
-            return self._result(rows, samples, end, stopped, extra_stats=extra)
+            return build_result(self, rows, samples, end, stopped, extra_stats=extra)
         try:
             d.reset()
             if self.mode == "sync":
@@ -304,7 +302,7 @@ class ClosedLoopEval:
                 rows, samples, end, stopped = self._loop_async()
         finally:
             d.drop_pending()  # nothing stays scheduled for the next run, whatever happened
-        return self._result(rows, samples, end, stopped)
+        return build_result(self, rows, samples, end, stopped)
 
     # ------------------------------------------------------------------ loops
 
@@ -428,77 +426,4 @@ class ClosedLoopEval:
 
     # ------------------------------------------------------------------ result
 
-    def _result(self, rows: list[tuple], samples: _Samples, end: int, stopped: bool,
-                episode: dict[str, Any] | None = None,
-                extra_stats: dict[str, Any] | None = None) -> EvalResult:
-        d = self._driver
-        dt, P = d.substep_dt, d.ticks_per_period
-        nan = float("nan")
 
-        trace: dict[str, np.ndarray] = {"t": np.array([r[0] for r in rows])}
-        states = np.array([r[1] for r in rows], dtype=float).reshape(len(rows), -1)
-        for j, name in enumerate(d.trace_columns):
-            trace[name] = states[:, j]
-        for j, name in enumerate(d.command_columns):
-            trace[name] = np.array([nan if r[2] is None else r[2][j] for r in rows])
-        src = [r[3] for r in rows]
-        trace["t_sample"] = np.array([nan if s is None else s["t_sample"] for s in src])
-        trace["t_apply"] = np.array([nan if s is None else s["apply_tick"] * dt for s in src])
-        trace["c_k"] = np.array([nan if s is None else s["c_k"] for s in src])
-        trace["overrun"] = np.array([0 if s is None else int(s["overrun"]) for s in src],
-                                    dtype=np.int8)
-
-        srows = samples.rows
-        applied = [not r.get("stopping", False) and r["apply_tick"] < end for r in srows]
-        cols: dict[str, np.ndarray] = {
-            "k": np.array([r["k"] for r in srows], dtype=np.int64),
-            "t_sample": np.array([r["t_sample"] for r in srows], dtype=float),
-            "t_start": np.array([r["t_start"] for r in srows], dtype=float),
-            "t_call": np.array([r["t_call"] for r in srows], dtype=float),
-            "c_k": np.array([r["c_k"] for r in srows], dtype=float),
-            "t_apply": np.array([r["apply_tick"] * dt for r in srows], dtype=float),
-            "overrun": np.array([r["overrun"] for r in srows], dtype=bool),
-            "applied": np.array(applied, dtype=bool),
-            **{name: np.array([r["command"][j] for r in srows], dtype=float)
-               for j, name in enumerate(d.command_columns)},
-            "t_compute_s": np.array([r["t_compute_s"] for r in srows], dtype=float),
-        }
-
-        n_rows_ran = len(rows) - 1  # grid rows before the end
-        taken = set(cols["k"].tolist())
-        stats: dict[str, Any] = {
-            "n_samples": len(srows),
-            "n_grid": n_rows_ran,
-            "n_overrun": int(np.count_nonzero(cols["overrun"])),
-            # Grid points before the end (the env form's last step can span past it).
-            "n_skipped": (sum(1 for k in range(-(-min(end, self._end_tick) // P))
-                              if k not in taken)
-                          if self.overrun == "skip" else 0),
-            "n_unapplied": int(len(srows) - sum(applied)),
-            "stopped_early": stopped,
-            "t_stop": end * dt if stopped else None,
-            "t_compute_max_s": float(cols["t_compute_s"].max()) if srows else nan,
-        }
-        if self.reference_path is not None:
-            e_y = lateral_error(np.column_stack((trace["X"], trace["Y"])), self.reference_path)
-            trace["e_y"] = e_y
-        if "e_y" in trace:  # the callback form's reference path, or a path env's core
-            stats.update(tracking_stats(trace["e_y"][:n_rows_ran]))
-        if extra_stats:  # mode C: timing, real-time factor, quality
-            stats.update(extra_stats)
-        if episode is not None:  # the env form: how the env's episode went
-            stats["outcome"] = episode.get("outcome")
-            stats["episode_summary"] = {k: v for k, v in episode.items() if k != "outcome"}
-
-        meta = {
-            "eval_mode": self.mode,
-            "control_period_s": P * dt,
-            "duration_s": self.duration,
-            "latency_model": None if self.latency is None else self.latency.describe(),
-            "overrun_policy": self.overrun,
-            **({} if self._wallclock is None else self._wallclock.describe()),
-            **d.meta(),
-            **self._env_meta,
-            **build_info(),
-        }
-        return EvalResult(trace=trace, samples=cols, stats=stats, meta=meta)

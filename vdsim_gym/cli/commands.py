@@ -1,0 +1,311 @@
+"""The ``vdsim-gym`` commands: each one's parser (``_add_<command>``) and what it runs
+(``_<command>``, importing its job module only when it runs)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from vdsim_gym.cli.delay_budget import MAX_DURATION
+from vdsim_gym.cli.demo import SCENARIOS as DEMO_PRESETS
+from vdsim_gym.cli.options import (
+    _delays,
+    _int_at_least,
+    _json_object,
+    _json_objects,
+    _non_negative,
+    _number_in,
+    _out_dir,
+    _presets,
+)
+from vdsim_gym.cli.sweep import _SB3_ALGOS
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from vdsim_gym.cli.demo import run_demo
+
+    run_demo(out=args.out, presets=args.presets, speed=args.speed, level=args.level)
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    if args.kind == "wallclock":
+        from vdsim_gym.cli.bench_wallclock import run as run_wallclock
+
+        lines = run_wallclock(runs=args.runs, duration=args.duration, load=not args.no_load,
+                              dlc=not args.no_dlc, progress=True)
+    elif args.vector:
+        from vdsim_gym.cli.bench_vector import run as run_vector
+
+        lines = run_vector(steps=args.steps, repeats=args.repeats or 15, ppo=not args.no_ppo)
+    else:
+        from vdsim_gym.cli.bench import run
+
+        lines = run(calls=args.calls, repeats=args.repeats or 5, highway=not args.no_highway)
+    for line in lines:
+        print(line)
+    return 0
+
+
+def _accuracy(args: argparse.Namespace) -> int:
+    from vdsim_gym.cli.accuracy import main as accuracy_main
+
+    return accuracy_main() or 0
+
+
+def _delay_budget(args: argparse.Namespace) -> int:
+    from vdsim_gym.cli.delay_budget import main as budget_main
+
+    budget_main(out=args.out, level=args.level, duration=args.duration,
+                make_plot=not args.no_plot, gif=args.gif)
+    return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from vdsim_gym.cli.sweep import main as sweep_main
+
+    sweep_main([args.controller, *args.compare], args.env, args.delays,
+               seeds=args.seeds, overrun=args.overrun, num_envs=args.num_envs,
+               backend=args.backend, address=args.address, out=args.out,
+               env_kwargs=args.env_kwargs, scenarios=args.scenarios, algo=args.algo,
+               metric=args.metric,
+               make_plot=not args.no_plot, progress=not args.no_progress)
+    return 0
+
+
+def _acc(args: argparse.Namespace) -> int:
+    from vdsim_gym.cli.acc import run_acc
+
+    for line in run_acc(config=args.config, sensor=args.sensor, gains=args.gains,
+                        out=args.out, plant=args.plant, vehicle=args.vehicle, plot=args.plot):
+        print(line)
+    return 0
+
+
+def _acc_metrics(args: argparse.Namespace) -> int:
+    from vdsim_gym.cli.acc import run_metrics
+
+    print(run_metrics(csv_path=args.csv, set_speed=args.set_speed, dt=args.dt,
+                      follow_stable_window=args.follow_stable_window,
+                      speed_ss_window=args.speed_ss_window,
+                      min_safe_distance=args.min_safe_distance))
+    return 0
+
+
+def _dyno_table(args: argparse.Namespace) -> int:
+    from vdsim_gym.cli.dyno_table import run
+
+    for line in run(out=args.out, make_plot=not args.no_plot):
+        print(line)
+    return 0
+
+
+def _render(args: argparse.Namespace) -> int:
+    from vdsim_gym.trace_render import render_gif, render_png
+
+    labels = None if args.labels is None else [x.strip() for x in args.labels.split(",")]
+    gif = args.out
+    if gif is None and args.png is None:  # neither: the GIF beside the first trace
+        gif = str(Path(args.traces[0]).with_suffix(".gif"))
+    if args.png is not None:
+        print(f"wrote {render_png(args.traces, args.png, labels=labels, at=args.at)}")
+    if gif is not None:
+        out = render_gif(args.traces, gif, labels=labels, fps=args.fps, speed=args.speed)
+        print(f"wrote {out}")
+    return 0
+
+
+def _add_demo(sub: Any) -> None:
+    demo = sub.add_parser("demo", help="baseline through the double lane changes: table + PNG")
+    demo.add_argument("--out", type=_out_dir, default="demo_out",
+                      help="output folder (default: demo_out)")
+    demo.add_argument("--presets", type=_presets, default=",".join(DEMO_PRESETS),
+                      help=f"comma-separated DLC presets (default: {','.join(DEMO_PRESETS)})")
+    demo.add_argument("--speed", type=_number_in("m/s"), default=None,
+                      help="entry speed [m/s] (default: each preset's scenario file)")
+    demo.add_argument("--level", default="L2", choices=("L1", "L2"))
+    demo.set_defaults(func=_demo)
+
+
+def _add_bench(sub: Any) -> None:
+    bench = sub.add_parser("bench", help="throughput: core, env, highway-env, side by side; "
+                                         "'bench wallclock': mode C jitter on this host")
+    bench.add_argument("kind", nargs="?", choices=("wallclock",), default=None,
+                       help="wallclock: the mode-C jitter protocol (L2, Tc 20 ms, 10 s runs; "
+                            "low load and a CPU-burning load it starts, inherited and pinned "
+                            "affinity) and the DLC baseline in mode C against mode A (~5 min)")
+    bench.add_argument("--runs", type=_int_at_least(1), default=5,
+                       help="wallclock: runs per condition (default 5)")
+    bench.add_argument("--duration", type=_number_in("s", 600.0), default=10.0,
+                       help="wallclock: seconds per jitter run (default 10)")
+    bench.add_argument("--no-load", action="store_true",
+                       help="wallclock: skip the CPU-burning conditions")
+    bench.add_argument("--no-dlc", action="store_true",
+                       help="wallclock: skip the DLC mode C against mode A comparison")
+    bench.add_argument("--calls", type=_int_at_least(1), default=2000,
+                       help="highway-env row only: each of its timed blocks is max(CALLS/10, "
+                            "10) env steps (default 2000: 200 steps). The VDSim rows time "
+                            "one whole baseline episode per block")
+    bench.add_argument("--repeats", type=_int_at_least(1), default=None,
+                       help="timed blocks per figure, best kept (default 5; --vector: 15)")
+    bench.add_argument("--no-highway", action="store_true", help="skip the highway-env row")
+    bench.add_argument("--vector", action="store_true",
+                       help="vector env throughput: N = 1, 16, 64, threads 1 and 2, core-only "
+                            "reference, CartPole/highway-env/EnvPool, PPO env share (~30 s; "
+                            "progress on stderr)")
+    bench.add_argument("--steps", type=_int_at_least(1), default=50,
+                       help="--vector: steps per block (short blocks, many: robust to load)")
+    bench.add_argument("--no-ppo", action="store_true", help="--vector: skip the PPO row")
+    bench.set_defaults(func=_bench)
+
+
+def _add_delay_budget(sub: Any) -> None:
+    budget = sub.add_parser(
+        "delay-budget",
+        help="Stanley + PI on the 3.5 m / 30 m lane change as mode A and B with delays: "
+             "table + CSV + plot of e_y RMSE against the delay")
+    budget.add_argument("--out", type=_out_dir, default="delay_budget_out",
+                        help="output folder (default: delay_budget_out)")
+    budget.add_argument("--level", default="L2", choices=("L1", "L2"))
+    budget.add_argument(
+        "--duration", default=10.0,
+        type=_number_in("s", MAX_DURATION, " (longer runs are refused: "
+                        f"{MAX_DURATION:g} s already takes about a minute)"),
+        help=f"simulated time per run [s], at most {MAX_DURATION:g} (default: 10, "
+             "500 samples)")
+    budget.add_argument("--no-plot", action="store_true",
+                        help="skip the PNGs (no matplotlib)")
+    budget.add_argument("--gif", action="store_true",
+                        help="also animate the overlay of A and the 10, 20, 25 ms runs as a "
+                             "GIF (about a minute)")
+    budget.set_defaults(func=_delay_budget)
+
+
+def _add_sweep(sub: Any) -> None:
+    sw = sub.add_parser(
+        "sweep",
+        help="a controller over delays x seeds on batched envs: CSV table, per-delay "
+             "summary with 95 %% intervals, plot of the metric against the delay")
+    sw.add_argument("--controller", default="stanley",
+                    help="stanley, stanley:key=value,... (Stanley args; kp, ki: PI speed), "
+                         "acc_pid[:gains=FILE], idm[:key=value,...] (VDSim-ACC-v0), "
+                         "cycle_follower[:lookahead_s=S] (VDSim-Dyno-v0) "
+                         "or a saved SB3 model (.zip) (default: stanley)")
+    sw.add_argument("--compare", action="append", default=[], metavar="CONTROLLER",
+                    help="another controller on the same grid and plot (repeatable)")
+    sw.add_argument("--algo", default=None, type=str.upper, choices=_SB3_ALGOS,
+                    help="SB3 algorithm of the model files (default: try each)")
+    sw.add_argument("--env", default="VDSim-DLC-v0",
+                    help="VDSim env id (default: VDSim-DLC-v0)")
+    sw.add_argument("--delays", type=_delays, default="0,5,10,20,40ms",
+                    help="latency models: numbers (fixed), uniform:LO-HI, normal:MU,SD, none; "
+                         "unit ms or s (default: 0,5,10,20,40ms)")
+    sw.add_argument("--seeds", type=_int_at_least(1), default=64,
+                    help="seeds 0..N-1 per delay (default 64)")
+    sw.add_argument("--overrun", default="skip", choices=("skip", "queue"))
+    sw.add_argument("--num-envs", type=_int_at_least(1), default=64,
+                    help="episodes per batch (default 64)")
+    sw.add_argument("--backend", default="local", choices=("local", "ray"))
+    sw.add_argument("--address", default=None,
+                    help="Ray cluster address (default: a local Ray instance)")
+    sw.add_argument("--scenarios", type=_json_objects, default=None,
+                    help="cells of env kwargs as a JSON array, one column of the grid each, "
+                         'e.g. \'[{"scenario": "follow"}, {"scenario": "cut_in"}]\'')
+    sw.add_argument("--env-kwargs", type=_json_object, default=None,
+                    help='shared gym.make kwargs as JSON, e.g. \'{"preset": "iso3888_2"}\'')
+    sw.add_argument("--metric", default=None,
+                    help="plotted metric: episode_return, n_overrun or a field of the "
+                         "env's episode summary, e.g. rms_e_y, max_abs_e_y, cone_hits "
+                         "(default: the env's headline metric, path envs: rms_e_y)")
+    sw.add_argument("--out", type=_out_dir, default="sweep_out",
+                    help="output folder (default: sweep_out)")
+    sw.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib)")
+    sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sw.set_defaults(func=_sweep)
+
+
+def _add_acc(sub: Any) -> None:
+    acc = sub.add_parser(
+        "acc", help="the reference ACC workflow: PID ACC behind a lead from a sensor CSV, "
+                    "results CSV (time, ego_speed, acceleration_cmd, mode, ...)")
+    acc.add_argument("--config", default=None,
+                     help="workflow YAML: vehicle limits, ACC settings, simulation dt "
+                          "(default: the packaged envs/scenarios/acc.yaml)")
+    acc.add_argument("--sensor", default=None,
+                     help="lead sensor CSV: time, lead_speed, distance, blanks without a lead "
+                          "(default: the packaged envs/data/acc_lead.csv)")
+    acc.add_argument("--gains", default=None,
+                     help="PID gains, tuning_results.yaml style (default: the packaged "
+                          "envs/scenarios/acc_gains.yaml)")
+    acc.add_argument("--out", default="acc_results.csv",
+                     help="results CSV path (default: acc_results.csv); written whole or "
+                          "not at all")
+    acc.add_argument("--plant", default="point_mass", choices=("point_mass", "L1", "L2"),
+                     help="point_mass: the reference's kinematics; L1/L2: our vehicle "
+                          "through the acceleration cascade (default: point_mass)")
+    acc.add_argument("--vehicle", default="generic_sedan",
+                     help="vehicle of the L1/L2 plant (default: generic_sedan)")
+    acc.add_argument("--plot", action="store_true",
+                     help="also write speed / distance / command against time as "
+                          "<out>.png (needs matplotlib)")
+    acc.set_defaults(func=_acc)
+
+    met = sub.add_parser(
+        "acc-metrics", help="segmented metrics of an ACC results CSV as JSON (rise time, "
+                            "overshoot, steady-state errors, min distance, checks)")
+    met.add_argument("--csv", required=True, help="results CSV of `vdsim-gym acc`")
+    met.add_argument("--set-speed", type=_number_in("m/s"), required=True,
+                     help="the run's set speed [m/s]")
+    met.add_argument("--dt", type=_number_in("s"), required=True,
+                     help="the run's time step [s]")
+    met.add_argument("--follow-stable-window", type=_number_in("s"), default=10.0,
+                     help="seconds at the end of the longest follow segment for the "
+                          "distance steady-state error (default 10)")
+    met.add_argument("--speed-ss-window", type=_number_in("s"), default=5.0,
+                     help="seconds at the end of the longest cruise segment for the speed "
+                          "steady-state error (default 5)")
+    met.add_argument("--min-safe-distance", type=_non_negative, default=0.0,
+                     help="the check min_distance_above_threshold: min distance must exceed "
+                          "this [m] (default 0)")
+    met.set_defaults(func=_acc_metrics)
+
+
+def _add_dyno_table(sub: Any) -> None:
+    dyno = sub.add_parser(
+        "dyno-table", help="robot driver on the chassis dyno: the reference delay table "
+                           "(both modes) and the loop margins against the time domain")
+    dyno.add_argument("--out", type=_out_dir, default=None,
+                      help="also write dyno_table.csv and plots into this folder")
+    dyno.add_argument("--no-plot", action="store_true", help="with --out: skip the PNGs")
+    dyno.set_defaults(func=_dyno_table)
+
+
+def _add_render(sub: Any) -> None:
+    r = sub.add_parser("render", help="animate .vdtrace runs (bird's-eye view, speed, steer "
+                                      "and command panels) as a GIF, or a PNG frame")
+    r.add_argument("traces", nargs="+", help="one or more .vdtrace files (overlaid by time)")
+    r.add_argument("--out", default=None,
+                   help="GIF path (default: the first trace's name with .gif, unless only "
+                        "--png is given)")
+    r.add_argument("--png", default=None, help="also (or only) a PNG of one frame")
+    r.add_argument("--at", type=float, default=None,
+                   help="--png: the frame's time [s] (default: the end)")
+    r.add_argument("--labels", default=None, help="legend labels, comma-separated, one per "
+                                                  "trace (default: the file names)")
+    r.add_argument("--fps", type=_number_in("frames/s", 60.0), default=10.0,
+                   help="GIF frames per second (default 10)")
+    r.add_argument("--speed", type=_number_in("x real time", 100.0), default=1.0,
+                   help="simulated seconds per second of GIF (default 1)")
+    r.set_defaults(func=_render)
+
+
+
+def _add_accuracy(sub: Any) -> None:
+    acc = sub.add_parser("accuracy", help="integrator accuracy gate against a 10x finer reference")
+    acc.set_defaults(func=_accuracy)
+
+
+# In the order of `vdsim-gym --help`.
+ADDERS = (_add_demo, _add_bench, _add_accuracy, _add_delay_budget, _add_sweep, _add_acc,
+          _add_dyno_table, _add_render)

@@ -1,0 +1,124 @@
+"""Option types of the ``vdsim-gym`` parser: each checks its value before any work and
+raises ``argparse.ArgumentTypeError`` with a message that names the fix."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from vdsim_gym.cli.demo import SCENARIOS as DEMO_PRESETS
+
+
+def _int_at_least(lo: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not an integer; give a whole number >= {lo}") from None
+        if value < lo:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {lo}, got {value}")
+        return value
+    return parse
+
+
+def _number_in(unit: str, hi: float = math.inf, why: str = "") -> Callable[[str], float]:
+    """A finite number > 0 (and <= ``hi``), in ``unit``; ``why`` explains the bound."""
+    bound = "> 0" if hi == math.inf else f"> 0 and <= {hi:g}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or not 0 < value <= hi:
+            raise argparse.ArgumentTypeError(
+                f"must be a number {bound} {unit}, got {text!r}{why}")
+        return value
+    return parse
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0 m, got {text!r}")
+    return value
+
+
+def _out_dir(text: str) -> str:
+    """A folder that exists or can be made: checked before any work, not after it."""
+    path = Path(text).absolute()
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a file, not a folder; pass a folder "
+                                         "path (it is created if missing)")
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r}: {existing} is a file, so no folder can "
+                                         "be made under it; pass another folder path")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{text!r}: no permission to write in {existing}; "
+                                         "pass a folder you can write")
+    return text
+
+
+def _presets(text: str) -> list[str]:
+    names = [p.strip() for p in text.split(",")]
+    for name in names:
+        if name not in DEMO_PRESETS:
+            raise argparse.ArgumentTypeError(
+                f"unknown preset {name!r}; choose from {', '.join(DEMO_PRESETS)} "
+                "(comma-separated)")
+    return names
+
+
+def _parse_json(text: str, what: str, example: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not JSON ({exc.msg} at character {exc.pos}); write {what}, e.g. "
+            f"{example}") from None
+
+
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    """A JSON array of objects (one scenario's env kwargs each)."""
+    example = '\'[{"scenario": "follow"}, {"scenario": "hard_brake"}]\''
+    value = _parse_json(text, "a JSON array of objects", example)
+    if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a non-empty JSON array of objects; write e.g. {example}")
+    return value
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    example = '\'{"preset": "iso3888_2"}\''
+    value = _parse_json(text, "a JSON object", example)
+    if not isinstance(value, dict):
+        kind = {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+            type(value), "number")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is a JSON {kind}, not an object; write e.g. {example}")
+    return value
+
+
+def _delays(text: str) -> str:
+    from vdsim_gym.cli.sweep import parse_delays
+
+    try:
+        parse_delays(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text  # the command parses it again: cheap, and main() keeps its str API
+
+
+
+__all__ = ["_delays", "_int_at_least", "_json_object", "_json_objects", "_non_negative",
+           "_number_in", "_out_dir", "_presets"]
