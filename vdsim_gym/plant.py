@@ -44,7 +44,7 @@ def accel_conversion(physics: PhysicsSpec) -> dict[str, Any] | None:
         "target_range_mps2": [-v.max_deceleration, v.max_acceleration],
         "then": "the pedal through the vehicle's powertrain map and brakes",
     }
-INTEGRATORS = ("euler", "heun", "rk4")
+INTEGRATORS = ("euler", "heun", "rk4", "semi_implicit")
 # Chosen by the accuracy gate (docs/PHYSICS.md); every plant and env defaults to it.
 DEFAULT_INTEGRATOR = "heun"
 WHEELS = {"L1": ("F", "R"), "L2": ("FL", "FR", "RL", "RR")}

@@ -19,7 +19,8 @@ void bind_params(py::module_& m) {
   py::enum_<Integrator>(m, "Integrator")
       .value("euler", Integrator::Euler)
       .value("heun", Integrator::Heun)
-      .value("rk4", Integrator::RK4);
+      .value("rk4", Integrator::RK4)
+      .value("semi_implicit", Integrator::SemiImplicit);
 
   py::class_<MFCurve>(m, "MFCurve").def(py::init<>()) RW(MFCurve, B) RW(MFCurve, C)
       RW(MFCurve, D) RW(MFCurve, E);

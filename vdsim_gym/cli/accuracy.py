@@ -194,6 +194,81 @@ def low_speed_errors(integrator: str, substep: float, level: str = "L2") -> tupl
     return err_v, float(np.max(np.abs(x[:, 6:10] - ref[:, 6:10])))
 
 
+# Training-grade configurations, against the reference configuration (the default).
+CANDIDATES = (("semi_implicit", 2.5e-3), ("semi_implicit", 5e-3))
+REFERENCE_CONFIG = ("heun", 5e-4)
+LOW_SPEED_CASES = ("standstill", "launch", "brake_to_stop", "turn_2mps")
+
+
+def low_speed_checks(integrator: str, substep: float, level: str = "L2"
+                     ) -> dict[str, dict[str, float]]:
+    """The low-speed cases of docs/PHYSICS.md, 4 s each sampled every substep: a parked
+    car (no command), a full-throttle launch from rest, full braking from 10 m/s to a
+    stop, a 2 m/s turn (0.4 rad). Per case: ``flips``, sign changes of a driven wheel's
+    slip from sample to sample (a stiff mode the integrator does not resolve alternates);
+    ``creep``, the largest |vx| once stopped (parked, or after the stop) [m/s];
+    ``vx_end`` [m/s]."""
+    out = {}
+    w = 3 if level == "L2" else 1  # a rear (driven) wheel's slot
+    for case in LOW_SPEED_CASES:
+        session = make_session(level=level, vehicle=load_vehicle(), substep_dt=substep,
+                               longitudinal="pedal", actuator=None, integrator=integrator)
+        v0 = {"brake_to_stop": 10.0, "turn_2mps": 2.0}.get(case, 0.0)
+        steer, pedal = {"launch": (0.0, 1.0), "brake_to_stop": (0.0, -1.0),
+                        "turn_2mps": (0.4, 0.05)}.get(case, (0.0, 0.0))
+        session.reset(0.0, 0.0, 0.0, v0, 0.0, 0.0)
+        session.command_now(steer, pedal)
+        n = round(4.0 / substep)
+        vx, kappa = np.empty(n), np.empty(n)
+        aux = np.zeros(2 + 4 * 5)
+        state = np.zeros(12)
+        for k in range(n):
+            session.advance(1)
+            session.get_state(state)
+            session.get_aux(aux)
+            vx[k], kappa[k] = state[3], aux[2 + 5 * w + 3]
+        stopped = np.flatnonzero(vx <= 1e-9)
+        creep = float(np.max(np.abs(vx[stopped[0]:]))) if case in (
+            "standstill", "brake_to_stop") and stopped.size else math.nan
+        out[case] = {"flips": int(np.sum(np.sign(kappa[1:]) * np.sign(kappa[:-1]) < 0)),
+                     "creep": creep, "vx_end": float(vx[-1])}
+    return out
+
+
+def candidates(levels: Sequence[str] = ("L2", "L1")) -> list[str]:
+    """The training-grade configurations against the reference configuration: gate
+    errors per case, cost per simulated second and its ratio (measured side by side),
+    and the low-speed checks."""
+    ref_integ, ref_dt = REFERENCE_CONFIG
+    lines = ["| level | configuration | worst err_ay [%] | worst err_r [%] | cost [us per "
+             "sim s] | cheaper than heun 0.5 ms | gate |", "|---|---|---|---|---|---|---|"]
+    for level in levels:
+        refs = {sc: simulate(level, "rk4", REFERENCE_SUBSTEP, sc) for sc in SCENARIOS}
+        base = cost_per_second(level, ref_integ, ref_dt)
+        for integ, dt in (REFERENCE_CONFIG, *CANDIDATES):
+            errs = [relative_errors(simulate(level, integ, dt, sc), refs[sc]) for sc in SCENARIOS]
+            e_ay, e_r = max(e[0] for e in errs), max(e[1] for e in errs)
+            cost = base if (integ, dt) == REFERENCE_CONFIG else cost_per_second(level, integ, dt)
+            ok = e_ay <= GATE and e_r <= GATE
+            lines.append(f"| {level} | {integ} {dt * 1e3:g} ms | {100 * e_ay:.3f} | "
+                         f"{100 * e_r:.3f} | {cost:.0f} | {base / cost:.1f}x | "
+                         f"{'pass' if ok else 'FAIL'} |")
+    lines += ["", "Low-speed cases (4 s, every substep): slip sign flips, creep once stopped "
+              "[m/s], vx at the end [m/s]",
+              "| level | configuration | " + " | ".join(LOW_SPEED_CASES) + " |",
+              "|---|---|" + "---|" * len(LOW_SPEED_CASES)]
+    for level in levels:
+        for integ, dt in (REFERENCE_CONFIG, *CANDIDATES):
+            checks = low_speed_checks(integ, dt, level)
+            cells = []
+            for case in LOW_SPEED_CASES:
+                c = checks[case]
+                creep = "" if math.isnan(c["creep"]) else f", creep {c['creep']:.1e}"
+                cells.append(f"flips {c['flips']}{creep}, vx {c['vx_end']:.3f}")
+            lines.append(f"| {level} | {integ} {dt * 1e3:g} ms | " + " | ".join(cells) + " |")
+    return lines
+
+
 def main() -> None:
     rows = run_gate(progress=True)
     print(f"Accuracy gate: ay and r vs RK4 at {REFERENCE_SUBSTEP * 1e3:g} ms, "
@@ -208,6 +283,10 @@ def main() -> None:
         for dt in SUBSTEPS:
             e_v, e_w = low_speed_errors(integ, dt)
             print(f"| {integ} | {dt * 1e3:g} | {100 * e_v:.4f} | {e_w:.2g} |")
+    print("\nTraining-grade configurations (integrator='semi_implicit': the body explicit, "
+          "the wheel spins linearly implicit) against the default")
+    for line in candidates():
+        print(line)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,80 @@
+"""Side by side, in one run: the cost of an L2 (and L1) VDSim-DLC-v0 step with the
+default integrator (heun, 0.5 ms substeps) and with integrator="semi_implicit" at 2.5 and
+5 ms, through gym.make, the env's C++ core alone, and the vector env's C++ batch step
+(N = 64, one thread). Prints microseconds per step and the ratios to the default.
+
+    python benchmarks/bench_integrators.py [--repeats 7]
+
+Blocks alternate between the configurations; the best block of each is kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import gymnasium as gym
+import numpy as np
+
+import vdsim_gym  # noqa: F401  (registration)
+from vdsim_gym.controllers import stanley_pi
+
+CONFIGS = (("heun 0.5 ms (default)", {}),
+           ("semi_implicit 2.5 ms", {"integrator": "semi_implicit", "substep_dt": 2.5e-3}),
+           ("semi_implicit 5 ms", {"integrator": "semi_implicit", "substep_dt": 5e-3}))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=7)
+    args = ap.parse_args()
+    for level in ("L2", "L1"):
+        base = gym.make("VDSim-DLC-v0", preset="iso3888_1", speed=20.0, level=level)
+        policy = stanley_pi(base)
+        obs, _ = base.reset(seed=0)
+        actions = []
+        while True:  # the baseline's episode, replayed by every configuration
+            a = policy.predict(obs)[0]
+            actions.append(a)
+            obs, _, term, trunc, _ = base.step(a)
+            if term or trunc:
+                break
+        envs = [gym.make("VDSim-DLC-v0", preset="iso3888_1", speed=20.0, level=level,
+                         terminate_on_cone=False, **kw) for _, kw in CONFIGS]
+        vecs = [gym.make_vec("VDSim-DLC-v0", num_envs=64, threads=1, preset="iso3888_1",
+                             speed=20.0, level=level, terminate_on_cone=False, **kw)
+                for _, kw in CONFIGS]
+        batch = np.repeat(np.asarray(actions[:100], np.float64)[:, None, :], 64, axis=1)
+        best = {(name, what): np.inf for name, _ in CONFIGS for what in ("env", "core", "vec")}
+        for _ in range(args.repeats):
+            for (name, _), env, vec in zip(CONFIGS, envs, vecs, strict=True):
+                env.reset(seed=0)
+                t0 = time.perf_counter()
+                for a in actions:
+                    env.step(a)
+                best[name, "env"] = min(best[name, "env"], (time.perf_counter() - t0) / len(actions))
+                u = env.unwrapped
+                env.reset(seed=0)
+                step, o, te, inf = u._core.step, u._obs, u._terms, u._info
+                acts = [tuple(map(float, a)) for a in actions]
+                t0 = time.perf_counter()
+                for a0, a1 in acts:
+                    step(a0, a1, o, te, inf)
+                best[name, "core"] = min(best[name, "core"], (time.perf_counter() - t0) / len(acts))
+                vec.reset(seed=0)
+                t0 = time.perf_counter()
+                for b in batch:
+                    vec.step_core(b)
+                best[name, "vec"] = min(best[name, "vec"],
+                                        (time.perf_counter() - t0) / (len(batch) * 64))
+        print(f"{level}, VDSim-DLC-v0 (ISO 3888-1, 20 m/s), best of {args.repeats}, "
+              "us per env step (ratio to the default):")
+        ref = CONFIGS[0][0]
+        for name, _ in CONFIGS:
+            cells = [f"{what} {best[name, what] * 1e6:7.2f} ({best[ref, what] / best[name, what]:.1f}x)"
+                     for what in ("env", "core", "vec")]
+            print(f"  {name:<24} " + "   ".join(cells))
+
+
+if __name__ == "__main__":
+    main()
