@@ -52,7 +52,8 @@ def main() -> None:
                 t0 = time.perf_counter()
                 for a in actions:
                     env.step(a)
-                best[name, "env"] = min(best[name, "env"], (time.perf_counter() - t0) / len(actions))
+                dt_env = (time.perf_counter() - t0) / len(actions)
+                best[name, "env"] = min(best[name, "env"], dt_env)
                 u = env.unwrapped
                 env.reset(seed=0)
                 step, o, te, inf = u._core.step, u._obs, u._terms, u._info
@@ -71,8 +72,8 @@ def main() -> None:
               "us per env step (ratio to the default):")
         ref = CONFIGS[0][0]
         for name, _ in CONFIGS:
-            cells = [f"{what} {best[name, what] * 1e6:7.2f} ({best[ref, what] / best[name, what]:.1f}x)"
-                     for what in ("env", "core", "vec")]
+            cells = [f"{what} {best[name, what] * 1e6:7.2f} "
+                     f"({best[ref, what] / best[name, what]:.1f}x)" for what in ("env", "core", "vec")]
             print(f"  {name:<24} " + "   ".join(cells))
 
 
