@@ -73,7 +73,8 @@ def main() -> None:
         ref = CONFIGS[0][0]
         for name, _ in CONFIGS:
             cells = [f"{what} {best[name, what] * 1e6:7.2f} "
-                     f"({best[ref, what] / best[name, what]:.1f}x)" for what in ("env", "core", "vec")]
+                     f"({best[ref, what] / best[name, what]:.1f}x)"
+                     for what in ("env", "core", "vec")]
             print(f"  {name:<24} " + "   ".join(cells))
 
 
