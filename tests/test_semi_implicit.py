@@ -103,3 +103,58 @@ def test_envs_run_on_it_deterministically():
     np.testing.assert_array_equal(*runs)
     with pytest.raises(ValueError, match="integrator must be one of"):
         gym.make("VDSim-DLC-v0", integrator="implicit")
+
+
+# ------------------------------------------------------------------ multirate (max_step)
+
+
+def _run(plant, commands):
+    obs = plant.reset({"vx": 15.0})
+    out = [obs]
+    for c in commands:
+        out.append(plant.step(c))
+    return out
+
+
+def test_max_step_equals_the_coarse_substep_between_events():
+    from vdsim_gym import Plant
+
+    cmds = [(0.02 * np.sin(k / 10), 0.1) for k in range(50)]
+    fine = _run(Plant(integrator="semi_implicit", max_step=5e-3), cmds)
+    coarse = _run(Plant(integrator="semi_implicit", substep_dt=5e-3), cmds)
+    for a, b in zip(fine, coarse, strict=True):
+        for key in ("X", "Y", "psi", "vx", "vy", "r"):
+            assert a[key] == pytest.approx(b[key], rel=1e-9, abs=1e-12), key
+
+
+def test_max_step_keeps_the_delay_grid_fine():
+    from vdsim_gym import LatencyModel
+
+    env = gym.make("VDSim-DLC-v0", latency=LatencyModel.fixed(0.003),
+                   integrator="semi_implicit", max_step=5e-3)
+    env.reset(seed=0)
+    info = env.step(np.zeros(2, np.float32))[4]
+    assert info["t_apply"] - info["t_sample"] == pytest.approx(0.003)  # not rounded to 5 ms
+
+
+def test_max_step_one_substep_and_actuator_fallback_are_bit_identical():
+    from vdsim_gym import Plant
+
+    cmds = [(0.03, 0.2)] * 20
+    assert _run(Plant(max_step=5e-4), cmds) == _run(Plant(), cmds)  # one substep: as before
+    act = {"time_constant": 0.05, "rate_limit": 1.0}
+    with_chain = _run(Plant(integrator="semi_implicit", actuator=act, max_step=5e-3), cmds)
+    per_tick = _run(Plant(integrator="semi_implicit", actuator=act), cmds)
+    assert with_chain == per_tick  # the steering chain runs per tick: no multirate
+
+
+def test_max_step_with_the_cascade_and_bad_values():
+    from vdsim_gym import Plant
+
+    p = Plant(integrator="semi_implicit", max_step=5e-3, longitudinal="accel")
+    obs = p.reset({"vx": 10.0})
+    for _ in range(100):
+        obs = p.step((0.0, 1.5))
+    assert obs["ax"] == pytest.approx(1.5, abs=0.1)
+    with pytest.raises(ValueError, match="max_step = 0.0012 s is not a whole multiple"):
+        Plant(max_step=1.2e-3)

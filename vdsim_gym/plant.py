@@ -87,6 +87,7 @@ def make_session(
     longitudinal: str,
     actuator: ActuatorConfig | None,
     integrator: str = DEFAULT_INTEGRATOR,
+    step_ticks: int = 1,
 ) -> _core.Session:
     """Validate the physics options and build a core session."""
     if level not in LEVELS:
@@ -101,6 +102,7 @@ def make_session(
     cfg.substep_dt = substep_dt
     cfg.integrator = getattr(_core.Integrator, integrator)
     cfg.longitudinal = getattr(_core.Longitudinal, longitudinal)
+    cfg.step_ticks = step_ticks
     if actuator is not None:
         a = _core.ActuatorParams()
         a.enabled = True
@@ -126,6 +128,7 @@ class PhysicsSpec:
     longitudinal: str
     actuator: ActuatorConfig | None
     integrator: str
+    step_ticks: int = 1  # multirate: integration steps of up to this many substeps
 
     @classmethod
     def build(
@@ -138,9 +141,14 @@ class PhysicsSpec:
         longitudinal: str = "pedal",
         actuator: ActuatorConfig | Mapping[str, Any] | None = None,
         integrator: str = DEFAULT_INTEGRATOR,
+        max_step: float | None = None,
     ) -> PhysicsSpec:
-        """Check every option (clear errors naming cause and fix) and load the vehicle."""
+        """Check every option (clear errors naming cause and fix) and load the vehicle.
+        ``max_step`` [s]: the longest integration step, a whole number of substeps
+        (None: one substep). The time grid (commands, delays, traces) stays substep_dt;
+        the physics steps up to max_step between those events (docs/PHYSICS.md)."""
         dt = check_substep_dt(substep_dt)
+        step_ticks = 1 if max_step is None else whole_ticks(max_step, dt, "max_step")
         spec = cls(
             level=level,
             vehicle=load_vehicle(dict(vehicle) if isinstance(vehicle, Mapping) else vehicle),
@@ -149,6 +157,7 @@ class PhysicsSpec:
             longitudinal=longitudinal,
             actuator=load_actuator(dict(actuator) if isinstance(actuator, Mapping) else actuator),
             integrator=integrator,
+            step_ticks=step_ticks,
         )
         spec.make_session()  # validates level, longitudinal, integrator, actuator ticks
         return spec
@@ -161,7 +170,7 @@ class PhysicsSpec:
     def make_session(self) -> _core.Session:
         return make_session(level=self.level, vehicle=self.vehicle, substep_dt=self.substep_dt,
                             longitudinal=self.longitudinal, actuator=self.actuator,
-                            integrator=self.integrator)
+                            integrator=self.integrator, step_ticks=self.step_ticks)
 
 
 class Plant:
@@ -181,7 +190,10 @@ class Plant:
             torque without the powertrain) or "accel" (target acceleration [m/s^2] in
             [-max_deceleration, max_acceleration], turned into a pedal every substep by
             the core's cascade; docs/PHYSICS.md). One default for the Plant and every env.
-        integrator: "euler" | "heun" | "rk4" (see docs/PHYSICS.md for the accuracy gate).
+        integrator: "euler" | "heun" | "rk4" | "semi_implicit" (see docs/PHYSICS.md for the
+            accuracy gate).
+        max_step: the longest integration step [s], a whole number of substeps (None: one
+            substep); commands and delays stay on the substep grid (multirate).
     """
 
     def __init__(
@@ -194,10 +206,12 @@ class Plant:
         ref_point: Any = None,
         longitudinal: str = "pedal",
         integrator: str = DEFAULT_INTEGRATOR,
+        max_step: float | None = None,
     ) -> None:
         self.physics = PhysicsSpec.build(
             level=level, vehicle=vehicle, substep_dt=substep_dt, control_period=control_period,
             longitudinal=longitudinal, actuator=actuator, integrator=integrator,
+            max_step=max_step,
         )
         p = self.physics
         self.substep_dt, self.ticks_per_period = p.substep_dt, p.ticks_per_period

@@ -34,7 +34,8 @@ void bind_session(py::module_& m) {
       .def_readwrite("longitudinal", &SimConfig::longitudinal)
       .def_readwrite("actuator", &SimConfig::actuator)
       .def_readwrite("actuator_dead_ticks", &SimConfig::actuator_dead_ticks)
-      .def_readwrite("low", &SimConfig::low);
+      .def_readwrite("low", &SimConfig::low)
+      .def_readwrite("step_ticks", &SimConfig::step_ticks);
 
   py::class_<Command>(m, "Command")
       .def(py::init<double, double>(), py::arg("steer") = 0.0, py::arg("longitudinal") = 0.0)

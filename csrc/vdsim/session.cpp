@@ -58,7 +58,7 @@ void Session::record_trace_row() {
   }
 }
 
-void Session::update_inputs(bool substep) {
+void Session::update_inputs(bool substep, double dt) {
   if (config_.longitudinal != Longitudinal::Accel) {
     inputs_ = wheel_inputs(command_, steer_, config_.longitudinal, config_.level, state_,
                            vehicle_);
@@ -67,7 +67,7 @@ void Session::update_inputs(bool substep) {
   Command c = command_;  // the target acceleration becomes a pedal, then as a pedal command
   c.longitudinal =
       substep ? cascade_.step(command_.longitudinal, state_, vehicle_, config_.low,
-                              config_.level, config_.substep_dt)
+                              config_.level, dt > 0.0 ? dt : config_.substep_dt)
               : cascade_.preview(command_.longitudinal, state_, vehicle_, config_.low,
                                  config_.level);
   inputs_ = wheel_inputs(c, steer_, Longitudinal::Pedal, config_.level, state_, vehicle_);
@@ -80,11 +80,22 @@ void Session::deriv(const State& s, const WheelInputs& in, State& ds, Aux* aux) 
 
 void Session::advance(int64_t n) {
   const int n_wheels = config_.level == Level::L1 ? 2 : 4;
-  for (int64_t k = 0; k < n; ++k) {
+  const int64_t end = tick_ + n;
+  const bool multirate = config_.step_ticks > 1 && !config_.actuator.enabled;
+  for (int64_t k = 0; tick_ < end; ++k) {
     poll_stop(k);  // a very long advance (a huge delay) can be interrupted
     schedule_.apply_due(tick_, command_);
+    // This step's length in ticks: up to step_ticks, ending at the next event.
+    int64_t m = 1;
+    if (multirate) {
+      m = std::min(config_.step_ticks, end - tick_);
+      const int64_t next = schedule_.next_tick();
+      if (next > tick_) m = std::min(m, next - tick_);
+      if (trace_decimation_ > 0) m = std::min(m, trace_decimation_ - tick_ % trace_decimation_);
+    }
+    const double dt = config_.substep_dt * static_cast<double>(m);
     steer_ = config_.actuator.enabled ? actuator_.step(command_.steer) : command_.steer;
-    update_inputs(true);
+    update_inputs(true, dt);
     if (trace_decimation_ > 0 && tick_ % trace_decimation_ == 0) record_trace_row();
     double omega_before[4];
     for (int i = 0; i < n_wheels; ++i) omega_before[i] = state_[kW0 + i];
@@ -99,7 +110,7 @@ void Session::advance(int64_t n) {
         in.brake[i] = 0.0;
       }
     }
-    integrate_step(config_.integrator, state_, config_.substep_dt,
+    integrate_step(config_.integrator, state_, dt,
                    [&](const State& s, State& ds) { deriv(s, in, ds, nullptr); });
     // A braked wheel whose spin reaches or crosses zero within the substep stops there and
     // holds.
@@ -108,7 +119,7 @@ void Session::advance(int64_t n) {
       if (inputs_.brake[i] > 0.0 && omega_before[i] != 0.0 && w * omega_before[i] <= 0.0)
         state_[kW0 + i] = 0.0;
     }
-    ++tick_;
+    tick_ += m;
   }
   aux_valid_ = false;
 }

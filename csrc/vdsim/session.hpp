@@ -22,6 +22,11 @@ struct SimConfig {
   ActuatorParams actuator{};
   int64_t actuator_dead_ticks = 0;
   LowSpeedParams low{};
+  // Multirate: one integration step may span up to this many ticks between events (a
+  // command's apply tick, a trace row, the end of advance()), so the time grid stays
+  // substep_dt while the physics steps longer. 1 (default): every tick. With a steering
+  // actuator the steps stay one tick (its chain runs per tick).
+  int64_t step_ticks = 1;
 };
 
 class Session {
@@ -79,7 +84,7 @@ class Session {
   void deriv(const State& s, const WheelInputs& in, State& ds, Aux* aux) const;
   // inputs_ from the command in force; in Accel mode through the cascade (substep: one
   // cascade step, else its preview without updating it).
-  void update_inputs(bool substep);
+  void update_inputs(bool substep, double dt = 0.0);
 
   VehicleParams vehicle_;
   SimConfig config_;

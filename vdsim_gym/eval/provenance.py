@@ -34,7 +34,7 @@ def _canonical(value: Any) -> Any:
 
 def physics_dict(physics: PhysicsSpec) -> dict[str, Any]:
     """Everything that defines the plant: vehicle, actuator and the physics options."""
-    return _canonical({
+    d = {
         "vehicle": physics.vehicle,
         "actuator": physics.actuator,
         "level": physics.level,
@@ -42,7 +42,11 @@ def physics_dict(physics: PhysicsSpec) -> dict[str, Any]:
         "ticks_per_period": physics.ticks_per_period,
         "longitudinal": physics.longitudinal,
         "integrator": physics.integrator,
-    })
+    }
+    step_ticks = getattr(physics, "step_ticks", 1)
+    if step_ticks != 1:  # only when set: the hashes of earlier results stay as they were
+        d["step_ticks"] = step_ticks
+    return _canonical(d)
 
 
 def param_hash(physics: PhysicsSpec) -> str:
