@@ -1,7 +1,8 @@
 """Side by side, in one run: the cost of an L2 (and L1) VDSim-DLC-v0 step with the
 default integrator (heun, 0.5 ms substeps) and with integrator="semi_implicit" at 2.5 and
-5 ms substeps and on the 0.5 ms grid with max_step 5 ms (multirate), through gym.make, the env's C++ core alone, and the vector env's C++ batch step
-(N = 64, one thread). Prints microseconds per step and the ratios to the default.
+5 ms substeps and on the 0.5 ms grid with max_step 5 ms (multirate), through gym.make,
+the env's C++ core alone, and the vector env's C++ batch step (N = 64, one thread).
+Prints microseconds per step and the ratios to the default.
 
     python benchmarks/bench_integrators.py [--repeats 7]
 
