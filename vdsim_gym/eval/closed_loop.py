@@ -154,7 +154,7 @@ class ClosedLoopEval:
                            control_period, duration, reference_path, initial_state)
             if mode == "wallclock":
                 self._wallclock = check_options(cpu_affinity, watchdog,
-                                                self._driver.failsafe_command, self.duration)
+                                                self._driver.failsafe_command)
             self._init_trace(*trace_args)
             return
         if policy is not None:
@@ -178,8 +178,7 @@ class ClosedLoopEval:
         self._init_plant(plant, controller, initial_state, kwargs.get("ref_point"),
                          10.0 if duration is None else duration, reference_path)
         if mode == "wallclock":
-            self._wallclock = check_options(cpu_affinity, watchdog, plant.check_command,
-                                            plant.control_period)
+            self._wallclock = check_options(cpu_affinity, watchdog, plant.check_command)
         self._init_trace(*trace_args)
 
     def _init_trace(self, path: Any, channels: Sequence[str], decimation: Any) -> None:

@@ -48,8 +48,8 @@ class WallclockOptions:
                  "failsafe_u": [float(x) for x in self.failsafe_u]}}
 
 
-def check_options(cpu_affinity: Any, watchdog: Any, check_command: Callable[[Any], Any],
-                  control_period: float) -> WallclockOptions:
+def check_options(cpu_affinity: Any, watchdog: Any,
+                  check_command: Callable[[Any], Any]) -> WallclockOptions:
     """Validated ``cpu_affinity`` ({"sim": cpu, "ctrl": [cpus]}) and ``watchdog``
     ({"timeout_s": s, "failsafe_u": command}); errors name the key and the fix."""
     sim, ctrl = None, None
