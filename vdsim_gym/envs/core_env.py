@@ -83,6 +83,9 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
     DEFAULT_TIME_LIMIT: float | None = None  # [s]; subclasses set theirs
     # (name, Python type) of the task's info columns reported in every step's info.
     INFO_KEYS: tuple[tuple[str, type], ...] = ()
+    # Info-row columns appended, as a tuple, to ``_step_log`` after every step (the
+    # path envs: X, Y for ``trajectory()``); ``_after_reset`` starts the log.
+    STEP_LOG: tuple[str, ...] = ()
     # Episode-summary fields (the core's summary_names) that are counts (reported as int).
     SUMMARY_INT_KEYS: tuple[str, ...] = ("steps",)
     # Summary fields a sweep's text table shows, in order, with their labels (units); the
@@ -137,18 +140,12 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         self._n_actions = len(self.action_names)
         self.action_space = gym.spaces.Box(-1.0, 1.0, (self._n_actions,), np.float32)
         self.observation_space = gym.spaces.Box(-10.0, 10.0, (len(self.obs_names),), np.float32)
-        col = {name: j for j, name in enumerate(self.info_names)}
-        # Info by name, split by conversion: float columns go in as they are (tolist()
-        # already gives Python floats), int/bool ones are converted (the step's hot path).
-        self._info_cols = tuple((k, col[k]) for k, tp in self.INFO_KEYS if tp is float)
-        self._info_conv = tuple((k, col[k], tp) for k, tp in self.INFO_KEYS if tp is not float)
-        self._timing_cols = tuple((k, col[k], tp) for k, tp in TIMING_KEYS)
-
         # Caller-owned buffers the core writes into; no allocation per step.
         self._obs = np.zeros(len(self.obs_names), np.float32)
         self._terms = np.zeros(len(self.reward_term_names))
         self._info = np.zeros(len(self.info_names))
-        self._core_step = core.step
+        self._step_log: list[tuple[float, ...]] = []
+        self._bind_core()
         self.latency: LatencyModel | None = None
         self.overrun: str = "skip"
         self._measured = False
@@ -157,6 +154,18 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         self.configure_latency(latency, overrun)
         self._needs_reset = True
         self._reset_reason = "call reset() before step()"
+
+    def _bind_core(self) -> None:
+        """The step of the current core: one C++ call (``_core.GymStepper``) that checks
+        the action, steps and builds obs, reward, flags and info (by INFO_KEYS, the timing
+        keys with latency, STEP_LOG appended to ``_step_log``)."""
+        col = {name: j for j, name in enumerate(self._core.info_names)}
+        kinds = {float: 0, int: 1, bool: 2}
+        self._stepper = _core.GymStepper(
+            self._core, self._obs, self._terms, self._info, list(self._core.term_names),
+            [(k, col[k], kinds[tp]) for k, tp in self.INFO_KEYS],
+            [(k, col[k], kinds[tp]) for k, tp in TIMING_KEYS],
+            [col[k] for k in self.STEP_LOG], ACTION_TOL)
 
     def _set_time_limit_ticks(self) -> None:
         self._core.time_limit_ticks = 0 if self.time_limit is None else ceil_ticks(
@@ -173,7 +182,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         physics.make_session()  # validates the mode with the usual message
         self.physics, self.longitudinal = physics, mode
         self._core = self._make_core(physics, **self._task_kwargs)
-        self._core_step = self._core.step
+        self._bind_core()
         self._set_time_limit_ticks()
         self._after_core_rebuild()
         self.configure_latency(self.latency, self.overrun)  # also requires a reset
@@ -215,9 +224,6 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
     def _after_reset(self, row: list[float]) -> dict[str, Any]:
         """The reset info from the info row."""
         return {}
-
-    def _after_step(self, row: list[float]) -> None:
-        """Per-step bookkeeping of the task (logs) from the info row."""
 
     def render(self) -> Any:
         """None: a task without render modes renders nothing (the path envs override)."""
@@ -310,6 +316,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
             self._core.set_latency(latency.spec(), getattr(_core.OverrunPolicy, overrun))
         else:
             self._core.clear_latency()
+        self._stepper.timing = latency is not None
         self.latency, self.overrun = latency, overrun
         self._measured = latency is not None and latency.kind == "measured"
         self._next_delay = None
@@ -363,47 +370,40 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
     def step(
         self, action: np.ndarray
     ) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
-        a = self._check_action(action)
         if self._needs_reset:
+            self._check_action(action)  # a bad action is named before the missing reset
             raise gym.error.ResetNeeded(self._reset_reason)
-        if self._measured and self._next_delay is None:
-            raise RuntimeError(
-                "latency=LatencyModel.measured(): the env cannot time the agent; call "
-                "env.unwrapped.set_next_delay(c_seconds) with this step's compute time "
-                "before every step()"
-            )
+        delay = math.nan
+        if self._measured:
+            if self._next_delay is None:
+                raise RuntimeError(
+                    "latency=LatencyModel.measured(): the env cannot time the agent; call "
+                    "env.unwrapped.set_next_delay(c_seconds) with this step's compute time "
+                    "before every step()")
+            delay = self._next_delay
+        out = self._step_core(action, delay)
+        if out is None:  # not a float array in range: coerce it, or name the problem
+            out = self._step_core(np.array(self._check_action(action)), delay)
+        self._next_delay = None
+        obs, reward, flags, info = out
+        if not flags & (TERMINATED | TRUNCATED):
+            return obs, reward, False, False, info
+        info.update(self.episode_end_info(flags))
+        # Gymnasium leaves a step after the episode's end undefined; here it is an error
+        # rather than a silent extra step past the end.
+        self._needs_reset, self._reset_reason = True, (
+            f"the episode ended ({info['outcome']}) at t = {self._core.time:.3f}"
+            " s; call reset() before step() (vector envs and SB3 VecEnvs reset "
+            "automatically)")
+        return obs, reward, (flags & TERMINATED) != 0, (flags & TRUNCATED) != 0, info
+
+    def _step_core(self, action: Any, delay: float) -> Any:
         try:
-            if self._measured:
-                delay, self._next_delay = self._next_delay, None
-                flags = self._core_step(*a, self._obs, self._terms, self._info, delay)
-            else:
-                flags = self._core_step(*a, self._obs, self._terms, self._info)
+            return self._stepper(action, delay, self._step_log)
         except BaseException:  # KeyboardInterrupt mid-step: the state is partly advanced
             self._needs_reset, self._reset_reason = True, (
                 "the last step() was interrupted; call reset() before step()")
             raise
-        row = self._info.tolist()
-        self._after_step(row)
-        info: dict[str, Any] = {
-            "reward_terms": dict(zip(self.reward_term_names, self._terms.tolist(), strict=True))}
-        for key, j in self._info_cols:
-            info[key] = row[j]
-        for key, j, tp in self._info_conv:
-            info[key] = tp(row[j])
-        if self.latency is not None:
-            for key, j, tp in self._timing_cols:
-                info[key] = tp(row[j])
-        terminated = (flags & TERMINATED) != 0
-        truncated = (flags & TRUNCATED) != 0
-        if terminated or truncated:
-            info.update(self.episode_end_info(flags))
-            # Gymnasium leaves a step after the episode's end undefined; here it is an
-            # error rather than a silent extra step past the end.
-            self._needs_reset, self._reset_reason = True, (
-                f"the episode ended ({info['outcome']}) at t = {self._core.time:.3f}"
-                " s; call reset() before step() (vector envs and SB3 VecEnvs reset "
-                "automatically)")
-        return self._obs.copy(), row[0], terminated, truncated, info
 
     def _check_action(self, action: Any) -> list[float]:
         """The action as floats within [-1, 1] (+1e-6); clear errors otherwise."""

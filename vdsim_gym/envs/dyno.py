@@ -136,7 +136,7 @@ class DynoEnv(CoreEnv):
             pedal_actuator=self.physics.actuator)
         self.physics, self.longitudinal = physics, physics.longitudinal
         self._core = self._make_core(physics, **self._task_kwargs)
-        self._core_step = self._core.step
+        self._bind_core()
         self._set_time_limit_ticks()
         self.action_names = tuple(self._core.action_names)
         self.configure_latency(self.latency, self.overrun)  # also requires a reset

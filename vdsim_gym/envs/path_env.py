@@ -160,6 +160,7 @@ class PathTrackingEnv(CoreEnv):
 
     metadata: dict[str, Any] = {**CoreEnv.metadata, "render_modes": ["rgb_array"]}
     INFO_KEYS = (("e_y", float), ("cone_hits", int), ("s", float), ("t", float))
+    STEP_LOG = ("X", "Y")  # the CG's trajectory (trajectory(), render)
     SUMMARY_INT_KEYS = ("steps", "cone_hits")
     METRIC_LABELS = {"rms_e_y": "e_y RMSE [m]", "max_abs_e_y": "max |e_y| [m]",
                      "cone_hits": "cone hits per episode"}
@@ -172,7 +173,6 @@ class PathTrackingEnv(CoreEnv):
         **kwargs: Any,
     ) -> None:
         self.course: Course | None = None
-        self._xy_log: list[tuple[float, float]] = []
         super().__init__(reward_weights=reward_weights, terminate_on_cone=terminate_on_cone,
                          **kwargs)
         self.obs_scale: np.ndarray = self._core.obs_scale()
@@ -219,11 +219,8 @@ class PathTrackingEnv(CoreEnv):
 
     def _after_reset(self, row: list[float]) -> dict[str, Any]:
         _, e_y, s, t, _, X, Y, *_ = row
-        self._xy_log = [(X, Y)]
+        self._step_log = [(X, Y)]
         return {"e_y": e_y, "s": s, "t": t, "cone_hits": 0}
-
-    def _after_step(self, row: list[float]) -> None:
-        self._xy_log.append((row[5], row[6]))
 
     def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":
@@ -248,7 +245,7 @@ class PathTrackingEnv(CoreEnv):
     @property
     def trajectory(self) -> np.ndarray:
         """CG positions (X, Y) at reset and after every step of this episode [m]."""
-        return np.asarray(self._xy_log, dtype=float).reshape(-1, 2)
+        return np.asarray(self._step_log, dtype=float).reshape(-1, 2)
 
     def _set_course(self, course: Course) -> None:
         check_path(course.path, f"course {course.name!r}: path")
