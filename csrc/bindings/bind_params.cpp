@@ -1,4 +1,5 @@
 // Parameter structs: plain read/write fields, filled from vdsim_gym.config dataclasses.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include "vdsim/params.hpp"
@@ -52,11 +53,21 @@ void bind_params(py::module_& m) {
       RW(ActuatorParams, time_constant) RW(ActuatorParams, rate_limit)
       RW(ActuatorParams, max_angle);
 
-  // Pure tire function, exposed for tests against a Python reference.
-  m.def("tire_forces", [](const TireParams& p, double fz, double kappa, double tan_alpha) {
-        const TireForces f = tire_forces(p, TireShape::from(p), fz, kappa, tan_alpha);
+  // Pure tire functions, exposed for tests against a Python reference; fast: the
+  // bounded-error evaluation integrator="semi_implicit" uses (tire.hpp).
+  m.def("tire_forces", [](const TireParams& p, double fz, double kappa, double tan_alpha,
+                          bool fast) {
+        TireShape shape = TireShape::from(p);
+        shape.use_fast(fast, p);
+        const TireForces f = tire_forces(p, shape, fz, kappa, tan_alpha);
         return py::make_tuple(f.fx, f.fy);
-      }, py::arg("params"), py::arg("fz"), py::arg("kappa"), py::arg("tan_alpha"));
+      }, py::arg("params"), py::arg("fz"), py::arg("kappa"), py::arg("tan_alpha"),
+      py::arg("fast") = false);
+  m.def("fast_atan", py::vectorize(&fast_atan), py::arg("x"));
+  m.def("fast_sin_pi", py::vectorize(&fast_sin_pi), py::arg("a"));
+  m.def("mf_shape", py::vectorize([](double bx, double C, double E, bool fast) {
+          return fast ? mf_shape_fast(bx, C, E) : mf_shape(bx, C, E);
+        }), py::arg("bx"), py::arg("C"), py::arg("E"), py::arg("fast") = false);
   m.def("mf_peak_u", &mf_peak_u, py::arg("curve"));
   m.def("whole_ticks", &whole_ticks, py::arg("seconds"), py::arg("dt"));
   m.def("ceil_ticks", &ceil_ticks, py::arg("seconds"), py::arg("dt"));

@@ -15,6 +15,7 @@ Session::Session(const VehicleParams& vehicle, const SimConfig& config)
   ctx_.vehicle = &vehicle_;
   ctx_.low = &config_.low;
   ctx_.shape = TireShape::from(vehicle_.tire);
+  ctx_.shape.use_fast(config_.integrator == Integrator::SemiImplicit, vehicle_.tire);
   actuator_ = SteerActuator(config_.actuator, config_.substep_dt, config_.actuator_dead_ticks);
   reset(0, 0, 0, 0, 0, 0);
 }

@@ -31,10 +31,63 @@ inline double mf_shape(double bx, double C, double E) {
   return std::sin(C * std::atan(bx - E * (bx - std::atan(bx))));
 }
 
+// Bounded-error, branch-free replacements for libm's atan and sin in the Magic Formula
+// (integrator="semi_implicit" only: the explicit integrators keep libm, so the reference
+// configuration stays bit-identical). In a profile of the L2 step libm's atan and sin were
+// ~40 % of the time; these polynomials (Estrin's scheme: short dependency chains that
+// overlap across the wheels) cost a fraction of that. Coefficients: Chebyshev fits made by
+// benchmarks/fit_fast_math.py, which also prints the bounds below.
+//   fast_atan: |error| <= 5e-11 rad on the whole real line (x * P(x^2) on [0, 1], and
+//              pi/2 - atan(1/x) beyond); NaN in, NaN out; +-inf -> +-pi/2.
+//   fast_sin_pi: |error| <= 4e-15 for |a| <= pi (cos(|a| - pi/2) by an even polynomial).
+// So the shape sin(C atan(u - E (u - atan u))) is within C (1 + |E|) 5e-11 + 4e-15 of
+// libm's for C <= 2 (tests/test_fast_tire.py checks it over the whole slip range).
+inline double fast_atan(double x) {
+  static constexpr double c[] = {
+      0.9999999999391801, -0.33333331519578097, 0.19999909990338693, -0.14283948790341375,
+      0.11092987043398124, -0.08979059402692537, 0.07242303809937047, -0.0542156082250235,
+      0.034133716351256733, -0.016055337248342506, 0.004827286713130875,
+      -0.0006805054874993913};
+  const double a = std::fabs(x);
+  const bool big = a > 1.0;
+  const double t = big ? 1.0 / a : a;
+  const double z = t * t, z2 = z * z, z4 = z2 * z2, z8 = z4 * z4;
+  const double p = ((c[0] + c[1] * z) + z2 * (c[2] + c[3] * z)) +
+                   z4 * ((c[4] + c[5] * z) + z2 * (c[6] + c[7] * z)) +
+                   z8 * ((c[8] + c[9] * z) + z2 * (c[10] + c[11] * z));
+  const double r = t * p;
+  return std::copysign(big ? M_PI_2 - r : r, x);
+}
+
+inline double fast_sin_pi(double a) {  // |a| <= pi
+  static constexpr double c[] = {
+      0.9999999999999993, -0.4999999999999085, 0.041666666665854904, -0.001388888886212471,
+      2.4801582990632236e-05, -2.7556942775352836e-07, 2.08585433597334e-09,
+      -1.1010691428389841e-11};
+  const double b = std::fabs(a) - M_PI_2;
+  const double w = b * b, w2 = w * w, w4 = w2 * w2;
+  const double p = ((c[0] + c[1] * w) + w2 * (c[2] + c[3] * w)) +
+                   w4 * ((c[4] + c[5] * w) + w2 * (c[6] + c[7] * w));
+  return std::copysign(p, a);
+}
+
+// mf_shape with fast_atan and fast_sin_pi; valid for C <= 2 (|C atan(.)| <= pi).
+inline double mf_shape_fast(double bx, double C, double E) {
+  return fast_sin_pi(C * fast_atan(bx - E * (bx - fast_atan(bx))));
+}
+
 struct TireShape {
   double ux_star = 1.0;   // longitudinal peak in units of B*kappa
   double uy_star = 1.0;   // lateral peak in units of B*tan(alpha)
   double g_nominal = 1.0;  // stiffness load law at Fz0
+  // The curves evaluated by mf_shape_fast (set by the session for semi_implicit; only
+  // where C <= 2, the fast sine's range).
+  bool fast_x = false, fast_y = false;
+
+  void use_fast(bool on, const TireParams& p) {
+    fast_x = on && p.longitudinal.C <= 2.0;
+    fast_y = on && p.lateral.C <= 2.0;
+  }
 
   static TireShape from(const TireParams& p) {
     TireShape s;
@@ -83,8 +136,11 @@ inline TireForces tire_forces(const TireParams& p, const TireShape& s, double fz
     f.fy = dy * p.lateral.C * by * tan_alpha;
     return f;
   }
-  const double fx0 = dx * mf_shape(sn * s.ux_star, p.longitudinal.C, p.longitudinal.E);
-  const double fy0 = dy * mf_shape(sn * s.uy_star, p.lateral.C, p.lateral.E);
+  const double fx0 = dx * (s.fast_x ? mf_shape_fast : mf_shape)(sn * s.ux_star,
+                                                                p.longitudinal.C,
+                                                                p.longitudinal.E);
+  const double fy0 = dy * (s.fast_y ? mf_shape_fast : mf_shape)(sn * s.uy_star, p.lateral.C,
+                                                                p.lateral.E);
   f.fx = fx0 * (sx / sn);
   f.fy = fy0 * (sy / sn);
   return f;

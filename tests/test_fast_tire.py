@@ -1,0 +1,70 @@
+"""The fast Magic Formula evaluation (integrator="semi_implicit") against libm and numpy
+over the whole slip range, with the error bounds stated in tire.hpp, and the reference
+integrators untouched by it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from vdsim_gym import _core
+from vdsim_gym.config import default_vehicle
+
+ATAN_BOUND = 5e-11  # [rad], tire.hpp
+SIN_BOUND = 4e-15
+
+
+def _slips() -> np.ndarray:
+    """Every scale of B*x the formula sees: 0, tiny, linear range, peak, far past it."""
+    mag = np.concatenate([[0.0], np.logspace(-12, 8, 200_001), np.linspace(0.0, 40.0, 400_001)])
+    return np.concatenate([mag, -mag])
+
+
+def test_fast_atan_within_bound_on_the_real_line() -> None:
+    x = _slips()
+    err = np.abs(_core.fast_atan(x) - np.arctan(x))
+    assert err.max() <= ATAN_BOUND
+    assert err.max() > 0.0  # it is an approximation (the test would catch libm in disguise)
+    assert _core.fast_atan(math.inf) == pytest.approx(math.pi / 2, abs=ATAN_BOUND)
+    assert _core.fast_atan(-math.inf) == pytest.approx(-math.pi / 2, abs=ATAN_BOUND)
+    assert math.isnan(_core.fast_atan(math.nan))
+    assert _core.fast_atan(0.0) == 0.0
+
+
+def test_fast_sin_within_bound_on_its_range() -> None:
+    a = np.linspace(-math.pi, math.pi, 1_000_001)
+    assert np.abs(_core.fast_sin_pi(a) - np.sin(a)).max() <= SIN_BOUND
+
+
+@pytest.mark.parametrize("C,E", [(1.3, -1.0), (1.3, 0.5), (1.65, 0.97), (1.9, -2.0), (2.0, 0.0)])
+def test_fast_shape_within_propagated_bound(C: float, E: float) -> None:
+    u = _slips()
+    exact = np.sin(C * np.arctan(u - E * (u - np.arctan(u))))
+    fast = _core.mf_shape(u, C, E, True)
+    bound = C * (1.0 + abs(E)) * ATAN_BOUND + SIN_BOUND
+    assert np.abs(fast - exact).max() <= bound
+    assert np.array_equal(_core.mf_shape(u, C, E, False), _core.mf_shape(u, C, E, False))
+
+
+def test_fast_tire_forces_match_exact_over_combined_slip() -> None:
+    tire = default_vehicle().to_core().tire
+    worst = 0.0
+    for fz in (500.0, 4000.0, 9000.0):
+        for kappa in np.linspace(-1.0, 1.0, 81):
+            for tan_a in np.linspace(-1.2, 1.2, 81):
+                e = _core.tire_forces(tire, fz, kappa, tan_a)
+                f = _core.tire_forces(tire, fz, kappa, tan_a, fast=True)
+                worst = max(worst, abs(e[0] - f[0]) / fz, abs(e[1] - f[1]) / fz)
+    assert worst > 0.0  # the fast path is in use
+    # forces scale with D mu fz (<= ~1.2 fz): the shape bound times that, per newton of load
+    assert worst <= 1.2 * 2.0 * 3.0 * ATAN_BOUND
+
+
+def test_curves_past_the_fast_sine_range_use_libm() -> None:
+    tire = default_vehicle().to_core().tire
+    tire.lateral.C = 2.5  # |C atan(.)| reaches past pi: the fast path must not be used
+    for tan_a in (0.05, 0.3, 2.0, 50.0):
+        assert _core.tire_forces(tire, 4000.0, 0.0, tan_a, fast=True) == \
+            _core.tire_forces(tire, 4000.0, 0.0, tan_a)
