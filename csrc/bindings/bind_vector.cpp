@@ -4,8 +4,11 @@
 // by a tuple held next to the session.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
+#include <cstring>
 #include <memory>
+#include <tuple>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,10 +21,82 @@ using namespace vdsim;
 
 namespace {
 
+// An info column of the fast step: its key, "_" + key, column and batched dtype.
+struct InfoCol {
+  py::str key, mask_key;
+  int64_t col;
+  int kind;  // 0 float64, 1 int64, 2 bool
+};
+
+// What step_fast needs besides the session: the Python env's batch buffers (validated
+// once by bind_buffers) and the info layout.
+struct FastStep {
+  bool ready = false;
+  py::array obs, rewards, flags, terms, info, elapsed;
+  std::vector<InfoCol> base, timing;
+  std::vector<py::str> term_keys, term_mask_keys;
+};
+
 struct PyVectorEnvCore {
   py::tuple cores;  // keeps the env cores alive as long as the session
   std::unique_ptr<VectorEnvCore> impl;
+  FastStep fast;
 };
+
+std::vector<InfoCol> info_cols(const std::vector<std::tuple<std::string, int64_t, int>>& cols,
+                               int64_t info_n) {
+  std::vector<InfoCol> out;
+  for (const auto& [key, j, kind] : cols) {
+    if (j < 0 || j >= info_n || kind < 0 || kind > 2)
+      throw std::invalid_argument("bad info column " + key);
+    out.push_back({py::str(key), py::str("_" + key), j, kind});
+  }
+  return out;
+}
+
+// A fresh (N,) array of one info column in its batched dtype.
+py::array info_column(const double* info, int64_t n, int64_t stride, int64_t col, int kind) {
+  if (kind == 1) {
+    py::array_t<int64_t> a(n);
+    auto* o = a.mutable_data();
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<int64_t>(info[i * stride + col]);
+    return std::move(a);
+  }
+  if (kind == 2) {
+    py::array_t<bool> a(n);
+    auto* o = a.mutable_data();
+    for (int64_t i = 0; i < n; ++i) o[i] = info[i * stride + col] != 0.0;
+    return std::move(a);
+  }
+  py::array_t<double> a(n);
+  auto* o = a.mutable_data();
+  for (int64_t i = 0; i < n; ++i) o[i] = info[i * stride + col];
+  return std::move(a);
+}
+
+// The actions as a C-contiguous (N, m) float32/float64 array within [-tol, tol] (NaN
+// fails), or nullptr: the Python side converts or raises the error that names the row.
+const void* checked_actions(const py::handle& actions, int64_t n, int64_t m, double tol,
+                            bool& f32) {
+  if (!py::isinstance<py::array>(actions)) return nullptr;
+  auto a = py::reinterpret_borrow<py::array>(actions);
+  if (a.ndim() != 2 || a.shape(0) != n || a.shape(1) != m || !(a.flags() & py::array::c_style))
+    return nullptr;
+  const py::dtype dt = a.dtype();
+  if (dt.kind() != 'f' || (dt.itemsize() != 4 && dt.itemsize() != 8)) return nullptr;
+  f32 = dt.itemsize() == 4;
+  const int64_t k = n * m;
+  if (f32) {
+    const float* p = static_cast<const float*>(a.data());
+    for (int64_t i = 0; i < k; ++i)
+      if (!(p[i] >= -tol && p[i] <= tol)) return nullptr;
+  } else {
+    const double* p = static_cast<const double*>(a.data());
+    for (int64_t i = 0; i < k; ++i)
+      if (!(p[i] >= -tol && p[i] <= tol)) return nullptr;
+  }
+  return a.data();
+}
 
 std::string shape_str(const py::array& a) {
   std::string s = "(";
@@ -93,6 +168,107 @@ void bind_vector(py::module_& m) {
            }, py::arg("actions"), py::arg("step_mask"), py::arg("obs"), py::arg("rewards"),
            py::arg("flags"), py::arg("terms"), py::arg("info"),
            "One env step of every env whose step_mask is nonzero (GIL released)")
+      .def("bind_buffers", [](PyVectorEnvCore& v, py::array obs, py::array rewards,
+                              py::array flags, py::array terms, py::array info,
+                              py::array elapsed, std::vector<std::string> term_keys,
+                              const std::vector<std::tuple<std::string, int64_t, int>>& base,
+                              const std::vector<std::tuple<std::string, int64_t, int>>& timing) {
+             const py::ssize_t n = v.impl->size();
+             const EnvSpec& spec = v.impl->spec();
+             buffer<float>(obs, n, spec.obs_size(), "obs", "float32");
+             buffer<double>(rewards, n, 0, "rewards", "float64");
+             buffer<int32_t>(flags, n, 0, "flags", "int32");
+             buffer<double>(terms, n, spec.term_size(), "terms", "float64");
+             buffer<double>(info, n, spec.info_size(), "info", "float64");
+             buffer<int64_t>(elapsed, n, 0, "elapsed", "int64");
+             if (static_cast<int64_t>(term_keys.size()) != spec.term_size())
+               throw std::invalid_argument("one key per reward term");
+             FastStep f;
+             f.obs = obs, f.rewards = rewards, f.flags = flags, f.terms = terms, f.info = info;
+             f.elapsed = elapsed;
+             f.base = info_cols(base, spec.info_size());
+             f.timing = info_cols(timing, spec.info_size());
+             for (const auto& k : term_keys) {
+               f.term_keys.emplace_back(k);
+               f.term_mask_keys.emplace_back("_" + k);
+             }
+             f.ready = true;
+             v.fast = std::move(f);
+           }, py::arg("obs"), py::arg("rewards"), py::arg("flags"), py::arg("terms"),
+           py::arg("info"), py::arg("elapsed"), py::arg("term_keys"), py::arg("base_cols"),
+           py::arg("timing_cols"),
+           "The env's batch buffers and info layout for step_fast (checked once here)")
+      .def("step_fast", [](PyVectorEnvCore& v, py::handle actions, int64_t max_steps,
+                           bool timing, double tol) -> py::object {
+             // The common vector step in one call: every env steps (no autoreset row), and
+             // the Gymnasium return values are built here: fresh obs, rewards,
+             // terminated, truncated (the TimeLimit rule of max_steps > 0 included) and
+             // infos in Gymnasium's vector format (arrays plus "_key" masks; the mask
+             // shared by the keys of one step). Returns None when the actions need the
+             // Python checks (conversion or an error naming the row); the rows are then
+             // not stepped. Last item: the number of rows whose episode ended.
+             if (v.impl->closed()) throw std::runtime_error("VectorEnvCore is closed");
+             FastStep& f = v.fast;
+             if (!f.ready) throw std::runtime_error("bind_buffers() first");
+             const int64_t n = v.impl->size();
+             const EnvSpec& spec = v.impl->spec();
+             VectorStepBuffers b;
+             b.actions = checked_actions(actions, n, spec.action_size(), tol, b.actions_f32);
+             if (!b.actions) return py::none();
+             for (int64_t i = 0; i < n; ++i)
+               if (v.impl->core(i).measured_latency())
+                 throw std::invalid_argument(
+                     "env " + std::to_string(i) + " has LatencyModel.measured(): the vector "
+                     "session draws delays from the model and cannot take measured ones");
+             b.step_mask = nullptr;
+             b.obs = static_cast<float*>(f.obs.mutable_data());
+             b.rewards = static_cast<double*>(f.rewards.mutable_data());
+             b.flags = static_cast<int32_t*>(f.flags.mutable_data());
+             b.terms = static_cast<double*>(f.terms.mutable_data());
+             b.info = static_cast<double*>(f.info.mutable_data());
+             vdsim_py::run_interruptible([&] { v.impl->step(b); });
+
+             const int64_t obs_n = spec.obs_size(), term_n = spec.term_size();
+             const int64_t info_n = spec.info_size();
+             py::array_t<float> obs({n, obs_n});
+             std::memcpy(obs.mutable_data(), b.obs, sizeof(float) * n * obs_n);
+             py::array_t<double> rewards(n);
+             std::memcpy(rewards.mutable_data(), b.rewards, sizeof(double) * n);
+             py::array_t<bool> terminated(n), truncated(n), mask(n);
+             bool* te = terminated.mutable_data();
+             bool* tr = truncated.mutable_data();
+             bool* mk = mask.mutable_data();
+             auto* elapsed = static_cast<int64_t*>(f.elapsed.mutable_data());
+             int64_t ended = 0;
+             for (int64_t i = 0; i < n; ++i) {
+               const int32_t fl = b.flags[i];
+               ++elapsed[i];
+               te[i] = (fl & kFlagTerminated) != 0;
+               tr[i] = (fl & kFlagTruncated) != 0 || (max_steps > 0 && elapsed[i] >= max_steps);
+               mk[i] = true;
+               ended += te[i] || tr[i];
+             }
+             py::dict infos;
+             for (const InfoCol& c : f.base) {
+               infos[c.key] = info_column(b.info, n, info_n, c.col, c.kind);
+               infos[c.mask_key] = mask;
+             }
+             py::dict reward_terms;
+             for (int64_t j = 0; j < term_n; ++j) {
+               reward_terms[f.term_keys[j]] = info_column(b.terms, n, term_n, j, 0);
+               reward_terms[f.term_mask_keys[j]] = mask;
+             }
+             infos["reward_terms"] = std::move(reward_terms);
+             infos["_reward_terms"] = mask;
+             if (timing)
+               for (const InfoCol& c : f.timing) {
+                 infos[c.key] = info_column(b.info, n, info_n, c.col, c.kind);
+                 infos[c.mask_key] = mask;
+               }
+             return py::make_tuple(std::move(obs), std::move(rewards), std::move(terminated),
+                                   std::move(truncated), std::move(infos), ended);
+           }, py::arg("actions"), py::arg("max_steps"), py::arg("timing"), py::arg("tol"),
+           "Every env's step with Gymnasium's return values built in C++ (see the source)")
       .def("advance_physics", [](PyVectorEnvCore& v, py::array_t<double> actions) {
              if (v.impl->closed()) throw std::runtime_error("VectorEnvCore is closed");
              VectorStepBuffers b;

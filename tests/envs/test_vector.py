@@ -378,3 +378,48 @@ def test_reset_mask_bad_input():
     assert "reset_mask" in options  # the caller's dict is not consumed
     vec.step(np.zeros((2, 2)))
     vec.close()
+
+
+@pytest.mark.parametrize("lat", [{}, {"latency": LatencyModel.uniform(0.0, 0.03, seed=2)}],
+                         ids=["none", "uniform"])
+def test_one_call_step_equals_the_general_path(lat: dict) -> None:
+    """The one-call C++ step (return values built in C++) against the general Python path
+    of the same env (forced), bit for bit: obs, rewards, flags, every info key, dtype and
+    mask, across episode ends and max_episode_steps cuts; float64, float32 and list
+    actions."""
+    fast = gym.make_vec("VDSim-PathFollow-v0", num_envs=4, threads=1, max_episode_steps=50,
+                        **SHORT, **lat)
+    slow = gym.make_vec("VDSim-PathFollow-v0", num_envs=4, threads=1, max_episode_steps=50,
+                        **SHORT, **lat)
+    assert fast._fast
+    slow._fast = False
+    calls = []
+    fast._session = _Spy(fast._session, calls)
+    rng = np.random.default_rng(3)
+    fast.reset(seed=1), slow.reset(seed=1)
+    ends = 0
+    for t in range(160):
+        a = rng.uniform(-0.4, 0.4, (4, 2))
+        a = [a.astype(np.float32), a, a.tolist()][t % 3]
+        r1, r2 = fast.step(a), slow.step(a)
+        for x, y in zip(r1[:4], r2[:4], strict=True):
+            assert x.dtype == y.dtype
+            np.testing.assert_array_equal(x, y)
+        assert set(r1[4]) == set(r2[4])
+        assert_same_infos(r1[4], r2[4])
+        ends += int(np.sum(r1[2] | r1[3]))
+    assert ends >= 4 and len(calls) > 100  # episode ends crossed, the fast path taken
+
+
+class _Spy:
+    """Counts step_fast calls of a VectorEnvCore, passing everything else through."""
+
+    def __init__(self, session: Any, calls: list[int]) -> None:
+        self._s, self._calls = session, calls
+
+    def step_fast(self, *args: Any) -> Any:
+        self._calls.append(1)
+        return self._s.step_fast(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._s, name)

@@ -123,6 +123,18 @@ class VDSimVectorEnv(VectorEnv):
         self._needs_reset = True
         self._session = _core.VectorEnvCore([e._core for e in self.envs], int(threads))
         self.threads: int = self._session.threads
+        kinds = {float: 0, int: 1, bool: 2}
+        self._session.bind_buffers(
+            self._obs, self._rewards, self._flags, self._terms, self._info, self._elapsed,
+            list(self.reward_term_names),
+            [(k, col[k], kinds[tp]) for k, tp in type(env0).INFO_KEYS],
+            [(k, col[k], kinds[tp]) for k, tp in TIMING_KEYS])
+        # The one-call step (C++ builds the return values) serves NEXT_STEP autoreset on
+        # steps without rows to reset, when all rows or none have latency (the timing keys'
+        # masks are then all-or-nothing); other steps take the general path below.
+        self._fast = self.autoreset_mode == AutoresetMode.NEXT_STEP and (
+            bool(self._latency_rows.all()) or not self._has_latency)
+        self._any_autoreset = False
 
     def __copy__(self) -> VDSimVectorEnv:
         raise refuse_copy(self)
@@ -156,6 +168,7 @@ class VDSimVectorEnv(VectorEnv):
         for i in np.flatnonzero(mask).tolist():
             self._reset_row(i, seeds[i], options or None)
         self._autoreset[mask] = False
+        self._any_autoreset = bool(self._autoreset.any())
         self._needs_reset = False
         return self._obs.copy(), self._reset_infos(mask)
 
@@ -172,6 +185,8 @@ class VDSimVectorEnv(VectorEnv):
         self, actions: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         self._check_open()
+        if self._fast and not self._any_autoreset and not self._needs_reset:
+            return self._step_fast(actions)
         a = self._check_actions(actions)
         if self._needs_reset:
             raise gym.error.ResetNeeded("call reset() before step()")
@@ -207,7 +222,34 @@ class VDSimVectorEnv(VectorEnv):
             infos = self._step_infos(None)
         if next_step:
             self._autoreset = ended
+            self._any_autoreset = bool(ended.any())
         return self._obs.copy(), rewards, terminated, truncated, infos
+
+    def _step_fast(self, actions: Any
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Every row steps (none to reset): one C++ call checks the actions, steps and
+        builds the return values; Python adds only what an episode end reports."""
+        out = self._step_fast_core(actions)
+        if out is None:  # not a float (N, m) array in range: convert, or name the row
+            out = self._step_fast_core(self._check_actions(actions))
+        obs, rewards, terminated, truncated, infos, n_ended = out
+        if n_ended:
+            # The env's own ends report outcome and summary (a max_episode_steps cut does
+            # not: TimeLimit adds nothing either).
+            flags = self._flags
+            for i in np.flatnonzero(flags & (TERMINATED | TRUNCATED)).tolist():
+                infos = self._add_info(infos, self.envs[i].episode_end_info(int(flags[i])), i)
+            self._autoreset = terminated | truncated
+            self._any_autoreset = True
+        return obs, rewards, terminated, truncated, infos
+
+    def _step_fast_core(self, actions: Any) -> Any:
+        try:
+            return self._session.step_fast(actions, self.max_episode_steps or 0,
+                                           self._has_latency, ACTION_TOL)
+        except BaseException:  # KeyboardInterrupt mid-step: rows are partly advanced
+            self._needs_reset = True
+            raise
 
     def step_core(self, actions: np.ndarray) -> None:
         """Benchmark reference: the C++ batch step alone (physics, latency, task,
