@@ -61,21 +61,24 @@ def test_plant_bad_commands_are_rejected_and_plant_stays_usable():
     assert p.tick == 40 and math.isfinite(obs["vx"])
 
 
-def test_plant_step_equals_plain_core_loop_bit_for_bit():
+@pytest.mark.parametrize("integrator,step_ticks", [("heun", 1), ("semi_implicit", 10)])
+def test_plant_step_equals_plain_core_loop_bit_for_bit(integrator, step_ticks):
+    """The Plant against a plain loop over a core session: per substep for heun; in
+    integration steps of 10 substeps (5 ms, the default's) for semi_implicit."""
     rng = np.random.default_rng(3)
     commands = np.column_stack([rng.uniform(-0.05, 0.05, 50), rng.uniform(-2000, 2000, 50)])
-    p = Plant(level="L2", longitudinal="force")
+    p = Plant(level="L2", longitudinal="force", integrator=integrator)
     p.reset({"vx": 15.0})
     for c in commands:
         obs = p.step(c)
     session = vdsim_gym.plant.make_session(
-        level="L2", vehicle=p.vehicle, substep_dt=5e-4, longitudinal="force", actuator=None
-    )
+        level="L2", vehicle=p.vehicle, substep_dt=5e-4, longitudinal="force", actuator=None,
+        integrator=integrator, step_ticks=step_ticks)
     session.reset(0, 0, 0, 15.0, 0, 0)
     for c in commands:
         session.command_now(*c)
-        for _ in range(40):
-            session.advance(1)
+        for _ in range(40 // step_ticks):
+            session.advance(step_ticks)
     state = np.zeros(_core.STATE_SIZE)
     session.get_state(state)
     assert (obs["X"], obs["Y"], obs["vx"], obs["r"]) == tuple(state[[0, 1, 3, 5]])

@@ -28,7 +28,8 @@ def test_gate_at_the_training_substeps(level, scenario, substep):
 
 @pytest.mark.parametrize("level", ["L1", "L2"])
 def test_low_speed_cases_no_flips_no_creep(level):
-    ref = accuracy.low_speed_checks(*accuracy.REFERENCE_CONFIG, level)
+    integ, dt, st = accuracy.REFERENCE_CONFIG
+    ref = accuracy.low_speed_checks(integ, dt, level, st)
     got = accuracy.low_speed_checks("semi_implicit", 5e-3, level)
     for case in accuracy.LOW_SPEED_CASES:
         assert got[case]["flips"] == 0, case
@@ -141,10 +142,14 @@ def test_max_step_one_substep_and_actuator_fallback_are_bit_identical():
     from vdsim_gym import Plant
 
     cmds = [(0.03, 0.2)] * 20
-    assert _run(Plant(max_step=5e-4), cmds) == _run(Plant(), cmds)  # one substep: as before
+    # one substep: as before max_step existed (heun: its default)
+    assert _run(Plant(integrator="heun", max_step=5e-4), cmds) == \
+        _run(Plant(integrator="heun"), cmds)
+    # the default: semi_implicit with steps of up to 5 ms
+    assert _run(Plant(integrator="semi_implicit", max_step=5e-3), cmds) == _run(Plant(), cmds)
     act = {"time_constant": 0.05, "rate_limit": 1.0}
     with_chain = _run(Plant(integrator="semi_implicit", actuator=act, max_step=5e-3), cmds)
-    per_tick = _run(Plant(integrator="semi_implicit", actuator=act), cmds)
+    per_tick = _run(Plant(integrator="semi_implicit", actuator=act, max_step=5e-4), cmds)
     assert with_chain == per_tick  # the steering chain runs per tick: no multirate
 
 

@@ -33,7 +33,8 @@ def accel_conversion(physics: PhysicsSpec) -> dict[str, Any] | None:
         return None
     v = physics.vehicle
     return {
-        "converter": "vdsim AccelCascade (csrc/vdsim/accel_cascade.hpp), every substep",
+        "converter": "vdsim AccelCascade (csrc/vdsim/accel_cascade.hpp), every "
+                     f"integration step ({physics.substep_dt * physics.step_ticks:g} s at most)",
         "law": "pedal = clamp(u_ff + kp (a* - a_m) + ki I, -1, 1); conditional-integration "
                "anti-windup; a_m: first-order filtered (dvx/dt - r vy)",
         "feed_forward": "mass, drag and rolling resistance: (m a* + F_drag + F_roll) r_w / "
@@ -45,8 +46,14 @@ def accel_conversion(physics: PhysicsSpec) -> dict[str, Any] | None:
         "then": "the pedal through the vehicle's powertrain map and brakes",
     }
 INTEGRATORS = ("euler", "heun", "rk4", "semi_implicit")
-# Chosen by the accuracy gate (docs/PHYSICS.md); every plant and env defaults to it.
-DEFAULT_INTEGRATOR = "heun"
+# Chosen by the accuracy gate and the cost per step (docs/PHYSICS.md, "Training-grade
+# stepping"); every plant and env defaults to it. heun on every 0.5 ms substep was the
+# default before and stays selectable (integrator="heun"): the reference configuration.
+DEFAULT_INTEGRATOR = "semi_implicit"
+# The longest integration step when max_step is not given: semi_implicit takes steps of
+# up to 5 ms between events (commands, delays and traces stay on the substep grid); the
+# explicit integrators step every substep (their stability needs it).
+DEFAULT_MAX_STEP = {"semi_implicit": 5e-3}
 WHEELS = {"L1": ("F", "R"), "L2": ("FL", "FR", "RL", "RR")}
 STATE_KEYS = ("X", "Y", "psi", "vx", "vy", "r")
 _LIMIT_TOL = 1.0 + 1e-9  # commands this close to a limit count as on it (rounding)
@@ -117,6 +124,15 @@ def make_session(
     return _core.Session(vehicle.to_core(), cfg)
 
 
+def default_step_ticks(integrator: str, substep_dt: float) -> int:
+    """Substeps per integration step when ``max_step`` is not given: for semi_implicit as
+    many whole substeps as fit in 5 ms (at least one), for the others one."""
+    limit = DEFAULT_MAX_STEP.get(integrator)
+    if limit is None:
+        return 1
+    return max(1, math.floor(limit / substep_dt * (1.0 + 1e-9)))
+
+
 @dataclass(frozen=True)
 class PhysicsSpec:
     """Validated physics options shared by the Plant and every environment."""
@@ -145,10 +161,12 @@ class PhysicsSpec:
     ) -> PhysicsSpec:
         """Check every option (clear errors naming cause and fix) and load the vehicle.
         ``max_step`` [s]: the longest integration step, a whole number of substeps
-        (None: one substep). The time grid (commands, delays, traces) stays substep_dt;
-        the physics steps up to max_step between those events (docs/PHYSICS.md)."""
+        (None: the integrator's default, ``default_step_ticks``). The time grid
+        (commands, delays, traces) stays substep_dt; the physics steps up to max_step
+        between those events (docs/PHYSICS.md)."""
         dt = check_substep_dt(substep_dt)
-        step_ticks = 1 if max_step is None else whole_ticks(max_step, dt, "max_step")
+        step_ticks = default_step_ticks(integrator, dt) if max_step is None else \
+            whole_ticks(max_step, dt, "max_step")
         spec = cls(
             level=level,
             vehicle=load_vehicle(dict(vehicle) if isinstance(vehicle, Mapping) else vehicle),
@@ -188,12 +206,14 @@ class Plant:
             powertrain map with its power cap, as the envs' action) or "force" (total
             longitudinal force [N], the reference workflow's Fx, split to the wheels as
             torque without the powertrain) or "accel" (target acceleration [m/s^2] in
-            [-max_deceleration, max_acceleration], turned into a pedal every substep by
+            [-max_deceleration, max_acceleration], turned into a pedal every integration step by
             the core's cascade; docs/PHYSICS.md). One default for the Plant and every env.
-        integrator: "euler" | "heun" | "rk4" | "semi_implicit" (see docs/PHYSICS.md for the
-            accuracy gate).
-        max_step: the longest integration step [s], a whole number of substeps (None: one
-            substep); commands and delays stay on the substep grid (multirate).
+        integrator: "semi_implicit" (default) | "heun" | "euler" | "rk4" (see docs/PHYSICS.md
+            for the accuracy gate; "heun" with max_step=None is the reference
+            configuration, the default before the training-grade stepping).
+        max_step: the longest integration step [s], a whole number of substeps (None: 5 ms
+            for semi_implicit, one substep for the others); commands and delays stay on
+            the substep grid (multirate).
     """
 
     def __init__(

@@ -1,8 +1,10 @@
-// The acceleration-to-pedal cascade (longitudinal="accel"), run every substep inside the
-// session: a target longitudinal acceleration a* [m/s^2] becomes a pedal in [-1, 1] that
+// The acceleration-to-pedal cascade (longitudinal="accel"), run every integration step
+// inside the session (every substep with the explicit integrators; with multirate
+// stepping every step of up to max_step, dt its length: a 200 Hz controller at the
+// default 5 ms, 2 kHz in the heun reference configuration): a target longitudinal acceleration a* [m/s^2] becomes a pedal in [-1, 1] that
 // then drives the powertrain and brakes exactly as a pedal command does.
 //
-// Discrete law at substep k (dt = substep_dt), before the substep is integrated:
+// Discrete law at step k (dt = the step's length), before the step is integrated:
 //   a_raw   = (vx_k - vx_{k-1}) / dt - r_k vy_k      body-frame ax from the velocity state
 //   a_m    += dt / (tau + dt) (a_raw - a_m)          first-order filter (accel_filter_tau)
 //   F_ff    = m a* + F_drag(vx_k) + F_roll(vx_k)     the model's own resistance law, flat road

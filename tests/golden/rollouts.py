@@ -50,6 +50,11 @@ SCENARIOS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
+# The reference physics (the default until the training-grade stepping became it): the
+# unprefixed cases pin it, so it stays bit-identical; "default/..." cases pin the default.
+REFERENCE: dict[str, Any] = {"integrator": "heun", "max_step": None}
+
+
 def cases() -> list[tuple[str, str, dict[str, Any]]]:
     out = []
     for sc, (env_id, kw) in SCENARIOS.items():
@@ -57,8 +62,16 @@ def cases() -> list[tuple[str, str, dict[str, Any]]]:
             for lat, lkw in LATENCIES.items():
                 if sc != "dlc_lc" and lat in ("uniform_queue",):
                     continue
-                out.append((f"{sc}/{level}/{lat}", env_id, {**kw, "level": level, **lkw}))
+                out.append((f"{sc}/{level}/{lat}", env_id,
+                            {**kw, "level": level, **lkw, **REFERENCE}))
     return out
+
+
+def default_cases() -> list[tuple[str, str, dict[str, Any]]]:
+    """The default physics (no physics keywords) on a subset of the cases."""
+    return [(f"default/{name}", env_id, {k: v for k, v in kw.items() if k not in REFERENCE})
+            for name, env_id, kw in cases()
+            if name.endswith(("/none", "/uniform_skip", "/uniform_queue"))]
 
 
 def _update(h: Any, *arrays: Any) -> None:
@@ -111,11 +124,12 @@ EVAL_LATENCIES: dict[str, dict[str, Any]] = {
 }
 
 
-def eval_digest(level: str, kwargs: dict[str, Any]) -> str:
+def eval_digest(level: str, kwargs: dict[str, Any], physics: dict[str, Any] | None = None
+                ) -> str:
     from vdsim_gym.eval import ClosedLoopEval
 
     env = gym.make("VDSim-DLC-v0", preset="lane_change_3p5_30", level=level,
-                   terminate_on_cone=False)
+                   terminate_on_cone=False, **(REFERENCE if physics is None else physics))
     res = ClosedLoopEval(env=env, policy=stanley_pi(env), seed=5, duration=3.0,
                          **kwargs).run()
     s = res.samples
@@ -156,6 +170,14 @@ def compute() -> dict[str, str]:
     for level in ("L1", "L2"):
         for name, kw in EVAL_LATENCIES.items():
             out[f"eval/{level}/{name}"] = eval_digest(level, kw)
+    for name, env_id, kw in default_cases():
+        out[f"single/{name}"] = single_digest(env_id, kw)
+        if name.endswith("/none"):
+            for threads in (1, 2):
+                out[f"vector{threads}/{name}"] = vector_digest(env_id, kw, threads)
+    for level in ("L1", "L2"):
+        for name in ("sync", "uniform_skip"):
+            out[f"eval/default/{level}/{name}"] = eval_digest(level, EVAL_LATENCIES[name], {})
     return out
 
 

@@ -122,8 +122,11 @@ SHARED_ARGS = """
     - ``substep_dt=5e-4`` [s]; ``control_period=0.02`` [s], a whole multiple of it.
     - ``longitudinal="pedal"``: "pedal" or "force" (see Action Space).
     - ``actuator=None``: steering actuator chain (ActuatorConfig or mapping).
-    - ``integrator="heun"``: "euler", "heun" or "rk4" (heun passes the accuracy gate;
-      docs/PHYSICS.md).
+    - ``integrator="semi_implicit"``: or "heun" (every substep: the reference
+      configuration, the default before the training-grade stepping), "euler", "rk4"
+      (the accuracy gate: docs/PHYSICS.md).
+    - ``max_step=None`` [s]: the longest integration step (None: 5 ms for semi_implicit,
+      one substep otherwise); commands and delays stay on the substep grid.
     - ``reward_weights=None``: mapping of term name -> weight overriding the defaults.
     - ``terminate_on_cone=True``: end the episode at the first cone hit.
     - ``render_mode=None``: None or "rgb_array".

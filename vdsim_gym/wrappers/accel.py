@@ -13,7 +13,7 @@ class AccelCommandWrapper(
 ):
     """``AccelCommandWrapper(env)``: the wrapped VDSim env's longitudinal action (force or
     pedal) becomes a target acceleration: a in [-1, 1] means a * max_acceleration (a >= 0)
-    or a * max_deceleration [m/s^2], turned into a pedal every substep by the core's
+    or a * max_deceleration [m/s^2], turned into a pedal every integration step by the core's
     cascade (docs/PHYSICS.md, "Acceleration command"). Exactly what
     ``gym.make(id, longitudinal="accel")`` builds: both give bit-identical rollouts. The
     env's core is rebuilt on wrapping (``CoreEnv.set_longitudinal``), so wrap before the
