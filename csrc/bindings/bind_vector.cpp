@@ -35,6 +35,7 @@ struct FastStep {
   py::array obs, rewards, flags, terms, info, elapsed;
   std::vector<InfoCol> base, timing;
   std::vector<py::str> term_keys, term_mask_keys;
+  py::str reward_terms_key{"reward_terms"}, time_limit_key{"TimeLimit.truncated"};
 };
 
 struct PyVectorEnvCore {
@@ -52,6 +53,13 @@ std::vector<InfoCol> info_cols(const std::vector<std::tuple<std::string, int64_t
     out.push_back({py::str(key), py::str("_" + key), j, kind});
   }
   return out;
+}
+
+// One info value as the Python scalar of its kind.
+py::object scalar(double v, int kind) {
+  if (kind == 1) return py::int_(static_cast<long long>(v));
+  if (kind == 2) return py::bool_(v != 0.0);
+  return py::float_(v);
 }
 
 // A fresh (N,) array of one info column in its batched dtype.
@@ -199,7 +207,7 @@ void bind_vector(py::module_& m) {
            py::arg("timing_cols"),
            "The env's batch buffers and info layout for step_fast (checked once here)")
       .def("step_fast", [](PyVectorEnvCore& v, py::handle actions, int64_t max_steps,
-                           bool timing, double tol) -> py::object {
+                           bool timing, double tol, bool rows) -> py::object {
              // The common vector step in one call: every env steps (no autoreset row), and
              // the Gymnasium return values are built here: fresh obs, rewards,
              // terminated, truncated (the TimeLimit rule of max_steps > 0 included) and
@@ -248,6 +256,27 @@ void bind_vector(py::module_& m) {
                mk[i] = true;
                ended += te[i] || tr[i];
              }
+             if (rows) {
+               // One dict per env of Python scalars, as stable-baselines3's VecEnvs give
+               // them (DummyVecEnv over single envs): the task's keys, reward_terms,
+               // the timing keys with latency, and TimeLimit.truncated.
+               py::list out(n);
+               for (int64_t i = 0; i < n; ++i) {
+                 const double* row = b.info + i * info_n;
+                 py::dict d;
+                 for (const InfoCol& c : f.base) d[c.key] = scalar(row[c.col], c.kind);
+                 py::dict rt;
+                 for (int64_t j = 0; j < term_n; ++j)
+                   rt[f.term_keys[j]] = py::float_(b.terms[i * term_n + j]);
+                 d[f.reward_terms_key] = std::move(rt);
+                 if (timing)
+                   for (const InfoCol& c : f.timing) d[c.key] = scalar(row[c.col], c.kind);
+                 d[f.time_limit_key] = py::bool_(tr[i] && !te[i]);
+                 out[i] = std::move(d);
+               }
+               return py::make_tuple(std::move(obs), std::move(rewards), std::move(terminated),
+                                     std::move(truncated), std::move(out), ended);
+             }
              py::dict infos;
              for (const InfoCol& c : f.base) {
                infos[c.key] = info_column(b.info, n, info_n, c.col, c.kind);
@@ -268,6 +297,7 @@ void bind_vector(py::module_& m) {
              return py::make_tuple(std::move(obs), std::move(rewards), std::move(terminated),
                                    std::move(truncated), std::move(infos), ended);
            }, py::arg("actions"), py::arg("max_steps"), py::arg("timing"), py::arg("tol"),
+           py::arg("rows") = false,
            "Every env's step with Gymnasium's return values built in C++ (see the source)")
       .def("advance_physics", [](PyVectorEnvCore& v, py::array_t<double> actions) {
              if (v.impl->closed()) throw std::runtime_error("VectorEnvCore is closed");

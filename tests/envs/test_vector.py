@@ -380,17 +380,18 @@ def test_reset_mask_bad_input():
     vec.close()
 
 
+@pytest.mark.parametrize("mode", ["next_step", "same_step"])
 @pytest.mark.parametrize("lat", [{}, {"latency": LatencyModel.uniform(0.0, 0.03, seed=2)}],
                          ids=["none", "uniform"])
-def test_one_call_step_equals_the_general_path(lat: dict) -> None:
+def test_one_call_step_equals_the_general_path(lat: dict, mode: str) -> None:
     """The one-call C++ step (return values built in C++) against the general Python path
     of the same env (forced), bit for bit: obs, rewards, flags, every info key, dtype and
     mask, across episode ends and max_episode_steps cuts; float64, float32 and list
     actions."""
     fast = gym.make_vec("VDSim-PathFollow-v0", num_envs=4, threads=1, max_episode_steps=50,
-                        **SHORT, **lat)
+                        autoreset_mode=mode, **SHORT, **lat)
     slow = gym.make_vec("VDSim-PathFollow-v0", num_envs=4, threads=1, max_episode_steps=50,
-                        **SHORT, **lat)
+                        autoreset_mode=mode, **SHORT, **lat)
     assert fast._fast
     slow._fast = False
     calls = []

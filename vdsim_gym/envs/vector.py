@@ -129,11 +129,10 @@ class VDSimVectorEnv(VectorEnv):
             list(self.reward_term_names),
             [(k, col[k], kinds[tp]) for k, tp in type(env0).INFO_KEYS],
             [(k, col[k], kinds[tp]) for k, tp in TIMING_KEYS])
-        # The one-call step (C++ builds the return values) serves NEXT_STEP autoreset on
-        # steps without rows to reset, when all rows or none have latency (the timing keys'
-        # masks are then all-or-nothing); other steps take the general path below.
-        self._fast = self.autoreset_mode == AutoresetMode.NEXT_STEP and (
-            bool(self._latency_rows.all()) or not self._has_latency)
+        # The one-call step (C++ builds the return values) serves steps without rows to
+        # reset (NEXT_STEP) when all rows or none have latency (the timing keys' masks are
+        # then all-or-nothing); other steps take the general path below.
+        self._fast = bool(self._latency_rows.all()) or not self._has_latency
         self._any_autoreset = False
 
     def __copy__(self) -> VDSimVectorEnv:
@@ -233,6 +232,11 @@ class VDSimVectorEnv(VectorEnv):
         if out is None:  # not a float (N, m) array in range: convert, or name the row
             out = self._step_fast_core(self._check_actions(actions))
         obs, rewards, terminated, truncated, infos, n_ended = out
+        if n_ended and self.autoreset_mode == AutoresetMode.SAME_STEP:
+            # The rows' buffers hold this step: the general path's same-step reset
+            # reports final obs and info from them, then resets those rows.
+            infos = self._same_step_reset(terminated | truncated)
+            return self._obs.copy(), rewards, terminated, truncated, infos
         if n_ended:
             # The env's own ends report outcome and summary (a max_episode_steps cut does
             # not: TimeLimit adds nothing either).
@@ -243,13 +247,31 @@ class VDSimVectorEnv(VectorEnv):
             self._any_autoreset = True
         return obs, rewards, terminated, truncated, infos
 
-    def _step_fast_core(self, actions: Any) -> Any:
+    def _step_fast_core(self, actions: Any, rows: bool = False) -> Any:
         try:
             return self._session.step_fast(actions, self.max_episode_steps or 0,
-                                           self._has_latency, ACTION_TOL)
+                                           self._has_latency, ACTION_TOL, rows)
         except BaseException:  # KeyboardInterrupt mid-step: rows are partly advanced
             self._needs_reset = True
             raise
+
+    def _step_rows(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                 np.ndarray, Any, bool]:
+        """stable-baselines3's step (``VDSimSB3VecEnv``, SAME_STEP): ``step``'s values
+        and whether the infos are one dict per env (True: Python scalars and
+        ``TimeLimit.truncated``, built in C++ when no row ended) or ``step``'s batched
+        infos (False: a row ended, or the one-call step does not apply)."""
+        if not (self._fast and not self._any_autoreset and not self._needs_reset):
+            return (*self.step(actions), False)
+        self._check_open()
+        out = self._step_fast_core(actions, True)
+        if out is None:  # not a float (N, m) array in range: convert, or name the row
+            out = self._step_fast_core(self._check_actions(actions), True)
+        obs, rewards, terminated, truncated, rows, n_ended = out
+        if not n_ended:
+            return obs, rewards, terminated, truncated, rows, True
+        infos = self._same_step_reset(terminated | truncated)
+        return self._obs.copy(), rewards, terminated, truncated, infos, False
 
     def step_core(self, actions: np.ndarray) -> None:
         """Benchmark reference: the C++ batch step alone (physics, latency, task,
