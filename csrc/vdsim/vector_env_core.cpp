@@ -47,7 +47,9 @@ VectorEnvCore::VectorEnvCore(std::vector<EnvCoreBase*> cores, int threads)
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads_ = threads;
   workers_.reserve(threads_ - 1);
-  for (int w = 1; w < threads_; ++w) workers_.emplace_back([this, w] { worker_loop(w); });
+  for (int w = 1; w < threads_; ++w) workers_.emplace_back([this] { worker_loop(); });
+  // Several chunks per thread: the work balances when one thread starts late.
+  chunk_ = std::max<int64_t>(1, size() / (4 * threads_));
 }
 
 VectorEnvCore::~VectorEnvCore() { close(); }
@@ -95,6 +97,21 @@ void VectorEnvCore::run_range(int64_t lo, int64_t hi) {
   }
 }
 
+// Chunks of envs are claimed from one counter by the caller and by the workers that are
+// awake (dynamic, not a static partition): a worker the OS wakes late, or not at all
+// while the other core is busy (a shared 2-core machine, torch's threads), finds the
+// work done and costs nothing, so a step is never slower than inline by more than the
+// wake-up call. Which thread steps an env does not change its result.
+void VectorEnvCore::run_chunks() {
+  const int64_t n = size();
+  for (;;) {
+    if (failed_.load(std::memory_order_relaxed)) return;
+    const int64_t lo = next_.fetch_add(chunk_, std::memory_order_relaxed);
+    if (lo >= n) return;
+    run_range(lo, std::min(n, lo + chunk_));
+  }
+}
+
 void VectorEnvCore::step(const VectorStepBuffers& b) {
   std::lock_guard<std::mutex> call(call_mu_);
   if (closed_) throw std::runtime_error("VectorEnvCore is closed");
@@ -108,21 +125,25 @@ void VectorEnvCore::step(const VectorStepBuffers& b) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    pending_ = threads_ - 1;
     error_ = nullptr;
+    failed_.store(false, std::memory_order_relaxed);
+    next_.store(0, std::memory_order_relaxed);
+    open_ = true;
     ++generation_;
   }
   cv_start_.notify_all();
   std::exception_ptr mine;
   try {
-    run_range(chunk_begin(0), chunk_begin(1));
+    run_chunks();
   } catch (...) {
     mine = std::current_exception();
+    failed_.store(true, std::memory_order_relaxed);
   }
   std::unique_lock<std::mutex> lock(mu_);
-  // A long step keeps polling the caller's token while the workers finish, so a stop
-  // (Ctrl-C) reaches them even after this thread's own chunk is done.
-  while (!cv_done_.wait_for(lock, std::chrono::milliseconds(20), [this] { return pending_ == 0; })) {
+  open_ = false;  // a worker waking from here on skips this step
+  // A long step keeps polling the caller's token while the workers finish their chunks,
+  // so a stop (Ctrl-C) reaches them even after this thread has no chunk left.
+  while (!cv_done_.wait_for(lock, std::chrono::milliseconds(20), [this] { return active_ == 0; })) {
     lock.unlock();
     relay.stop_requested();
     lock.lock();
@@ -131,28 +152,30 @@ void VectorEnvCore::step(const VectorStepBuffers& b) {
   if (error_) std::rethrow_exception(error_);
 }
 
-void VectorEnvCore::worker_loop(int w) {
+void VectorEnvCore::worker_loop() {
   FlagStop stop(cancel_);
   ScopedStop scope(&stop);
   uint64_t seen = 0;
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_start_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      cv_start_.wait(lock, [&] { return stop_ || (open_ && generation_ != seen); });
       if (stop_) return;
       seen = generation_;
+      ++active_;  // under the lock: the caller cannot close the step before this counts
     }
     std::exception_ptr err;
     try {
-      run_range(chunk_begin(w), chunk_begin(w + 1));
+      run_chunks();
     } catch (...) {
       err = std::current_exception();
+      failed_.store(true, std::memory_order_relaxed);
     }
     bool last;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (err && !error_) error_ = err;
-      last = --pending_ == 0;
+      last = --active_ == 0;
     }
     if (last) cv_done_.notify_one();
   }

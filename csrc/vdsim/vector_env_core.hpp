@@ -1,8 +1,10 @@
 // VectorEnvCore: steps N independent env cores (any task: EnvCoreBase, sizes from the
-// spec) by one env step each, in parallel on a persistent worker pool. The cores are not owned (the Python envs own them); each keeps
+// spec) by one env step each, in parallel on a persistent worker pool (chunks claimed
+// dynamically by the caller and the awake workers). The cores are not owned (the Python envs own them); each keeps
 // its own state, schedule, latency timeline and delay generator, so a core's result does
 // not depend on which worker runs it or on the number of threads.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -54,10 +56,9 @@ class VectorEnvCore {
   static constexpr int64_t kMaxActions = 16;
 
  private:
-  void run_range(int64_t lo, int64_t hi);  // the envs of one worker's chunk
-  void worker_loop(int w);
-  // Static contiguous partition: worker w runs [w N / T, (w + 1) N / T).
-  int64_t chunk_begin(int w) const { return size() * w / threads_; }
+  void run_range(int64_t lo, int64_t hi);  // the envs [lo, hi)
+  void run_chunks();  // claims chunks of chunk_ envs from next_ until none are left
+  void worker_loop();
 
   std::vector<EnvCoreBase*> cores_;
   int64_t obs_n_ = 0, act_n_ = 0, term_n_ = 0, info_n_ = 0;  // row sizes from the spec
@@ -70,8 +71,12 @@ class VectorEnvCore {
   std::mutex call_mu_;  // one step() or close() at a time (another Python thread may call)
   std::mutex mu_;
   std::condition_variable cv_start_, cv_done_;
-  uint64_t generation_ = 0;  // bumped per step; a worker runs once per generation
-  int pending_ = 0;          // workers still running the current generation
+  uint64_t generation_ = 0;  // bumped per step; a worker joins a step at most once
+  bool open_ = false;        // the current step still takes workers
+  int active_ = 0;           // workers inside the current step
+  int64_t chunk_ = 1;        // envs per claimed chunk
+  std::atomic<int64_t> next_{0};      // first env not yet claimed
+  std::atomic<bool> failed_{false};   // a chunk threw: nobody claims more
   bool stop_ = false;
   std::exception_ptr error_;
   std::atomic<bool> cancel_{false};  // raised by the caller's thread, polled by the workers
