@@ -37,13 +37,13 @@ def test_bench_vector_shows_progress_on_stderr(capsys):
     """~30 s at full size: a line per configuration on stderr; stdout is the table."""
     assert main(["bench", "--vector", "--steps", "1", "--repeats", "1", "--no-ppo"]) == 0
     out, err = capsys.readouterr()
-    assert "[bench --vector 1/7] make_vec VDSim-DLC-v0 N=1 threads=1" in err
-    assert "[bench --vector 7/7] references" in err and "[bench --vector] done in" in err
+    assert "[bench --vector 1/8] make_vec VDSim-DLC-v0 N=1 threads=1" in err
+    assert "[bench --vector 8/8] references" in err and "[bench --vector] done in" in err
     assert out.startswith("case") and "[bench" not in out
 
 
 def test_bench_shows_progress_on_stderr(capsys):
-    assert main(["bench", "--repeats", "1", "--no-highway"]) == 0
+    assert main(["bench", "--repeats", "1", "--no-highway", "--no-sac"]) == 0
     out, err = capsys.readouterr()
-    assert "[bench 1/2] core, env and env with latency, L1" in err and "[bench 2/2]" in err
+    assert "[bench 1/2] L2: env, C++ core and physics" in err and "[bench 2/2] L1" in err
     assert out.startswith("case") and "[bench" not in out

@@ -1,8 +1,11 @@
 """Throughput measured side by side in one run (``vdsim-gym bench``).
 
-Reports core substeps/s for L1 and L2, agent steps/s through ``gym.make``, the ratio of
-env-step cost to core-only cost for the same substeps (the baseline's DLC episode replayed
-through both), and, when installed, highway-env ``lane-keeping-v0`` for comparison. Each
+Reports, for L2 and L1 and for the default physics and the reference configuration
+(heun on every 0.5 ms substep, the default before the training-grade stepping), agent
+steps through ``gym.make``, the env's own C++ core step and the physics alone over the
+same substeps (the baseline's DLC episode replayed through each); the ratios between
+them; stable-baselines3 SAC's share of ``learn()`` spent in the env; and, when installed,
+highway-env ``lane-keeping-v0`` for comparison. Each
 figure is the best of ``repeats`` timed blocks, the least noisy estimate on a shared
 machine.
 """
@@ -80,13 +83,20 @@ def _baseline_episode(env: Any) -> list[np.ndarray]:
     return actions
 
 
-def core_and_env_rows(env_id: str, level: str, repeats: int) -> tuple[Row, Row, Row]:
-    """Env steps and core-only advances over the same substeps and the same states.
+REFERENCE = {"integrator": "heun"}  # the physics before the training-grade default
 
-    The baseline's episode is recorded once, then replayed through ``gym.make`` and, as
-    plain commands, through a bare core session started from the same state, and through
-    the env with a fixed 10 ms latency (skip). Blocks alternate so that a change in machine
-    load hits all alike; the best block counts.
+
+def core_and_env_rows(env_id: str, level: str, repeats: int) -> list[Row]:
+    """Env steps and core-only steps over the same substeps and the same states, for the
+    default physics and the reference configuration (heun on every substep).
+
+    The baseline's episode is recorded once, then replayed through ``gym.make`` (the
+    default and the reference), through each env's own C++ core step (``core.step``
+    with its buffers: the same work without the Python env), through a bare session as
+    plain commands (physics only, no task) and through the env with a fixed 10 ms
+    latency (skip). Blocks alternate so that a change in machine load hits all alike;
+    the best block counts. Rows: env default, core default, physics default, env with
+    latency, env reference, core reference.
     """
     import gymnasium as gym
 
@@ -94,12 +104,13 @@ def core_and_env_rows(env_id: str, level: str, repeats: int) -> tuple[Row, Row, 
     from vdsim_gym.latency import LatencyModel
 
     env = gym.make(env_id, level=level, terminate_on_cone=False)
+    ref = gym.make(env_id, level=level, terminate_on_cone=False, **REFERENCE)
     base = env.unwrapped
-    actions = _baseline_episode(env)
+    actions = _baseline_episode(ref)
+    pairs = [tuple(float(v) for v in a) for a in actions]
     commands = [base.action_to_command(a) for a in actions]
     session = base.physics.make_session()  # same physics as the env, no task
     substeps = base.ticks_per_period
-
     delayed = gym.make(env_id, level=level, terminate_on_cone=False,
                        latency=LatencyModel.fixed(0.01))
 
@@ -110,24 +121,73 @@ def core_and_env_rows(env_id: str, level: str, repeats: int) -> tuple[Row, Row, 
                 e.step(a)
         return run
 
-    def replay_core() -> None:
+    def replay_core(e: Any) -> Callable[[], None]:
+        u = e.unwrapped
+
+        def run() -> None:
+            e.reset(seed=0)
+            step, o, t, i = u._core.step, u._obs, u._terms, u._info
+            for a0, a1 in pairs:
+                step(a0, a1, o, t, i)
+        return run
+
+    def replay_physics() -> None:
         env.reset(seed=0)
         session.reset(*base.state[:6].tolist())
         for c in commands:
             session.command_now(*c)
             session.advance(substeps)
 
-    core_s = env_s = lat_s = float("inf")
+    runs = [replay(env), replay_core(env), replay_physics, replay(delayed), replay(ref),
+            replay_core(ref)]
+    best = [float("inf")] * len(runs)
     for _ in range(repeats):
-        core_s = min(core_s, best_time(replay_core, 1, 1) / len(actions))
-        env_s = min(env_s, best_time(replay(env), 1, 1) / len(actions))
-        lat_s = min(lat_s, best_time(replay(delayed), 1, 1) / len(actions))
+        for k, fn in enumerate(runs):
+            best[k] = min(best[k], best_time(fn, 1, 1) / len(actions))
+    for e in (env, ref, delayed):
+        e.close()
+    names = [f"gym.make({env_id}) {level} step", f"  its C++ core step ({level})",
+             f"  physics only, session advance({substeps})",
+             "  same env, latency fixed 10 ms (skip)",
+             f"gym.make {level} step, reference (heun 0.5 ms)",
+             f"  its C++ core step, reference ({level})"]
+    return [Row(n, sec * 1e6, 1 / sec, substeps / sec) for n, sec in zip(names, best,
+                                                                         strict=True)]
+
+
+def sac_env_share(total_timesteps: int = 3000, **env_kwargs: Any) -> tuple[float, float]:
+    """(learn wall time [s], share of it inside the env) for SB3 SAC on one env
+    (``gym.make("VDSim-DLC-v0")``, as off-policy users step it): the env's step and
+    reset timed inside SB3's own loop."""
+    import gymnasium as gym
+    from stable_baselines3 import SAC
+
+    import vdsim_gym.envs  # noqa: F401  (registration)
+
+    spent = [0.0]
+
+    class Timed(gym.Wrapper):  # type: ignore[type-arg]
+        def step(self, action: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return self.env.step(action)
+            finally:
+                spent[0] += time.perf_counter() - t0
+
+        def reset(self, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return self.env.reset(**kwargs)
+            finally:
+                spent[0] += time.perf_counter() - t0
+
+    env = Timed(gym.make("VDSim-DLC-v0", **env_kwargs))
+    model = SAC("MlpPolicy", env, learning_starts=500, seed=0, device="cpu", verbose=0)
+    t0 = time.perf_counter()
+    model.learn(total_timesteps=total_timesteps)
+    wall = time.perf_counter() - t0
     env.close()
-    delayed.close()
-    core = Row(f"core {level} advance({substeps})", core_s * 1e6, 1 / core_s, substeps / core_s)
-    step = Row(f"gym.make({env_id}) {level} step", env_s * 1e6, 1 / env_s, substeps / env_s)
-    lat = Row("  same, latency fixed 10 ms (skip)", lat_s * 1e6, 1 / lat_s, substeps / lat_s)
-    return core, step, lat
+    return wall, spent[0] / wall
 
 
 def highway_row(calls: int, repeats: int) -> Row | None:
@@ -149,47 +209,58 @@ def highway_row(calls: int, repeats: int) -> Row | None:
     return Row("highway-env lane-keeping-v0 step", sec * 1e6, 1 / sec, None)
 
 
-def run(calls: int = 2000, repeats: int = 5, highway: bool = True,
+def run(calls: int = 2000, repeats: int = 5, highway: bool = True, sac: bool = True,
         progress: bool = True) -> list[str]:
     """Measure and return the printed report lines.
 
     ``calls`` sizes the highway-env row only (blocks of max(calls // 10, 10) steps); the
-    VDSim rows time one whole baseline episode per block. ``progress``: a stderr line as
-    each configuration starts.
+    VDSim rows time one whole baseline episode per block. ``sac``: SB3 SAC's env share
+    (~20 s). ``progress``: a stderr line as each configuration starts.
     """
     check_count(calls, "calls")
     check_count(repeats, "repeats")
-    stages = Stages("bench", 3 if highway else 2, progress)
-    lines = [f"{'case':<42} {'us/call':>10} {'calls/s':>12} {'substeps/s':>12}"]
+    stages = Stages("bench", 2 + highway + 2 * sac, progress)
+    lines = [f"{'case':<46} {'us/call':>10} {'calls/s':>12} {'substeps/s':>12}"]
     rows: list[Row] = []
     ratios: list[str] = []
-    for level in ("L1", "L2"):
-        stages.start(f"core, env and env with latency, {level}")
-        core, env, lat = core_and_env_rows("VDSim-DLC-v0", level, repeats)
-        substeps = round(core.substeps_per_s / core.calls_per_s)
-        rows += [core, env, lat]
-        overhead = (env.per_call_us - core.per_call_us) / core.per_call_us
-        ratios.append(
-            f"{level}: env step / core advance({substeps}) = "
-            f"{env.per_call_us / core.per_call_us:.3f}"
-            f"  (Python + task overhead {100 * overhead:.1f} % of core; aim <= 25 %)"
-        )
-        ratios.append(f"{level}: env step with 10 ms latency / without = "
-                      f"{lat.per_call_us / env.per_call_us:.3f}")
+    for level in ("L2", "L1"):
+        stages.start(f"{level}: env, C++ core and physics, default and reference physics")
+        env, core, phys, lat, env_ref, core_ref = core_and_env_rows(
+            "VDSim-DLC-v0", level, repeats)
+        rows += [env, core, phys, lat, env_ref, core_ref]
+        ratios += [
+            f"{level}: env step, reference / default = "
+            f"{env_ref.per_call_us / env.per_call_us:.2f}x cheaper"
+            + ("  (aim >= 5x)" if level == "L2" else ""),
+            f"{level}: C++ core step, reference / default = "
+            f"{core_ref.per_call_us / core.per_call_us:.2f}x cheaper",
+            f"{level}: env step / its C++ core step = {env.per_call_us / core.per_call_us:.3f}"
+            f"  (aim <= 1.5; reference physics: "
+            f"{env_ref.per_call_us / core_ref.per_call_us:.3f})",
+            f"{level}: env step with 10 ms latency / without = "
+            f"{lat.per_call_us / env.per_call_us:.3f}"]
+    if sac:
+        try:
+            for name, kw in (("default", {}), ("reference", REFERENCE)):
+                stages.start(f"SB3 SAC learn, 3000 steps on one env, {name} physics")
+                wall, share = sac_env_share(**kw)
+                ratios.append(f"SAC learn(3000 steps, 1 env), {name} physics: {wall:.1f} s, "
+                              f"env share {100 * share:.1f} %")
+        except ImportError:
+            ratios.append("stable-baselines3 not installed: pip install 'vdsim-gym[train]'")
     if highway:
         stages.start("highway-env lane-keeping-v0, when installed")
         hw = highway_row(calls, repeats)
         if hw is not None:
             rows.append(hw)
-            dlc = next(r for r in rows if r.name.startswith("gym.make") and " L2 " in r.name)
             ratios.append(
                 f"VDSim-DLC-v0 L2 agent steps/s / highway-env lane-keeping-v0 = "
-                f"{dlc.calls_per_s / hw.calls_per_s:.1f}"
+                f"{rows[0].calls_per_s / hw.calls_per_s:.1f}"
             )
         else:
             ratios.append("highway-env not installed: `pip install highway-env` to compare")
     stages.done()
     for r in rows:
         sub = f"{r.substeps_per_s:12.0f}" if r.substeps_per_s else f"{'-':>12}"
-        lines.append(f"{r.name:<42} {r.per_call_us:10.2f} {r.calls_per_s:12.0f} {sub}")
+        lines.append(f"{r.name:<46} {r.per_call_us:10.2f} {r.calls_per_s:12.0f} {sub}")
     return lines + [""] + ratios

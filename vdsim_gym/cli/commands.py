@@ -42,7 +42,8 @@ def _bench(args: argparse.Namespace) -> int:
     else:
         from vdsim_gym.cli.bench import run
 
-        lines = run(calls=args.calls, repeats=args.repeats or 5, highway=not args.no_highway)
+        lines = run(calls=args.calls, repeats=args.repeats or 5, highway=not args.no_highway,
+                    sac=not args.no_sac)
     for line in lines:
         print(line)
     return 0
@@ -156,7 +157,9 @@ def _add_bench(sub: Any) -> None:
                             "progress on stderr)")
     bench.add_argument("--steps", type=_int_at_least(1), default=50,
                        help="--vector: steps per block (short blocks, many: robust to load)")
-    bench.add_argument("--no-ppo", action="store_true", help="--vector: skip the PPO row")
+    bench.add_argument("--no-ppo", action="store_true", help="--vector: skip the PPO rows")
+    bench.add_argument("--no-sac", action="store_true",
+                       help="skip the SB3 SAC env-share rows (~20 s)")
     bench.set_defaults(func=_bench)
 
 
