@@ -163,3 +163,22 @@ def test_max_step_with_the_cascade_and_bad_values():
     assert obs["ax"] == pytest.approx(1.5, abs=0.1)
     with pytest.raises(ValueError, match="max_step = 0.0012 s is not a whole multiple"):
         Plant(max_step=1.2e-3)
+
+
+def test_trace_recording_leaves_the_run_bit_identical():
+    """Trace rows never end a multirate step: recording at any decimation gives the same
+    run, and a row inside a step is the linear interpolation of the step's ends."""
+    from vdsim_gym import Plant
+
+    cmds = [(0.03, 0.3)] * 15 + [(-0.02, -0.4)] * 15
+    plain, traced = Plant(), Plant()
+    assert plain.physics.step_ticks == 10  # the default: 5 ms steps on the 0.5 ms grid
+    traced.session.trace_decimation = 5  # rows at the middle of every step
+    assert _run(traced, cmds) == _run(plain, cmds)
+    rows = traced.session.take_trace()
+    assert rows.shape[0] == 30 * 40 // 5
+    t = rows[:, 0]
+    np.testing.assert_allclose(t, np.arange(rows.shape[0]) * 5 * 5e-4, rtol=0, atol=1e-12)
+    # rows 0, 2, 4, ... are step boundaries (exact); odd rows the midpoints of their steps
+    mid = 0.5 * (rows[0:-2:2, 1:7] + rows[2::2, 1:7])
+    np.testing.assert_allclose(rows[1:-1:2, 1:7], mid, rtol=1e-12, atol=1e-12)

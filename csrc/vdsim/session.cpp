@@ -43,15 +43,17 @@ void Session::reset(double x, double y, double psi, double vx, double vy, double
   last_trace_tick_ = -1;
 }
 
-void Session::record_trace_row() {
-  if (last_trace_tick_ == tick_) return;
-  last_trace_tick_ = tick_;
+void Session::record_trace_row() { append_trace_row(tick_, state_); }
+
+void Session::append_trace_row(int64_t tick, const State& s) {
+  if (last_trace_tick_ == tick) return;
+  last_trace_tick_ = tick;
   Aux a;
   State ds;
-  deriv(state_, inputs_, ds, &a);
-  const double row[12] = {time(), state_[kX], state_[kY], state_[kPsi], state_[kVx],
-                          state_[kVy], state_[kR], a.ax, a.ay, steer_, command_.steer,
-                          command_.longitudinal};
+  deriv(s, inputs_, ds, &a);
+  const double row[12] = {static_cast<double>(tick) * config_.substep_dt, s[kX], s[kY],
+                          s[kPsi], s[kVx], s[kVy], s[kR], a.ax, a.ay, steer_,
+                          command_.steer, command_.longitudinal};
   trace_.insert(trace_.end(), row, row + 12);
   for (const WheelOut& w : a.wheel) {
     const double wr[5] = {w.fx, w.fy, w.fz, w.kappa, w.alpha};
@@ -92,12 +94,14 @@ void Session::advance(int64_t n) {
       m = std::min(config_.step_ticks, end - tick_);
       const int64_t next = schedule_.next_tick();
       if (next > tick_) m = std::min(m, next - tick_);
-      if (trace_decimation_ > 0) m = std::min(m, trace_decimation_ - tick_ % trace_decimation_);
+      // Trace rows do not end steps (recording must not change a run): a row inside this
+      // step is interpolated below.
     }
     const double dt = config_.substep_dt * static_cast<double>(m);
     steer_ = config_.actuator.enabled ? actuator_.step(command_.steer) : command_.steer;
     update_inputs(true, dt);
     if (trace_decimation_ > 0 && tick_ % trace_decimation_ == 0) record_trace_row();
+    const State start = state_;
     double omega_before[4];
     for (int i = 0; i < n_wheels; ++i) omega_before[i] = state_[kW0 + i];
     // A spinning braked wheel feels the full brake against its spin at the start of the
@@ -119,6 +123,18 @@ void Session::advance(int64_t n) {
       const double w = state_[kW0 + i];
       if (inputs_.brake[i] > 0.0 && omega_before[i] != 0.0 && w * omega_before[i] <= 0.0)
         state_[kW0 + i] = 0.0;
+    }
+    // Rows at ticks strictly inside a multirate step: the state linearly interpolated
+    // between the step's ends (the first-order method's own dense output), the forces
+    // evaluated there under the step's inputs.
+    if (m > 1 && trace_decimation_ > 0) {
+      const int64_t d = trace_decimation_;
+      for (int64_t t = (tick_ / d + 1) * d; t < tick_ + m; t += d) {
+        const double w = static_cast<double>(t - tick_) / static_cast<double>(m);
+        State mid;
+        for (int i = 0; i < kStateSize; ++i) mid[i] = start[i] + w * (state_[i] - start[i]);
+        append_trace_row(t, mid);
+      }
     }
     tick_ += m;
   }

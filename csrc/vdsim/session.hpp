@@ -17,14 +17,16 @@ namespace vdsim {
 struct SimConfig {
   Level level = Level::L2;
   double substep_dt = 5e-4;  // [s]
-  Integrator integrator = Integrator::Heun;  // chosen by the accuracy gate (docs/PHYSICS.md)
+  // The reference configuration; Python's default is semi_implicit with 5 ms steps
+  // (vdsim_gym/plant.py, docs/PHYSICS.md).
+  Integrator integrator = Integrator::Heun;
   Longitudinal longitudinal = Longitudinal::Force;
   ActuatorParams actuator{};
   int64_t actuator_dead_ticks = 0;
   LowSpeedParams low{};
   // Multirate: one integration step may span up to this many ticks between events (a
-  // command's apply tick, a trace row, the end of advance()), so the time grid stays
-  // substep_dt while the physics steps longer. 1 (default): every tick. With a steering
+  // command's apply tick, the end of advance(); trace rows inside a step are interpolated
+  // and never end one), so the time grid stays substep_dt while the physics steps longer. 1 (default): every tick. With a steering
   // actuator the steps stay one tick (its chain runs per tick).
   int64_t step_ticks = 1;
 };
@@ -72,6 +74,7 @@ class Session {
   }
   int64_t trace_decimation() const { return trace_decimation_; }
   // The row of the current tick now, unless one was recorded at this tick (a run's end).
+  // With multirate steps, rows inside a step are interpolated (they never end a step).
   void record_trace_row();
   // The rows recorded so far (moved out).
   std::vector<double> take_trace() {
@@ -99,6 +102,7 @@ class Session {
   Aux aux_{};
   bool aux_valid_ = false;
   AccelCascade cascade_;  // longitudinal = Accel only
+  void append_trace_row(int64_t tick, const State& s);
   int64_t trace_decimation_ = 0, last_trace_tick_ = -1;
   std::vector<double> trace_;
  public:
