@@ -32,6 +32,7 @@ from vdsim_gym import _table
 from vdsim_gym.eval.closed_loop import ClosedLoopEval, EvalResult
 from vdsim_gym.eval.policy_adapter import PolicyController
 from vdsim_gym.latency import LatencyModel
+from vdsim_gym.plant import DEFAULT_INTEGRATOR
 from vdsim_gym.timing import whole_ticks
 
 PRESET = "lane_change_3p5_30"
@@ -47,11 +48,11 @@ REFERENCE_FIGURES = {0: (0.0924, 0.2609), 5: (0.0946, 0.2710), 10: (0.0972, 0.28
                      20: (0.1048, 0.3059)}
 
 
-def make_env(level: str = "L2") -> gym.Env:
+def make_env(level: str = "L2", integrator: str = DEFAULT_INTEGRATOR) -> gym.Env:
     """The DLC env whose course, observation layout and action mapping the budget uses."""
     env = gym.make("VDSim-DLC-v0", preset=PRESET, speed=SPEED, level=level,
                    substep_dt=SUBSTEP_DT, control_period=CONTROL_PERIOD, longitudinal="force",
-                   terminate_on_cone=False)
+                   terminate_on_cone=False, integrator=integrator)
     env.reset(seed=0)
     return env
 
@@ -110,7 +111,8 @@ class Row:
 def run_case(case: Case, env: gym.Env, *, level: str = "L2", duration: float = DURATION,
              trace_path: str | Path | None = None) -> EvalResult:
     ev = ClosedLoopEval(
-        plant_kwargs=dict(level=level, substep_dt=SUBSTEP_DT, longitudinal="force"),
+        plant_kwargs=dict(level=level, substep_dt=SUBSTEP_DT, longitudinal="force",
+                          integrator=env.unwrapped.integrator),
         controller=PolicyController(env), control_period=CONTROL_PERIOD, mode=case.mode,
         latency=case.latency, overrun=case.overrun, duration=duration,
         reference_path=env.unwrapped.course.path, initial_state=start_state(env),
@@ -153,10 +155,11 @@ def _progress(items: list[Case]) -> Iterable[Case]:
 
 def run_budget(cases: list[Case] | None = None, *, level: str = "L2",
                duration: float = DURATION, progress: bool = False,
-               trace_dir: str | Path | None = None) -> tuple[list[Row], list[EvalResult]]:
+               trace_dir: str | Path | None = None, integrator: str = DEFAULT_INTEGRATOR
+               ) -> tuple[list[Row], list[EvalResult]]:
     cases = default_cases() if cases is None else cases
     duration = check_duration(duration)
-    env = make_env(level)
+    env = make_env(level, integrator)
     rows, results = [], []
     it: Iterable[Case] = _progress(cases) if progress else cases
     for case in it:
@@ -236,17 +239,19 @@ def plot(rows: list[Row], path: Path) -> None:
 
 def main(out: str | Path = "delay_budget_out", *, level: str = "L2",
          duration: float = DURATION, make_plot: bool = True, gif: bool = False,
-         echo: Callable[[str], Any] = print) -> list[Row]:
+         integrator: str = DEFAULT_INTEGRATOR, echo: Callable[[str], Any] = print
+         ) -> list[Row]:
     duration = check_duration(duration)  # before the folder is made
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     traces = out / "traces"
-    rows, _ = run_budget(level=level, duration=duration, progress=True, trace_dir=traces)
+    rows, _ = run_budget(level=level, duration=duration, progress=True, trace_dir=traces,
+                         integrator=integrator)
     with (out / "delay_budget.csv").open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(asdict(rows[0])))
         writer.writeheader()
         writer.writerows(asdict(r) for r in rows)
-    echo(f"Delay budget: Stanley + PI, {PRESET} at {SPEED:g} m/s, {level}, "
+    echo(f"Delay budget: Stanley + PI, {PRESET} at {SPEED:g} m/s, {level}, {integrator}, "
          f"Tc {CONTROL_PERIOD * 1e3:g} ms, substep {SUBSTEP_DT * 1e3:g} ms, {duration:g} s")
     echo(format_table(rows))
     written = [out / "delay_budget.csv"]

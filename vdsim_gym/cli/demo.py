@@ -17,6 +17,7 @@ import vdsim_gym.envs  # noqa: F401  (registration)
 from vdsim_gym import _table
 from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.envs.courses import load_scenario
+from vdsim_gym.plant import DEFAULT_INTEGRATOR
 from vdsim_gym.tracking import ey_stats
 
 
@@ -48,13 +49,16 @@ def scenario_speed(preset: str) -> float:
 
 
 def drive(preset: str, *, speed: float | None = None, level: str = "L2", seed: int = 0,
-          trace_path: str | Path | None = None) -> tuple[DemoResult, np.ndarray, gym.Env]:
+          trace_path: str | Path | None = None, integrator: str = DEFAULT_INTEGRATOR
+          ) -> tuple[DemoResult, np.ndarray, gym.Env]:
     """One episode of the baseline; returns the result, the driven XY and the env. With
-    ``trace_path`` the episode is recorded there as a .vdtrace (docs/TRACES.md)."""
+    ``trace_path`` the episode is recorded there as a .vdtrace (docs/TRACES.md);
+    ``integrator="heun"``: the reference configuration (the figures before the
+    training-grade default)."""
     check_preset(preset)
     speed = scenario_speed(preset) if speed is None else speed
     env = gym.make("VDSim-DLC-v0", preset=preset, speed=speed, level=level,
-                   terminate_on_cone=False)
+                   terminate_on_cone=False, integrator=integrator)
     if trace_path is not None:
         from vdsim_gym.wrappers import RecordTrace
 
@@ -128,14 +132,15 @@ def plot(runs: list[tuple[DemoResult, np.ndarray, gym.Env]], path: Path) -> None
 
 
 def run_demo(out: str | Path = "demo_out", presets: list[str] | None = None,
-             speed: float | None = None, level: str = "L2") -> list[DemoResult]:
+             speed: float | None = None, level: str = "L2",
+             integrator: str = DEFAULT_INTEGRATOR) -> list[DemoResult]:
     presets = [check_preset(p) for p in presets or SCENARIOS]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     runs: list[tuple[DemoResult, np.ndarray, gym.Env]] = []
     try:  # the envs close even when a run or the plot fails (bad speed, no matplotlib)
         for p in presets:
-            runs.append(drive(p, speed=speed, level=level,
+            runs.append(drive(p, speed=speed, level=level, integrator=integrator,
                               trace_path=out / "traces" / f"{p}.vdtrace"))
         results = [r[0] for r in runs]
         with (out / "demo_results.csv").open("w", newline="") as fh:
@@ -146,7 +151,7 @@ def run_demo(out: str | Path = "demo_out", presets: list[str] | None = None,
     finally:
         for _, _, env in runs:
             env.close()
-    print(f"Stanley + PI baseline, VDSim-DLC-v0, {level}")
+    print(f"Stanley + PI baseline, VDSim-DLC-v0, {level}, integrator {integrator}")
     print(format_table(results))
     print(f"\nwrote {out / 'demo_results.csv'} and {out / 'demo_dlc.png'}; the runs as "
           f"traces in {out / 'traces'} (vdsim-gym render {out / 'traces'}/<preset>.vdtrace)")
