@@ -3,11 +3,10 @@
 Reports, for L2 and L1 and for the default physics and the reference configuration
 (heun on every 0.5 ms substep, the default before the training-grade stepping), agent
 steps through ``gym.make``, the env's own C++ core step and the physics alone over the
-same substeps (the baseline's DLC episode replayed through each); the ratios between
-them; stable-baselines3 SAC's share of ``learn()`` spent in the env; and, when installed,
-highway-env ``lane-keeping-v0`` for comparison. Each
-figure is the best of ``repeats`` timed blocks, the least noisy estimate on a shared
-machine.
+same substeps (the baseline's DLC episode replayed through each, resets untimed); the
+ratios between them; stable-baselines3 SAC's share of ``learn()`` spent in the env; and,
+when installed, highway-env ``lane-keeping-v0`` for comparison. Each figure is the best
+of ``repeats`` timed blocks, the least noisy estimate on a shared machine.
 """
 
 from __future__ import annotations
@@ -114,36 +113,44 @@ def core_and_env_rows(env_id: str, level: str, repeats: int) -> list[Row]:
     delayed = gym.make(env_id, level=level, terminate_on_cone=False,
                        latency=LatencyModel.fixed(0.01))
 
-    def replay(e: Any) -> Callable[[], None]:
-        def run() -> None:
+    # Each replay resets (untimed: a reset is not a step) and returns the seconds of its
+    # steps.
+    def replay(e: Any) -> Callable[[], float]:
+        def run() -> float:
             e.reset(seed=0)
+            t0 = time.perf_counter()
             for a in actions:
                 e.step(a)
+            return time.perf_counter() - t0
         return run
 
-    def replay_core(e: Any) -> Callable[[], None]:
+    def replay_core(e: Any) -> Callable[[], float]:
         u = e.unwrapped
 
-        def run() -> None:
+        def run() -> float:
             e.reset(seed=0)
             step, o, t, i = u._core.step, u._obs, u._terms, u._info
+            t0 = time.perf_counter()
             for a0, a1 in pairs:
                 step(a0, a1, o, t, i)
+            return time.perf_counter() - t0
         return run
 
-    def replay_physics() -> None:
+    def replay_physics() -> float:
         env.reset(seed=0)
         session.reset(*base.state[:6].tolist())
+        t0 = time.perf_counter()
         for c in commands:
             session.command_now(*c)
             session.advance(substeps)
+        return time.perf_counter() - t0
 
     runs = [replay(env), replay_core(env), replay_physics, replay(delayed), replay(ref),
             replay_core(ref)]
     best = [float("inf")] * len(runs)
     for _ in range(repeats):
         for k, fn in enumerate(runs):
-            best[k] = min(best[k], best_time(fn, 1, 1) / len(actions))
+            best[k] = min(best[k], fn() / len(actions))
     for e in (env, ref, delayed):
         e.close()
     names = [f"gym.make({env_id}) {level} step", f"  its C++ core step ({level})",
