@@ -8,8 +8,11 @@
 
 namespace vdsim {
 
-template <class Deriv>
-inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv) {
+// wheel_deriv(state, ds): the wheel-spin rates only (ds[kW0..kW0+3]), bit-identical to
+// deriv's; the semi-implicit step's perturbed evaluation uses it (the default: deriv).
+template <class Deriv, class WheelDeriv>
+inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv,
+                           WheelDeriv&& wheel_deriv) {
   State k1, k2, k3, k4, tmp;
   deriv(s, k1);
   if (method == Integrator::SemiImplicit) {
@@ -29,7 +32,7 @@ inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv
       h[i] = 1e-6 * (1.0 + std::fabs(s[kW0 + i]));
       tmp[kW0 + i] += h[i];
     }
-    deriv(tmp, k3);
+    wheel_deriv(tmp, k3);
     for (int i = 0; i < 4; ++i) {
       const int w = kW0 + i;
       const double jac = std::fmin((k3[w] - k2[w]) / h[i], 0.0);
@@ -55,6 +58,11 @@ inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv
   deriv(tmp, k4);
   for (int i = 0; i < kStateSize; ++i)
     s[i] += dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+}
+
+template <class Deriv>
+inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv) {
+  integrate_step(method, s, dt, deriv, deriv);
 }
 
 }  // namespace vdsim

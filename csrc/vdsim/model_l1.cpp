@@ -2,8 +2,13 @@
 
 namespace vdsim {
 
-void deriv_l1(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
-              Aux* aux) {
+namespace {
+
+// kFull = false: the wheel-spin rates only, bit-identical to the full derivative's (see
+// deriv_l2_impl).
+template <bool kFull>
+void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
+                   Aux* aux) {
   const VehicleParams& p = *ctx.vehicle;
   const LowSpeedParams& low = *ctx.low;
   const double L = p.wheelbase();
@@ -25,20 +30,35 @@ void deriv_l1(const State& s, const WheelInputs& in, const ModelContext& ctx, St
     const double omega = s[kW0 + i];
     double kappa, tan_a;
     wheel_slip(vxw, vyw, omega, p.wheel_radius, low.slip_speed_floor, kappa, tan_a);
-    const TireForces t = tire_forces(p.tire, ctx.shape, 0.5 * fz_axle[i], kappa, tan_a);
-    const double fxw = 2.0 * t.fx, fyw = 2.0 * t.fy;
+    const TireForces t = tire_forces<kFull>(p.tire, ctx.shape, 0.5 * fz_axle[i], kappa, tan_a);
+    const double fxw = 2.0 * t.fx;
+    ds[kW0 + i] = wheel_accel(omega, in.drive[i] - fxw * p.wheel_radius, in.brake[i],
+                              2.0 * p.wheel_inertia);
+    if (!kFull) continue;
+    const double fyw = 2.0 * t.fy;
     const double fxb = fxw * c - fyw * sn, fyb = fxw * sn + fyw * c;
     fx_body += fxb;
     fy_body += fyb;
     mz += x_axle[i] * fyb;
-    ds[kW0 + i] = wheel_accel(omega, in.drive[i] - fxw * p.wheel_radius, in.brake[i],
-                              2.0 * p.wheel_inertia);
     if (aux) aux->wheel[i] = {fxw, fyw, fz_axle[i], kappa, std::atan(tan_a)};
   }
+  ds[kW0 + 2] = ds[kW0 + 3] = 0.0;
+  if (!kFull) return;
   fx_body -= resistance_force(vx, fz_axle[0] + fz_axle[1], p, low);
 
-  ds[kW0 + 2] = ds[kW0 + 3] = 0.0;
   body_derivative(s, in.steer, fx_body, fy_body, mz, p, low, ds, aux);
+}
+
+}  // namespace
+
+void deriv_l1(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
+              Aux* aux) {
+  deriv_l1_impl<true>(s, in, ctx, ds, aux);
+}
+
+void deriv_l1_wheels(const State& s, const WheelInputs& in, const ModelContext& ctx,
+                     State& ds) {
+  deriv_l1_impl<false>(s, in, ctx, ds, nullptr);
 }
 
 }  // namespace vdsim

@@ -7,5 +7,8 @@ namespace vdsim {
 
 void deriv_l1(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
               Aux* aux);
+// The wheel-spin rates only (ds[kW0..]; the rest untouched), bit-identical to deriv_l1's.
+void deriv_l1_wheels(const State& s, const WheelInputs& in, const ModelContext& ctx,
+                     State& ds);
 
 }  // namespace vdsim

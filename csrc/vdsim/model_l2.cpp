@@ -2,8 +2,14 @@
 
 namespace vdsim {
 
-void deriv_l2(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
-              Aux* aux) {
+namespace {
+
+// kFull = false: the wheel-spin rates only (ds[kW0 + i]; the rest of ds untouched), by the
+// same operations as the full derivative (bit-identical), without the lateral tire force,
+// the body and the aux outputs: the semi-implicit step's perturbed evaluation needs no more.
+template <bool kFull>
+void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
+                   Aux* aux) {
   const VehicleParams& p = *ctx.vehicle;
   const LowSpeedParams& low = *ctx.low;
   const double L = p.wheelbase();
@@ -35,18 +41,32 @@ void deriv_l2(const State& s, const WheelInputs& in, const ModelContext& ctx, St
     const double omega = s[kW0 + i];
     double kappa, tan_a;
     wheel_slip(vxw, vyw, omega, p.wheel_radius, low.slip_speed_floor, kappa, tan_a);
-    const TireForces t = tire_forces(p.tire, ctx.shape, fz, kappa, tan_a);
+    const TireForces t = tire_forces<kFull>(p.tire, ctx.shape, fz, kappa, tan_a);
+    ds[kW0 + i] = wheel_accel(omega, in.drive[i] - t.fx * p.wheel_radius, in.brake[i],
+                              p.wheel_inertia);
+    if (!kFull) continue;
     const double fxb = t.fx * c - t.fy * sn, fyb = t.fx * sn + t.fy * c;
     fx_body += fxb;
     fy_body += fyb;
     mz += xw[i] * fyb - yw[i] * fxb;
-    ds[kW0 + i] = wheel_accel(omega, in.drive[i] - t.fx * p.wheel_radius, in.brake[i],
-                              p.wheel_inertia);
     if (aux) aux->wheel[i] = {t.fx, t.fy, fz, kappa, std::atan(tan_a)};
   }
+  if (!kFull) return;
   fx_body -= resistance_force(vx, fz_sum, p, low);
 
   body_derivative(s, in.steer, fx_body, fy_body, mz, p, low, ds, aux);
+}
+
+}  // namespace
+
+void deriv_l2(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
+              Aux* aux) {
+  deriv_l2_impl<true>(s, in, ctx, ds, aux);
+}
+
+void deriv_l2_wheels(const State& s, const WheelInputs& in, const ModelContext& ctx,
+                     State& ds) {
+  deriv_l2_impl<false>(s, in, ctx, ds, nullptr);
 }
 
 }  // namespace vdsim

@@ -8,5 +8,8 @@ namespace vdsim {
 
 void deriv_l2(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
               Aux* aux);
+// The wheel-spin rates only (ds[kW0..]; the rest untouched), bit-identical to deriv_l2's.
+void deriv_l2_wheels(const State& s, const WheelInputs& in, const ModelContext& ctx,
+                     State& ds);
 
 }  // namespace vdsim

@@ -115,8 +115,13 @@ void Session::advance(int64_t n) {
         in.brake[i] = 0.0;
       }
     }
-    integrate_step(config_.integrator, state_, dt,
-                   [&](const State& s, State& ds) { deriv(s, in, ds, nullptr); });
+    integrate_step(
+        config_.integrator, state_, dt,
+        [&](const State& s, State& ds) { deriv(s, in, ds, nullptr); },
+        [&](const State& s, State& ds) {
+          if (config_.level == Level::L1) deriv_l1_wheels(s, in, ctx_, ds);
+          else deriv_l2_wheels(s, in, ctx_, ds);
+        });
     // A braked wheel whose spin reaches or crosses zero within the substep stops there and
     // holds.
     for (int i = 0; i < n_wheels; ++i) {

@@ -117,6 +117,9 @@ inline double tire_lateral_b(const TireParams& p, const TireShape& s, double fz)
 // Forces for load fz [N], slip ratio kappa [-] and slip tan_alpha [-] (Fy has its sign).
 // Combined slip: both slips are normalized by their peak slip, the resultant s is fed to
 // each pure-slip curve and the force is split by direction, so (Fx/Dx)^2 + (Fy/Dy)^2 <= 1.
+// kFy = false skips Fy (left 0): the wheel-spin equations need Fx only, and Fx is computed
+// by the same operations either way (bit-identical).
+template <bool kFy = true>
 inline TireForces tire_forces(const TireParams& p, const TireShape& s, double fz,
                               double kappa, double tan_alpha) {
   TireForces f;
@@ -133,16 +136,18 @@ inline TireForces tire_forces(const TireParams& p, const TireShape& s, double fz
   const double sn = std::sqrt(sx * sx + sy * sy);
   if (sn < 1e-12) {  // linear limit, exact at zero slip
     f.fx = dx * p.longitudinal.C * bx * kappa;
-    f.fy = dy * p.lateral.C * by * tan_alpha;
+    if (kFy) f.fy = dy * p.lateral.C * by * tan_alpha;
     return f;
   }
   const double fx0 = dx * (s.fast_x ? mf_shape_fast : mf_shape)(sn * s.ux_star,
                                                                 p.longitudinal.C,
                                                                 p.longitudinal.E);
-  const double fy0 = dy * (s.fast_y ? mf_shape_fast : mf_shape)(sn * s.uy_star, p.lateral.C,
-                                                                p.lateral.E);
   f.fx = fx0 * (sx / sn);
-  f.fy = fy0 * (sy / sn);
+  if (kFy) {
+    const double fy0 = dy * (s.fast_y ? mf_shape_fast : mf_shape)(sn * s.uy_star,
+                                                                  p.lateral.C, p.lateral.E);
+    f.fy = fy0 * (sy / sn);
+  }
   return f;
 }
 
