@@ -63,10 +63,14 @@ class VDSimSB3VecEnv(VecEnv):
         if self._actions is None:
             raise RuntimeError("step_wait() without step_async(actions)")
         actions, self._actions = self._actions, None
-        obs, rewards, terminated, truncated, infos, as_rows = self.venv._step_rows(actions)
+        fast = self.venv._step_rows(actions)
+        if fast is not None:  # the rows built by the C++ step; ended rows already reset
+            obs, rewards, dones, out, reset_infos = fast
+            for i, info in reset_infos.items():
+                self.reset_infos[i] = info
+            return obs, rewards, dones, out
+        obs, rewards, terminated, truncated, infos = self.venv.step(actions)
         dones = terminated | truncated
-        if as_rows:  # no episode ended: per-env dicts built by the C++ step
-            return obs, rewards.astype(np.float32), dones, infos
         out = _rows(infos, self.num_envs)
         for row, limit in zip(out, (truncated & ~terminated).tolist(), strict=True):
             row["TimeLimit.truncated"] = limit

@@ -20,7 +20,8 @@ def make_sb3_vec_env(env_id: str, num_envs: int, *, seed: int | None = None,
         env_id: a registered VDSim id.
         num_envs: batch size.
         seed: env i is seeded ``seed + i`` at the first ``reset()`` (as ``VecEnv.seed``).
-        threads: C++ worker threads; 0 = all cores, 1 = inline.
+        threads: C++ worker threads; 0 = all cores from 16 envs up (inline below),
+            1 = inline.
         **kwargs: env kwargs (``latency``, ``level``, ...), ``per_env_kwargs`` and
             ``max_episode_steps`` (default: the registration's), as ``VDSimVectorEnv``.
     """

@@ -134,7 +134,7 @@ T* buffer(py::array& a, py::ssize_t n, py::ssize_t cols, const char* what, const
 void bind_vector(py::module_& m) {
   py::class_<PyVectorEnvCore>(m, "VectorEnvCore")
       .def(py::init([](py::sequence cores, int threads) {
-             if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
+             if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: auto)");
              auto out = std::make_unique<PyVectorEnvCore>();
              out->cores = py::tuple(cores);
              std::vector<EnvCoreBase*> ptrs;
@@ -143,7 +143,7 @@ void bind_vector(py::module_& m) {
              out->impl = std::make_unique<VectorEnvCore>(std::move(ptrs), threads);
              return out;
            }), py::arg("cores"), py::arg("threads") = 0,
-           "N env cores (one spec) stepped together; threads=0: all cores, 1: inline")
+           "N env cores (one spec) stepped together; threads=0: all cores from 16 envs up, else inline; 1: inline")
       .def("step", [](PyVectorEnvCore& v, py::array actions, py::array step_mask, py::array obs,
                       py::array rewards, py::array flags, py::array terms, py::array info) {
              if (v.impl->closed()) throw std::runtime_error("VectorEnvCore is closed");
@@ -257,9 +257,10 @@ void bind_vector(py::module_& m) {
                ended += te[i] || tr[i];
              }
              if (rows) {
-               // One dict per env of Python scalars, as stable-baselines3's VecEnvs give
-               // them (DummyVecEnv over single envs): the task's keys, reward_terms,
-               // the timing keys with latency, and TimeLimit.truncated.
+               // stable-baselines3's VecEnv step (DummyVecEnv over single envs): obs,
+               // float32 rewards, dones, one dict per env of Python scalars (the task's
+               // keys, reward_terms, the timing keys with latency, TimeLimit.truncated),
+               // and the number of ended rows.
                py::list out(n);
                for (int64_t i = 0; i < n; ++i) {
                  const double* row = b.info + i * info_n;
@@ -274,8 +275,15 @@ void bind_vector(py::module_& m) {
                  d[f.time_limit_key] = py::bool_(tr[i] && !te[i]);
                  out[i] = std::move(d);
                }
-               return py::make_tuple(std::move(obs), std::move(rewards), std::move(terminated),
-                                     std::move(truncated), std::move(out), ended);
+               // SB3's step values: float32 rewards, dones (terminated or truncated).
+               py::array_t<float> rewards32(n);
+               py::array_t<bool> dones(n);
+               for (int64_t i = 0; i < n; ++i) {
+                 rewards32.mutable_data()[i] = static_cast<float>(b.rewards[i]);
+                 dones.mutable_data()[i] = te[i] || tr[i];
+               }
+               return py::make_tuple(std::move(obs), std::move(rewards32), std::move(dones),
+                                     std::move(out), ended);
              }
              py::dict infos;
              for (const InfoCol& c : f.base) {

@@ -44,7 +44,12 @@ VectorEnvCore::VectorEnvCore(std::vector<EnvCoreBase*> cores, int threads)
   term_n_ = s.term_size();
   info_n_ = s.info_size();
   if (act_n_ > kMaxActions) throw std::invalid_argument("VectorEnvCore: action row too long");
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // 0: every core for a batch of kAutoPoolMin envs or more, inline below (waking a worker
+  // costs more than it saves on a small batch, measured: docs/VECTOR.md, "Threads").
+  if (threads <= 0)
+    threads = size() >= kAutoPoolMin
+                  ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
+                  : 1;
   threads_ = threads;
   workers_.reserve(threads_ - 1);
   for (int w = 1; w < threads_; ++w) workers_.emplace_back([this] { worker_loop(); });

@@ -32,7 +32,8 @@ struct VectorStepBuffers {
 
 class VectorEnvCore {
  public:
-  // threads = 0: std::thread::hardware_concurrency(); 1: inline on the caller (no pool).
+  // threads = 0: std::thread::hardware_concurrency() for N >= kAutoPoolMin, else inline;
+  // 1: inline on the caller (no pool).
   // Every core must have the same spec (std::invalid_argument otherwise).
   VectorEnvCore(std::vector<EnvCoreBase*> cores, int threads);
   ~VectorEnvCore();
@@ -52,6 +53,8 @@ class VectorEnvCore {
   int threads() const { return threads_; }
   const EnvCoreBase& core(int64_t i) const { return *cores_[i]; }
   const EnvSpec& spec() const { return cores_.front()->spec(); }
+  // threads = 0 uses the pool from this batch size up (inline below).
+  static constexpr int64_t kAutoPoolMin = 16;
   // Largest action row a core may have (a float32 row is widened on the stack).
   static constexpr int64_t kMaxActions = 16;
 

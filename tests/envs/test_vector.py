@@ -424,3 +424,15 @@ class _Spy:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._s, name)
+
+
+def test_threads_zero_is_inline_for_small_batches() -> None:
+    """threads=0: the pool from 16 envs up, inline below (a wake-up costs more than it
+    saves on a small batch); the results are the same either way."""
+    import os
+
+    small = gym.make_vec("VDSim-DLC-v0", num_envs=8, threads=0)
+    big = gym.make_vec("VDSim-DLC-v0", num_envs=16, threads=0)
+    assert small.threads == 1
+    assert big.threads == (os.cpu_count() or 1)  # std::thread::hardware_concurrency()
+    small.close(), big.close()

@@ -46,7 +46,8 @@ class VDSimVectorEnv(VectorEnv):
     Args:
         env_id: a registered id (``"VDSim-DLC-v0"``, ``"VDSim-PathFollow-v0"``).
         num_envs: batch size N.
-        threads: worker threads of the C++ pool; 0 = all cores, 1 = inline on the caller.
+        threads: worker threads of the C++ pool; 0 = all cores from 16 envs up (inline
+            below: a worker's wake-up costs more than it saves), 1 = inline on the caller.
             Results do not depend on it.
         autoreset_mode: ``"next_step"`` (Gymnasium's default) or ``"same_step"`` (the
             final observation and info go to ``infos["final_obs"]`` / ``["final_info"]``).
@@ -74,7 +75,7 @@ class VDSimVectorEnv(VectorEnv):
                 or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
-            raise ValueError(f"threads must be an integer >= 0 (0: all cores), got {threads!r}")
+            raise ValueError(f"threads must be an integer >= 0 (0: auto), got {threads!r}")
         self.num_envs = n = int(num_envs)
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
         if max_episode_steps == "registered":
@@ -256,22 +257,31 @@ class VDSimVectorEnv(VectorEnv):
             raise
 
     def _step_rows(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                 np.ndarray, Any, bool]:
-        """stable-baselines3's step (``VDSimSB3VecEnv``, SAME_STEP): ``step``'s values
-        and whether the infos are one dict per env (True: Python scalars and
-        ``TimeLimit.truncated``, built in C++ when no row ended) or ``step``'s batched
-        infos (False: a row ended, or the one-call step does not apply)."""
+                                                 list[dict[str, Any]], dict[int, Any]] | None:
+        """stable-baselines3's step (``VDSimSB3VecEnv``, SAME_STEP) in DummyVecEnv's terms:
+        obs, float32 rewards, dones, one info dict per env (Python scalars,
+        ``TimeLimit.truncated``; at an episode end also ``terminal_observation`` and what
+        the single env adds: outcome, episode_summary), and the reset infos of the rows
+        that ended and were reset. The rows are built in C++; None where the one-call step
+        does not apply (the caller then uses ``step``)."""
         if not (self._fast and not self._any_autoreset and not self._needs_reset):
-            return (*self.step(actions), False)
+            return None
         self._check_open()
         out = self._step_fast_core(actions, True)
         if out is None:  # not a float (N, m) array in range: convert, or name the row
             out = self._step_fast_core(self._check_actions(actions), True)
-        obs, rewards, terminated, truncated, rows, n_ended = out
-        if not n_ended:
-            return obs, rewards, terminated, truncated, rows, True
-        infos = self._same_step_reset(terminated | truncated)
-        return self._obs.copy(), rewards, terminated, truncated, infos, False
+        obs, rewards, dones, rows, n_ended = out
+        reset_infos: dict[int, Any] = {}
+        if n_ended:
+            flags = self._flags
+            for i in np.flatnonzero(dones).tolist():
+                row = rows[i]
+                if flags[i] & (TERMINATED | TRUNCATED):  # not a max_episode_steps cut
+                    row.update(self.envs[i].episode_end_info(int(flags[i])))
+                row["terminal_observation"] = obs[i].copy()
+                reset_infos[i] = self._reset_row(i, None, None)
+                obs[i] = self._obs[i]
+        return obs, rewards, dones, rows, reset_infos
 
     def step_core(self, actions: np.ndarray) -> None:
         """Benchmark reference: the C++ batch step alone (physics, latency, task,
@@ -341,13 +351,16 @@ class VDSimVectorEnv(VectorEnv):
             return list(seed)
         raise ValueError(f"seed must be None, an int or a list of {n} seeds, got {seed!r}")
 
-    def _reset_row(self, i: int, seed: int | None, options: dict[str, Any] | None) -> None:
+    def _reset_row(self, i: int, seed: int | None, options: dict[str, Any] | None
+                   ) -> dict[str, Any]:
+        """Resets row i (its env's reset) into the batch buffers; returns its reset info."""
         env = self.envs[i]
-        env.reset(seed=seed, options=options)
+        _, info = env.reset(seed=seed, options=options)
         self._obs[i] = env._obs
         self._info[i] = env._info
         self._terms[i] = 0.0
         self._elapsed[i] = 0
+        return info
 
     def _columns(self, info: np.ndarray, mask: np.ndarray, keys: tuple) -> dict[str, Any]:
         out: dict[str, Any] = {}
