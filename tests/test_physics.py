@@ -40,10 +40,12 @@ def deg_per_g(k: float) -> float:
     return math.degrees(k) * G
 
 
-def steady_turn(level: str, delta: float, v: float = 20.0, t_end: float = 4.0) -> dict:
+def steady_turn(level: str, delta: float, v: float = 20.0, t_end: float = 4.0,
+                vehicle: object = "generic_sedan") -> dict:
     """Hold steer ``delta`` at speed ``v`` (force mode, resistances fed forward plus a
     speed loop) until steady; returns the last observation."""
-    p = vdsim_gym.Plant(level=level, control_period=0.01, longitudinal="force")
+    p = vdsim_gym.Plant(level=level, control_period=0.01, longitudinal="force",
+                        vehicle=vehicle)
     obs = p.reset({"vx": v})
     for _ in range(round(t_end / 0.01)):
         force = F_ROLL + C_DRAG * obs["vx"] ** 2 + 2000.0 * (v - obs["vx"])
@@ -246,3 +248,47 @@ def test_accuracy_gate_full_table() -> None:
     failing = [r for r in rows if r.substep <= 5e-4 and not r.passes]
     assert not failing, accuracy.format_table(failing)
     assert accuracy.recommend(rows) is not None
+
+
+def test_linear_understeer_gradient_of_handling_matches_the_closed_form() -> None:
+    from vdsim_gym.handling import understeer_gradient
+
+    assert understeer_gradient("generic_sedan") == pytest.approx(K_US, rel=1e-9)
+
+
+@pytest.mark.parametrize("share", [None, 0.6, 0.8])
+def test_roll_stiffness_split_steady_turns_match_the_axle_balance(share) -> None:
+    """L2 steady turns at 20 m/s against the quasi-static axle balance
+    (vdsim_gym.handling: the lateral transfer m ay h / t split by roll_stiffness_front,
+    each axle's slip angle from two tires of the Magic Formula): K = (delta - L r / V) / ay
+    within 0.1 deg/g at ay ~1.2 and ~3.3 m/s^2; more front share, more understeer."""
+    import dataclasses
+
+    from vdsim_gym.handling import understeer_gradient
+
+    v = dataclasses.replace(V, roll_stiffness_front=share)
+    for delta in (0.01, 0.03):
+        o = steady_turn("L2", delta, vehicle=v)
+        speed = math.hypot(o["vx"], o["vy"])
+        ay = o["r"] * speed
+        k_meas = (delta - L * o["r"] / speed) / ay
+        assert deg_per_g(k_meas) == pytest.approx(deg_per_g(understeer_gradient(v, ay)),
+                                                  abs=0.1)
+
+
+def test_front_roll_stiffness_share_raises_understeer_and_is_validated() -> None:
+    import dataclasses
+
+    from vdsim_gym.config import ConfigError
+    from vdsim_gym.handling import understeer_gradient
+
+    ks = [understeer_gradient(dataclasses.replace(V, roll_stiffness_front=f), 4.0)
+          for f in (0.4, 0.55, 0.7, 0.85)]
+    assert all(x < y for x, y in zip(ks, ks[1:], strict=False))
+    # unset: the static load share b / L (the model's turn equals stating it, to rounding)
+    static = dataclasses.replace(V, roll_stiffness_front=B / L)
+    unset, stated = steady_turn("L2", 0.03), steady_turn("L2", 0.03, vehicle=static)
+    assert stated["r"] == pytest.approx(unset["r"], rel=1e-9)
+    assert stated["Fz_FL"] == pytest.approx(unset["Fz_FL"], rel=1e-9)
+    with pytest.raises(ConfigError, match="roll_stiffness_front"):
+        load_vehicle({"roll_stiffness_front": 1.2})

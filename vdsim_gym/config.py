@@ -67,6 +67,9 @@ class VehicleConfig:
     air_density: float
     rolling_resistance: float
     load_transfer_tau: float
+    # L2: the front axle's share of lateral load transfer (roll stiffness distribution);
+    # None: static load share (b/L). docs/PHYSICS.md.
+    roll_stiffness_front: float | None
     body_width: float
     front_overhang: float
     rear_overhang: float
@@ -257,6 +260,7 @@ VEHICLE_RANGES: dict[str, tuple[float, float, bool]] = {
     "front_drive_share": (0.0, 1.0, False),  # -
     "front_brake_share": (0.0, 1.0, False),  # -
     "steering_ratio": (0.0, 100.0, True),    # - (or absent)
+    "roll_stiffness_front": (0.0, 1.0, False),  # - (or absent: static load share)
     "max_steer": (0.0, 1.5, True),           # rad (86 deg)
     "drag_coefficient": (0.0, 3.0, False),   # -
     "frontal_area": (0.0, 20.0, False),      # m^2
@@ -291,7 +295,7 @@ def _field(cfg: Any, dotted: str) -> Any:
 def _validate_vehicle(cfg: VehicleConfig, where: str) -> VehicleConfig:
     for key, (lo, hi, low_open) in VEHICLE_RANGES.items():
         v = _field(cfg, key)
-        if v is None:  # steering_ratio not stated
+        if v is None:  # steering_ratio / roll_stiffness_front not stated
             continue
         ok = math.isfinite(v) and (v > lo if low_open else v >= lo) and v <= hi
         if not ok:

@@ -37,6 +37,7 @@ void bind_params(py::module_& m) {
       .def("total_brake_torque", &VehicleParams::total_brake_torque)
       RW(VehicleParams, front_drive_share) RW(VehicleParams, front_brake_share)
       RW(VehicleParams, steering_ratio) RW(VehicleParams, max_steer)
+      RW(VehicleParams, roll_stiffness_front)
       RW(VehicleParams, drag_coefficient) RW(VehicleParams, frontal_area)
       RW(VehicleParams, air_density) RW(VehicleParams, rolling_resistance)
       RW(VehicleParams, load_transfer_tau) RW(VehicleParams, body_width)

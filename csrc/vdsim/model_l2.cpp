@@ -19,10 +19,13 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
   const double half_t = 0.5 * p.track;
 
   // Static loads plus lagged transfer: longitudinal m ax h / L between axles, lateral
-  // m ay h / t split between axles by static load share (no roll stiffness model).
+  // m ay h / t split between axles by roll_stiffness_front (unset: static load share).
   const double dlong = 0.5 * m * s[kAxF] * p.cg_height / L;
   const double dlat_total = m * s[kAyF] * p.cg_height / p.track;
-  const double dlat[2] = {dlat_total * p.cg_to_rear / L, dlat_total * p.cg_to_front / L};
+  const double fs = p.roll_stiffness_front;
+  const double dlat[2] = {
+      std::isnan(fs) ? dlat_total * p.cg_to_rear / L : dlat_total * fs,
+      std::isnan(fs) ? dlat_total * p.cg_to_front / L : dlat_total * (1.0 - fs)};
   const double fz_static[2] = {0.5 * m * kGravity * p.cg_to_rear / L,
                                0.5 * m * kGravity * p.cg_to_front / L};
   const double xw[4] = {p.cg_to_front, p.cg_to_front, -p.cg_to_rear, -p.cg_to_rear};

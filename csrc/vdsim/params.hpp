@@ -46,6 +46,10 @@ struct VehicleParams {
   double air_density = 1.225;           // [kg/m^3]
   double rolling_resistance = 0.012;    // f_r, force = f_r * sum(Fz) [-]
   double load_transfer_tau = 0.02;      // lag of the quasi-static load transfer [s]
+  // L2: front axle's share of the lateral load transfer (its share of the total roll
+  // stiffness, rigid body, roll centres at the ground) [-]; NaN: split by static load
+  // share (b/L front, a/L rear).
+  double roll_stiffness_front = std::numeric_limits<double>::quiet_NaN();
   double body_width = 1.8;              // [m], for cone gates and footprint
   double front_overhang = 0.95;         // front axle to bumper [m]
   double rear_overhang = 1.05;          // rear axle to bumper [m]
