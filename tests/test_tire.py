@@ -127,3 +127,41 @@ def test_tire_friction_ellipse_never_exceeded(fz, kappa, tan_alpha, pdy2, pky2) 
     dy = p.lateral.D * ref_mu(p, fz) * fz
     assert (fx / dx) ** 2 + (fy / dy) ** 2 <= 1.0 + 1e-12
     assert fx * kappa >= 0.0 and fy * tan_alpha >= 0.0  # forces oppose sliding
+
+
+def _weighted_reference(p, fz: float, kappa: float, tan_alpha: float) -> tuple[float, float]:
+    """The weighting-function combined slip written from its formulas (params.hpp,
+    docs/PHYSICS.md): each pure-slip force times cos(C atan(B s - E (B s - atan(B s))))
+    of the other slip; the pure forces from the core's own ellipse path at one slip."""
+    w = p.combined
+    fx0 = _core.tire_forces(p, fz, kappa, 0.0)[0]
+    fy0 = _core.tire_forces(p, fz, 0.0, tan_alpha)[1]
+    alpha = math.atan(tan_alpha)
+
+    def g(b: float, c: float, e: float, s: float) -> float:
+        return math.cos(c * math.atan(b * s - e * (b * s - math.atan(b * s))))
+
+    gx = g(w.rbx1 * math.cos(math.atan(w.rbx2 * kappa)), w.rcx1, w.rex1, alpha)
+    gy = g(w.rby1 * math.cos(math.atan(w.rby2 * (alpha - w.rby3))), w.rcy1, w.rey1, kappa)
+    return fx0 * gx, fy0 * gy
+
+
+def test_weighting_combined_slip_matches_its_formula_and_pure_slip() -> None:
+    from vdsim_gym.config import default_vehicle
+
+    p = default_vehicle().to_core().tire
+    ellipse = [_core.tire_forces(p, 4000.0, k, t) for k, t in ((0.05, 0.0), (0.0, 0.05))]
+    p.combined.weighting = True
+    for fz in (1500.0, 4000.0, 7000.0):
+        for kappa in (-0.3, -0.05, 0.0, 0.02, 0.1, 0.6):
+            for tan_a in (-0.4, -0.03, 0.0, 0.01, 0.08, 0.3):
+                got = _core.tire_forces(p, fz, kappa, tan_a)
+                ref = _weighted_reference(p, fz, kappa, tan_a)
+                assert got == pytest.approx(ref, rel=1e-12, abs=1e-9)
+                fast = _core.tire_forces(p, fz, kappa, tan_a, fast=True)
+                assert fast == pytest.approx(ref, rel=1e-8, abs=1e-6)
+    # pure slip is unchanged (G = 1 at zero of the other slip)
+    assert _core.tire_forces(p, 4000.0, 0.05, 0.0) == pytest.approx(ellipse[0], rel=1e-14)
+    assert _core.tire_forces(p, 4000.0, 0.0, 0.05) == pytest.approx(ellipse[1], rel=1e-14)
+    # braking at slip reduces the side force, and the reverse
+    assert abs(_core.tire_forces(p, 4000.0, -0.1, 0.05)[1]) < abs(ellipse[1][1])

@@ -33,6 +33,23 @@ class MFCurveConfig:
 
 
 @dataclass(frozen=True)
+class CombinedSlipConfig:
+    """Combined slip: the friction ellipse (``weighting: false``) or the Magic Formula's
+    weighting functions with these coefficients (docs/PHYSICS.md, "Combined slip")."""
+
+    weighting: bool
+    rbx1: float
+    rbx2: float
+    rcx1: float
+    rex1: float
+    rby1: float
+    rby2: float
+    rby3: float
+    rcy1: float
+    rey1: float
+
+
+@dataclass(frozen=True)
 class TireConfig:
     lateral: MFCurveConfig
     longitudinal: MFCurveConfig
@@ -40,6 +57,7 @@ class TireConfig:
     fz_nominal: float  # nominal load Fz0 [N]
     pdy2: float  # friction load sensitivity [-]
     pky2: float  # lateral stiffness peaks at pky2 * Fz0 [-]
+    combined: CombinedSlipConfig
 
 
 @dataclass(frozen=True)
@@ -188,6 +206,10 @@ def _check_value(tp: Any, value: Any, where: str, key_path: str) -> Any:
         if not isinstance(value, str):
             raise ConfigError(f"{where}: '{key_path}' must be a string, got {value!r}")
         return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: '{key_path}' must be true or false, got {value!r}")
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigError(f"{where}: '{key_path}' must be a number, got {value!r}")
     if not math.isfinite(value) and tp is not float:
@@ -279,6 +301,11 @@ VEHICLE_RANGES: dict[str, tuple[float, float, bool]] = {
     "tire.fz_nominal": (0.0, 1e6, True),     # N
     "tire.pdy2": (-1.0, 1.0, False),         # -
     "tire.pky2": (-10.0, 10.0, False),       # - (<= 0: plain Magic Formula)
+    "tire.combined.rbx1": (0.0, 100.0, True), "tire.combined.rbx2": (-100.0, 100.0, False),
+    "tire.combined.rcx1": (0.0, 2.0, True), "tire.combined.rex1": (-50.0, 1.0, False),
+    "tire.combined.rby1": (0.0, 100.0, True), "tire.combined.rby2": (-100.0, 100.0, False),
+    "tire.combined.rby3": (-1.0, 1.0, False), "tire.combined.rcy1": (0.0, 2.0, True),
+    "tire.combined.rey1": (-50.0, 1.0, False),
     "tire.lateral.B": (0.0, 100.0, True), "tire.lateral.C": (0.0, 10.0, True),
     "tire.lateral.D": (0.0, 10.0, True), "tire.lateral.E": (-50.0, 1.0, False),
     "tire.longitudinal.B": (0.0, 100.0, True), "tire.longitudinal.C": (0.0, 10.0, True),

@@ -25,9 +25,14 @@ void bind_params(py::module_& m) {
 
   py::class_<MFCurve>(m, "MFCurve").def(py::init<>()) RW(MFCurve, B) RW(MFCurve, C)
       RW(MFCurve, D) RW(MFCurve, E);
+  py::class_<CombinedSlipParams>(m, "CombinedSlipParams").def(py::init<>())
+      RW(CombinedSlipParams, weighting) RW(CombinedSlipParams, rbx1)
+      RW(CombinedSlipParams, rbx2) RW(CombinedSlipParams, rcx1) RW(CombinedSlipParams, rex1)
+      RW(CombinedSlipParams, rby1) RW(CombinedSlipParams, rby2) RW(CombinedSlipParams, rby3)
+      RW(CombinedSlipParams, rcy1) RW(CombinedSlipParams, rey1);
   py::class_<TireParams>(m, "TireParams").def(py::init<>()) RW(TireParams, lateral)
       RW(TireParams, longitudinal) RW(TireParams, mu) RW(TireParams, fz_nominal)
-      RW(TireParams, pdy2) RW(TireParams, pky2);
+      RW(TireParams, pdy2) RW(TireParams, pky2) RW(TireParams, combined);
   py::class_<VehicleParams>(m, "VehicleParams")
       .def(py::init<>()) RW(VehicleParams, mass) RW(VehicleParams, yaw_inertia)
       RW(VehicleParams, cg_to_front) RW(VehicleParams, cg_to_rear) RW(VehicleParams, track)

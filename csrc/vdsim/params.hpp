@@ -16,6 +16,18 @@ struct MFCurve {
   double E = -1.0;  // curvature factor [-]
 };
 
+// Combined slip by the Magic Formula's weighting functions (Pacejka, Tyre and Vehicle
+// Dynamics, 3rd ed., eqs. 4.E50-4.E67, without shifts, camber and the kappa-induced side
+// force): Fx = Gxa(alpha, kappa) Fx0(kappa), Fy = Gyk(kappa, alpha) Fy0(alpha) with
+// G = cos(C atan(B s - E (B s - atan(B s)))), Bxa = rbx1 cos(atan(rbx2 kappa)),
+// Byk = rby1 cos(atan(rby2 (alpha - rby3))). weighting = false: the friction ellipse.
+// Defaults: CommonRoad's vehicle 2 (commonroad-vehicle-models, parameters_vehicle2).
+struct CombinedSlipParams {
+  bool weighting = false;
+  double rbx1 = 13.276, rbx2 = -13.778, rcx1 = 1.2568, rex1 = 0.65225;
+  double rby1 = 7.1433, rby2 = 9.1916, rby3 = -0.027856, rcy1 = 1.0719, rey1 = -0.27572;
+};
+
 struct TireParams {
   MFCurve lateral{8.0, 1.3, 1.0, -1.0};
   MFCurve longitudinal{10.0, 1.65, 1.0, 0.97};
@@ -23,6 +35,7 @@ struct TireParams {
   double fz_nominal = 4000;   // nominal load Fz0 where B, C, D, E hold as given [N]
   double pdy2 = -0.10;        // friction load sensitivity: mu(Fz) = mu (1 + pdy2 dfz) [-]
   double pky2 = 1.0;          // lateral stiffness peaks at Fz = pky2 Fz0 [-] (<= 0: plain MF)
+  CombinedSlipParams combined{};
 };
 
 struct VehicleParams {

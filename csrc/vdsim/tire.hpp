@@ -114,14 +114,52 @@ inline double tire_lateral_b(const TireParams& p, const TireShape& s, double fz)
   return p.lateral.B * (p.fz_nominal / fz) * g * p.mu / tire_mu(p, fz);
 }
 
+// The combined-slip weighting cos(C atan(B s - E (B s - atan(B s)))) (no shift).
+inline double mf_weight(double b, double c, double e, double s, bool fast) {
+  const double bs = b * s;
+  if (!fast) return std::cos(c * std::atan(bs - e * (bs - std::atan(bs))));
+  const double a = c * fast_atan(bs - e * (bs - fast_atan(bs)));
+  return fast_sin_pi(M_PI_2 - std::fabs(a));  // cos(a), |a| <= pi for c <= 2
+}
+
+// Combined slip by the weighting functions (CombinedSlipParams): each pure-slip force at
+// its own slip, times the other slip's weighting.
+template <bool kFy>
+inline TireForces tire_forces_weighted(const TireParams& p, const TireShape& s, double fz,
+                                       double kappa, double tan_alpha) {
+  TireForces f;
+  if (!(fz > 0.0)) return f;
+  const CombinedSlipParams& w = p.combined;
+  const double mu = tire_mu(p, fz);
+  const double bx = p.longitudinal.B, by = tire_lateral_b(p, s, fz);
+  const bool fast = s.fast_x && s.fast_y && w.rcx1 <= 2.0 && w.rcy1 <= 2.0;
+  const double alpha = fast ? fast_atan(tan_alpha) : std::atan(tan_alpha);
+  const double fx0 = p.longitudinal.D * mu * fz *
+                     (s.fast_x ? mf_shape_fast : mf_shape)(bx * kappa, p.longitudinal.C,
+                                                           p.longitudinal.E);
+  const double bxa = w.rbx1 * std::cos((fast ? fast_atan : static_cast<double (*)(double)>(
+                                                               std::atan))(w.rbx2 * kappa));
+  f.fx = fx0 * mf_weight(bxa, w.rcx1, w.rex1, alpha, fast);
+  if (kFy) {
+    const double fy0 = p.lateral.D * mu * fz *
+                       (s.fast_y ? mf_shape_fast : mf_shape)(by * tan_alpha, p.lateral.C,
+                                                             p.lateral.E);
+    const double byk = w.rby1 * std::cos(std::atan(w.rby2 * (alpha - w.rby3)));
+    f.fy = fy0 * mf_weight(byk, w.rcy1, w.rey1, kappa, fast);
+  }
+  return f;
+}
+
 // Forces for load fz [N], slip ratio kappa [-] and slip tan_alpha [-] (Fy has its sign).
-// Combined slip: both slips are normalized by their peak slip, the resultant s is fed to
-// each pure-slip curve and the force is split by direction, so (Fx/Dx)^2 + (Fy/Dy)^2 <= 1.
+// Combined slip (p.combined.weighting = false, the default): both slips are normalized by
+// their peak slip, the resultant s is fed to each pure-slip curve and the force is split
+// by direction, so (Fx/Dx)^2 + (Fy/Dy)^2 <= 1. Else the weighting functions (above).
 // kFy = false skips Fy (left 0): the wheel-spin equations need Fx only, and Fx is computed
 // by the same operations either way (bit-identical).
 template <bool kFy = true>
 inline TireForces tire_forces(const TireParams& p, const TireShape& s, double fz,
                               double kappa, double tan_alpha) {
+  if (p.combined.weighting) return tire_forces_weighted<kFy>(p, s, fz, kappa, tan_alpha);
   TireForces f;
   if (!(fz > 0.0)) return f;
   const double mu = tire_mu(p, fz);
