@@ -292,3 +292,25 @@ def test_front_roll_stiffness_share_raises_understeer_and_is_validated() -> None
     assert stated["Fz_FL"] == pytest.approx(unset["Fz_FL"], rel=1e-9)
     with pytest.raises(ConfigError, match="roll_stiffness_front"):
         load_vehicle({"roll_stiffness_front": 1.2})
+
+
+@pytest.mark.parametrize("share", [0.6, 0.8])
+def test_l1_equivalent_axle_follows_l2_with_a_roll_stiffness_split(share) -> None:
+    """With roll_stiffness_front set, L1's axle curve is its two tires at half the axle
+    load -+ the axle's share of the lateral transfer: its steady turns then match L2's
+    and the axle balance (vdsim_gym.handling) within 0.1 deg/g up to ~0.5 g, where
+    without it L1 would stay near the linear gradient."""
+    import dataclasses
+
+    from vdsim_gym.handling import understeer_gradient
+
+    v = dataclasses.replace(V, roll_stiffness_front=share)
+    ks = {}
+    for level in ("L1", "L2"):
+        o = steady_turn(level, 0.045, vehicle=v)
+        speed = math.hypot(o["vx"], o["vy"])
+        ks[level] = deg_per_g((0.045 - L * o["r"] / speed) / (o["r"] * speed)), o["r"] * speed
+    (k1, ay1), (k2, _) = ks["L1"], ks["L2"]
+    assert k1 == pytest.approx(k2, abs=0.1)
+    assert k1 == pytest.approx(deg_per_g(understeer_gradient(v, ay1)), abs=0.1)
+    assert k1 > deg_per_g(K_US) + 0.2  # the transfer shows

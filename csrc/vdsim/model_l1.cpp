@@ -30,12 +30,31 @@ void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     const double omega = s[kW0 + i];
     double kappa, tan_a;
     wheel_slip(vxw, vyw, omega, p.wheel_radius, low.slip_speed_floor, kappa, tan_a);
-    const TireForces t = tire_forces<kFull>(p.tire, ctx.shape, 0.5 * fz_axle[i], kappa, tan_a);
-    const double fxw = 2.0 * t.fx;
+    // The axle's two tires: at half the axle load each, or, with roll_stiffness_front
+    // set, at half the load -+ the axle's share of the lateral transfer m ay h / t (the
+    // two-track's quasi-static transfer folded into the single track's axle curve).
+    double fxw, fyw_sum;
+    if (std::isnan(p.roll_stiffness_front)) {
+      const TireForces t = tire_forces<kFull>(p.tire, ctx.shape, 0.5 * fz_axle[i], kappa,
+                                              tan_a);
+      fxw = 2.0 * t.fx;
+      fyw_sum = 2.0 * t.fy;
+    } else {
+      const double share = i == 0 ? p.roll_stiffness_front : 1.0 - p.roll_stiffness_front;
+      const double d = share * m * s[kAyF] * p.cg_height / p.track;
+      const TireForces in_ = tire_forces<kFull>(p.tire, ctx.shape,
+                                                std::fmax(0.0, 0.5 * fz_axle[i] - d), kappa,
+                                                tan_a);
+      const TireForces out = tire_forces<kFull>(p.tire, ctx.shape,
+                                                std::fmax(0.0, 0.5 * fz_axle[i] + d), kappa,
+                                                tan_a);
+      fxw = in_.fx + out.fx;
+      fyw_sum = in_.fy + out.fy;
+    }
     ds[kW0 + i] = wheel_accel(omega, in.drive[i] - fxw * p.wheel_radius, in.brake[i],
                               2.0 * p.wheel_inertia);
     if (!kFull) continue;
-    const double fyw = 2.0 * t.fy;
+    const double fyw = fyw_sum;
     const double fxb = fxw * c - fyw * sn, fyb = fxw * sn + fyw * c;
     fx_body += fxb;
     fy_body += fyb;

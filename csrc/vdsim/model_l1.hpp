@@ -1,5 +1,7 @@
 // L1: nonlinear single-track (bicycle) model with axle tires evaluated per tire at half
-// the axle load, quasi-static longitudinal load transfer and front/rear wheel spin.
+// the axle load (with roll_stiffness_front set: the two tires at half the load -+ the
+// axle's share of the lateral transfer, L2's equivalent), quasi-static longitudinal load
+// transfer and front/rear wheel spin.
 #pragma once
 #include "model_common.hpp"
 
