@@ -314,3 +314,38 @@ def test_l1_equivalent_axle_follows_l2_with_a_roll_stiffness_split(share) -> Non
     assert k1 == pytest.approx(k2, abs=0.1)
     assert k1 == pytest.approx(deg_per_g(understeer_gradient(v, ay1)), abs=0.1)
     assert k1 > deg_per_g(K_US) + 0.2  # the transfer shows
+
+
+def _diff_turn(c: float, integrator: str = "semi_implicit", steer: float = 0.05) -> dict:
+    import dataclasses
+
+    v = dataclasses.replace(V, diff_coupling_rear=c)
+    p = vdsim_gym.Plant(vehicle=v, control_period=0.01, integrator=integrator)
+    o = p.reset({"vx": 15.0})
+    for _ in range(400):  # 4 s at a quarter throttle (rear drive)
+        o = p.step((steer, 0.25))
+    return o
+
+
+def test_differential_coupling_from_open_to_locked() -> None:
+    """A viscous coupling across the rear differential (L2) drives the two rear wheels'
+    spins together, open (0) -> limited slip -> locked (1e5 N m s/rad: equal to 0.2 % of
+    the open difference), and the locked axle's yaw moment against the turn lowers the
+    yaw rate (more understeer); straight ahead it changes nothing (the wheels turn
+    alike); the explicit integrators agree where they are stable and refuse a stiffer
+    coupling with the fix."""
+    runs = [_diff_turn(c) for c in (0.0, 50.0, 200.0, 1e5)]
+    spread = [abs(o["omega_RR"] - o["omega_RL"]) for o in runs]
+    yaw = [o["r"] for o in runs]
+    assert all(a > b for a, b in zip(spread, spread[1:], strict=False))
+    assert all(a > b for a, b in zip(yaw, yaw[1:], strict=False))
+    assert spread[-1] < 2e-3 * spread[0]  # the residual: the transferred torque / c
+    straight = [_diff_turn(c, steer=0.0) for c in (0.0, 1e5)]
+    assert straight[1]["vx"] == pytest.approx(straight[0]["vx"], rel=1e-9)
+    heun = _diff_turn(200.0, integrator="heun")
+    assert heun["r"] == pytest.approx(runs[2]["r"], rel=0.01)
+    import dataclasses
+
+    with pytest.raises(ValueError, match="too stiff for integrator='heun'.*semi_implicit"):
+        vdsim_gym.Plant(vehicle=dataclasses.replace(V, diff_coupling_rear=1e5),
+                        integrator="heun")

@@ -78,6 +78,10 @@ class VehicleConfig:
     brake_torque_max: float
     front_drive_share: float
     front_brake_share: float
+    # L2: viscous coupling across each axle's differential [N m s/rad]: 0 open, a few
+    # hundred limited slip, large locked (docs/PHYSICS.md, "Differentials").
+    diff_coupling_front: float
+    diff_coupling_rear: float
     steering_ratio: float | None  # None: the vehicle file states none; delta_sw not observed
     max_steer: float
     drag_coefficient: float
@@ -283,6 +287,8 @@ VEHICLE_RANGES: dict[str, tuple[float, float, bool]] = {
     "front_brake_share": (0.0, 1.0, False),  # -
     "steering_ratio": (0.0, 100.0, True),    # - (or absent)
     "roll_stiffness_front": (0.0, 1.0, False),  # - (or absent: static load share)
+    "diff_coupling_front": (0.0, 1e6, False),  # N m s/rad
+    "diff_coupling_rear": (0.0, 1e6, False),   # N m s/rad
     "max_steer": (0.0, 1.5, True),           # rad (86 deg)
     "drag_coefficient": (0.0, 3.0, False),   # -
     "frontal_area": (0.0, 20.0, False),      # m^2

@@ -178,7 +178,24 @@ class PhysicsSpec:
             step_ticks=step_ticks,
         )
         spec.make_session()  # validates level, longitudinal, integrator, actuator ticks
+        spec._check_coupling()
         return spec
+
+    def _check_coupling(self) -> None:
+        """An explicit integrator steps a differential's viscous coupling explicitly: its
+        mode decays at 2 c / I, stable for c <= I / dt."""
+        if self.level != "L2" or self.integrator == "semi_implicit":
+            return
+        dt = self.substep_dt * self.step_ticks
+        limit = self.vehicle.wheel_inertia / dt
+        for axle in ("front", "rear"):
+            c = getattr(self.vehicle, f"diff_coupling_{axle}")
+            if c > limit:
+                raise ValueError(
+                    f"diff_coupling_{axle} = {c:g} N m s/rad is too stiff for integrator="
+                    f"{self.integrator!r} at {dt * 1e3:g} ms steps (stable up to wheel_inertia"
+                    f" / dt = {limit:g}); use integrator='semi_implicit', which treats the "
+                    "coupling implicitly, or a smaller substep_dt")
 
     @property
     def control_period(self) -> float:

@@ -8,11 +8,19 @@
 
 namespace vdsim {
 
+// Linear coupling between the wheel spins of a pair (0, 1) and (2, 3): d(omega_i')/
+// d(omega_other) = k[pair] [1/s] (a viscous differential: c / I). semi_implicit treats it
+// implicitly with the pair's diagonal (a 2x2 solve), so a stiff (locked) coupling stays
+// stable; the explicit integrators see it through the derivative only.
+struct WheelCoupling {
+  double k[2] = {0.0, 0.0};
+};
+
 // wheel_deriv(state, ds): the wheel-spin rates only (ds[kW0..kW0+3]), bit-identical to
 // deriv's; the semi-implicit step's perturbed evaluation uses it (the default: deriv).
 template <class Deriv, class WheelDeriv>
 inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv,
-                           WheelDeriv&& wheel_deriv) {
+                           WheelDeriv&& wheel_deriv, const WheelCoupling& coupling = {}) {
   State k1, k2, k3, k4, tmp;
   deriv(s, k1);
   if (method == Integrator::SemiImplicit) {
@@ -33,10 +41,27 @@ inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv
       tmp[kW0 + i] += h[i];
     }
     wheel_deriv(tmp, k3);
-    for (int i = 0; i < 4; ++i) {
-      const int w = kW0 + i;
-      const double jac = std::fmin((k3[w] - k2[w]) / h[i], 0.0);
-      s[w] += dt * k2[w] / (1.0 - dt * jac);
+    for (int pair = 0; pair < 2; ++pair) {
+      const int i0 = 2 * pair, w0 = kW0 + i0, w1 = w0 + 1;
+      // The diagonal by the forward difference: all wheels moved at once, so the coupling
+      // (linear) moved by kc (h_other - h_own); that is taken out, and the coupling is
+      // treated exactly below.
+      const double kc = coupling.k[pair];
+      const double dh = kc * (h[i0 + 1] - h[i0]);
+      const double j0 = std::fmin((k3[w0] - k2[w0] - dh) / h[i0], 0.0);
+      const double j1 = std::fmin((k3[w1] - k2[w1] + dh) / h[i0 + 1], 0.0);
+      if (kc == 0.0) {
+        s[w0] += dt * k2[w0] / (1.0 - dt * j0);
+        s[w1] += dt * k2[w1] / (1.0 - dt * j1);
+        continue;
+      }
+      // Linearly implicit with the coupling: (I - dt A) d = dt f, A = [[j0 - kc, kc],
+      // [kc, j1 - kc]].
+      const double a00 = 1.0 - dt * (j0 - kc), a11 = 1.0 - dt * (j1 - kc), off = -dt * kc;
+      const double det = a00 * a11 - off * off;
+      const double b0 = dt * k2[w0], b1 = dt * k2[w1];
+      s[w0] += (a11 * b0 - off * b1) / det;
+      s[w1] += (a00 * b1 - off * b0) / det;
     }
     return;
   }

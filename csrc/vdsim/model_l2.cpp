@@ -45,8 +45,10 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     double kappa, tan_a;
     wheel_slip(vxw, vyw, omega, p.wheel_radius, low.slip_speed_floor, kappa, tan_a);
     const TireForces t = tire_forces<kFull>(p.tire, ctx.shape, fz, kappa, tan_a);
-    ds[kW0 + i] = wheel_accel(omega, in.drive[i] - t.fx * p.wheel_radius, in.brake[i],
-                              p.wheel_inertia);
+    double t_other = in.drive[i] - t.fx * p.wheel_radius;
+    const double coupling = axle == 0 ? p.diff_coupling_front : p.diff_coupling_rear;
+    if (coupling != 0.0) t_other += coupling * (s[kW0 + (i ^ 1)] - omega);  // other wheel
+    ds[kW0 + i] = wheel_accel(omega, t_other, in.brake[i], p.wheel_inertia);
     if (!kFull) continue;
     const double fxb = t.fx * c - t.fy * sn, fyb = t.fx * sn + t.fy * c;
     fx_body += fxb;

@@ -52,6 +52,10 @@ struct VehicleParams {
   double brake_torque_max = 2000.0;     // per wheel [N m]
   double front_drive_share = 0.0;       // 0 = rear drive [-]
   double front_brake_share = 0.6;       // share of total brake torque on the front axle [-]
+  // L2: viscous coupling across each axle's differential, torque c (omega_other - omega)
+  // on each wheel [N m s/rad]: 0 = open, a few hundred = limited slip, large = locked.
+  double diff_coupling_front = 0.0;
+  double diff_coupling_rear = 0.0;
   double steering_ratio = 15.0;         // steering wheel / road wheel [-], NaN = not stated
   double max_steer = 0.6;               // road-wheel angle limit [rad]
   double drag_coefficient = 0.30;       // Cd [-]

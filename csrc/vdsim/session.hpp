@@ -7,6 +7,7 @@
 
 #include "accel_cascade.hpp"
 #include "actuator.hpp"
+#include "integrator.hpp"
 #include "params.hpp"
 #include "schedule.hpp"
 #include "state.hpp"
@@ -92,6 +93,7 @@ class Session {
   VehicleParams vehicle_;
   SimConfig config_;
   ModelContext ctx_;
+  WheelCoupling coupling_;  // the differentials' viscous coupling (L2)
   State state_{};
   int64_t tick_ = 0;
   Command command_{};
