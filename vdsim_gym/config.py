@@ -57,6 +57,7 @@ class TireConfig:
     fz_nominal: float  # nominal load Fz0 [N]
     pdy2: float  # friction load sensitivity [-]
     pky2: float  # lateral stiffness peaks at pky2 * Fz0 [-]
+    relaxation_length: float  # lateral relaxation length [m], 0: no lag
     combined: CombinedSlipConfig
 
 
@@ -307,6 +308,7 @@ VEHICLE_RANGES: dict[str, tuple[float, float, bool]] = {
     "tire.fz_nominal": (0.0, 1e6, True),     # N
     "tire.pdy2": (-1.0, 1.0, False),         # -
     "tire.pky2": (-10.0, 10.0, False),       # - (<= 0: plain Magic Formula)
+    "tire.relaxation_length": (0.0, 5.0, False),  # m (0: no lag)
     "tire.combined.rbx1": (0.0, 100.0, True), "tire.combined.rbx2": (-100.0, 100.0, False),
     "tire.combined.rcx1": (0.0, 2.0, True), "tire.combined.rex1": (-50.0, 1.0, False),
     "tire.combined.rby1": (0.0, 100.0, True), "tire.combined.rby2": (-100.0, 100.0, False),

@@ -32,7 +32,8 @@ void bind_params(py::module_& m) {
       RW(CombinedSlipParams, rcy1) RW(CombinedSlipParams, rey1);
   py::class_<TireParams>(m, "TireParams").def(py::init<>()) RW(TireParams, lateral)
       RW(TireParams, longitudinal) RW(TireParams, mu) RW(TireParams, fz_nominal)
-      RW(TireParams, pdy2) RW(TireParams, pky2) RW(TireParams, combined);
+      RW(TireParams, pdy2) RW(TireParams, pky2) RW(TireParams, combined)
+      RW(TireParams, relaxation_length);
   py::class_<VehicleParams>(m, "VehicleParams")
       .def(py::init<>()) RW(VehicleParams, mass) RW(VehicleParams, yaw_inertia)
       RW(VehicleParams, cg_to_front) RW(VehicleParams, cg_to_rear) RW(VehicleParams, track)

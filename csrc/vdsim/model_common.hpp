@@ -33,6 +33,19 @@ inline void wheel_slip(double vxw, double vyw, double omega, double radius, doub
   tan_alpha = -vyw / den;
 }
 
+// The lateral slip a tire acts on: the kinematic tan_alpha, or with a relaxation length
+// the lagged state s[kTa0 + i], whose rate is written to ds (ds may be null).
+inline double relaxed_slip(const State& s, int i, double tan_alpha, double vxw,
+                           const TireParams& tire, const LowSpeedParams& low, State* ds) {
+  if (!(tire.relaxation_length > 0.0)) return tan_alpha;
+  const double lagged = s[kTa0 + i];
+  if (ds) {
+    const double speed = std::fmax(std::fabs(vxw), low.slip_speed_floor);
+    (*ds)[kTa0 + i] = speed / tire.relaxation_length * (tan_alpha - lagged);
+  }
+  return lagged;
+}
+
 // Below kinematic_blend_speed, vy and r relax towards the kinematic bicycle so that
 // standstill steering neither creeps nor flips sign.
 inline void kinematic_blend(const State& s, double steer, const VehicleParams& p,

@@ -9,6 +9,8 @@ namespace {
 template <bool kFull>
 void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
                    Aux* aux) {
+  if (kFull)  // the lagged slips' rates (relaxed_slip sets them when the lag is on)
+    for (int i = 0; i < 4; ++i) ds[kTa0 + i] = 0.0;
   const VehicleParams& p = *ctx.vehicle;
   const LowSpeedParams& low = *ctx.low;
   const double L = p.wheelbase();
@@ -30,6 +32,8 @@ void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     const double omega = s[kW0 + i];
     double kappa, tan_a;
     wheel_slip(vxw, vyw, omega, p.wheel_radius, low.slip_speed_floor, kappa, tan_a);
+    const double tan_kin = tan_a;
+    tan_a = relaxed_slip(s, i, tan_kin, vxw, p.tire, low, kFull ? &ds : nullptr);
     // The axle's two tires: at half the axle load each, or, with roll_stiffness_front
     // set, at half the load -+ the axle's share of the lateral transfer m ay h / t (the
     // two-track's quasi-static transfer folded into the single track's axle curve).
@@ -59,7 +63,7 @@ void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     fx_body += fxb;
     fy_body += fyb;
     mz += x_axle[i] * fyb;
-    if (aux) aux->wheel[i] = {fxw, fyw, fz_axle[i], kappa, std::atan(tan_a)};
+    if (aux) aux->wheel[i] = {fxw, fyw, fz_axle[i], kappa, std::atan(tan_a), tan_kin};
   }
   ds[kW0 + 2] = ds[kW0 + 3] = 0.0;
   if (!kFull) return;

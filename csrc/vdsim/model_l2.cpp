@@ -10,6 +10,8 @@ namespace {
 template <bool kFull>
 void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
                    Aux* aux) {
+  if (kFull)  // the lagged slips' rates (relaxed_slip sets them when the lag is on)
+    for (int i = 0; i < 4; ++i) ds[kTa0 + i] = 0.0;
   const VehicleParams& p = *ctx.vehicle;
   const LowSpeedParams& low = *ctx.low;
   const double L = p.wheelbase();
@@ -44,6 +46,8 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     const double omega = s[kW0 + i];
     double kappa, tan_a;
     wheel_slip(vxw, vyw, omega, p.wheel_radius, low.slip_speed_floor, kappa, tan_a);
+    const double tan_kin = tan_a;
+    tan_a = relaxed_slip(s, i, tan_kin, vxw, p.tire, low, kFull ? &ds : nullptr);
     const TireForces t = tire_forces<kFull>(p.tire, ctx.shape, fz, kappa, tan_a);
     double t_other = in.drive[i] - t.fx * p.wheel_radius;
     const double coupling = axle == 0 ? p.diff_coupling_front : p.diff_coupling_rear;
@@ -54,7 +58,7 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     fx_body += fxb;
     fy_body += fyb;
     mz += xw[i] * fyb - yw[i] * fxb;
-    if (aux) aux->wheel[i] = {t.fx, t.fy, fz, kappa, std::atan(tan_a)};
+    if (aux) aux->wheel[i] = {t.fx, t.fy, fz, kappa, std::atan(tan_a), tan_kin};
   }
   if (!kFull) return;
   fx_body -= resistance_force(vx, fz_sum, p, low);

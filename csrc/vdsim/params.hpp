@@ -35,6 +35,10 @@ struct TireParams {
   double fz_nominal = 4000;   // nominal load Fz0 where B, C, D, E hold as given [N]
   double pdy2 = -0.10;        // friction load sensitivity: mu(Fz) = mu (1 + pdy2 dfz) [-]
   double pky2 = 1.0;          // lateral stiffness peaks at Fz = pky2 Fz0 [-] (<= 0: plain MF)
+  // Lateral relaxation length sigma [m]: the slip tan(alpha) the tire acts on lags the
+  // kinematic one, d/dt = (V / sigma) (kinematic - lagged), V = max(|v_x,wheel|, the slip
+  // speed floor). 0: no lag.
+  double relaxation_length = 0.0;
   CombinedSlipParams combined{};
 };
 

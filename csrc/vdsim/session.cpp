@@ -43,6 +43,11 @@ void Session::reset(double x, double y, double psi, double vx, double vy, double
   cascade_.reset(vx);
   update_inputs(false);
   aux_valid_ = false;
+  if (vehicle_.tire.relaxation_length > 0.0) {  // the lagged slips start settled
+    const Aux& a = aux();
+    for (int i = 0; i < 4; ++i) state_[kTa0 + i] = a.wheel[i].tan_alpha_kin;
+    aux_valid_ = false;
+  }
   trace_.clear();
   last_trace_tick_ = -1;
 }

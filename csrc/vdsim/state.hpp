@@ -15,7 +15,8 @@ enum StateIndex : int {
   kW0 = 6,   // wheel spins [rad/s]: L2 FL, FR, RL, RR; L1 front axle, rear axle
   kAxF = 10, // lagged longitudinal acceleration driving load transfer [m/s^2]
   kAyF = 11, // lagged lateral acceleration driving load transfer [m/s^2]
-  kStateSize = 12,
+  kTa0 = 12, // lagged lateral slip tan(alpha) per wheel (relaxation length; else unused)
+  kStateSize = 16,
 };
 
 using State = std::array<double, kStateSize>;
@@ -31,6 +32,7 @@ struct WheelInputs {
 struct WheelOut {
   double fx = 0.0, fy = 0.0, fz = 0.0;  // tire forces in the wheel frame and load [N]
   double kappa = 0.0, alpha = 0.0;      // slip ratio [-] and slip angle [rad]
+  double tan_alpha_kin = 0.0;           // the kinematic (unlagged) slip tan(alpha) [-]
 };
 
 struct Aux {
