@@ -12,7 +12,11 @@ from vdsim_gym import _core
 from vdsim_gym.config import default_vehicle
 
 pytestmark = pytest.mark.validation
-vehiclemodels = pytest.importorskip("vehiclemodels")
+
+
+@pytest.fixture(autouse=True)
+def _needs_commonroad() -> None:
+    pytest.importorskip("vehiclemodels", reason="pip install '.[validation]'")
 
 
 def test_combined_slip_weighting_matches_commonroad() -> None:
