@@ -235,7 +235,8 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
 
     @property
     def state(self) -> np.ndarray:
-        """The plant state (X, Y, psi, vx, vy, r, wheel spins, lagged accelerations)."""
+        """The plant state (X, Y, psi, vx, vy, r, wheel spins, lagged accelerations, lagged
+        lateral slips; ``_core.STATE_SIZE`` values)."""
         out = np.zeros(_core.STATE_SIZE)
         self._core.session.get_state(out)
         return out
