@@ -110,7 +110,10 @@ void Session::advance(int64_t n) {
     steer_ = config_.actuator.enabled ? actuator_.step(command_.steer) : command_.steer;
     update_inputs(true, dt);
     if (trace_decimation_ > 0 && tick_ % trace_decimation_ == 0) record_trace_row();
-    const State start = state_;
+    // The step's start, kept only for trace rows interpolated inside it (below).
+    const bool interpolate = m > 1 && trace_decimation_ > 0;
+    State start;
+    if (interpolate) start = state_;
     double omega_before[4];
     for (int i = 0; i < n_wheels; ++i) omega_before[i] = state_[kW0 + i];
     // A spinning braked wheel feels the full brake against its spin at the start of the
@@ -142,7 +145,7 @@ void Session::advance(int64_t n) {
     // Rows at ticks strictly inside a multirate step: the state linearly interpolated
     // between the step's ends (the first-order method's own dense output), the forces
     // evaluated there under the step's inputs.
-    if (m > 1 && trace_decimation_ > 0) {
+    if (interpolate) {
       const int64_t d = trace_decimation_;
       for (int64_t t = (tick_ / d + 1) * d; t < tick_ + m; t += d) {
         const double w = static_cast<double>(t - tick_) / static_cast<double>(m);

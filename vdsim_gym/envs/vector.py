@@ -230,8 +230,6 @@ class VDSimVectorEnv(VectorEnv):
         """Every row steps (none to reset): one C++ call checks the actions, steps and
         builds the return values; Python adds only what an episode end reports."""
         out = self._step_fast_core(actions)
-        if out is None:  # not a float (N, m) array in range: convert, or name the row
-            out = self._step_fast_core(self._check_actions(actions))
         obs, rewards, terminated, truncated, infos, n_ended = out
         if n_ended and self.autoreset_mode == AutoresetMode.SAME_STEP:
             # The rows' buffers hold this step: the general path's same-step reset
@@ -249,12 +247,19 @@ class VDSimVectorEnv(VectorEnv):
         return obs, rewards, terminated, truncated, infos
 
     def _step_fast_core(self, actions: Any, rows: bool = False) -> Any:
-        try:
-            return self._session.step_fast(actions, self.max_episode_steps or 0,
-                                           self._has_latency, ACTION_TOL, rows)
-        except BaseException:  # KeyboardInterrupt mid-step: rows are partly advanced
-            self._needs_reset = True
-            raise
+        """The one-call C++ step; actions it does not take as they are (not a float
+        (N, m) array in range) go through the Python checks, which convert them or raise
+        the error naming the row (nothing stepped)."""
+        def call(a: Any) -> Any:
+            try:
+                return self._session.step_fast(a, self.max_episode_steps or 0,
+                                               self._has_latency, ACTION_TOL, rows)
+            except BaseException:  # KeyboardInterrupt mid-step: rows are partly advanced
+                self._needs_reset = True
+                raise
+
+        out = call(actions)
+        return call(self._check_actions(actions)) if out is None else out
 
     def _step_rows(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                  list[dict[str, Any]], dict[int, Any]] | None:
@@ -268,8 +273,6 @@ class VDSimVectorEnv(VectorEnv):
             return None
         self._check_open()
         out = self._step_fast_core(actions, True)
-        if out is None:  # not a float (N, m) array in range: convert, or name the row
-            out = self._step_fast_core(self._check_actions(actions), True)
         obs, rewards, dones, rows, n_ended = out
         reset_infos: dict[int, Any] = {}
         if n_ended:
