@@ -54,6 +54,22 @@ def test_combined_slip_weighting_matches_commonroad() -> None:
                 assert fy / fy0 == pytest.approx(gy_cr, rel=1e-9, abs=1e-12)
 
 
+def _rk4_yaw_rates(f, x, t_end: float, dt: float) -> list[float]:
+    """Classic RK4 of a CommonRoad right-hand side from x; the yaw rate (state 5) every
+    10 ms."""
+    every = round(0.01 / dt)
+    out = []
+    for k in range(round(t_end / dt)):
+        k1 = f(x)
+        k2 = f(x + dt / 2 * k1)
+        k3 = f(x + dt / 2 * k2)
+        k4 = f(x + dt * k3)
+        x = x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        if (k + 1) % every == 0:
+            out.append(x[5])
+    return out
+
+
 def _commonroad_st_yaw_rate(vehicle, speed: float, steer: float, t_end: float = 2.0,
                             dt: float = 1e-3) -> list[float]:
     """CommonRoad's single-track model (vehicle_dynamics_st: linear tires, axle stiffness
@@ -73,17 +89,7 @@ def _commonroad_st_yaw_rate(vehicle, speed: float, steer: float, t_end: float = 
     def f(x: np.ndarray) -> np.ndarray:
         return np.array(vehicle_dynamics_st(list(x), [0.0, 0.0], p))
 
-    x = np.array([0.0, 0.0, steer, speed, 0.0, 0.0, 0.0])
-    out = []
-    for k in range(round(t_end / dt)):
-        k1 = f(x)
-        k2 = f(x + dt / 2 * k1)
-        k3 = f(x + dt / 2 * k2)
-        k4 = f(x + dt * k3)
-        x = x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        if (k + 1) % 10 == 0:
-            out.append(x[5])
-    return out
+    return _rk4_yaw_rates(f, np.array([0.0, 0.0, steer, speed, 0.0, 0.0, 0.0]), t_end, dt)
 
 
 @pytest.mark.parametrize("level", ["L1", "L2"])
@@ -140,16 +146,7 @@ def _commonroad_std(vehicle, speed: float, steer: float, t_end: float = 3.0,
     def f(x: np.ndarray) -> np.ndarray:
         return np.array(vehicle_dynamics_std(list(x), [0.0, 0.0], p))
 
-    out = []
-    for k in range(round(t_end / dt)):
-        k1 = f(x)
-        k2 = f(x + dt / 2 * k1)
-        k3 = f(x + dt / 2 * k2)
-        k4 = f(x + dt * k3)
-        x = x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        if (k + 1) % 20 == 0:
-            out.append(x[5])
-    return out
+    return _rk4_yaw_rates(f, x, t_end, dt)
 
 
 @pytest.mark.parametrize("steer,tol", [(0.01, 0.02), (0.03, 0.02), (0.05, 0.05)])
