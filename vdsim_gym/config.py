@@ -93,6 +93,10 @@ class VehicleConfig:
     # L2: the front axle's share of lateral load transfer (roll stiffness distribution);
     # None: static load share (b/L). docs/PHYSICS.md.
     roll_stiffness_front: float | None
+    # Lateral force compliance steer per axle [rad/N] (positive: out of the turn), by the
+    # equivalent axle cornering stiffness 1/C_eff = 1/C + c (docs/PHYSICS.md).
+    compliance_steer_front: float
+    compliance_steer_rear: float
     body_width: float
     front_overhang: float
     rear_overhang: float
@@ -288,6 +292,8 @@ VEHICLE_RANGES: dict[str, tuple[float, float, bool]] = {
     "front_brake_share": (0.0, 1.0, False),  # -
     "steering_ratio": (0.0, 100.0, True),    # - (or absent)
     "roll_stiffness_front": (0.0, 1.0, False),  # - (or absent: static load share)
+    "compliance_steer_front": (-1e-4, 1e-4, False),  # rad/N (1e-6 rad/N = 0.057 deg/kN)
+    "compliance_steer_rear": (-1e-4, 1e-4, False),   # rad/N
     "diff_coupling_front": (0.0, 1e6, False),  # N m s/rad
     "diff_coupling_rear": (0.0, 1e6, False),   # N m s/rad
     "max_steer": (0.0, 1.5, True),           # rad (86 deg)
@@ -337,6 +343,13 @@ def _validate_vehicle(cfg: VehicleConfig, where: str) -> VehicleConfig:
             bracket = "(" if low_open else "["
             raise ConfigError(f"{where}: '{key}' = {v!r} is outside its range "
                               f"{bracket}{lo:g}, {hi:g}] (SI units: m, kg, N, rad, s)")
+    if cfg.compliance_steer_front or cfg.compliance_steer_rear:
+        core = cfg.to_core()
+        for axle in (0, 1):
+            try:
+                _core.axle_tire(core, axle)
+            except ValueError as e:
+                raise ConfigError(f"{where}: {e}") from None
     return cfg
 
 

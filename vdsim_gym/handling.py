@@ -8,13 +8,23 @@ two tires carry the axle's static load -+ its share of the lateral transfer m ay
 and the axle's slip angle is the one at which the two tires of the core's own Magic
 Formula (``_core.tire_forces``) give that force. Then delta - L / R = alpha_f - alpha_r,
 and the understeer gradient is K(ay) = (alpha_f - alpha_r) / ay (at ay -> 0 the linear
-m / L (b / C_f - a / C_r)). It uses the tire, not the vehicle models, so it checks them
-(tests/test_physics.py: the L2 model's steady turns match it within 0.1 deg/g to 0.5 g).
+m / L (b / C_f - a / C_r)). Each axle's tires are ``_core.axle_tire``'s: with compliance
+steer c, 1 / C_eff = 1 / C + c, so the linear K grows by m (b c_f - a c_r) / L. It uses
+the tire, not the vehicle models, so it checks them (tests/test_physics.py: the L2 model's
+steady turns match it within 0.1 deg/g to 0.5 g).
+
+The measured side: ``steady_state_ramp`` (a constant-speed steer ramp, ISO 4138 style)
+and ``step_steer`` (ISO 7401 style) drive the Plant open loop; docs/PHYSICS.md, "The
+generic sedan", lists what they give beside published ranges.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from vdsim_gym import _core
 from vdsim_gym.config import VehicleConfig, load_vehicle
@@ -28,9 +38,13 @@ def deg_per_g(k: float) -> float:
     return math.degrees(k) * GRAVITY
 
 
-def cornering_stiffness(vehicle: VehicleConfig | str, fz: float) -> float:
-    """One tire's cornering stiffness dFy/dtan(alpha) at zero slip and load fz [N/rad]."""
-    tire = load_vehicle(vehicle).to_core().tire
+def cornering_stiffness(vehicle: VehicleConfig | str, fz: float, axle: int | None = None
+                        ) -> float:
+    """One tire's cornering stiffness dFy/dtan(alpha) at zero slip and load fz [N/rad]:
+    the vehicle's tire (``axle=None``) or the tire an axle's wheels use (0 front, 1 rear:
+    with that axle's compliance steer, ``_core.axle_tire``)."""
+    v = load_vehicle(vehicle).to_core()
+    tire = v.tire if axle is None else _core.axle_tire(v, axle)
     return _core.tire_forces(tire, fz, 0.0, _LINEAR_SLIP)[1] / _LINEAR_SLIP
 
 
@@ -83,14 +97,132 @@ def understeer_gradient(vehicle: VehicleConfig | str = "generic_sedan", ay: floa
     m, a, b, L = v.mass, v.cg_to_front, v.cg_to_rear, v.wheelbase
     if ay == 0.0:
         (f0, _), (r0, _) = axle_loads(v, 0.0)
-        c_f, c_r = 2.0 * cornering_stiffness(v, f0), 2.0 * cornering_stiffness(v, r0)
+        c_f, c_r = 2.0 * cornering_stiffness(v, f0, 0), 2.0 * cornering_stiffness(v, r0, 1)
         return m / L * (b / c_f - a / c_r)
-    tire = v.to_core().tire
+    core = v.to_core()
     front, rear = axle_loads(v, ay)
-    alpha_f = _axle_slip(tire, front, m * ay * b / L)
-    alpha_r = _axle_slip(tire, rear, m * ay * a / L)
+    alpha_f = _axle_slip(_core.axle_tire(core, 0), front, m * ay * b / L)
+    alpha_r = _axle_slip(_core.axle_tire(core, 1), rear, m * ay * a / L)
     return (alpha_f - alpha_r) / ay
 
 
-__all__ = ["axle_loads", "cornering_stiffness", "deg_per_g", "front_transfer_share",
+
+
+# --- Measured handling: open-loop manoeuvres on the Plant (ISO 4138, ISO 7401 style) ---
+
+@dataclass(frozen=True)
+class SteadyStateResult:
+    """A constant-speed steer ramp (ISO 4138's constant-speed method, quasi-steady)."""
+
+    speed: float  # held speed [m/s]
+    t: np.ndarray  # [s]
+    steer: np.ndarray  # road-wheel angle [rad]
+    ay: np.ndarray  # lateral acceleration [m/s^2]
+    r: np.ndarray  # yaw rate [rad/s]
+    beta: np.ndarray  # body slip angle [rad]
+    understeer_gradient: float  # slope of delta - L r / v against ay [rad/(m/s^2)]
+    fit_band: tuple[float, float]  # the ay band of the fit [m/s^2]
+    limit_ay: float  # the largest quasi-steady ay [m/s^2] (0.5 s mean)
+    limit: str  # "understeer" (ay saturates, the front lets go) or "spin" (|beta| grew)
+
+
+def steady_state_ramp(vehicle: VehicleConfig | str = "generic_sedan", level: str = "L2",
+                      speed: float = 25.0, steer_rate: float = 0.004, duration: float = 60.0,
+                      fit_band: tuple[float, float] = (0.5, 4.0), **plant_kwargs: Any
+                      ) -> SteadyStateResult:
+    """Hold ``speed`` with a PI on the longitudinal force and ramp the road-wheel angle at
+    ``steer_rate`` [rad/s] (slow against the yaw dynamics, so each instant is nearly a
+    steady turn) until past the limit: a spin (|beta| > 0.2 rad), or the 0.5 s mean of ay
+    3 % below its largest or risen less than 1 % in 3 s (ValueError if ``duration`` ends
+    first). The understeer gradient
+    is the least-squares slope of delta - L r / v (the steer beyond Ackermann) against ay
+    over ``fit_band``; the limit is the largest 0.5 s mean of ay."""
+    import vdsim_gym
+
+    v = load_vehicle(vehicle)
+    plant = vdsim_gym.Plant(level=level, vehicle=v, control_period=0.01,
+                            longitudinal="force", **plant_kwargs)
+    obs = plant.reset({"vx": speed})
+    lo_f, hi_f = plant.longitudinal_range
+    kp, ki = 4.0 * v.mass, 1.0 * v.mass  # [N/(m/s)], [N/m]: ~0.25 s speed loop
+    integ, rows, window, best, past = 0.0, [], [], 0.0, False
+    improved, ref = 0, 0.0  # the step and the ay mean of the last 1 % rise
+    for k in range(round(duration / 0.01)):
+        steer = min(steer_rate * (k + 1) * 0.01, v.max_steer)
+        err = speed - obs["vx"]
+        integ += err * 0.01
+        force = min(max(kp * err + ki * integ, lo_f), hi_f)
+        obs = plant.step((steer, force))
+        rows.append((obs["t"], steer, obs["ay"], obs["r"], obs["beta"], obs["vx"]))
+        window = (window + [abs(obs["ay"])])[-50:]
+        mean = sum(window) / 50 if len(window) == 50 else 0.0
+        if mean > ref * 1.01:
+            improved, ref = k, mean
+        best = max(best, mean)
+        if abs(obs["beta"]) > 0.2 or mean < 0.97 * best or k - improved > 300:
+            past = True
+            break
+    if not past:
+        raise ValueError(f"the steer ramp ended before the limit after {duration} s; raise "
+                         "duration or steer_rate")
+    t, steer, ay, r, beta, vx = (np.array(c) for c in zip(*rows, strict=True))
+    band = (ay >= fit_band[0]) & (ay <= fit_band[1])
+    if band.sum() < 10:
+        raise ValueError(f"the ramp did not cover ay in {fit_band} m/s^2; raise duration")
+    excess = steer - v.wheelbase * r / np.maximum(vx, 0.1)
+    slope = float(np.polyfit(ay[band], excess[band], 1)[0])
+    return SteadyStateResult(speed, t, steer, ay, r, beta, slope, fit_band, best,
+                             "spin" if abs(beta[-1]) > 0.2 else "understeer")
+
+
+@dataclass(frozen=True)
+class StepSteerResult:
+    """A step steer (ISO 7401): the steer ramped in ``ramp`` seconds, then held."""
+
+    speed: float  # [m/s]
+    steer: float  # the held road-wheel angle [rad]
+    t: np.ndarray  # [s] from the start of the ramp
+    r: np.ndarray  # yaw rate [rad/s]
+    ay: np.ndarray  # [m/s^2]
+    steady_r: float  # mean over the last second [rad/s]
+    steady_ay: float  # [m/s^2]
+    response_time: float  # from 50 % steer to 90 % of steady_r [s]
+    peak_response_time: float  # from 50 % steer to the yaw-rate peak [s]
+    overshoot: float  # (peak r - steady r) / steady r [-]
+
+
+def step_steer(vehicle: VehicleConfig | str = "generic_sedan", level: str = "L2",
+               speed: float = 80.0 / 3.6, ay: float = 4.0, ramp: float = 0.1,
+               duration: float = 4.0, **plant_kwargs: Any) -> StepSteerResult:
+    """A step steer at ``speed`` to a steady ``ay`` (the steer from the quasi-static axle
+    balance, ``L ay / v^2 + K(ay) ay``; the measured ay is reported), constant
+    longitudinal force holding the initial drag; ISO 7401's response times are measured
+    from the instant the steer passes half its final value."""
+    import vdsim_gym
+
+    v = load_vehicle(vehicle)
+    steer = v.wheelbase * ay / speed**2 + understeer_gradient(v, ay) * ay
+    plant = vdsim_gym.Plant(level=level, vehicle=v, control_period=0.001,
+                            longitudinal="force", **plant_kwargs)
+    obs = plant.reset({"vx": speed})
+    lo_f, hi_f = plant.longitudinal_range
+    force = min(max(0.5 * v.air_density * v.drag_coefficient * v.frontal_area * speed**2
+                    + v.rolling_resistance * v.mass * GRAVITY, lo_f), hi_f)
+    n = round(duration / 0.001)
+    t, r, a = np.empty(n), np.empty(n), np.empty(n)
+    for k in range(n):
+        tk = (k + 1) * 0.001
+        obs = plant.step((steer * min(tk / ramp, 1.0), force))
+        t[k], r[k], a[k] = tk, obs["r"], obs["ay"]
+    last = t > duration - 1.0
+    steady_r, steady_ay = float(r[last].mean()), float(a[last].mean())
+    t50 = 0.5 * ramp
+    i90 = int(np.argmax(r >= 0.9 * steady_r))
+    ipk = int(np.argmax(r))
+    return StepSteerResult(speed, steer, t, r, a, steady_r, steady_ay, float(t[i90] - t50),
+                           float(t[ipk] - t50), float((r[ipk] - steady_r) / steady_r))
+
+
+__all__ = ["SteadyStateResult", "StepSteerResult", "axle_loads", "cornering_stiffness",
+           "deg_per_g", "front_transfer_share", "steady_state_ramp", "step_steer",
            "understeer_gradient"]

@@ -2,6 +2,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include "vdsim/model_common.hpp"
 #include "vdsim/params.hpp"
 #include "vdsim/schedule.hpp"
 #include "vdsim/tire.hpp"
@@ -45,6 +46,7 @@ void bind_params(py::module_& m) {
       RW(VehicleParams, steering_ratio) RW(VehicleParams, max_steer)
       RW(VehicleParams, roll_stiffness_front) RW(VehicleParams, diff_coupling_front)
       RW(VehicleParams, diff_coupling_rear)
+      RW(VehicleParams, compliance_steer_front) RW(VehicleParams, compliance_steer_rear)
       RW(VehicleParams, drag_coefficient) RW(VehicleParams, frontal_area)
       RW(VehicleParams, air_density) RW(VehicleParams, rolling_resistance)
       RW(VehicleParams, load_transfer_tau) RW(VehicleParams, body_width)
@@ -63,6 +65,9 @@ void bind_params(py::module_& m) {
 
   // Pure tire functions, exposed for tests against a Python reference; fast: the
   // bounded-error evaluation integrator="semi_implicit" uses (tire.hpp).
+  m.def("axle_tire", &axle_tire, py::arg("vehicle"), py::arg("axle"),
+        "The tire an axle's wheels use (0 front, 1 rear): the vehicle's tire with the "
+        "compliance steer's equivalent lateral stiffness (model_common.hpp).");
   m.def("tire_forces", [](const TireParams& p, double fz, double kappa, double tan_alpha,
                           bool fast) {
         TireShape shape = TireShape::from(p);

@@ -2,6 +2,8 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <sstream>
+#include <stdexcept>
 
 #include "params.hpp"
 #include "state.hpp"
@@ -13,7 +15,33 @@ struct ModelContext {
   const VehicleParams* vehicle;
   const LowSpeedParams* low;
   TireShape shape;
+  TireParams tire[2];  // axle_tire(*vehicle, 0 front / 1 rear)
 };
+
+// The tire of an axle (0 front, 1 rear): vehicle.tire with its lateral stiffness divided
+// by 1 + c C_axle, c the axle's compliance steer and C_axle its two tires' cornering
+// stiffness at static load, so that 1 / C_eff = 1 / C_axle + c (params.hpp). The force
+// peak is unchanged; c = 0 returns vehicle.tire as it is. Throws when 1 + c C_axle <= 0.05
+// (a negative compliance that would make the axle's stiffness 20x or infinite).
+inline TireParams axle_tire(const VehicleParams& v, int axle) {
+  TireParams t = v.tire;
+  const double c = axle == 0 ? v.compliance_steer_front : v.compliance_steer_rear;
+  if (c == 0.0) return t;
+  const double share = (axle == 0 ? v.cg_to_rear : v.cg_to_front) / v.wheelbase();
+  const double fz = 0.5 * v.mass * kGravity * share;
+  const double c_axle = 2.0 * tire_cornering_stiffness(v.tire, TireShape::from(v.tire), fz);
+  const double k = 1.0 + c * c_axle;
+  if (!(k > 0.05)) {
+    std::ostringstream msg;
+    msg << "compliance_steer_" << (axle == 0 ? "front" : "rear") << " = " << c
+        << " rad/N makes the axle's cornering stiffness negative or near-infinite (1 + c "
+           "C_axle = " << k << " with C_axle = " << c_axle << " N/rad at static load); use "
+           "a compliance above " << -0.95 / c_axle << " rad/N";
+    throw std::invalid_argument(msg.str());
+  }
+  t.lateral.B /= k;
+  return t;
+}
 
 // Net wheel acceleration for spin omega, given the torque from drive and tire.
 // The brake is Coulomb friction: it opposes spin, and at rest holds while it can.
@@ -34,16 +62,21 @@ inline void wheel_slip(double vxw, double vyw, double omega, double radius, doub
 }
 
 // The lateral slip a tire acts on: the kinematic tan_alpha, or with a relaxation length
-// the lagged state s[kTa0 + i], whose rate is written to ds (ds may be null).
+// the lagged state s[kTa0 + i], whose rate is written to ds (ds may be null). Below the
+// slip speed floor the lagged slip fades into the kinematic one (weight |vx_wheel| /
+// floor): a first-order lag is a carcass spring that near standstill would hold a
+// saturated slip's force and push a braked, stopped car backwards (Pacejka's low-speed
+// caveat); there the kinematic blend of the body takes over anyway.
 inline double relaxed_slip(const State& s, int i, double tan_alpha, double vxw,
                            const TireParams& tire, const LowSpeedParams& low, State* ds) {
   if (!(tire.relaxation_length > 0.0)) return tan_alpha;
   const double lagged = s[kTa0 + i];
-  if (ds) {
-    const double speed = std::fmax(std::fabs(vxw), low.slip_speed_floor);
-    (*ds)[kTa0 + i] = speed / tire.relaxation_length * (tan_alpha - lagged);
-  }
-  return lagged;
+  const double speed = std::fabs(vxw);
+  if (ds)
+    (*ds)[kTa0 + i] = std::fmax(speed, low.slip_speed_floor) / tire.relaxation_length *
+                      (tan_alpha - lagged);
+  if (speed >= low.slip_speed_floor) return lagged;
+  return tan_alpha + speed / low.slip_speed_floor * (lagged - tan_alpha);
 }
 
 // Below kinematic_blend_speed, vy and r relax towards the kinematic bicycle so that

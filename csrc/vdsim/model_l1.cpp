@@ -39,17 +39,17 @@ void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     // two-track's quasi-static transfer folded into the single track's axle curve).
     double fxw, fyw_sum;
     if (std::isnan(p.roll_stiffness_front)) {
-      const TireForces t = tire_forces<kFull>(p.tire, ctx.shape, 0.5 * fz_axle[i], kappa,
+      const TireForces t = tire_forces<kFull>(ctx.tire[i], ctx.shape, 0.5 * fz_axle[i], kappa,
                                               tan_a);
       fxw = 2.0 * t.fx;
       fyw_sum = 2.0 * t.fy;
     } else {
       const double share = i == 0 ? p.roll_stiffness_front : 1.0 - p.roll_stiffness_front;
       const double d = share * m * s[kAyF] * p.cg_height / p.track;
-      const TireForces in_ = tire_forces<kFull>(p.tire, ctx.shape,
+      const TireForces in_ = tire_forces<kFull>(ctx.tire[i], ctx.shape,
                                                 std::fmax(0.0, 0.5 * fz_axle[i] - d), kappa,
                                                 tan_a);
-      const TireForces out = tire_forces<kFull>(p.tire, ctx.shape,
+      const TireForces out = tire_forces<kFull>(ctx.tire[i], ctx.shape,
                                                 std::fmax(0.0, 0.5 * fz_axle[i] + d), kappa,
                                                 tan_a);
       fxw = in_.fx + out.fx;

@@ -48,7 +48,7 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     wheel_slip(vxw, vyw, omega, p.wheel_radius, low.slip_speed_floor, kappa, tan_a);
     const double tan_kin = tan_a;
     tan_a = relaxed_slip(s, i, tan_kin, vxw, p.tire, low, kFull ? &ds : nullptr);
-    const TireForces t = tire_forces<kFull>(p.tire, ctx.shape, fz, kappa, tan_a);
+    const TireForces t = tire_forces<kFull>(ctx.tire[axle], ctx.shape, fz, kappa, tan_a);
     double t_other = in.drive[i] - t.fx * p.wheel_radius;
     const double coupling = axle == 0 ? p.diff_coupling_front : p.diff_coupling_rear;
     if (coupling != 0.0) t_other += coupling * (s[kW0 + (i ^ 1)] - omega);  // other wheel

@@ -38,7 +38,7 @@ struct TireParams {
   // Lateral relaxation length sigma [m]: the slip tan(alpha) the tire acts on lags the
   // kinematic one, d/dt = (V / sigma) (kinematic - lagged), V = max(|v_x,wheel|, the slip
   // speed floor). 0: no lag.
-  double relaxation_length = 0.0;
+  double relaxation_length = 0.3;
   CombinedSlipParams combined{};
 };
 
@@ -54,7 +54,7 @@ struct VehicleParams {
   double drive_torque_max = 1500.0;     // total at the wheels [N m]
   double drive_power_max = 150e3;       // total at the wheels [W]
   double brake_torque_max = 2000.0;     // per wheel [N m]
-  double front_drive_share = 0.0;       // 0 = rear drive [-]
+  double front_drive_share = 1.0;       // 0 = rear drive, 1 = front drive [-]
   double front_brake_share = 0.6;       // share of total brake torque on the front axle [-]
   // L2: viscous coupling across each axle's differential, torque c (omega_other - omega)
   // on each wheel [N m s/rad]: 0 = open, a few hundred = limited slip, large = locked.
@@ -70,7 +70,14 @@ struct VehicleParams {
   // L2: front axle's share of the lateral load transfer (its share of the total roll
   // stiffness, rigid body, roll centres at the ground) [-]; NaN: split by static load
   // share (b/L front, a/L rear).
-  double roll_stiffness_front = std::numeric_limits<double>::quiet_NaN();
+  double roll_stiffness_front = 0.6;
+  // Lateral force compliance steer of each axle [rad/N]: the steer its lateral force winds
+  // off (positive: out of the turn; it lumps the suspension's and steering's compliance
+  // and roll steer). Modelled by the equivalent axle cornering stiffness, exact in the
+  // linear range: 1 / C_eff = 1 / C + c with C the axle's stiffness at static load; the
+  // force peak is unchanged (axle_tire below; docs/PHYSICS.md, "Compliance steer").
+  double compliance_steer_front = 2.5e-6;
+  double compliance_steer_rear = 0.0;
   double body_width = 1.8;              // [m], for cone gates and footprint
   double front_overhang = 0.95;         // front axle to bumper [m]
   double rear_overhang = 1.05;          // rear axle to bumper [m]

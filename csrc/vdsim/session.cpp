@@ -15,11 +15,15 @@ Session::Session(const VehicleParams& vehicle, const SimConfig& config)
   ctx_.vehicle = &vehicle_;
   ctx_.low = &config_.low;
   ctx_.shape = TireShape::from(vehicle_.tire);
+  ctx_.tire[0] = axle_tire(vehicle_, 0);
+  ctx_.tire[1] = axle_tire(vehicle_, 1);
   ctx_.shape.use_fast(config_.integrator == Integrator::SemiImplicit, vehicle_.tire);
   if (config_.level == Level::L2) {  // L1's axle wheels have no differential
     coupling_.k[0] = vehicle_.diff_coupling_front / vehicle_.wheel_inertia;
     coupling_.k[1] = vehicle_.diff_coupling_rear / vehicle_.wheel_inertia;
   }
+  if (vehicle_.tire.relaxation_length > 0.0)
+    lag_ = {1.0 / vehicle_.tire.relaxation_length, config_.low.slip_speed_floor};
   actuator_ = SteerActuator(config_.actuator, config_.substep_dt, config_.actuator_dead_ticks);
   reset(0, 0, 0, 0, 0, 0);
 }
@@ -134,7 +138,7 @@ void Session::advance(int64_t n) {
           if (config_.level == Level::L1) deriv_l1_wheels(s, in, ctx_, ds);
           else deriv_l2_wheels(s, in, ctx_, ds);
         },
-        coupling_);
+        coupling_, lag_);
     // A braked wheel whose spin reaches or crosses zero within the substep stops there and
     // holds.
     for (int i = 0; i < n_wheels; ++i) {

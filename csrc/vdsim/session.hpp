@@ -94,6 +94,7 @@ class Session {
   SimConfig config_;
   ModelContext ctx_;
   WheelCoupling coupling_;  // the differentials' viscous coupling (L2)
+  SlipLag lag_;  // the lagged slips' law, for semi_implicit (tire.relaxation_length > 0)
   State state_{};
   int64_t tick_ = 0;
   Command command_{};

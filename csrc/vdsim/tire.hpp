@@ -114,6 +114,12 @@ inline double tire_lateral_b(const TireParams& p, const TireShape& s, double fz)
   return p.lateral.B * (p.fz_nominal / fz) * g * p.mu / tire_mu(p, fz);
 }
 
+// One tire's cornering stiffness dFy/dtan(alpha) at zero slip and load fz [N] (the
+// linear branch of tire_forces).
+inline double tire_cornering_stiffness(const TireParams& p, const TireShape& s, double fz) {
+  return p.lateral.D * tire_mu(p, fz) * fz * p.lateral.C * tire_lateral_b(p, s, fz);
+}
+
 // The combined-slip weighting cos(C atan(B s - E (B s - atan(B s)))) (no shift).
 inline double mf_weight(double b, double c, double e, double s, bool fast) {
   const double bs = b * s;

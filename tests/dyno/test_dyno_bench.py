@@ -159,8 +159,10 @@ def test_no_spill_over_and_limiter_taper():
 
 
 def test_a_road_vehicle_goes_on_the_bench_and_bench_files_are_not_vehicles():
-    sedan = load_dyno("generic_sedan")
-    assert sedan.rear_torque_max == 1500.0 and sedan.front_torque_max == 0.0
+    sedan = load_dyno("generic_sedan")  # front drive: all its torque on the front rollers
+    assert sedan.front_torque_max == 1500.0 and sedan.rear_torque_max == 0.0
+    rwd = load_dyno("generic_sedan_v0")  # rear drive
+    assert rwd.rear_torque_max == 1500.0 and rwd.front_torque_max == 0.0
     assert sedan.road_load_a == pytest.approx(0.015 * 1500 * 9.81, rel=0.5)
     bench = DynoBench("generic_sedan")
     for _ in range(100):

@@ -17,7 +17,7 @@ class Stanley:
     the original front-axle formulation. The feed-forward is the kinematic steer
     atan(L kappa_ref) of the path at the projection plus ``accel_gain`` times the path's
     lateral acceleration v^2 kappa_ref: the understeer a real car needs on top of the
-    kinematic angle (the generic sedan's gradient is ~0.0018 rad per m/s^2), and, because
+    kinematic angle (the generic sedan's gradient is ~0.0039 rad per m/s^2), and, because
     the yaw response lags the steer, a lead over it. Returns the steer action in [-1, 1]
     (road-wheel angle / max_steer).
 
@@ -29,7 +29,8 @@ class Stanley:
         soft_speed: v_soft [m/s], keeps the law finite at standstill.
         yaw_damping: gain on the yaw-rate error r - v kappa_ref [s].
         accel_gain: feed-forward steer per path lateral acceleration [rad per m/s^2];
-            the default 0.0072 was tuned on the three DLC presets (docs/CONTROLLERS.md).
+            the default 0.0099 was tuned with ``gain`` 8 on the three DLC presets under
+            0-40 ms of delay (docs/CONTROLLERS.md).
     """
 
     def __init__(
@@ -39,10 +40,10 @@ class Stanley:
         wheelbase: float,
         cg_to_front: float,
         max_steer: float,
-        gain: float = 5.0,
+        gain: float = 8.0,
         soft_speed: float = 1.0,
         yaw_damping: float = 0.0,
-        accel_gain: float = 0.0072,
+        accel_gain: float = 0.0099,
     ) -> None:
         self.layout = layout
         self.wheelbase = wheelbase
