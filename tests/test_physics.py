@@ -325,10 +325,10 @@ def test_l1_equivalent_axle_follows_l2_with_a_roll_stiffness_split(share) -> Non
 def _diff_turn(c: float, integrator: str = "semi_implicit", steer: float = 0.05) -> dict:
     import dataclasses
 
-    v = dataclasses.replace(V, diff_coupling_rear=c)
+    v = dataclasses.replace(V, diff_coupling_rear=c, front_drive_share=0.0)  # rear drive
     p = vdsim_gym.Plant(vehicle=v, control_period=0.01, integrator=integrator)
     o = p.reset({"vx": 15.0})
-    for _ in range(400):  # 4 s at a quarter throttle (rear drive)
+    for _ in range(400):  # 4 s at a quarter throttle
         o = p.step((steer, 0.25))
     return o
 

@@ -92,6 +92,10 @@ CASES = {
     "sweep-cycle-follower-param": ([*SWEEP, "--env", "VDSim-Dyno-v0", "--controller",
                                     "cycle_follower:lookahead=1"],
                                    ["'lookahead'", "lookahead_s, horizon_s"]),
+    "handling-vehicle": (["handling", "--vehicle", "nope"],
+                         ["unknown vehicle 'nope'", "generic_sedan"]),
+    "handling-levels": (["handling", "--levels", "L2,L3"], ["--levels", "'L2,L3'", "L1"]),
+    "handling-out-file": (["handling", "--out", "{file}"], ["--out", "is a file, not a folder"]),
     "unknown-command": (["fly"], ["invalid choice", "'fly'", "demo"]),
 }
 

@@ -104,6 +104,22 @@ def _dyno_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def _handling(args: argparse.Namespace) -> int:
+    from vdsim_gym.cli.handling import run
+
+    for line in run(vehicle=args.vehicle, levels=tuple(args.levels.split(",")), out=args.out,
+                    make_plot=not args.no_plot):
+        print(line)
+    return 0
+
+
+def _levels(text: str) -> str:
+    levels = [x.strip() for x in text.split(",")]
+    if not levels or any(x not in ("L1", "L2") for x in levels):
+        raise argparse.ArgumentTypeError(f"levels must be L1, L2 or L2,L1; got {text!r}")
+    return ",".join(levels)
+
+
 def _render(args: argparse.Namespace) -> int:
     from vdsim_gym.trace_render import render_gif, render_png
 
@@ -315,11 +331,24 @@ def _add_render(sub: Any) -> None:
 
 
 
+def _add_handling(sub: Any) -> None:
+    h = sub.add_parser("handling", help="a vehicle's understeer gradient, limit lateral "
+                                        "acceleration and step-steer response, measured")
+    h.add_argument("--vehicle", default="generic_sedan",
+                   help="a name under envs/vehicles or a YAML path (default generic_sedan)")
+    h.add_argument("--levels", type=_levels, default="L2,L1",
+                   help="comma-separated model levels (default L2,L1)")
+    h.add_argument("--out", type=_out_dir, default=None,
+                   help="also write handling.csv and handling.png into this folder")
+    h.add_argument("--no-plot", action="store_true", help="with --out: skip the PNG")
+    h.set_defaults(func=_handling)
+
+
 def _add_accuracy(sub: Any) -> None:
     acc = sub.add_parser("accuracy", help="integrator accuracy gate against a 10x finer reference")
     acc.set_defaults(func=_accuracy)
 
 
 # In the order of `vdsim-gym --help`.
-ADDERS = (_add_demo, _add_bench, _add_accuracy, _add_delay_budget, _add_sweep, _add_acc,
-          _add_dyno_table, _add_render)
+ADDERS = (_add_demo, _add_bench, _add_accuracy, _add_handling, _add_delay_budget, _add_sweep,
+          _add_acc, _add_dyno_table, _add_render)
