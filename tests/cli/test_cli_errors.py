@@ -92,6 +92,8 @@ CASES = {
     "sweep-cycle-follower-param": ([*SWEEP, "--env", "VDSim-Dyno-v0", "--controller",
                                     "cycle_follower:lookahead=1"],
                                    ["'lookahead'", "lookahead_s, horizon_s"]),
+    "delay-budget-vehicle": (["delay-budget", "--vehicle", "nope", "--out", "{tmp}/db"],
+                             ["unknown vehicle 'nope'", "generic_sedan_v0"]),
     "handling-vehicle": (["handling", "--vehicle", "nope"],
                          ["unknown vehicle 'nope'", "generic_sedan"]),
     "handling-levels": (["handling", "--levels", "L2,L3"], ["--levels", "'L2,L3'", "L1"]),

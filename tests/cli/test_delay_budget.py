@@ -119,3 +119,15 @@ def test_reference_configuration_reproduces_the_published_figures():
     assert (round(ref[0].ey_rmse_m, 4), round(ref[0].ey_max_m, 4)) == (0.0832, 0.2026)
     assert new[0].ey_rmse_m != ref[0].ey_rmse_m
     assert abs(new[0].ey_rmse_m / ref[0].ey_rmse_m - 1.0) < 0.1
+
+
+def test_vehicle_option_runs_the_budget_on_another_car(tmp_path):
+    """--vehicle: the earlier sedan (rear drive, no tire lag) tracks the lane change
+    differently from the default car; the CSV is written either way."""
+    sync = [c for c in default_cases() if c.name == "A sync"]
+    default, _ = run_budget(sync, duration=2.0)
+    earlier, _ = run_budget(sync, duration=2.0, vehicle="generic_sedan_v0")
+    assert earlier[0].ey_rmse_m != default[0].ey_rmse_m
+    assert cli_main(["delay-budget", "--vehicle", "generic_sedan_v0", "--duration", "0.2",
+                     "--no-plot", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "delay_budget.csv").exists()

@@ -61,7 +61,8 @@ def _delay_budget(args: argparse.Namespace) -> int:
     from vdsim_gym.cli.delay_budget import main as budget_main
 
     budget_main(out=args.out, level=args.level, duration=args.duration,
-                make_plot=not args.no_plot, gif=args.gif, integrator=args.integrator)
+                make_plot=not args.no_plot, gif=args.gif, integrator=args.integrator,
+                vehicle=args.vehicle)
     return 0
 
 
@@ -197,6 +198,10 @@ def _add_delay_budget(sub: Any) -> None:
     budget.add_argument("--out", type=_out_dir, default="delay_budget_out",
                         help="output folder (default: delay_budget_out)")
     budget.add_argument("--level", default="L2", choices=("L1", "L2"))
+    budget.add_argument("--vehicle", default="generic_sedan",
+                        help="a name under envs/vehicles or a YAML path (default "
+                             "generic_sedan; generic_sedan_v0: the car before the "
+                             "physics-fidelity change)")
     _add_integrator(budget)
     budget.add_argument(
         "--duration", default=10.0,

@@ -29,6 +29,7 @@ import gymnasium as gym
 
 import vdsim_gym.envs  # noqa: F401  (registration)
 from vdsim_gym import _table
+from vdsim_gym.config import load_vehicle
 from vdsim_gym.eval.closed_loop import ClosedLoopEval, EvalResult
 from vdsim_gym.eval.policy_adapter import PolicyController
 from vdsim_gym.latency import LatencyModel
@@ -48,11 +49,13 @@ REFERENCE_FIGURES = {0: (0.0924, 0.2609), 5: (0.0946, 0.2710), 10: (0.0972, 0.28
                      20: (0.1048, 0.3059)}
 
 
-def make_env(level: str = "L2", integrator: str = DEFAULT_INTEGRATOR) -> gym.Env:
-    """The DLC env whose course, observation layout and action mapping the budget uses."""
+def make_env(level: str = "L2", integrator: str = DEFAULT_INTEGRATOR,
+             vehicle: Any = "generic_sedan") -> gym.Env:
+    """The DLC env whose course, observation layout, action mapping and vehicle (a name,
+    a YAML path, a mapping of overrides or a VehicleConfig) the budget uses."""
     env = gym.make("VDSim-DLC-v0", preset=PRESET, speed=SPEED, level=level,
                    substep_dt=SUBSTEP_DT, control_period=CONTROL_PERIOD, longitudinal="force",
-                   terminate_on_cone=False, integrator=integrator)
+                   terminate_on_cone=False, integrator=integrator, vehicle=vehicle)
     env.reset(seed=0)
     return env
 
@@ -112,7 +115,7 @@ def run_case(case: Case, env: gym.Env, *, level: str = "L2", duration: float = D
              trace_path: str | Path | None = None) -> EvalResult:
     ev = ClosedLoopEval(
         plant_kwargs=dict(level=level, substep_dt=SUBSTEP_DT, longitudinal="force",
-                          integrator=env.unwrapped.integrator),
+                          integrator=env.unwrapped.integrator, vehicle=env.unwrapped.vehicle),
         controller=PolicyController(env), control_period=CONTROL_PERIOD, mode=case.mode,
         latency=case.latency, overrun=case.overrun, duration=duration,
         reference_path=env.unwrapped.course.path, initial_state=start_state(env),
@@ -155,11 +158,11 @@ def _progress(items: list[Case]) -> Iterable[Case]:
 
 def run_budget(cases: list[Case] | None = None, *, level: str = "L2",
                duration: float = DURATION, progress: bool = False,
-               trace_dir: str | Path | None = None, integrator: str = DEFAULT_INTEGRATOR
-               ) -> tuple[list[Row], list[EvalResult]]:
+               trace_dir: str | Path | None = None, integrator: str = DEFAULT_INTEGRATOR,
+               vehicle: Any = "generic_sedan") -> tuple[list[Row], list[EvalResult]]:
     cases = default_cases() if cases is None else cases
     duration = check_duration(duration)
-    env = make_env(level, integrator)
+    env = make_env(level, integrator, vehicle)
     rows, results = [], []
     it: Iterable[Case] = _progress(cases) if progress else cases
     for case in it:
@@ -239,19 +242,21 @@ def plot(rows: list[Row], path: Path) -> None:
 
 def main(out: str | Path = "delay_budget_out", *, level: str = "L2",
          duration: float = DURATION, make_plot: bool = True, gif: bool = False,
-         integrator: str = DEFAULT_INTEGRATOR, echo: Callable[[str], Any] = print
-         ) -> list[Row]:
+         integrator: str = DEFAULT_INTEGRATOR, echo: Callable[[str], Any] = print,
+         vehicle: str = "generic_sedan") -> list[Row]:
     duration = check_duration(duration)  # before the folder is made
+    load_vehicle(vehicle)  # likewise: an unknown vehicle is one clear error
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     traces = out / "traces"
     rows, _ = run_budget(level=level, duration=duration, progress=True, trace_dir=traces,
-                         integrator=integrator)
+                         integrator=integrator, vehicle=vehicle)
     with (out / "delay_budget.csv").open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(asdict(rows[0])))
         writer.writeheader()
         writer.writerows(asdict(r) for r in rows)
-    echo(f"Delay budget: Stanley + PI, {PRESET} at {SPEED:g} m/s, {level}, {integrator}, "
+    echo(f"Delay budget: Stanley + PI, {PRESET} at {SPEED:g} m/s, {vehicle}, {level}, "
+         f"{integrator}, "
          f"Tc {CONTROL_PERIOD * 1e3:g} ms, substep {SUBSTEP_DT * 1e3:g} ms, {duration:g} s")
     echo(format_table(rows))
     written = [out / "delay_budget.csv"]
