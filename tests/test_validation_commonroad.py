@@ -265,7 +265,7 @@ def test_lateral_limit(level: str) -> None:
 def test_step_steer(level: str) -> None:
     """0.025 rad at 0.5 s, 20 m/s, ours - theirs: the steady yaw rate (L1 [-0.5, +1] %,
     L2 [-0.5, +3] %; measured +0.4 % and +2.0 %, the causes of K's), the 90 % response
-    time ([-10, +5] ms; measured -4 and -1 ms: our 5 ms semi-implicit steps respond a few
+    time (+-10 ms; measured -4 and -1 ms: our 5 ms semi-implicit steps respond a few
     ms early) and the overshoot (+-0.5 points; both ~0.2 %). Both start settled: no yaw
     before the step."""
     from vdsim_gym import validation as val

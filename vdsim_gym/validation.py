@@ -542,7 +542,7 @@ METRICS = (
     Metric("step", "r_steady", "step steer: steady yaw rate", "rad/s", ".4f", True,
            {"L1": (-0.005, 0.01), "L2": (-0.005, 0.03)}),
     Metric("step", "t90", "step steer: 90 % response time", "s", ".3f", False,
-           {"L1": (-0.01, 0.005), "L2": (-0.01, 0.005)}),
+           {"L1": (-0.01, 0.01), "L2": (-0.01, 0.01)}),
     Metric("step", "overshoot", "step steer: yaw-rate overshoot", "%", ".2f", False,
            {"L1": (-0.5, 0.5), "L2": (-0.5, 0.5)}),
     Metric("sine", "ay_peak", "sine steer: peak ay", "m/s^2", ".3f", True,
