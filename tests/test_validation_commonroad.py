@@ -168,3 +168,140 @@ def test_l1_step_steer_matches_commonroad_single_track_drift(steer: float, tol: 
     plant.reset({"vx": 20.0})
     ours = np.array([plant.step((steer, 0.0))["r"] for _ in range(len(ref))])
     assert np.max(np.abs(ours - ref)) <= tol * np.max(np.abs(ref))
+
+
+# --- vdsim_gym.validation: CommonRoad's vehicle 2 mapped onto ours, five maneuvers, L1
+# against the drift model and L2 against the multi-body model (docs/PHYSICS.md, "Against
+# CommonRoad's drift and multi-body models"). The runs are cached per session
+# (validation.cached_run), so the tests below share them.
+
+
+def test_commonroad_mapping_states_every_vehicle_field() -> None:
+    """The mapping states every VehicleConfig field (a field added to the sedan's config
+    must be decided in the mapping, not leak in from the sedan), with the derived values
+    of the module doc."""
+    from vdsim_gym import validation as val
+    from vdsim_gym.config import VehicleConfig
+
+    p = val.parameters_vehicle2()
+    assert val._flatten(val.commonroad_mapping(p)) == val._field_paths(VehicleConfig)
+    mb, std = val.commonroad_vehicle(p), val.commonroad_vehicle(p, model="std")
+    assert (mb.mass, mb.yaw_inertia, mb.cg_to_front, mb.cg_to_rear) == (p.m, p.I_z, p.a, p.b)
+    assert mb.roll_stiffness_front == pytest.approx(0.581, abs=5e-4)
+    assert (mb.wheel_inertia, std.wheel_inertia) == (p.I_y_w, p.I_y_w / 2)
+    assert mb.tire.lateral.B * mb.tire.lateral.C * mb.tire.lateral.D == \
+        pytest.approx(-p.tire.p_ky1)
+    assert (mb.tire.pky2, mb.tire.pdy2, mb.tire.combined.weighting) == (0.0, 0.0, True)
+    assert mb.tire.combined.rby3 == -p.tire.r_by3
+    assert (mb.drag_coefficient, mb.rolling_resistance, mb.front_brake_share) == \
+        (0.0, 0.0, p.T_sb)
+
+
+def test_mapped_tire_matches_commonroad_tire() -> None:
+    """Our tire of commonroad_vehicle() against their Magic Formula as run (the dropped
+    terms zeroed), per tire at 1.5, 3 and 6 kN: pure slip as functions of each one's slip
+    (ours tan(alpha) and kappa, theirs alpha and s = -kappa; their slip angle has the other
+    sign) and the combined-slip weightings at the same angle, within 1e-9."""
+    from vehiclemodels.utils import tire_model as tm
+
+    from vdsim_gym import validation as val
+
+    p = val.commonroad_params_as_run()
+    ours = val.commonroad_vehicle().to_core().tire
+    for fz in (1500.0, 3000.0, 6000.0):
+        for x in (-0.6, -0.15, -0.02, 0.004, 0.05, 0.3, 1.0):
+            assert _core.tire_forces(ours, fz, 0.0, x)[1] == \
+                pytest.approx(tm.formula_lateral(-x, 0.0, fz, p.tire)[0], rel=1e-9)
+            assert _core.tire_forces(ours, fz, x, 0.0)[0] == \
+                pytest.approx(tm.formula_longitudinal(-x, 0.0, fz, p.tire), rel=1e-9)
+        for kappa in (-0.4, -0.05, 0.01, 0.2):
+            for alpha in (-0.3, -0.04, 0.02, 0.1, 0.5):
+                t = math.tan(alpha)
+                fx, fy = _core.tire_forces(ours, fz, kappa, t)
+                gx = tm.formula_longitudinal_comb(-kappa, -alpha, 1.0, p.tire)
+                gy = tm.formula_lateral_comb(-kappa, -alpha, 0.0, 1.0, fz, 1.0, p.tire)
+                assert fx / _core.tire_forces(ours, fz, kappa, 0.0)[0] == \
+                    pytest.approx(gx, rel=1e-9)
+                assert fy / _core.tire_forces(ours, fz, 0.0, t)[1] == \
+                    pytest.approx(gy, rel=1e-9)
+
+
+def _within(level: str, maneuver: str, metrics: tuple[str, ...] = ()) -> None:
+    """Every metric of ``maneuver`` (or those whose label starts with one of ``metrics``)
+    in its band (validation.METRICS); the message lists each row outside."""
+    from vdsim_gym import validation as val
+
+    rows = [r for r in val.comparison([level], [maneuver])
+            if not metrics or r.metric.startswith(metrics)]
+    assert rows
+    bad = [r.cells() for r in rows if not r.within]
+    assert not bad, f"outside the tolerance (models, metric, theirs, ours, diff, tol): {bad}"
+
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+def test_steady_state_circular_understeer_gradient(level: str) -> None:
+    """Constant 20 m/s (speed hold on both), steer rising at 0.005 rad/s: K from the slope
+    of delta - L r / vx against ay over 0.5-4 m/s^2. Both near neutral (their tire's
+    stiffness is proportional to load). Ours - theirs: L1 in [-0.05, +0.02] deg/g
+    (measured -0.017: the drift model's longitudinal transfer follows the drive command,
+    ours the body's acceleration); L2 in [-0.15, +0.02] (measured -0.072: the multi-body
+    model's unsprung masses load the axles while its yaw moment is taken about the sprung
+    CG, +0.064 deg/g by the axle balance)."""
+    _within(level, "circular", ("understeer",))
+
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+def test_lateral_limit(level: str) -> None:
+    """The largest steady ay of the same run, ours over theirs: L1 in [-1, +4] % (measured
+    +2.5 %: the drift model's transfer from the drive command takes front load; with the
+    body's acceleration instead it matches within 0.05 %); L2 in [-1, +8] % (measured
+    +6.1 %: the multi-body model's body rolls 8 deg near the limit, its lateral transfer
+    is 7-14 % above m ay h_s / t, the inner wheels unload earlier and the driven inner
+    rear wheel spins up: it spins at 9.15 m/s^2)."""
+    _within(level, "circular", ("lateral limit",))
+
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+def test_step_steer(level: str) -> None:
+    """0.025 rad at 0.5 s, 20 m/s, ours - theirs: the steady yaw rate (L1 [-0.5, +1] %,
+    L2 [-0.5, +3] %; measured +0.4 % and +2.0 %, the causes of K's), the 90 % response
+    time (+-10 ms; measured -4 and -1 ms: our 5 ms semi-implicit steps respond a few
+    ms early) and the overshoot (+-0.5 points; both ~0.2 %). Both start settled: no yaw
+    before the step."""
+    from vdsim_gym import validation as val
+
+    for side in ("commonroad", "ours"):
+        run = val.cached_run(side, level, "step")
+        assert abs(run.r[run.t < val.STEP_TIME]).max() < 1e-9
+    _within(level, "step")
+
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+def test_sine_steer(level: str) -> None:
+    """1 Hz, 0.03 rad at 20 m/s, the last two cycles, ours - theirs: peak ay (L1
+    [-0.5, +2.5] %, L2 [-0.5, +4] %; measured +1.2 % and +2.3 %) and the yaw rate's phase
+    lag behind the steer ([-1.5, +0.5] deg; measured -0.6 deg both). With
+    integrator="rk4" ours is within 0.1 % and 0.05 deg of the drift model: the rest is our
+    default 5 ms stepping (and, for L2, the multi-body model's extra understeer)."""
+    _within(level, "sine")
+
+
+@pytest.mark.parametrize("level", ["L1", "L2"])
+def test_straight_braking(level: str) -> None:
+    """From 100 km/h with the wheel torque m R_w 7 m/s^2 (their acceleration input -7,
+    our force -7 m R_w / R; split T_sb = 0.66 front), to 1 m/s plus 1 / (2 * 7) m, ours
+    over theirs in [-0.3, +1] % (measured +0.5 % both: our 5 ms semi-implicit steps brake
+    weaker at low speed; with integrator="rk4" within 1 mm)."""
+    _within(level, "braking")
+
+
+def test_validation_cli_prints_the_table_and_writes_the_plot(tmp_path, capsys) -> None:
+    """``python -m vdsim_gym.validation --plot PNG`` (main): the Markdown table of every
+    metric and level, exit 0 while all are within tolerance, and the PNG."""
+    from vdsim_gym import validation as val
+
+    png = tmp_path / "img" / "validation.png"
+    assert val.main(["--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("| L1 vs std |") == out.count("| L2 vs mb |") == 8
+    assert png.stat().st_size > 10_000
