@@ -14,6 +14,15 @@ from vdsim_gym.config import default_vehicle
 pytestmark = pytest.mark.validation
 
 
+# The generic sedan as CommonRoad's single-track models see a car: tires with cornering
+# stiffness proportional to load, no drag or rolling resistance, and none of what those
+# models lack (compliance steer, tire lag, a roll-stiffness split of lateral transfer).
+SINGLE_TRACK_MAPPING = {"tire": {"pky2": 0.0, "pdy2": 0.0, "relaxation_length": 0.0},
+                        "drag_coefficient": 0.0, "rolling_resistance": 0.0,
+                        "compliance_steer_front": 0.0, "compliance_steer_rear": 0.0,
+                        "roll_stiffness_front": None}
+
+
 @pytest.fixture(autouse=True)
 def _needs_commonroad() -> None:
     pytest.importorskip("vehiclemodels", reason="pip install '.[validation]'")
@@ -22,8 +31,9 @@ def _needs_commonroad() -> None:
 def test_combined_slip_weighting_matches_commonroad() -> None:
     """Our weighting functions (tire.combined.weighting) against CommonRoad's
     formula_longitudinal_comb / formula_lateral_comb with vehicle 2's coefficients, their
-    shifts and kappa-induced side force set to zero (ours has none): the ratio of combined
-    to pure force, G, within 1e-9 over a grid of slips."""
+    shifts and kappa-induced side force set to zero (ours has none), each fed the slip
+    angle in its own sign convention: the ratio of combined to pure force, G, within 1e-9
+    over a grid of slips."""
     from vehiclemodels.parameters_vehicle2 import parameters_vehicle2
     from vehiclemodels.utils.tire_model import (
         formula_lateral_comb,
@@ -36,8 +46,10 @@ def test_combined_slip_weighting_matches_commonroad() -> None:
     ours = default_vehicle().to_core().tire
     w = ours.combined
     assert (w.rbx1, w.rbx2, w.rcx1, w.rex1) == (cr.r_bx1, cr.r_bx2, cr.r_cx1, cr.r_ex1)
+    # their slip angle has the other sign (a left-turning car's front tire: ours > 0,
+    # theirs < 0), so Byk's offset rby3 is theirs negated
     assert (w.rby1, w.rby2, w.rby3, w.rcy1, w.rey1) == \
-        (cr.r_by1, cr.r_by2, cr.r_by3, cr.r_cy1, cr.r_ey1)
+        (cr.r_by1, cr.r_by2, -cr.r_by3, cr.r_cy1, cr.r_ey1)
     w.weighting = True
     fz = 4000.0
     for kappa in (-0.5, -0.1, -0.02, 0.0, 0.03, 0.2):
@@ -46,8 +58,8 @@ def test_combined_slip_weighting_matches_commonroad() -> None:
             fx0 = _core.tire_forces(ours, fz, kappa, 0.0)[0]
             fy0 = _core.tire_forces(ours, fz, 0.0, t)[1]
             fx, fy = _core.tire_forces(ours, fz, kappa, t)
-            gx_cr = formula_longitudinal_comb(kappa, alpha, 1.0, cr)
-            gy_cr = formula_lateral_comb(kappa, alpha, 0.0, 1.0, fz, 1.0, cr)
+            gx_cr = formula_longitudinal_comb(kappa, -alpha, 1.0, cr)  # their sign
+            gy_cr = formula_lateral_comb(kappa, -alpha, 0.0, 1.0, fz, 1.0, cr)
             if fx0 != 0.0:
                 assert fx / fx0 == pytest.approx(gx_cr, rel=1e-9, abs=1e-12)
             if fy0 != 0.0:
@@ -105,8 +117,7 @@ def test_linear_step_steer_matches_commonroad_single_track(level: str, speed: fl
     import vdsim_gym
     from vdsim_gym.config import load_vehicle
 
-    v = load_vehicle({"tire": {"pky2": 0.0, "pdy2": 0.0}, "drag_coefficient": 0.0,
-                      "rolling_resistance": 0.0})
+    v = load_vehicle(SINGLE_TRACK_MAPPING)
     steer = 0.01
     ref = np.array(_commonroad_st_yaw_rate(v, speed, steer))
     plant = vdsim_gym.Plant(level=level, vehicle=v, control_period=0.01, longitudinal="force")
@@ -161,8 +172,7 @@ def test_l1_step_steer_matches_commonroad_single_track_drift(steer: float, tol: 
     import vdsim_gym
     from vdsim_gym.config import load_vehicle
 
-    v = load_vehicle({"tire": {"pky2": 0.0, "pdy2": 0.0}, "drag_coefficient": 0.0,
-                      "rolling_resistance": 0.0})
+    v = load_vehicle(SINGLE_TRACK_MAPPING)
     ref = np.array(_commonroad_std(v, 20.0, steer))
     plant = vdsim_gym.Plant(level="L1", vehicle=v, control_period=0.01, longitudinal="force")
     plant.reset({"vx": 20.0})

@@ -31,8 +31,9 @@ generic sedan leaks in; a new field raises until it is decided here):
 - front_brake_share T_sb, front_drive_share T_se; drive_torque_max m R_w a_max,
   drive_power_max m a_max v_switch (their limit a_max v_switch / v), brake_torque_max
   m R_w a_max / 4; max_steer steering.max; no drag or rolling resistance (theirs have
-  none); relaxation_length 0, diff couplings 0 (open); load_transfer_tau 0.02 s (ours
-  needs a lag; theirs: none, or the suspension's dynamics).
+  none); relaxation_length 0, compliance steer 0, diff couplings 0 (open);
+  load_transfer_tau 0.02 s (ours needs a lag; theirs: none, or the suspension's
+  dynamics).
 - tire: lateral C, D, E = p_cy1, p_dy1, p_ey1 and B = |p_ky1| / (p_cy1 p_dy1) with
   pky2 = 0 (their K_y = p_ky1 Fz, no p_ky2: stiffness proportional to load); pdy2 = 0
   (no p_dy2); longitudinal C, D, E = p_cx1, p_dx1, p_ex1, B = p_kx1 / (p_cx1 p_dx1); mu 1
@@ -165,6 +166,8 @@ def commonroad_mapping(params: Any = None, model: str = "mb") -> dict[str, Any]:
         "rolling_resistance": 0.0,
         "load_transfer_tau": 0.02,
         "roll_stiffness_front": front / (front + rear),
+        "compliance_steer_front": 0.0,  # their models have no compliance steer
+        "compliance_steer_rear": 0.0,
         "body_width": p.w,
         "front_overhang": 0.5 * (p.l - length),
         "rear_overhang": 0.5 * (p.l - length),

@@ -20,12 +20,13 @@ struct MFCurve {
 // Dynamics, 3rd ed., eqs. 4.E50-4.E67, without shifts, camber and the kappa-induced side
 // force): Fx = Gxa(alpha, kappa) Fx0(kappa), Fy = Gyk(kappa, alpha) Fy0(alpha) with
 // G = cos(C atan(B s - E (B s - atan(B s)))), Bxa = rbx1 cos(atan(rbx2 kappa)),
-// Byk = rby1 cos(atan(rby2 (alpha - rby3))). weighting = false: the friction ellipse.
+// Byk = rby1 cos(atan(rby2 (alpha - rby3))) (CommonRoad's r_by3 negated: their slip angle
+// has the other sign). weighting = false: the friction ellipse.
 // Defaults: CommonRoad's vehicle 2 (commonroad-vehicle-models, parameters_vehicle2).
 struct CombinedSlipParams {
   bool weighting = false;
   double rbx1 = 13.276, rbx2 = -13.778, rcx1 = 1.2568, rex1 = 0.65225;
-  double rby1 = 7.1433, rby2 = 9.1916, rby3 = -0.027856, rcy1 = 1.0719, rey1 = -0.27572;
+  double rby1 = 7.1433, rby2 = 9.1916, rby3 = 0.027856, rcy1 = 1.0719, rey1 = -0.27572;
 };
 
 struct TireParams {
