@@ -65,6 +65,7 @@ void bind_task(py::module_& m) {
   flags["off_corridor"] = int(kOffCorridor);
   flags["spin_out"] = int(kSpinOut);
   flags["non_finite"] = int(kNonFinite);
+  flags["stalled"] = int(kStalled);
   flags["time_limit"] = int(kFlagTimeLimit);
   m.attr("PATH_FLAGS") = flags;
   py::dict env_flags;  // the bits every env core shares (env_core.hpp)
@@ -92,6 +93,8 @@ void bind_task(py::module_& m) {
       .def_readwrite("spin_heading", &TaskParams::spin_heading)
       .def_readwrite("spin_beta", &TaskParams::spin_beta)
       .def_readwrite("beta_min_speed", &TaskParams::beta_min_speed)
+      .def_readwrite("stall_time", &TaskParams::stall_time)
+      .def_readwrite("stall_speed_fraction", &TaskParams::stall_speed_fraction)
       .def_readwrite("weights", &TaskParams::weights);
 
   py::class_<PathTracker>(m, "PathTracker")

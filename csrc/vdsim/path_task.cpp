@@ -239,6 +239,7 @@ void PathTask::reset(Session& plant, const ResetState& st) {
   n_scored_ = 0;
   sum_e2_ = max_abs_e_ = pass_speed_ = 0.0;
   passed_ = false;
+  slow_since_ = -1.0;
 }
 
 void PathTask::summary(const Session&, double* out) const {
@@ -304,6 +305,13 @@ int PathTask::evaluate(Session& session, const double* action, const double* pre
     const bool slipping = std::hypot(vx, vy) > params_.beta_min_speed &&
                           std::fabs(std::atan2(vy, vx)) > params_.spin_beta;
     if (std::fabs(e_psi) > params_.spin_heading || slipping) flags |= kSpinOut | kTerminated;
+    if (vx < params_.stall_speed_fraction * p.v_ref) {
+      if (slow_since_ < 0.0) slow_since_ = session.time();
+      if (params_.stall_time > 0.0 && session.time() - slow_since_ >= params_.stall_time)
+        flags |= kStalled | kTerminated;
+    } else {
+      slow_since_ = -1.0;
+    }
     if (p.s >= path_.length() && !(flags & kTerminated)) {
       flags |= kTruncated;
       passed_ = true;

@@ -101,6 +101,11 @@ struct TaskParams {
   double spin_heading = 1.5707963267948966;  // |e_psi| beyond this is a spin-out [rad]
   double spin_beta = 0.7853981633974483;     // |beta| beyond this is a spin-out [rad]
   double beta_min_speed = 1.0;       // beta is only judged above this speed [m/s]
+  // A stall terminates: vx below stall_speed_fraction * v_ref at every step end for
+  // stall_time [s] (0: never). Without it a stopped car collects small penalties until
+  // the time limit, and a policy learns that braking is safe (docs/ENVS.md).
+  double stall_time = 2.0;
+  double stall_speed_fraction = 0.25;
   RewardWeights weights{};
 };
 
@@ -132,6 +137,7 @@ enum StepFlag : int {
   kOffCorridor = 8,
   kSpinOut = 16,
   kNonFinite = 32,
+  kStalled = 64,
 };
 
 // The path-following task on the vehicle Session: projection on the reference path,
@@ -176,6 +182,7 @@ class PathTask {
   int64_t n_scored_ = 0;
   double sum_e2_ = 0.0, max_abs_e_ = 0.0, pass_speed_ = 0.0;
   bool passed_ = false;
+  double slow_since_ = -1.0;  // session time of the first step end of the current slow run
 };
 
 using PathEnvCore = EnvCore<PathTask>;

@@ -286,3 +286,60 @@ def test_envs_spin_out_terminates() -> None:
     env._core.session.set_state(turned)
     _, _, terminated, _, info = env.step(np.zeros(2, np.float32))
     assert terminated and info["episode_summary"]["outcome"] == "spin_out"
+
+
+def _stall_run(env: PathTrackingEnv) -> tuple[list[float], dict]:
+    """Full brake straight ahead from 20 m/s; the vx at each step end and the last info."""
+    env.reset(seed=0)
+    vx, info, done = [], {}, False
+    while not done:
+        _, _, terminated, truncated, info = env.step(np.array([0.0, -1.0], np.float32))
+        vx.append(env.state[3])
+        done = terminated or truncated
+    return vx, info
+
+
+def test_envs_stall_terminates_after_stall_time_below_a_quarter_of_v_ref() -> None:
+    """A car braked to a halt ends "stalled" (with the terminal penalty) at the first step
+    end at which vx has been below v_ref / 4 for stall_time, the time counted from the
+    first slow step end, instead of idling to the time limit."""
+    env = StraightEnv(time_limit=15.0)
+    vx, info = _stall_run(env)
+    assert info["outcome"] == "stalled"
+    assert info["reward_terms"]["terminal"] == -env.reward_weights["terminal"]
+    tc = env.unwrapped.control_period
+    first_slow = next(k for k, v in enumerate(vx) if v < 0.25 * 20.0)
+    assert all(v < 5.0 for v in vx[first_slow:])
+    assert len(vx) - 1 - first_slow == round(2.0 / tc)  # 2 s after the first slow step
+    assert info["t"] == pytest.approx((len(vx)) * tc)
+
+
+def test_envs_stall_time_zero_never_stalls_and_bad_values_are_refused() -> None:
+    env = StraightEnv(time_limit=6.0, stall_time=0.0)
+    _, info = _stall_run(env)
+    assert info["outcome"] == "time_limit"
+    short = StraightEnv(time_limit=15.0, stall_time=0.5)
+    vx_short, info_short = _stall_run(short)
+    assert info_short["outcome"] == "stalled"
+    for bad in (-1.0, math.nan, math.inf, "2", True):
+        with pytest.raises(ValueError, match="stall_time must be a finite number"):
+            StraightEnv(stall_time=bad)
+
+
+def test_random_actions_end_path_follow_episodes_early() -> None:
+    """The trainability review's case: uniform random actions brake the car to a halt (the
+    brake is stronger than the drive); with the stall termination no episode idles to the
+    40 s time limit (2000 steps)."""
+    env = gym.make("VDSim-PathFollow-v0")
+    env.action_space.seed(0)
+    outcomes = []
+    for ep in range(5):
+        env.reset(seed=ep)
+        done, n = False, 0
+        while not done:
+            _, _, terminated, truncated, info = env.step(env.action_space.sample())
+            n += 1
+            done = terminated or truncated
+        outcomes.append(info["outcome"])
+        assert n < 1000
+    assert "stalled" in outcomes and "time_limit" not in outcomes

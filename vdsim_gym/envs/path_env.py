@@ -84,11 +84,13 @@ SHARED_DOC = """
     ## Episode End
 
     Terminated: a cone hit (``terminate_on_cone``), |e_y| > the course's corridor half
-    width, spin-out (|e_psi| > 90 deg, or |beta| > 45 deg above 1 m/s) or a non-finite
+    width, spin-out (|e_psi| > 90 deg, or |beta| > 45 deg above 1 m/s), a stall (vx below
+    a quarter of v_ref at every step end for ``stall_time`` seconds) or a non-finite
     state. Truncated: the projection reaches the course end (``info["pass_speed"]`` is
     vx there), or the simulated time reaches ``time_limit`` [s] (the env's own limit, in
     seconds whatever the control period). On episode end ``info`` carries ``outcome``
-    ("cone_hit", "off_corridor", "spin_out", "non_finite", "course_end" or "time_limit"),
+    ("cone_hit", "off_corridor", "spin_out", "stalled", "non_finite", "course_end" or
+    "time_limit"),
     ``pass_speed`` [m/s] (NaN unless the course end was reached) and ``episode_summary``
     (outcome, steps, return, time [s], distance [m], cone_hits, rms_e_y and max_abs_e_y
     [m] over the episode's steps, pass_speed; computed in the core, so the vector env
@@ -129,6 +131,8 @@ SHARED_ARGS = """
       one substep otherwise); commands and delays stay on the substep grid.
     - ``reward_weights=None``: mapping of term name -> weight overriding the defaults.
     - ``terminate_on_cone=True``: end the episode at the first cone hit.
+    - ``stall_time=2.0`` [s]: terminate ("stalled") once vx has stayed below a quarter of
+      the reference speed for this long; 0: never.
     - ``render_mode=None``: None or "rgb_array".
     - ``latency=None``: a ``vdsim_gym.LatencyModel`` (``.fixed(c)``, ``.uniform(lo, hi,
       seed)``, ``.normal(mu, sd, seed)``, ``.measured()``): computation delay of each
@@ -141,10 +145,10 @@ SHARED_ARGS = """
 
 def episode_outcome(flags: int) -> str | None:
     """Why the env ended an episode: the termination cause ("cone_hit", "off_corridor",
-    "spin_out", "non_finite"), "course_end" or "time_limit" for a truncation, None if it
+    "spin_out", "stalled", "non_finite"), "course_end" or "time_limit" for a truncation, None if it
     goes on (a ``max_episode_steps`` passed to gym.make is TimeLimit's, not the env's)."""
     if flags & TERMINATED:
-        for name in ("non_finite", "spin_out", "off_corridor", "cone_hit"):
+        for name in ("non_finite", "spin_out", "off_corridor", "cone_hit", "stalled"):
             if flags & _FLAGS[name]:
                 return name
         return "terminated"
@@ -173,19 +177,21 @@ class PathTrackingEnv(CoreEnv):
         *,
         reward_weights: Mapping[str, float] | None = None,
         terminate_on_cone: bool = True,
+        stall_time: float = 2.0,
         **kwargs: Any,
     ) -> None:
         self.course: Course | None = None
         super().__init__(reward_weights=reward_weights, terminate_on_cone=terminate_on_cone,
-                         **kwargs)
+                         stall_time=stall_time, **kwargs)
         self.obs_scale: np.ndarray = self._core.obs_scale()
 
     def _make_core(self, physics: PhysicsSpec, *, reward_weights: Mapping[str, float] | None,
-                   terminate_on_cone: bool) -> Any:
+                   terminate_on_cone: bool, stall_time: float) -> Any:
         task = _core.TaskParams()
         task.ticks_per_period = physics.ticks_per_period
         self.cone_radius: float = task.cone_radius  # [m] hit test; courses place cones with it
         task.terminate_on_cone = check_flag(terminate_on_cone, "terminate_on_cone")
+        task.stall_time = self.stall_time = check_stall_time(stall_time)
         self.reward_weights = resolve_reward_weights(reward_weights)
         for k, v in self.reward_weights.items():
             setattr(task.weights, k, v)
@@ -258,6 +264,15 @@ class PathTrackingEnv(CoreEnv):
 
     def _episode_end(self, outcome: str | None, summary: dict[str, Any]) -> dict[str, Any]:
         return {"pass_speed": summary["pass_speed"]}  # NaN unless the course end was reached
+
+
+def check_stall_time(value: Any) -> float:
+    """A stall time [s]: a finite number >= 0 (0: never terminate on a stall)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value < 0:
+        raise ValueError(f"stall_time must be a finite number of seconds >= 0 (0: no stall "
+                         f"termination), got {value!r}")
+    return float(value)
 
 
 def resolve_reward_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
