@@ -40,3 +40,16 @@ def data_dir() -> Path:
 def cycles_dir() -> Path:
     """Drive cycles of VDSim-Dyno-v0 (YAML segment lists)."""
     return data_root() / "cycles"
+
+
+@cache
+def hyperparams_dir() -> Path:
+    """``agents/hyperparams`` (rl-zoo3 files of agents/train.py): a wheel carries it as
+    ``vdsim_gym/_data/hyperparams``; a source tree has it at the top level."""
+    for candidate in (_PKG / "_data" / "hyperparams", _PKG.parent / "agents" / "hyperparams"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(
+        f"hyperparameter folder not found (looked in {_PKG / '_data' / 'hyperparams'} and "
+        f"{_PKG.parent / 'agents' / 'hyperparams'}); reinstall the package with `pip install .`"
+    )

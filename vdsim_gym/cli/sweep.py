@@ -158,8 +158,19 @@ def _baseline(spec: str, params: str) -> Any:
 
 def _sb3_model(spec: str, algo: str | None) -> tuple[str, Any]:
     path = Path(spec)
+    if path.is_dir() and (path / "model.zip").exists():
+        path = path / "model.zip"  # an agents/train.py run folder
     if not path.exists() and path.with_suffix(".zip").exists():
         path = path.with_suffix(".zip")
+    if path.exists() and (path.parent / "vecnormalize.pkl").exists():
+        # trained with observation normalization (agents/train.py): the policy normalizes
+        # with the run's statistics, named after its run folder
+        from vdsim_gym.training import load_policy
+
+        name = path.parent.name if path.stem in ("model", "best_model") else path.stem
+        if path.stem == "best_model":
+            name += "/best"
+        return name, load_policy(path)
     if not path.exists():
         raise ValueError(f"{spec!r} is not a baseline (stanley or stanley:key=value,...) and "
                          f"no such SB3 model file ({path.with_suffix('.zip')} does not exist)")
@@ -191,7 +202,9 @@ def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
     """(name, policy) from "stanley", "stanley:gain=2,kp=0.3" (kp, ki go to the PI speed
     loop, the rest to Stanley), "acc_pid[:...]", "idm[:...]" (VDSim-ACC-v0's baselines),
     "cycle_follower[:...]" (VDSim-Dyno-v0's) or the path of a saved SB3 model (``algo`` or each of
-    PPO, SAC, TD3, A2C, DDPG is tried). Errors start with the quoted spec."""
+    PPO, SAC, TD3, A2C, DDPG is tried), or an agents/train.py run folder or model in one
+    (its vecnormalize.pkl normalizes the observations; named after the folder). Errors
+    start with the quoted spec."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"{spec!r} is not a controller; pass stanley, stanley:key=value,... "
                          "or the path of a saved SB3 model")

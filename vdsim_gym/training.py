@@ -1,0 +1,345 @@
+"""Train stable-baselines3 agents on the VDSim envs, and load what a run saved.
+
+``train(algo, env_id, ...)`` reads the algorithm's hyperparameters from
+``agents/hyperparams/<algo>.yml`` (rl-zoo3's format: one block per env id), builds the
+env on the C++ vector session (``make_sb3_vec_env``: ``n_envs`` envs for PPO, a single
+env for the off-policy algorithms), wraps it in ``VecNormalize`` and ``VecMonitor``,
+evaluates on a separate env with ``EvalCallback``, saves checkpoints and TensorBoard logs,
+and writes a run folder:
+
+    <out>/<env_id>_<algo>_s<seed>_<stamp>/
+        model.zip, vecnormalize.pkl   the final model and its normalization statistics
+        best_model.zip                EvalCallback's best (deterministic mean return)
+        config.yml                    the exact configuration (hyperparameters, env
+                                      kwargs, timesteps, seed, versions, command)
+        evaluations.npz, monitor.csv  EvalCallback's log; episode returns and lengths
+        checkpoints/, tb/             periodic checkpoints; TensorBoard logs
+
+``load_policy(run_dir)`` gives an object with SB3's ``predict`` that normalizes the
+observation with the saved statistics first, so a trained model runs through the same
+evaluation and sweep code as a baseline. ``agents/train.py`` is the command line.
+Needs the ``train`` extra (stable-baselines3, tensorboard, tqdm, rich).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import platform
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ALGOS = ("ppo", "sac", "td3")
+ON_POLICY = ("ppo",)
+# rl-zoo3 keys this trainer reads itself; every other key is the algorithm's own keyword.
+_ZOO_KEYS = ("n_envs", "n_timesteps", "policy", "normalize", "env_kwargs", "noise_type",
+             "noise_std")
+_UNSUPPORTED_ZOO_KEYS = ("env_wrapper", "frame_stack", "callback", "vec_env_wrapper",
+                         "normalize_kwargs", "replay_buffer_class",
+                         "replay_buffer_kwargs")
+
+
+class TrainingError(ValueError):
+    """A training configuration that cannot run, with the cause and the fix."""
+
+
+# ------------------------------------------------------------------ configuration
+
+def parse_latency(text: str | None) -> Any:
+    """A latency model from "fixed:20ms", "20ms", "uniform:0:40ms" (or "uniform:0-40ms"),
+    "normal:10:5ms", "none"; None or "none": no latency."""
+    if text is None or str(text).strip().lower() in ("", "none"):
+        return None
+    from vdsim_gym.cli.sweep import parse_delays
+
+    body = str(text).strip()
+    kind, sep, rest = body.partition(":")
+    if sep and kind in ("uniform", "normal") and ":" in rest:
+        a, _, b = rest.partition(":")
+        body = f"{kind}:{a}-{b}" if kind == "uniform" else f"{kind}:{a}+-{b}"
+    elif sep and kind == "fixed":
+        body = rest
+    try:
+        models = parse_delays(body)
+    except ValueError as exc:
+        raise TrainingError(f"--latency {text!r}: {exc}; e.g. fixed:20ms, uniform:0:40ms, "
+                            "normal:10:5ms or none") from None
+    if len(models) != 1:
+        raise TrainingError(f"--latency {text!r}: give one latency model, not a list")
+    return models[0]
+
+
+def _eval_policy_kwargs(text: str, where: str) -> dict[str, Any]:
+    """rl-zoo3 writes policy_kwargs as a Python expression ("dict(net_arch=[64, 64])");
+    evaluated with only dict, list, tuple and torch.nn in scope."""
+    import torch
+
+    try:
+        value = eval(text, {"__builtins__": {}}, {"dict": dict, "list": list,  # noqa: S307
+                                                 "tuple": tuple, "nn": torch.nn})
+    except Exception as exc:
+        raise TrainingError(f"{where}: policy_kwargs {text!r} is not a valid expression "
+                            f"({exc})") from None
+    if not isinstance(value, dict):
+        raise TrainingError(f"{where}: policy_kwargs must be a dict, got {value!r}")
+    return value
+
+
+def load_hyperparams(algo: str, env_id: str, path: str | Path | None = None
+                     ) -> dict[str, Any]:
+    """The ``env_id`` block of ``agents/hyperparams/<algo>.yml`` (or ``path``), rl-zoo3's
+    format. Unknown env ids and keys this trainer does not support are errors."""
+    import yaml
+
+    algo = check_algo(algo)
+    from vdsim_gym._data import hyperparams_dir
+
+    file = Path(path) if path is not None else hyperparams_dir() / f"{algo}.yml"
+    try:
+        data = yaml.safe_load(file.read_text())
+    except OSError as exc:
+        raise TrainingError(f"cannot read the hyperparameter file {file}: {exc}") from None
+    if not isinstance(data, dict) or env_id not in data:
+        known = ", ".join(sorted(data)) if isinstance(data, dict) else "none"
+        raise TrainingError(f"{file}: no block for {env_id!r} (blocks: {known}); add one in "
+                            "rl-zoo3's format")
+    block = dict(data[env_id] or {})
+    bad = [k for k in block if k in _UNSUPPORTED_ZOO_KEYS]
+    if bad:
+        raise TrainingError(f"{file} [{env_id}]: {', '.join(bad)} not supported by "
+                            "agents/train.py (use rl_zoo3 itself for them)")
+    if isinstance(block.get("policy_kwargs"), str):
+        block["policy_kwargs"] = _eval_policy_kwargs(block["policy_kwargs"],
+                                                     f"{file} [{env_id}]")
+    return block
+
+
+def check_algo(algo: str) -> str:
+    name = str(algo).lower()
+    if name not in ALGOS:
+        raise TrainingError(f"unknown algorithm {algo!r}; choose from {', '.join(ALGOS)}")
+    return name
+
+
+def _normalize_kwargs(value: Any) -> dict[str, Any] | None:
+    """rl-zoo3's ``normalize``: false, true, or a dict (or its string) of VecNormalize
+    keywords."""
+    if value in (None, False):
+        return None
+    if value is True:
+        return {}
+    if isinstance(value, str):
+        import ast
+
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            raise TrainingError(f"normalize {value!r}: expected true, false or a dict") from None
+    if not isinstance(value, dict):
+        raise TrainingError(f"normalize {value!r}: expected true, false or a dict")
+    return dict(value)
+
+
+# ------------------------------------------------------------------ training
+
+@dataclasses.dataclass(frozen=True)
+class TrainResult:
+    run_dir: Path
+    model: Any  # the trained SB3 model (in memory)
+    timesteps: int
+    wall_time_s: float
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, type):
+        return f"{value.__module__}.{value.__qualname__}"
+    return repr(value)
+
+
+def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0,
+          latency: str | None = None, env_kwargs: Mapping[str, Any] | None = None,
+          hyperparams: Mapping[str, Any] | None = None,
+          hyperparams_file: str | Path | None = None, out: str | Path = "runs",
+          eval_freq: int = 10_000, eval_episodes: int = 5, checkpoint_freq: int = 50_000,
+          progress_bar: bool = True, tensorboard: bool = True, verbose: int = 0,
+          run_name: str | None = None) -> TrainResult:
+    """Train ``algo`` on ``env_id``; returns the run folder and the model.
+
+    ``timesteps`` overrides the file's n_timesteps; ``hyperparams`` overrides single keys
+    of the file's block (as rl-zoo3's ``--hyperparams``); ``latency``: a spec for
+    ``parse_latency``, applied to the training and the evaluation env; ``eval_freq`` and
+    ``checkpoint_freq`` count total env steps (over all envs)."""
+    import time
+
+    import stable_baselines3 as sb3
+    import yaml
+    from stable_baselines3.common.callbacks import (
+        CallbackList,
+        CheckpointCallback,
+        EvalCallback,
+    )
+    from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
+
+    import vdsim_gym
+    from vdsim_gym import make_sb3_vec_env
+
+    algo = check_algo(algo)
+    block = load_hyperparams(algo, env_id, hyperparams_file)
+    for key, value in (hyperparams or {}).items():
+        block[key] = (_eval_policy_kwargs(value, "hyperparams") if key == "policy_kwargs"
+                      and isinstance(value, str) else value)
+    n_envs = int(block.pop("n_envs", 1))
+    if algo not in ON_POLICY and n_envs != 1:
+        raise TrainingError(f"{algo} trains on a single env; remove n_envs: {n_envs}")
+    n_timesteps = int(timesteps if timesteps is not None else block.pop("n_timesteps", 0))
+    block.pop("n_timesteps", None)
+    if n_timesteps <= 0:
+        raise TrainingError("timesteps must be a positive number of env steps")
+    if not (isinstance(seed, int) and seed >= 0):
+        raise TrainingError(f"seed must be an integer >= 0, got {seed!r}")
+    policy = block.pop("policy", "MlpPolicy")
+    norm = _normalize_kwargs(block.pop("normalize", False))
+    kwargs_env = {**dict(block.pop("env_kwargs", None) or {}), **dict(env_kwargs or {})}
+    noise_type, noise_std = block.pop("noise_type", None), block.pop("noise_std", None)
+    latency_model = parse_latency(latency)
+    if latency_model is not None:
+        kwargs_env["latency"] = latency_model
+
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_dir = Path(out) / (run_name or f"{env_id}_{algo}_s{seed}_{stamp}")
+    run_dir.mkdir(parents=True, exist_ok=False)
+
+    venv = VecMonitor(make_sb3_vec_env(env_id, n_envs, seed=seed, **kwargs_env),
+                      filename=str(run_dir / "monitor.csv"))
+    eval_env = VecMonitor(make_sb3_vec_env(env_id, 1, seed=seed + 10_000, **kwargs_env))
+    if norm is not None:
+        venv = VecNormalize(venv, **{"gamma": block.get("gamma", 0.99), **norm})
+        eval_env = VecNormalize(eval_env, training=False, norm_reward=False,
+                                **{k: v for k, v in norm.items() if k != "norm_reward"})
+    algo_kwargs = dict(block)
+    if noise_type is not None:
+        from stable_baselines3.common.noise import NormalActionNoise
+
+        if noise_type != "normal":
+            raise TrainingError(f"noise_type {noise_type!r}: only 'normal' is supported")
+        dim = venv.action_space.shape[0]
+        algo_kwargs["action_noise"] = NormalActionNoise(np.zeros(dim),
+                                                        float(noise_std) * np.ones(dim))
+    cls = {"ppo": sb3.PPO, "sac": sb3.SAC, "td3": sb3.TD3}[algo]
+    try:
+        model = cls(policy, venv, seed=seed, verbose=verbose,
+                    tensorboard_log=str(run_dir / "tb") if tensorboard else None,
+                    **algo_kwargs)
+    except TypeError as exc:
+        raise TrainingError(f"{algo} hyperparameters: {exc}") from None
+
+    config = {
+        "algo": algo, "env_id": env_id, "seed": seed, "timesteps": n_timesteps,
+        "n_envs": n_envs, "policy": policy, "normalize": norm, "latency": latency,
+        "env_kwargs": _jsonable({k: v for k, v in kwargs_env.items() if k != "latency"}),
+        "hyperparams": _jsonable(algo_kwargs), "eval_freq": eval_freq,
+        "eval_episodes": eval_episodes,
+        "hyperparams_file": str(hyperparams_file or f"agents/hyperparams/{algo}.yml"),
+        "versions": {"vdsim_gym": vdsim_gym.__version__, "stable_baselines3": sb3.__version__,
+                     "python": platform.python_version(), "numpy": np.__version__},
+        "command": " ".join(sys.argv),
+        "started": stamp,
+    }
+    (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+    per_env = max(1, n_envs)
+    callbacks = [EvalCallback(eval_env, n_eval_episodes=eval_episodes,
+                              eval_freq=max(1, eval_freq // per_env),
+                              best_model_save_path=str(run_dir), log_path=str(run_dir),
+                              deterministic=True, verbose=verbose)]
+    if checkpoint_freq > 0:
+        callbacks.append(CheckpointCallback(max(1, checkpoint_freq // per_env),
+                                            str(run_dir / "checkpoints"), name_prefix="model",
+                                            save_vecnormalize=norm is not None))
+    t0 = time.perf_counter()
+    try:
+        model.learn(n_timesteps, callback=CallbackList(callbacks), progress_bar=progress_bar)
+    finally:  # an interrupted run keeps what it learned
+        model.save(run_dir / "model.zip")
+        if norm is not None:
+            venv.save(str(run_dir / "vecnormalize.pkl"))
+        wall = time.perf_counter() - t0
+        (run_dir / "train_time.json").write_text(json.dumps(
+            {"wall_time_s": wall, "timesteps_done": int(model.num_timesteps)}))
+        venv.close()
+        eval_env.close()
+    return TrainResult(run_dir, model, int(model.num_timesteps), wall)
+
+
+# ------------------------------------------------------------------ loading
+
+class TrainedPolicy:
+    """A saved run as an SB3-style policy: ``predict(obs)`` normalizes ``obs`` with the
+    run's VecNormalize statistics (if any), then asks the model (deterministic by
+    default). Works on one observation or a batch."""
+
+    def __init__(self, model: Any, obs_rms: Any = None, clip_obs: float = 10.0,
+                 epsilon: float = 1e-8, name: str = "") -> None:
+        self.model, self.obs_rms, self.clip_obs, self.epsilon = model, obs_rms, clip_obs, epsilon
+        self.name = name
+
+    def normalize(self, obs: np.ndarray) -> np.ndarray:
+        if self.obs_rms is None:
+            return obs
+        out = (obs - self.obs_rms.mean) / np.sqrt(self.obs_rms.var + self.epsilon)
+        return np.clip(out, -self.clip_obs, self.clip_obs).astype(np.float32)
+
+    def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
+                deterministic: bool = True) -> tuple[np.ndarray, Any]:
+        obs = np.asarray(observation, dtype=np.float32)
+        return self.model.predict(self.normalize(obs), state=state,
+                                  episode_start=episode_start, deterministic=deterministic)
+
+
+def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
+    """The policy of a run folder (``which``: "model", the final one, or "best_model",
+    EvalCallback's best), or of a ``model.zip`` path (its folder's vecnormalize.pkl is
+    used when present)."""
+    import pickle
+
+    import stable_baselines3 as sb3
+
+    path = Path(run)
+    if path.suffix == ".zip":
+        zip_path, folder = path, path.parent
+    else:
+        zip_path, folder = path / f"{which}.zip", path
+    if not zip_path.exists():
+        raise TrainingError(f"no saved model at {zip_path}; a run folder holds model.zip "
+                            "(and best_model.zip once an evaluation ran)")
+    algo = "ppo"
+    cfg = folder / "config.yml"
+    if cfg.exists():
+        import yaml
+
+        algo = yaml.safe_load(cfg.read_text()).get("algo", "ppo")
+    model = {"ppo": sb3.PPO, "sac": sb3.SAC, "td3": sb3.TD3}[check_algo(algo)].load(
+        zip_path, device="cpu")
+    obs_rms, clip, eps = None, 10.0, 1e-8
+    stats = folder / "vecnormalize.pkl"
+    if stats.exists():
+        with stats.open("rb") as fh:
+            vn = pickle.load(fh)  # noqa: S301  (our own run folder)
+        obs_rms = vn.obs_rms if vn.norm_obs else None
+        clip, eps = vn.clip_obs, vn.epsilon
+    return TrainedPolicy(model, obs_rms, clip, eps, name=str(zip_path))
+
+
+__all__ = ["ALGOS", "TrainResult", "TrainedPolicy", "TrainingError", "load_hyperparams",
+           "load_policy", "parse_latency", "train"]
