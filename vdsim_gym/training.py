@@ -9,7 +9,8 @@ and writes a run folder:
 
     <out>/<env_id>_<algo>_s<seed>_<stamp>/
         model.zip, vecnormalize.pkl   the final model and its normalization statistics
-        best_model.zip                EvalCallback's best (deterministic mean return)
+        best_model.zip, best_vecnormalize.pkl   EvalCallback's best (deterministic mean
+                                      return) and the statistics at that moment
         config.yml                    the exact configuration (hyperparameters, env
                                       kwargs, timesteps, seed, versions, command)
         evaluations.npz, monitor.csv  EvalCallback's log; episode returns and lengths
@@ -259,10 +260,21 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
 
     per_env = max(1, n_envs)
+    on_best = None
+    if norm is not None:  # best_model.zip pairs with the statistics of its moment
+        from stable_baselines3.common.callbacks import BaseCallback
+
+        class _SaveBestStats(BaseCallback):
+            def _on_step(self) -> bool:
+                venv.save(str(run_dir / "best_vecnormalize.pkl"))
+                return True
+
+        on_best = _SaveBestStats()
     callbacks = [EvalCallback(eval_env, n_eval_episodes=eval_episodes,
                               eval_freq=max(1, eval_freq // per_env),
                               best_model_save_path=str(run_dir), log_path=str(run_dir),
-                              deterministic=True, verbose=verbose)]
+                              deterministic=True, verbose=verbose,
+                              callback_on_new_best=on_best)]
     if checkpoint_freq > 0:
         callbacks.append(CheckpointCallback(max(1, checkpoint_freq // per_env),
                                             str(run_dir / "checkpoints"), name_prefix="model",
@@ -309,8 +321,9 @@ class TrainedPolicy:
 
 def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
     """The policy of a run folder (``which``: "model", the final one, or "best_model",
-    EvalCallback's best), or of a ``model.zip`` path (its folder's vecnormalize.pkl is
-    used when present)."""
+    EvalCallback's best), or of a ``.zip`` path: with its folder's vecnormalize.pkl
+    (best_vecnormalize.pkl for best_model.zip: the statistics when it was saved) when
+    present."""
     import pickle
 
     import stable_baselines3 as sb3
@@ -332,7 +345,8 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
     model = {"ppo": sb3.PPO, "sac": sb3.SAC, "td3": sb3.TD3}[check_algo(algo)].load(
         zip_path, device="cpu")
     obs_rms, clip, eps = None, 10.0, 1e-8
-    stats = folder / "vecnormalize.pkl"
+    stats = folder / ("best_vecnormalize.pkl" if zip_path.stem == "best_model"
+                      else "vecnormalize.pkl")
     if stats.exists():
         with stats.open("rb") as fh:
             vn = pickle.load(fh)  # noqa: S301  (our own run folder)

@@ -36,7 +36,7 @@ def test_ppo_smoke_run_saves_and_the_loaded_policy_acts_alike(env_id, tmp_path):
     run = res.run_dir
     assert res.timesteps >= 1024
     for name in ("model.zip", "vecnormalize.pkl", "config.yml", "best_model.zip",
-                 "evaluations.npz", "monitor.csv"):
+                 "best_vecnormalize.pkl", "evaluations.npz", "monitor.csv"):
         assert (run / name).exists(), name
     assert any((run / "checkpoints").iterdir())
     cfg = yaml.safe_load((run / "config.yml").read_text())
@@ -69,7 +69,11 @@ def test_ppo_smoke_run_saves_and_the_loaded_policy_acts_alike(env_id, tmp_path):
     # the normalization is VecNormalize's: (obs - mean) / sqrt(var + eps), clipped
     manual = np.clip((obs - stats.mean) / np.sqrt(stats.var + 1e-8), -10, 10)
     np.testing.assert_allclose(loaded.normalize(obs), manual, rtol=1e-6, atol=1e-6)
-    assert load_policy(run / "best_model.zip").model is not None
+    best = load_policy(run / "best_model.zip")  # with the statistics of its moment
+    import pickle
+
+    with (run / "best_vecnormalize.pkl").open("rb") as fh:
+        np.testing.assert_array_equal(best.obs_rms.mean, pickle.load(fh).obs_rms.mean)
 
 
 def test_sac_trains_on_a_single_env_and_td3_gets_its_noise(tmp_path):

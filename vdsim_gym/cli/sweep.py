@@ -162,7 +162,8 @@ def _sb3_model(spec: str, algo: str | None) -> tuple[str, Any]:
         path = path / "model.zip"  # an agents/train.py run folder
     if not path.exists() and path.with_suffix(".zip").exists():
         path = path.with_suffix(".zip")
-    if path.exists() and (path.parent / "vecnormalize.pkl").exists():
+    stats = "best_vecnormalize.pkl" if path.stem == "best_model" else "vecnormalize.pkl"
+    if path.exists() and (path.parent / stats).exists():
         # trained with observation normalization (agents/train.py): the policy normalizes
         # with the run's statistics, named after its run folder
         from vdsim_gym.training import load_policy
