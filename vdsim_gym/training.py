@@ -185,11 +185,6 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
 
     import stable_baselines3 as sb3
     import yaml
-    from stable_baselines3.common.callbacks import (
-        CallbackList,
-        CheckpointCallback,
-        EvalCallback,
-    )
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
     import vdsim_gym
@@ -257,12 +252,41 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         "command": " ".join(sys.argv),
         "started": stamp,
     }
-    (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+    t0 = time.perf_counter()
+    previous = _raise_on_sigterm()  # from here on a stop writes the run folder
+    try:
+        (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+        model.learn(n_timesteps, callback=_callbacks(run_dir, venv, eval_env, norm, n_envs,
+                                                     eval_freq, eval_episodes,
+                                                     checkpoint_freq, verbose),
+                    progress_bar=progress_bar)
+    finally:  # an interrupted (Ctrl-C) or terminated (SIGTERM) run keeps what it learned
+        _restore_sigterm(previous)
+        model.save(run_dir / "model.zip")
+        if norm is not None:
+            venv.save(str(run_dir / "vecnormalize.pkl"))
+        wall = time.perf_counter() - t0
+        (run_dir / "train_time.json").write_text(json.dumps(
+            {"wall_time_s": wall, "timesteps_done": int(model.num_timesteps)}))
+        venv.close()
+        eval_env.close()
+    return TrainResult(run_dir, model, int(model.num_timesteps), wall)
+
+
+def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
+               eval_freq: int, eval_episodes: int, checkpoint_freq: int, verbose: int) -> Any:
+    """EvalCallback (best_model.zip with the statistics of its moment) and checkpoints;
+    frequencies in total env steps."""
+    from stable_baselines3.common.callbacks import (
+        BaseCallback,
+        CallbackList,
+        CheckpointCallback,
+        EvalCallback,
+    )
 
     per_env = max(1, n_envs)
     on_best = None
-    if norm is not None:  # best_model.zip pairs with the statistics of its moment
-        from stable_baselines3.common.callbacks import BaseCallback
+    if norm is not None:
 
         class _SaveBestStats(BaseCallback):
             def _on_step(self) -> bool:
@@ -279,19 +303,30 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         callbacks.append(CheckpointCallback(max(1, checkpoint_freq // per_env),
                                             str(run_dir / "checkpoints"), name_prefix="model",
                                             save_vecnormalize=norm is not None))
-    t0 = time.perf_counter()
-    try:
-        model.learn(n_timesteps, callback=CallbackList(callbacks), progress_bar=progress_bar)
-    finally:  # an interrupted run keeps what it learned
-        model.save(run_dir / "model.zip")
-        if norm is not None:
-            venv.save(str(run_dir / "vecnormalize.pkl"))
-        wall = time.perf_counter() - t0
-        (run_dir / "train_time.json").write_text(json.dumps(
-            {"wall_time_s": wall, "timesteps_done": int(model.num_timesteps)}))
-        venv.close()
-        eval_env.close()
-    return TrainResult(run_dir, model, int(model.num_timesteps), wall)
+    return CallbackList(callbacks)
+
+
+def _raise_on_sigterm() -> Any:
+    """SIGTERM (a scheduler's stop, `kill`) raises KeyboardInterrupt in the main thread, so
+    the run folder is written as on Ctrl-C. Returns the previous handler (None off the
+    main thread, where signals cannot be handled)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    return signal.signal(signal.SIGTERM, handler)
+
+
+def _restore_sigterm(previous: Any) -> None:
+    import signal
+
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
 
 
 # ------------------------------------------------------------------ loading

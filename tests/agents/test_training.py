@@ -152,3 +152,25 @@ def test_compare_sweeps_a_run_folder_with_its_normalization_beside_a_baseline(tm
     bad = subprocess.run(cmd[:5] + ["nope.zip", "--seeds", "2"], capture_output=True,
                          text=True)
     assert bad.returncode == 2 and "nope.zip" in bad.stderr.strip().splitlines()[-1]
+
+
+def test_a_terminated_run_keeps_its_model(tmp_path):
+    """SIGTERM mid-training (a scheduler's stop) writes model.zip and the statistics, as
+    Ctrl-C does; the script then exits with the interrupt."""
+    import signal
+    import time
+
+    cmd = [sys.executable, str(ROOT / "agents" / "train.py"), "--timesteps", "10000000",
+           "--out", str(tmp_path), "--name", "stop", "--no-progress", "--eval-freq",
+           "100000000", "--hyperparams", '{"n_envs": 2, "n_steps": 128, "batch_size": 64}']
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = tmp_path / "stop"
+    deadline = time.monotonic() + 120
+    while not (run / "config.yml").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(3.0)  # inside learn()
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    assert (run / "model.zip").exists() and (run / "vecnormalize.pkl").exists()
+    assert load_policy(run).model is not None
