@@ -390,5 +390,52 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
     return TrainedPolicy(model, obs_rms, clip, eps, name=str(zip_path))
 
 
+def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,
+                         max_steps: int | None = None) -> Path:
+    """Training episodes' return against env steps and wall time (``monitor.csv``, a
+    ``window``-episode running mean over the raw returns), with EvalCallback's
+    deterministic evaluations (``evaluations.npz``) on the steps axis."""
+    import csv
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    run = Path(run)
+    with (run / "monitor.csv").open() as fh:
+        rows = list(csv.DictReader(line for line in fh if not line.startswith("#")))
+    if not rows:
+        raise TrainingError(f"{run / 'monitor.csv'} has no finished episode yet")
+    ret = np.array([float(r["r"]) for r in rows])
+    steps = np.cumsum([int(float(r["l"])) for r in rows])
+    wall = np.array([float(r["t"]) for r in rows]) / 60.0
+    keep = steps <= (max_steps or steps[-1])
+    ret, steps, wall = ret[keep], steps[keep], wall[keep]
+    k = min(window, len(ret))
+    smooth = np.convolve(ret, np.ones(k) / k, mode="valid")
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+    a1.plot(steps, ret, ".", ms=1.5, alpha=0.25, color="C0")
+    a1.plot(steps[k - 1:], smooth, color="C0", label=f"training, {k}-episode mean")
+    evals = run / "evaluations.npz"
+    if evals.exists():
+        d = np.load(evals)
+        sel = d["timesteps"] <= (max_steps or d["timesteps"].max())
+        a1.plot(d["timesteps"][sel], d["results"].mean(axis=1)[sel], "o-", ms=3, color="C1",
+                label="evaluation (deterministic)")
+    a2.plot(wall[k - 1:], smooth, color="C0")
+    a1.set_xlabel("env steps")
+    a2.set_xlabel("wall time [min]")
+    for ax in (a1, a2):
+        ax.set_ylabel("episode return")
+        ax.grid(alpha=0.3)
+    a1.legend(fontsize=8)
+    a1.set_title(run.name)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return Path(png)
+
+
 __all__ = ["ALGOS", "TrainResult", "TrainedPolicy", "TrainingError", "load_hyperparams",
-           "load_policy", "parse_latency", "train"]
+           "load_policy", "parse_latency", "plot_learning_curves", "train"]

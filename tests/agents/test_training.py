@@ -69,6 +69,10 @@ def test_ppo_smoke_run_saves_and_the_loaded_policy_acts_alike(env_id, tmp_path):
     # the normalization is VecNormalize's: (obs - mean) / sqrt(var + eps), clipped
     manual = np.clip((obs - stats.mean) / np.sqrt(stats.var + 1e-8), -10, 10)
     np.testing.assert_allclose(loaded.normalize(obs), manual, rtol=1e-6, atol=1e-6)
+    from vdsim_gym.training import plot_learning_curves
+
+    png = plot_learning_curves(run, tmp_path / "curves.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     best = load_policy(run / "best_model.zip")  # with the statistics of its moment
     import pickle
 
@@ -174,3 +178,21 @@ def test_a_terminated_run_keeps_its_model(tmp_path):
     assert proc.returncode != 0
     assert (run / "model.zip").exists() and (run / "vecnormalize.pkl").exists()
     assert load_policy(run).model is not None
+
+
+def test_the_shipped_dlc_policy_passes_iso3888_1_without_a_cone():
+    """agents/models/dlc_ppo (docs/RESULTS.md) loads with its statistics and drives the
+    course to its end without a cone hit at 0 ms (two seeds; network outputs may differ
+    in the last bits between CPUs, a pass of the course does not)."""
+    import gymnasium as gym
+
+    policy = load_policy(ROOT / "agents" / "models" / "dlc_ppo")
+    env = gym.make("VDSim-DLC-v0")
+    for seed in (0, 1):
+        obs, _ = env.reset(seed=seed)
+        done = False
+        while not done:
+            action, _ = policy.predict(obs)
+            obs, _, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+        assert info["outcome"] == "course_end" and info["cone_hits"] == 0, info["outcome"]
