@@ -181,18 +181,18 @@ def test_a_terminated_run_keeps_its_model(tmp_path):
 
 
 def test_the_shipped_dlc_policy_passes_iso3888_1_without_a_cone():
-    """agents/models/dlc_ppo (docs/RESULTS.md) loads with its statistics and drives the
-    course to its end without a cone hit at 0 ms (two seeds; network outputs may differ
-    in the last bits between CPUs, a pass of the course does not)."""
+    """agents/models/dlc_ppo and dlc_ppo_latency (docs/RESULTS.md) load with their
+    statistics and drive the course to its end without a cone hit at 0 ms (network
+    outputs may differ in the last bits between CPUs, a pass of the course does not)."""
     import gymnasium as gym
 
-    policy = load_policy(ROOT / "agents" / "models" / "dlc_ppo")
     env = gym.make("VDSim-DLC-v0")
-    for seed in (0, 1):
+    for name, seed in (("dlc_ppo", 0), ("dlc_ppo", 1), ("dlc_ppo_latency", 0)):
+        policy = load_policy(ROOT / "agents" / "models" / name)
         obs, _ = env.reset(seed=seed)
         done = False
         while not done:
             action, _ = policy.predict(obs)
             obs, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
-        assert info["outcome"] == "course_end" and info["cone_hits"] == 0, info["outcome"]
+        assert info["outcome"] == "course_end" and info["cone_hits"] == 0, (name, info)
