@@ -173,14 +173,16 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
           hyperparams: Mapping[str, Any] | None = None,
           hyperparams_file: str | Path | None = None, out: str | Path = "runs",
           eval_freq: int = 10_000, eval_episodes: int = 5, checkpoint_freq: int = 50_000,
-          progress_bar: bool = True, tensorboard: bool = True, verbose: int = 0,
+          progress_bar: bool = True, tensorboard: bool | None = None, verbose: int = 0,
           run_name: str | None = None) -> TrainResult:
     """Train ``algo`` on ``env_id``; returns the run folder and the model.
 
     ``timesteps`` overrides the file's n_timesteps; ``hyperparams`` overrides single keys
     of the file's block (as rl-zoo3's ``--hyperparams``); ``latency``: a spec for
     ``parse_latency``, applied to the training and the evaluation env; ``eval_freq`` and
-    ``checkpoint_freq`` count total env steps (over all envs)."""
+    ``checkpoint_freq`` count total env steps (over all envs); ``tensorboard=None`` logs
+    for TensorBoard when it is installed (True: required); ``progress_bar`` needs tqdm
+    and rich (the ``train`` extra)."""
     import time
 
     import stable_baselines3 as sb3
@@ -191,6 +193,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     from vdsim_gym import make_sb3_vec_env
 
     algo = check_algo(algo)
+    tensorboard = _check_extras(tensorboard, progress_bar)
     block = load_hyperparams(algo, env_id, hyperparams_file)
     for key, value in (hyperparams or {}).items():
         block[key] = (_eval_policy_kwargs(value, "hyperparams") if key == "policy_kwargs"
@@ -271,6 +274,21 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         venv.close()
         eval_env.close()
     return TrainResult(run_dir, model, int(model.num_timesteps), wall)
+
+
+def _check_extras(tensorboard: bool | None, progress_bar: bool) -> bool:
+    """Whether to log for TensorBoard; a clear error, before any work, when a requested
+    extra is missing."""
+    import importlib.util
+
+    have_tb = importlib.util.find_spec("tensorboard") is not None
+    if tensorboard and not have_tb:
+        raise TrainingError("TensorBoard logging needs tensorboard: pip install "
+                            "'vdsim-gym[train]' (or train without it)")
+    if progress_bar and not all(importlib.util.find_spec(m) for m in ("tqdm", "rich")):
+        raise TrainingError("the progress bar needs tqdm and rich: pip install "
+                            "'vdsim-gym[train]' (or --no-progress)")
+    return have_tb if tensorboard is None else bool(tensorboard)
 
 
 def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,

@@ -200,3 +200,23 @@ def test_the_shipped_dlc_policy_passes_iso3888_1_without_a_cone():
             obs, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
         assert info["outcome"] == "course_end" and info["cone_hits"] == 0, (name, info)
+
+
+def test_missing_extras_are_named_before_any_work(monkeypatch, tmp_path):
+    """Without tensorboard the run logs no TensorBoard files (unless asked: then an error
+    naming the extra); a progress bar without tqdm/rich is an error naming the fix."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("tensorboard", "tqdm") else
+                        real(name, *a))
+    with pytest.raises(TrainingError, match=r"needs tensorboard: pip install 'vdsim-gym\[train\]'"):
+        train("ppo", "VDSim-DLC-v0", timesteps=64, out=tmp_path, tensorboard=True,
+              progress_bar=False)
+    with pytest.raises(TrainingError, match="needs tqdm and rich.*--no-progress"):
+        train("ppo", "VDSim-DLC-v0", timesteps=64, out=tmp_path, progress_bar=True)
+    assert not any(tmp_path.iterdir())  # nothing was started
+    res = train("ppo", "VDSim-DLC-v0", timesteps=128, hyperparams={**SMALL, "n_envs": 1},
+                out=tmp_path, run_name="no_tb", eval_freq=100_000, progress_bar=False)
+    assert not (res.run_dir / "tb").exists() and (res.run_dir / "model.zip").exists()
