@@ -21,6 +21,7 @@ generic sedan", lists what they give beside published ranges.
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,7 +146,8 @@ def steady_state_ramp(vehicle: VehicleConfig | str = "generic_sedan", level: str
     obs = plant.reset({"vx": speed})
     lo_f, hi_f = plant.longitudinal_range
     kp, ki = 4.0 * v.mass, 1.0 * v.mass  # [N/(m/s)], [N/m]: ~0.25 s speed loop
-    integ, rows, window, best, past = 0.0, [], [], 0.0, False
+    integ, rows, best, past = 0.0, [], 0.0, False
+    window: deque[float] = deque(maxlen=50)  # |ay| of the last 0.5 s
     improved, ref = 0, 0.0  # the step and the ay mean of the last 1 % rise
     for k in range(round(duration / 0.01)):
         steer = min(steer_rate * (k + 1) * 0.01, v.max_steer)
@@ -154,7 +156,7 @@ def steady_state_ramp(vehicle: VehicleConfig | str = "generic_sedan", level: str
         force = min(max(kp * err + ki * integ, lo_f), hi_f)
         obs = plant.step((steer, force))
         rows.append((obs["t"], steer, obs["ay"], obs["r"], obs["beta"], obs["vx"]))
-        window = (window + [abs(obs["ay"])])[-50:]
+        window.append(abs(obs["ay"]))
         mean = sum(window) / 50 if len(window) == 50 else 0.0
         if mean > ref * 1.01:
             improved, ref = k, mean

@@ -37,9 +37,7 @@ import numpy as np
 
 ALGOS = ("ppo", "sac", "td3")
 ON_POLICY = ("ppo",)
-# rl-zoo3 keys this trainer reads itself; every other key is the algorithm's own keyword.
-_ZOO_KEYS = ("n_envs", "n_timesteps", "policy", "normalize", "env_kwargs", "noise_type",
-             "noise_std")
+# rl-zoo3 keys this trainer does not support (rl_zoo3 itself does).
 _UNSUPPORTED_ZOO_KEYS = ("env_wrapper", "frame_stack", "callback", "vec_env_wrapper",
                          "normalize_kwargs", "replay_buffer_class",
                          "replay_buffer_kwargs")
@@ -201,8 +199,8 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     n_envs = int(block.pop("n_envs", 1))
     if algo not in ON_POLICY and n_envs != 1:
         raise TrainingError(f"{algo} trains on a single env; remove n_envs: {n_envs}")
-    n_timesteps = int(timesteps if timesteps is not None else block.pop("n_timesteps", 0))
-    block.pop("n_timesteps", None)
+    file_timesteps = block.pop("n_timesteps", 0)
+    n_timesteps = int(timesteps if timesteps is not None else file_timesteps)
     if n_timesteps <= 0:
         raise TrainingError("timesteps must be a positive number of env steps")
     if not (isinstance(seed, int) and seed >= 0):
