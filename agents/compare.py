@@ -31,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--overrun", default="skip", choices=("skip", "queue"))
     p.add_argument("--metric", default=None, help="the metric to plot (default: the env's)")
     p.add_argument("--env-kwargs", default=None, help="JSON object of gym.make kwargs")
+    p.add_argument("--scenarios", default=None,
+                   help="cells of env kwargs as a JSON array, one column of the grid each, "
+                        "e.g. '[{\"scenario\": \"follow\"}, {\"scenario\": \"cut_in\"}]'")
     p.add_argument("--num-envs", type=int, default=64)
     p.add_argument("--out", default="compare_out")
     p.add_argument("--no-plot", action="store_true")
@@ -42,9 +45,18 @@ def main(argv: list[str] | None = None) -> int:
     except json.JSONDecodeError as exc:
         p.error(f"--env-kwargs must be a JSON object: {exc}")
     try:
+        scenarios = json.loads(args.scenarios) if args.scenarios else None
+    except json.JSONDecodeError as exc:
+        p.error(f"--scenarios must be a JSON array of objects: {exc}")
+    if scenarios is not None and not (isinstance(scenarios, list)
+                                      and all(isinstance(c, dict) for c in scenarios)):
+        p.error("--scenarios must be a JSON array of objects, e.g. '[{\"scenario\": "
+                "\"follow\"}]'")
+    try:
         sweep_main(args.policies, args.env, args.delays, seeds=args.seeds,
                    overrun=args.overrun, num_envs=args.num_envs, out=args.out,
-                   env_kwargs=env_kwargs, metric=args.metric, make_plot=not args.no_plot)
+                   env_kwargs=env_kwargs, scenarios=scenarios, metric=args.metric,
+                   make_plot=not args.no_plot)
     except (ValueError, ImportError) as exc:
         p.error(str(exc))
     return 0

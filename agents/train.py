@@ -37,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help='JSON object of gym.make kwargs, e.g. \'{"level": "L1"}\'')
     p.add_argument("--eval-freq", type=int, default=10_000, help="env steps between evaluations")
     p.add_argument("--eval-episodes", type=int, default=5)
+    p.add_argument("--num-threads", type=int, default=1,
+                   help="torch threads (default 1: a small network gains nothing from more)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -56,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
                     latency=args.latency, env_kwargs=env_kwargs, hyperparams=hyper,
                     hyperparams_file=args.conf, out=args.out, run_name=args.name,
                     eval_freq=args.eval_freq, eval_episodes=args.eval_episodes,
-                    progress_bar=not args.no_progress)
+                    progress_bar=not args.no_progress, num_threads=args.num_threads)
     except (TrainingError, ValueError, FileExistsError) as exc:
         parser.error(str(exc))
     print(f"trained {res.timesteps} steps in {res.wall_time_s:.0f} s; run folder {res.run_dir}")

@@ -172,7 +172,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
           hyperparams_file: str | Path | None = None, out: str | Path = "runs",
           eval_freq: int = 10_000, eval_episodes: int = 5, checkpoint_freq: int = 50_000,
           progress_bar: bool = True, tensorboard: bool | None = None, verbose: int = 0,
-          run_name: str | None = None) -> TrainResult:
+          run_name: str | None = None, num_threads: int | None = 1) -> TrainResult:
     """Train ``algo`` on ``env_id``; returns the run folder and the model.
 
     ``timesteps`` overrides the file's n_timesteps; ``hyperparams`` overrides single keys
@@ -180,7 +180,10 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     ``parse_latency``, applied to the training and the evaluation env; ``eval_freq`` and
     ``checkpoint_freq`` count total env steps (over all envs); ``tensorboard=None`` logs
     for TensorBoard when it is installed (True: required); ``progress_bar`` needs tqdm
-    and rich (the ``train`` extra)."""
+    and rich (the ``train`` extra). ``num_threads``: torch's intra-op threads (rl-zoo3's
+    ``--num-threads``); 1 by default, since a 64x64 network gains nothing from more and
+    several trainings on one machine then do not fight over the cores (None: torch's
+    default, one per core)."""
     import time
 
     import stable_baselines3 as sb3
@@ -205,6 +208,13 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         raise TrainingError("timesteps must be a positive number of env steps")
     if not (isinstance(seed, int) and seed >= 0):
         raise TrainingError(f"seed must be an integer >= 0, got {seed!r}")
+    if num_threads is not None and not (isinstance(num_threads, int) and num_threads >= 1):
+        raise TrainingError(f"num_threads must be an integer >= 1 or None, got "
+                            f"{num_threads!r}")
+    if num_threads is not None:
+        import torch
+
+        torch.set_num_threads(num_threads)
     policy = block.pop("policy", "MlpPolicy")
     norm = _normalize_kwargs(block.pop("normalize", False))
     kwargs_env = {**dict(block.pop("env_kwargs", None) or {}), **dict(env_kwargs or {})}
@@ -217,9 +227,13 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     run_dir = Path(out) / (run_name or f"{env_id}_{algo}_s{seed}_{stamp}")
     run_dir.mkdir(parents=True, exist_ok=False)
 
-    venv = VecMonitor(make_sb3_vec_env(env_id, n_envs, seed=seed, **kwargs_env),
-                      filename=str(run_dir / "monitor.csv"))
-    eval_env = VecMonitor(make_sb3_vec_env(env_id, 1, seed=seed + 10_000, **kwargs_env))
+    base = make_sb3_vec_env(env_id, n_envs, seed=seed, **kwargs_env)
+    metrics = tuple(base.get_attr("METRIC_LABELS", [0])[0])
+    # The task's metrics (e_y RMSE, min gap, ...) as monitor.csv columns beside r, l, t.
+    venv = VecMonitor(_with_summary_keys(base, metrics), filename=str(run_dir / "monitor.csv"),
+                      info_keywords=metrics)
+    eval_env = VecMonitor(_with_summary_keys(   # wrapped alike: SB3 syncs the chains
+        make_sb3_vec_env(env_id, 1, seed=seed + 10_000, **kwargs_env), metrics))
     if norm is not None:
         venv = VecNormalize(venv, **{"gamma": block.get("gamma", 0.99), **norm})
         eval_env = VecNormalize(eval_env, training=False, norm_reward=False,
@@ -246,7 +260,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         "n_envs": n_envs, "policy": policy, "normalize": norm, "latency": latency,
         "env_kwargs": _jsonable({k: v for k, v in kwargs_env.items() if k != "latency"}),
         "hyperparams": _jsonable(algo_kwargs), "eval_freq": eval_freq,
-        "eval_episodes": eval_episodes,
+        "eval_episodes": eval_episodes, "num_threads": num_threads,
         "hyperparams_file": str(hyperparams_file or f"agents/hyperparams/{algo}.yml"),
         "versions": {"vdsim_gym": vdsim_gym.__version__, "stable_baselines3": sb3.__version__,
                      "python": platform.python_version(), "numpy": np.__version__},
@@ -259,7 +273,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
         model.learn(n_timesteps, callback=_callbacks(run_dir, venv, eval_env, norm, n_envs,
                                                      eval_freq, eval_episodes,
-                                                     checkpoint_freq, verbose),
+                                                     checkpoint_freq, verbose, metrics),
                     progress_bar=progress_bar)
     finally:  # an interrupted (Ctrl-C) or terminated (SIGTERM) run keeps what it learned
         _restore_sigterm(previous)
@@ -289,10 +303,38 @@ def _check_extras(tensorboard: bool | None, progress_bar: bool) -> bool:
     return have_tb if tensorboard is None else bool(tensorboard)
 
 
+def _with_summary_keys(venv: Any, keys: tuple[str, ...]) -> Any:
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    class SummaryKeys(VecEnvWrapper):
+        """Copies the task metrics of each finished episode's ``episode_summary`` into
+        flat info keys, which ``VecMonitor(info_keywords=...)`` writes to monitor.csv (NaN
+        for an episode that ends without a summary)."""
+
+        def __init__(self, venv: Any, keys: tuple[str, ...]) -> None:
+            super().__init__(venv)
+            self.keys = keys
+
+        def reset(self) -> Any:
+            return self.venv.reset()
+
+        def step_wait(self) -> Any:
+            obs, rewards, dones, infos = self.venv.step_wait()
+            for i in np.flatnonzero(dones):
+                summary = infos[i].get("episode_summary") or {}
+                for k in self.keys:  # a step key of the same name (cone_hits) stays
+                    infos[i].setdefault(k, float(summary.get(k, np.nan)))
+            return obs, rewards, dones, infos
+
+    return SummaryKeys(venv, keys)
+
+
 def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
-               eval_freq: int, eval_episodes: int, checkpoint_freq: int, verbose: int) -> Any:
-    """EvalCallback (best_model.zip with the statistics of its moment) and checkpoints;
-    frequencies in total env steps."""
+               eval_freq: int, eval_episodes: int, checkpoint_freq: int, verbose: int,
+               metrics: tuple[str, ...] = ()) -> Any:
+    """EvalCallback (best_model.zip with the statistics of its moment; the evaluation
+    episodes' task metrics in eval_metrics.npz) and checkpoints; frequencies in total env
+    steps."""
     from stable_baselines3.common.callbacks import (
         BaseCallback,
         CallbackList,
@@ -310,11 +352,40 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
                 return True
 
         on_best = _SaveBestStats()
-    callbacks = [EvalCallback(eval_env, n_eval_episodes=eval_episodes,
-                              eval_freq=max(1, eval_freq // per_env),
-                              best_model_save_path=str(run_dir), log_path=str(run_dir),
-                              deterministic=True, verbose=verbose,
-                              callback_on_new_best=on_best)]
+
+    class _EvalWithMetrics(EvalCallback):
+        """EvalCallback that also keeps each evaluation episode's task metrics
+        (``episode_summary``) and writes them to eval_metrics.npz beside evaluations.npz:
+        ``timesteps`` and one (evaluations, episodes) array per metric."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._episode: list[dict[str, float]] = []
+            self._log: dict[str, list[list[float]]] = {k: [] for k in metrics}
+            self._steps: list[int] = []
+
+        def _log_success_callback(self, locals_: dict[str, Any], globals_: Any) -> None:
+            super()._log_success_callback(locals_, globals_)
+            if locals_["done"] and "episode_summary" in locals_["info"]:
+                self._episode.append(locals_["info"]["episode_summary"])
+
+        def _on_step(self) -> bool:
+            self._episode = []
+            go_on = super()._on_step()
+            if self._episode and metrics:
+                self._steps.append(self.num_timesteps)
+                for k in metrics:
+                    self._log[k].append([float(e.get(k, np.nan)) for e in self._episode])
+                n = min(len(v) for v in self._log[metrics[0]])
+                np.savez(run_dir / "eval_metrics.npz", timesteps=np.array(self._steps),
+                         **{k: np.array([row[:n] for row in v]) for k, v in self._log.items()})
+            return go_on
+
+    callbacks = [_EvalWithMetrics(eval_env, n_eval_episodes=eval_episodes,
+                                  eval_freq=max(1, eval_freq // per_env),
+                                  best_model_save_path=str(run_dir), log_path=str(run_dir),
+                                  deterministic=True, verbose=verbose,
+                                  callback_on_new_best=on_best)]
     if checkpoint_freq > 0:
         callbacks.append(CheckpointCallback(max(1, checkpoint_freq // per_env),
                                             str(run_dir / "checkpoints"), name_prefix="model",
@@ -407,10 +478,14 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
 
 
 def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,
-                         max_steps: int | None = None) -> Path:
-    """Training episodes' return against env steps and wall time (``monitor.csv``, a
-    ``window``-episode running mean over the raw returns), with EvalCallback's
-    deterministic evaluations (``evaluations.npz``) on the steps axis."""
+                         max_steps: int | None = None, metric: str | None = None) -> Path:
+    """Training episodes' return and task metric against env steps and wall time.
+
+    The top row is the return, the bottom row the task's metric (``metric``, default the
+    env's first: e_y RMSE, min gap, speed-error RMS), both from ``monitor.csv`` as a
+    ``window``-episode running mean, with EvalCallback's deterministic evaluations
+    (``evaluations.npz``, ``eval_metrics.npz``) on the steps axis. A run from before the
+    metric columns existed gets the return row alone."""
     import csv
 
     import matplotlib
@@ -423,34 +498,62 @@ def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,
         rows = list(csv.DictReader(line for line in fh if not line.startswith("#")))
     if not rows:
         raise TrainingError(f"{run / 'monitor.csv'} has no finished episode yet")
-    ret = np.array([float(r["r"]) for r in rows])
+    extra = [k for k in rows[0] if k not in ("r", "l", "t")]
+    if metric is not None and metric not in extra:
+        raise TrainingError(f"metric {metric!r} is not in {run / 'monitor.csv'}; it has "
+                            f"{', '.join(extra) or 'no task metric columns'}")
+    metric = metric or (extra[0] if extra else None)
     steps = np.cumsum([int(float(r["l"])) for r in rows])
     wall = np.array([float(r["t"]) for r in rows]) / 60.0
     keep = steps <= (max_steps or steps[-1])
-    ret, steps, wall = ret[keep], steps[keep], wall[keep]
-    k = min(window, len(ret))
-    smooth = np.convolve(ret, np.ones(k) / k, mode="valid")
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
-    a1.plot(steps, ret, ".", ms=1.5, alpha=0.25, color="C0")
-    a1.plot(steps[k - 1:], smooth, color="C0", label=f"training, {k}-episode mean")
-    evals = run / "evaluations.npz"
-    if evals.exists():
-        d = np.load(evals)
-        sel = d["timesteps"] <= (max_steps or d["timesteps"].max())
-        a1.plot(d["timesteps"][sel], d["results"].mean(axis=1)[sel], "o-", ms=3, color="C1",
-                label="evaluation (deterministic)")
-    a2.plot(wall[k - 1:], smooth, color="C0")
-    a1.set_xlabel("env steps")
-    a2.set_xlabel("wall time [min]")
-    for ax in (a1, a2):
-        ax.set_ylabel("episode return")
-        ax.grid(alpha=0.3)
-    a1.legend(fontsize=8)
-    a1.set_title(run.name)
+    k = min(window, int(keep.sum()))
+    series = [("r", "episode return")] + ([(metric, _metric_label(run, metric))]
+                                          if metric else [])
+    fig, axes = plt.subplots(len(series), 2, figsize=(11, 3.6 * len(series)), squeeze=False)
+    evals = {"r": run / "evaluations.npz", metric: run / "eval_metrics.npz"}
+    for (key, label), (a1, a2) in zip(series, axes, strict=True):
+        y = np.array([float(r[key]) if r[key] not in ("", None) else np.nan for r in rows])
+        y, st, wt = y[keep], steps[keep], wall[keep]
+        ok = np.isfinite(y)
+        smooth = np.convolve(y[ok], np.ones(k) / k, mode="valid") if ok.sum() >= k else None
+        a1.plot(st[ok], y[ok], ".", ms=1.5, alpha=0.25, color="C0")
+        if smooth is not None:
+            a1.plot(st[ok][k - 1:], smooth, color="C0", label=f"training, {k}-episode mean")
+            a2.plot(wt[ok][k - 1:], smooth, color="C0")
+        path = evals[key]
+        if path.exists():
+            d = np.load(path)
+            vals = d["results"] if key == "r" else d[key]
+            sel = d["timesteps"] <= (max_steps or d["timesteps"].max())
+            with np.errstate(all="ignore"):
+                mean = np.nanmean(np.asarray(vals, float), axis=1)
+            a1.plot(d["timesteps"][sel], mean[sel], "o-", ms=3, color="C1",
+                    label="evaluation (deterministic)")
+        a1.set_xlabel("env steps")
+        a2.set_xlabel("wall time [min]")
+        for ax in (a1, a2):
+            ax.set_ylabel(label)
+            ax.grid(alpha=0.3)
+        a1.legend(fontsize=8)
+    axes[0][0].set_title(run.name)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
     return Path(png)
+
+
+def _metric_label(run: Path, metric: str) -> str:
+    """The env's label for a metric ("e_y RMSE [m]"), from the run's env id."""
+    import gymnasium as gym
+    import yaml
+    from gymnasium.envs.registration import load_env_creator
+
+    try:
+        env_id = yaml.safe_load((run / "config.yml").read_text())["env_id"]
+        cls = load_env_creator(gym.spec(env_id).entry_point)
+        return getattr(cls, "METRIC_LABELS", {}).get(metric, metric)
+    except (OSError, KeyError, TypeError, gym.error.Error):  # no config: the raw name
+        return metric
 
 
 __all__ = ["ALGOS", "TrainResult", "TrainedPolicy", "TrainingError", "load_hyperparams",

@@ -213,14 +213,16 @@ void bind_task(py::module_& m) {
                        std::vector<double> weights) {
              if (ticks_per_period < 1)
                throw std::invalid_argument("ticks_per_period must be >= 1");
-             if (weights.size() != 6)
-               throw std::invalid_argument("weights: gap, speed, jerk, comfort, safety, collision");
+             if (weights.size() != 7)
+               throw std::invalid_argument(
+                   "weights: gap, speed, jerk, comfort, safety, collision, alive");
              AccTaskParams p;
              p.ticks_per_period = ticks_per_period;
              p.time_headway = time_headway;
              p.min_distance = min_distance;
              p.ttc_safe = ttc_safe;
-             p.weights = {weights[0], weights[1], weights[2], weights[3], weights[4], weights[5]};
+             p.weights = {weights[0], weights[1], weights[2], weights[3], weights[4], weights[5],
+                          weights[6]};
              return new AccEnvCore(p, proto.vehicle(), proto.config());
            }), py::arg("session"), py::arg("ticks_per_period"), py::arg("time_headway"),
            py::arg("min_distance"), py::arg("ttc_safe"), py::arg("weights"),

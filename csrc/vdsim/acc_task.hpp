@@ -21,13 +21,18 @@
 
 namespace vdsim {
 
+// Each cost is a saturating c(x) = x^2 / (1 + x^2) (about x^2 near the target, never above
+// 1), so a step's costs never exceed the sum of their weights (1.0 by default) and the
+// `alive` pay (1.0) covers them: every step survived earns >= 0, and a collision forfeits
+// the rest of the episode on top of its penalty. Ending an episode early never pays.
 struct AccWeights {
-  double gap = 1.0;        // -w ((gap - desired) / desired)^2 while a lead is present
-  double speed = 0.5;      // -w ((v - v_set) / 5 m/s)^2 while free
-  double jerk = 0.05;      // -w (jerk / 10 m/s^3)^2, jerk from the commanded action
-  double comfort = 0.1;    // -w (ax / 3 m/s^2)^2
-  double safety = 1.0;     // -w (1 - ttc / ttc_safe) while closing with ttc < ttc_safe
-  double collision = 50.0; // -w on collision
+  double gap = 0.4;        // -w c((gap - desired) / desired) while a lead is present
+  double speed = 0.2;      // -w c((v - v_set) / 5 m/s) while free; overspeed only with a lead
+  double jerk = 0.1;       // -w c(jerk / 2.5 m/s^3), jerk from the commanded action
+  double comfort = 0.1;    // -w c(ax / 3 m/s^2)
+  double safety = 0.2;     // -w (1 - ttc / ttc_safe) while closing with ttc < ttc_safe
+  double collision = 100.0; // -w on collision
+  double alive = 1.0;      // +w per step that does not end in a collision
 };
 
 struct AccTaskParams {
@@ -60,7 +65,7 @@ class AccTask {
       e.obs_names = {"ego_speed", "set_speed", "gap", "rel_speed", "desired_gap", "ttc",
                      "not_closing", "lead_present", "ax", "prev_accel"};
       e.action_names = {"accel"};
-      e.term_names = {"gap", "speed", "jerk", "comfort", "safety", "collision"};
+      e.term_names = {"gap", "speed", "jerk", "comfort", "safety", "collision", "alive"};
       e.info_names = {"reward", "gap", "lead_speed", "ttc", "lead_present", "ego_speed",
                       "ax", "t"};
       e.summary_names = {"min_gap", "collision", "rms_jerk", "rms_time_gap_error"};
@@ -137,18 +142,20 @@ class AccTask {
     if (score) prev_tick_ = plant.tick();
     double reward = 0.0;
     if (terms) {
-      // relative gap error, clipped: a far lead (a stopped ego) costs a bounded amount
-      const double eg = present_ ? std::clamp((gap - desired) / desired, -1.0, 3.0) : 0.0;
-      const double ev = present_ ? 0.0 : (v - v_set_) / 5.0;
-      terms[0] = -w.gap * eg * eg;
-      terms[1] = -w.speed * ev * ev;
-      terms[2] = -w.jerk * (jerk / 10.0) * (jerk / 10.0);
-      terms[3] = -w.comfort * (ax / 3.0) * (ax / 3.0);
+      const auto cost = [](double x) { return x * x / (1.0 + x * x); };
+      // relative gap error: a far lead (a stopped ego) costs at most the weight
+      const double eg = present_ ? (gap - desired) / desired : 0.0;
+      const double ev = (present_ ? std::max(v - v_set_, 0.0) : v - v_set_) / 5.0;
+      terms[0] = -w.gap * cost(eg);
+      terms[1] = -w.speed * cost(ev);
+      terms[2] = -w.jerk * cost(jerk / 2.5);  // ISO 15622 ACC jerk limit, 2.5 m/s^3
+      terms[3] = -w.comfort * cost(ax / 3.0);
       terms[4] = closing && ttc_raw < params_.ttc_safe
                      ? -w.safety * (1.0 - std::max(ttc_raw, 0.0) / params_.ttc_safe) : 0.0;
       terms[5] = (flags & kFlagTerminated) ? -w.collision : 0.0;
+      terms[6] = (flags & kFlagTerminated) ? 0.0 : w.alive;
       if (!finite) std::fill(terms, terms + 5, 0.0);
-      for (int j = 0; j < 6; ++j) reward += terms[j];
+      for (int j = 0; j < 7; ++j) reward += terms[j];
     }
     if (score) {
       ++n_;

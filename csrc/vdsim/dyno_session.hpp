@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <vector>
 
@@ -74,6 +75,7 @@ class DynoSession {
     command_ = initial;
     schedule_.clear();
     driver_.reset();
+    line_.clear();
     pedal_ = throttle_ = brake_ = 0.0;
     a_filt_ = 0.0;
     energy_pos_ = distance_ = 0.0;
@@ -97,8 +99,13 @@ class DynoSession {
                                      config_.delay_steps);
         th = p.throttle;
         br = p.brake;
-      } else {
-        const double p = std::clamp(command_.longitudinal, -1.0, 1.0);
+      } else {  // the action is the pedal; a pedal-mode robot presses it delay_steps late
+        double p = std::clamp(command_.longitudinal, -1.0, 1.0);
+        if (config_.delay_steps > 0) {  // the driver's delay line: 0 until one is old enough
+          line_.push_back(p);
+          while (static_cast<int64_t>(line_.size()) > config_.delay_steps + 1) line_.pop_front();
+          p = static_cast<int64_t>(line_.size()) <= config_.delay_steps ? 0.0 : line_.front();
+        }
         th = std::fmax(p, 0.0);
         br = std::fmax(-p, 0.0);
       }
@@ -148,6 +155,7 @@ class DynoSession {
   DynoParams bench_;
   DynoSimConfig config_;
   RobotDriver driver_;
+  std::deque<double> line_;  // pedal-mode transport delay (no driver law)
   DynoState state_{};
   int64_t tick_ = 0;
   Command command_{};

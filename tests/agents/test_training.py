@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import yaml
@@ -71,9 +72,21 @@ def test_ppo_smoke_run_saves_and_the_loaded_policy_acts_alike(env_id, tmp_path):
     np.testing.assert_allclose(loaded.normalize(obs), manual, rtol=1e-6, atol=1e-6)
     from vdsim_gym.training import plot_learning_curves
 
+    # the task metrics: monitor.csv columns, eval_metrics.npz beside evaluations.npz
+    metrics = list(gym.make(env_id).unwrapped.METRIC_LABELS)
+    header = [ln for ln in (run / "monitor.csv").read_text().splitlines()
+              if not ln.startswith("#")][0]
+    assert header.split(",") == ["r", "l", "t", *metrics]
+    ev, em = np.load(run / "evaluations.npz"), np.load(run / "eval_metrics.npz")
+    np.testing.assert_array_equal(em["timesteps"], ev["timesteps"])
+    for k in metrics:
+        assert em[k].shape == ev["results"].shape, k
     if env_id in ("VDSim-DLC-v0", "VDSim-PathFollow-v0"):  # episodes end within the run
         png = plot_learning_curves(run, tmp_path / "curves.png")
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert np.isfinite(em["rms_e_y"]).all()
+        with pytest.raises(TrainingError, match="metric 'e_y' is not in .*rms_e_y"):
+            plot_learning_curves(run, tmp_path / "curves.png", metric="e_y")
     else:  # a 1500-step ACC scenario, an 1840-step cycle: no episode finished yet
         with pytest.raises(TrainingError, match="no finished episode yet"):
             plot_learning_curves(run, tmp_path / "curves.png")
@@ -82,6 +95,27 @@ def test_ppo_smoke_run_saves_and_the_loaded_policy_acts_alike(env_id, tmp_path):
 
     with (run / "best_vecnormalize.pkl").open("rb") as fh:
         np.testing.assert_array_equal(best.obs_rms.mean, pickle.load(fh).obs_rms.mean)
+
+
+def test_summary_keys_copy_each_finished_episodes_metrics():
+    """What VecMonitor writes to monitor.csv: the episode summary's metrics, flat."""
+    from vdsim_gym.training import _with_summary_keys
+
+    keys = ("rms_e_y", "cone_hits", "pass_speed")
+    venv = _with_summary_keys(make_sb3_vec_env("VDSim-DLC-v0", 2, seed=1), keys)
+    venv.reset()
+    rng = np.random.default_rng(0)
+    ended = 0
+    while ended < 3:
+        _, _, dones, infos = venv.step(rng.uniform(-1, 1, (2, 2)).astype(np.float32))
+        for i in np.flatnonzero(dones):
+            s = infos[i]["episode_summary"]
+            for k in keys:  # cone_hits is also a step key (the total so far): the same
+                assert infos[i][k] == s[k] or (np.isnan(infos[i][k]) and np.isnan(s[k])), k
+            ended += 1
+        for i in np.flatnonzero(~dones):
+            assert not {"rms_e_y", "pass_speed"} & set(infos[i])  # only at an episode's end
+    venv.close()
 
 
 def test_sac_trains_on_a_single_env_and_td3_gets_its_noise(tmp_path):
@@ -160,6 +194,21 @@ def test_compare_sweeps_a_run_folder_with_its_normalization_beside_a_baseline(tm
     bad = subprocess.run(cmd[:5] + ["nope.zip", "--seeds", "2"], capture_output=True,
                          text=True)
     assert bad.returncode == 2 and "nope.zip" in bad.stderr.strip().splitlines()[-1]
+
+
+def test_compare_runs_the_acc_scenario_families_as_columns(tmp_path):
+    out = tmp_path / "acc"
+    cmd = [sys.executable, str(ROOT / "agents" / "compare.py"), "--env", "VDSim-ACC-v0",
+           "--policies", "acc_pid", "idm", "--delays", "0ms", "--seeds", "2", "--num-envs", "4",
+           "--env-kwargs", '{"duration": 4.0, "control_period": 0.1}', "--out", str(out),
+           "--no-plot", "--scenarios", '[{"scenario": "follow"}, {"scenario": "hard_brake"}]']
+    subprocess.run(cmd, capture_output=True, text=True, check=True)
+    rows = (out / "sweep_summary.csv").read_text().splitlines()
+    assert len(rows) == 1 + 2 * 2  # 2 controllers x 2 families
+    assert sum("hard_brake" in r for r in rows) == 2
+    bad = subprocess.run(cmd[:-1] + ['{"scenario": "follow"}'], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "JSON array of objects" in bad.stderr
 
 
 def test_a_terminated_run_keeps_its_model(tmp_path):

@@ -116,6 +116,71 @@ def test_sensor_csv_missing_column_and_bad_kwargs(tmp_path):
         gym.make(ID, duration=-1.0)
 
 
+def _reference_terms(info, action, prev, env):
+    """The reward terms from the step's info, written out from docs/ENVS.md (ACC)."""
+    base = env.unwrapped
+    w, v, ax = base.reward_weights, info["ego_speed"], info["ax"]
+
+    def cost(x):
+        return x * x / (1 + x * x)
+
+    desired = base.min_distance + base.time_headway * max(v, 0.0)
+    present, gap = info["lead_present"], info["gap"]
+    span = base.vehicle.max_acceleration if action >= prev else base.vehicle.max_deceleration
+    jerk = (action - prev) * span / base.control_period
+    over = max(v - base.scenario.set_speed, 0.0) if present else v - base.scenario.set_speed
+    ttc = info["ttc"]
+    collided = info.get("outcome") == "collision"
+    return {"gap": -w["gap"] * cost((gap - desired) / desired) if present else 0.0,
+            "speed": -w["speed"] * cost(over / 5.0),
+            "jerk": -w["jerk"] * cost(jerk / 2.5),
+            "comfort": -w["comfort"] * cost(ax / 3.0),
+            "safety": -w["safety"] * (1 - max(ttc, 0.0) / 3.0) if ttc < 3.0 else 0.0,
+            "collision": -w["collision"] if collided else 0.0,
+            "alive": 0.0 if collided else w["alive"]}
+
+
+@pytest.mark.parametrize("family", ["hard_brake", "lead_leaves", "stop_and_go"])
+def test_reward_terms_match_a_python_reference(family):
+    """Every term against its formula, over random pedal actions that also collide."""
+    env = gym.make(ID, scenario=family, duration=20.0,
+                   reward_weights={"gap": 0.5, "collision": 70.0})
+    rng = np.random.default_rng(1)
+    checked = collisions = 0
+    for seed in range(3):
+        env.reset(seed=seed)
+        prev, done = 0.0, False
+        while not done:
+            a = float(np.float32(rng.uniform(-0.3, 1.0)))
+            _, r, te, tr, info = env.step(np.array([a], np.float32))
+            ref = _reference_terms(info, a, prev, env)
+            got = info["reward_terms"]
+            assert set(got) == set(ref)
+            for k in ref:
+                assert got[k] == pytest.approx(ref[k], rel=1e-9, abs=1e-12), (k, info["t"])
+            assert r == pytest.approx(sum(got.values()), rel=1e-12, abs=1e-12)
+            prev, done, checked = a, te or tr, checked + 1
+        collisions += info["outcome"] == "collision"
+    assert checked > 500 and collisions >= 1  # the random drive also reached the collision
+
+
+def test_surviving_always_pays_more_than_colliding():
+    """The invariant behind the ACC reward (docs/ENVS.md): the costs saturate at their
+    weights, which sum to at most `alive`, so no step survived earns less than 0 and a
+    collision's return is below any episode that survives its steps."""
+    env = gym.make(ID, scenario="hard_brake", duration=15.0)
+    w = env.unwrapped.reward_weights
+    assert sum(w[k] for k in ("gap", "speed", "jerk", "comfort", "safety")) <= w["alive"]
+    rng = np.random.default_rng(2)
+    for seed in range(3):
+        env.reset(seed=seed)
+        done = False
+        while not done:
+            _, r, te, tr, info = env.step(rng.uniform(-1, 1, 1).astype(np.float32))
+            done = te or tr
+            assert r >= 0.0 or info.get("outcome") == "collision"
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("make_policy", [acc_pid, idm_follower], ids=["pid", "idm"])
 def test_baselines_follow_without_collision(family, make_policy):

@@ -158,6 +158,8 @@ def test_cycle_csv_and_errors(tmp_path):
     ({"driver": "cruise"}, ValueError, "unknown mode 'cruise'"),
     ({"driver": {"delay_s": -1}}, ValueError, "delay_s must be >= 0"),
     ({"pedal_actuator": {"tau": 1}}, ValueError, "unknown key 'tau'"),
+    ({"driver": {"mode": "pedal", "kp": 1.0}}, ValueError, "'pedal'.*takes only delay_s"),
+    ({"driver": {"mode": "pedal", "delay_s": -0.1}}, ValueError, "delay_s must be >= 0"),
     ({"control_period": 0.12}, ValueError, "not a whole multiple of substep_dt"),
     ({"level": "L1"}, TypeError, "unknown keyword argument.*'level'"),
     ({"reward_weights": {"speed": 1}}, ValueError, "unknown reward weight 'speed'"),
@@ -183,6 +185,29 @@ def test_pedal_actuator_lags_the_pedal():
     info = env.step(np.array([1.0]))[4]
     a = 0.05 / 0.25
     assert info["pedal"] == pytest.approx(1 - (1 - a) ** 2, rel=1e-12)  # two substeps
+
+
+def test_pedal_mode_robot_presses_the_action_delay_s_late():
+    """driver={"mode": "pedal", "delay_s": d}: the pedal of the driverless bench, shifted
+    by d / substep_dt substeps (0 before), with the same speeds once shifted; the
+    action is named pedal."""
+    kw = {"control_period": 0.05, "cycle": SHORT}
+    env = gym.make(ID, driver={"mode": "pedal", "delay_s": 0.3}, **kw)
+    ref = gym.make(ID, driver=None, **kw)
+    assert env.unwrapped.action_names == ("pedal",) and env.unwrapped.longitudinal == "pedal"
+    acts = np.random.default_rng(0).uniform(-1, 1, (120, 1)).astype(np.float32)
+    env.reset(seed=0)
+    ref.reset(seed=0)
+    late = [env.step(a)[4]["pedal"] for a in acts]
+    now = [ref.step(a)[4]["pedal"] for a in acts]
+    assert late[:6] == [0.0] * 6 and late[6:] == now[:-6]
+    # a pedal-mode run of the bench: the same as the driverless one fed six zeros first
+    env.reset(seed=0)
+    ref.reset(seed=0)
+    zeros = np.zeros((6, 1), np.float32)
+    v_late = [env.step(a)[4]["speed"] for a in acts]
+    v_now = [ref.step(a)[4]["speed"] for a in np.concatenate([zeros, acts])][:120]
+    assert v_late == v_now
 
 
 # ------------------------------------------------------------------ RobotDriverWrapper

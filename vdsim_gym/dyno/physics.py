@@ -46,14 +46,25 @@ def _pedal_actuator(value: Any) -> PedalActuator | None:
 
 
 def _driver(value: Any) -> dict[str, Any] | None:
-    """None (the action is the pedal), a mode name or RobotDriver keywords."""
+    """None (the action is the pedal), a mode name or RobotDriver keywords; mode "pedal"
+    with delay_s is a robot that presses the commanded pedal delay_s late (its transport
+    delay without a control law: what a learned pedal policy drives through)."""
     if value is None:
         return None
     if isinstance(value, str):
         value = {"mode": value}
     if not isinstance(value, Mapping):
-        raise ValueError(f"driver must be None (pedal action), 'speed', 'accel' or a dict of "
-                         f"RobotDriver keywords, got {value!r}")
+        raise ValueError(f"driver must be None (pedal action), 'speed', 'accel', 'pedal' or a "
+                         f"dict of RobotDriver keywords, got {value!r}")
+    if value.get("mode") == "pedal":
+        extra = sorted(set(value) - {"mode", "delay_s"})
+        if extra:
+            raise ValueError(f"driver mode 'pedal' (the action is the pedal, pressed delay_s "
+                             f"late) takes only delay_s, got {extra[0]!r}; the PI keywords "
+                             f"belong to mode 'speed' or 'accel'")
+        delay = value.get("delay_s", 0.0)
+        RobotDriver("speed", delay_s=delay)  # delay_s checked with RobotDriver's messages
+        return {"mode": "pedal", "delay_s": float(delay)}
     if "actuator" in value:
         raise ValueError(
             "driver: a Python actuator cannot run inside the C++ env core (nor in its vector "
@@ -98,7 +109,7 @@ class DynoPhysics:
     @property
     def longitudinal(self) -> str:
         """What the action commands: the driver's mode ("speed", "accel") or "pedal"."""
-        return "pedal" if self.driver is None else self.driver["mode"]
+        return "pedal" if self.driver is None else self.driver["mode"]  # pedal: no PI
 
     @property
     def integrator(self) -> str:
@@ -111,12 +122,13 @@ class DynoPhysics:
     def sim_config(self, *, warn: bool = False) -> _core.DynoSimConfig:
         cfg = _core.DynoSimConfig()
         cfg.substep_dt = self.substep_dt
-        cfg.driver_on = self.driver is not None
+        cfg.driver_on = self.driver is not None and self.driver["mode"] != "pedal"
         if self.driver is not None:
-            kwargs = {k: v for k, v in self.driver.items() if k != "delay_s"}
-            drv = RobotDriver(**kwargs)
-            cfg.driver = drv._core.params
-            cfg.accel_filter_s = cfg.driver.accel_filter_s
+            if cfg.driver_on:
+                kwargs = {k: v for k, v in self.driver.items() if k != "delay_s"}
+                drv = RobotDriver(**kwargs)
+                cfg.driver = drv._core.params
+                cfg.accel_filter_s = cfg.driver.accel_filter_s
             n, exact = delay_steps(self.delay_s, self.substep_dt)
             if not exact and warn:
                 warnings.warn(

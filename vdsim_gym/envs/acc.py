@@ -21,9 +21,11 @@ from vdsim_gym.envs.core_env import (
 from vdsim_gym.plant import PhysicsSpec
 from vdsim_gym.timing import ceil_ticks
 
-TERM_NAMES = ("gap", "speed", "jerk", "comfort", "safety", "collision")
-DEFAULT_WEIGHTS = {"gap": 1.0, "speed": 0.5, "jerk": 0.05, "comfort": 0.1, "safety": 1.0,
-                   "collision": 50.0}
+TERM_NAMES = ("gap", "speed", "jerk", "comfort", "safety", "collision", "alive")
+# The costs saturate at their weights (sum 1.0) and `alive` pays 1.0 per step survived, so
+# no step survived earns less than 0 and a collision never pays (docs/ENVS.md).
+DEFAULT_WEIGHTS = {"gap": 0.4, "speed": 0.2, "jerk": 0.1, "comfort": 0.1, "safety": 0.2,
+                   "collision": 100.0, "alive": 1.0}
 _COLLISION, _NON_FINITE = 4, 8  # AccTask flag bits
 
 
@@ -47,9 +49,11 @@ class ACCEnv(CoreEnv):
     a * max_acceleration (a >= 0) or a * max_deceleration through the core's cascade.
 
     ## Reward
-    Named terms (``info["reward_terms"]``): gap tracking while a lead is present (the
-    relative gap error (gap - desired) / desired clipped to [-1, 3], squared), speed
-    tracking when free, jerk, comfort (ax), safety (TTC below ttc_safe), collision.
+    Named terms (``info["reward_terms"]``), each cost saturating at its weight
+    (c(x) = x^2 / (1 + x^2)): gap tracking while a lead is present (relative gap error),
+    speed tracking when free (overspeed only with a lead), jerk, comfort (ax), safety (TTC
+    below ttc_safe); collision (-100) and alive (+1 per step survived), so surviving always
+    pays more than colliding.
 
     ## Episode end
     Terminated on collision (gap <= 0) or a non-finite state; truncated at the scenario's
