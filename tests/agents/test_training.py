@@ -81,13 +81,13 @@ def test_ppo_smoke_run_saves_and_the_loaded_policy_acts_alike(env_id, tmp_path):
     np.testing.assert_array_equal(em["timesteps"], ev["timesteps"])
     for k in metrics:
         assert em[k].shape == ev["results"].shape, k
-    if env_id in ("VDSim-DLC-v0", "VDSim-PathFollow-v0"):  # episodes end within the run
+    if env_id != "VDSim-Dyno-v0":  # episodes end within the run (ACC: 300 steps)
         png = plot_learning_curves(run, tmp_path / "curves.png")
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        assert np.isfinite(em["rms_e_y"]).all()
-        with pytest.raises(TrainingError, match="metric 'e_y' is not in .*rms_e_y"):
+        assert np.isfinite(em[metrics[0]]).any()
+        with pytest.raises(TrainingError, match=f"metric 'e_y' is not in .*{metrics[0]}"):
             plot_learning_curves(run, tmp_path / "curves.png", metric="e_y")
-    else:  # a 1500-step ACC scenario, an 1840-step cycle: no episode finished yet
+    else:  # an 1840-step cycle: no episode finished yet
         with pytest.raises(TrainingError, match="no finished episode yet"):
             plot_learning_curves(run, tmp_path / "curves.png")
     best = load_policy(run / "best_model.zip")  # with the statistics of its moment
