@@ -251,6 +251,26 @@ def test_the_shipped_dlc_policy_passes_iso3888_1_without_a_cone():
         assert info["outcome"] == "course_end" and info["cone_hits"] == 0, (name, info)
 
 
+def test_the_shipped_acc_policy_follows_every_family_without_a_collision():
+    """agents/models/acc_ppo (docs/RESULTS.md) at its 0.1 s control period: a seed of each
+    scenario family to the scenario's end, no collision, at least 2 m of gap."""
+    import math
+
+    from vdsim_gym.envs.acc_scenarios import FAMILIES
+
+    policy = load_policy(ROOT / "agents" / "models" / "acc_ppo")
+    for family in FAMILIES:
+        env = gym.make("VDSim-ACC-v0", scenario=family, control_period=0.1)
+        obs, _ = env.reset(seed=0)
+        done = False
+        while not done:
+            obs, _, terminated, truncated, info = env.step(policy.predict(obs)[0])
+            done = terminated or truncated
+        gap = info["episode_summary"]["min_gap"]
+        assert info["outcome"] == "scenario_end", (family, info["episode_summary"])
+        assert math.isnan(gap) if family == "cruise" else gap > 2.0, (family, gap)
+
+
 def test_missing_extras_are_named_before_any_work(monkeypatch, tmp_path):
     """Without tensorboard the run logs no TensorBoard files (unless asked: then an error
     naming the extra); a progress bar without tqdm/rich is an error naming the fix."""

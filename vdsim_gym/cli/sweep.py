@@ -9,6 +9,7 @@ import functools
 import inspect
 import json
 import math
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -367,6 +368,11 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
         raise ValueError(f"--metric {metric!r} is not a metric of {env_id}; choose one of "
                          f"{', '.join(metrics)}")
     loaded = _load_all(controllers, algo)
+    if "torch" in sys.modules:  # an SB3 policy was loaded: its network on one thread
+        # A 64x64 network gains nothing from a second thread, and beside other work on
+        # the cores it loses badly: a 64-observation batch took 23 ms on torch's default
+        # two threads under load against 1.2 ms on one (2026-12-03, docs/TRAINING.md).
+        sys.modules["torch"].set_num_threads(1)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     results = {}
