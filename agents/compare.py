@@ -34,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scenarios", default=None,
                    help="cells of env kwargs as a JSON array, one column of the grid each, "
                         "e.g. '[{\"scenario\": \"follow\"}, {\"scenario\": \"cut_in\"}]'")
+    p.add_argument("--own-env", action="store_true",
+                   help="sweep each run folder on the env kwargs it was trained with (its "
+                        "config.yml, over --env-kwargs); baselines on --env-kwargs")
     p.add_argument("--num-envs", type=int, default=64)
     p.add_argument("--out", default="compare_out")
     p.add_argument("--no-plot", action="store_true")
@@ -56,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         sweep_main(args.policies, args.env, args.delays, seeds=args.seeds,
                    overrun=args.overrun, num_envs=args.num_envs, out=args.out,
                    env_kwargs=env_kwargs, scenarios=scenarios, metric=args.metric,
-                   make_plot=not args.no_plot)
+                   make_plot=not args.no_plot, own_env=args.own_env)
     except (ValueError, ImportError) as exc:
         p.error(str(exc))
     return 0

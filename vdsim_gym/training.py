@@ -421,12 +421,16 @@ def _restore_sigterm(previous: Any) -> None:
 class TrainedPolicy:
     """A saved run as an SB3-style policy: ``predict(obs)`` normalizes ``obs`` with the
     run's VecNormalize statistics (if any), then asks the model (deterministic by
-    default). Works on one observation or a batch."""
+    default). Works on one observation or a batch. ``env_kwargs``: the gym.make kwargs
+    it was trained with (its run's config.yml; {} without one), which
+    ``vdsim-gym sweep --own-env`` / ``compare.py --own-env`` sweep it on."""
 
     def __init__(self, model: Any, obs_rms: Any = None, clip_obs: float = 10.0,
-                 epsilon: float = 1e-8, name: str = "") -> None:
+                 epsilon: float = 1e-8, name: str = "",
+                 env_kwargs: Mapping[str, Any] | None = None) -> None:
         self.model, self.obs_rms, self.clip_obs, self.epsilon = model, obs_rms, clip_obs, epsilon
         self.name = name
+        self.env_kwargs = dict(env_kwargs or {})
 
     def normalize(self, obs: np.ndarray) -> np.ndarray:
         if self.obs_rms is None:
@@ -458,12 +462,13 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
     if not zip_path.exists():
         raise TrainingError(f"no saved model at {zip_path}; a run folder holds model.zip "
                             "(and best_model.zip once an evaluation ran)")
-    algo = "ppo"
+    algo, env_kwargs = "ppo", {}
     cfg = folder / "config.yml"
     if cfg.exists():
         import yaml
 
-        algo = yaml.safe_load(cfg.read_text()).get("algo", "ppo")
+        config = yaml.safe_load(cfg.read_text()) or {}
+        algo, env_kwargs = config.get("algo", "ppo"), dict(config.get("env_kwargs") or {})
     model = {"ppo": sb3.PPO, "sac": sb3.SAC, "td3": sb3.TD3}[check_algo(algo)].load(
         zip_path, device="cpu")
     obs_rms, clip, eps = None, 10.0, 1e-8
@@ -474,7 +479,8 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
             vn = pickle.load(fh)  # noqa: S301  (our own run folder)
         obs_rms = vn.obs_rms if vn.norm_obs else None
         clip, eps = vn.clip_obs, vn.epsilon
-    return TrainedPolicy(model, obs_rms, clip, eps, name=str(zip_path))
+    return TrainedPolicy(model, obs_rms, clip, eps, name=str(zip_path),
+                         env_kwargs=env_kwargs)
 
 
 def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,

@@ -196,6 +196,28 @@ def test_compare_sweeps_a_run_folder_with_its_normalization_beside_a_baseline(tm
     assert bad.returncode == 2 and "nope.zip" in bad.stderr.strip().splitlines()[-1]
 
 
+def test_own_env_sweeps_a_run_on_its_training_env_and_baselines_on_the_given_one(tmp_path):
+    import csv
+
+    from vdsim_gym.cli.sweep import main as sweep_main
+
+    res = train("ppo", "VDSim-ACC-v0", timesteps=256, hyperparams={**SMALL, "n_envs": 1},
+                env_kwargs={"duration": 2.0, "control_period": 0.1}, out=tmp_path,
+                run_name="mine", eval_freq=100_000, progress_bar=False, tensorboard=False)
+    assert load_policy(res.run_dir).env_kwargs == {"duration": 2.0, "control_period": 0.1}
+    lines: list[str] = []
+    for own in (True, False):
+        out = tmp_path / f"own{own}"
+        sweep_main([str(res.run_dir), "idm"], "VDSim-ACC-v0", "0ms", seeds=2, num_envs=4,
+                   out=out, env_kwargs={"duration": 4.0}, make_plot=False, progress=False,
+                   own_env=own, echo=lines.append)
+        text = (out / "sweep_summary.csv").read_text().splitlines()
+        rows = {r["controller"]: r for r in csv.DictReader(text)}
+        assert float(rows["idm"]["time_mean"]) == pytest.approx(4.0)
+        assert float(rows["mine"]["time_mean"]) == pytest.approx(2.0 if own else 4.0)
+    assert "mine: on its training env kwargs control_period=0.1, duration=2.0" in lines
+
+
 def test_compare_runs_the_acc_scenario_families_as_columns(tmp_path):
     out = tmp_path / "acc"
     cmd = [sys.executable, str(ROOT / "agents" / "compare.py"), "--env", "VDSim-ACC-v0",

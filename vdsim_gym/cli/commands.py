@@ -73,7 +73,7 @@ def _sweep(args: argparse.Namespace) -> int:
                seeds=args.seeds, overrun=args.overrun, num_envs=args.num_envs,
                backend=args.backend, address=args.address, out=args.out,
                env_kwargs=args.env_kwargs, scenarios=args.scenarios, algo=args.algo,
-               metric=args.metric,
+               metric=args.metric, own_env=args.own_env,
                make_plot=not args.no_plot, progress=not args.no_progress)
     return 0
 
@@ -249,6 +249,9 @@ def _add_sweep(sub: Any) -> None:
                          'e.g. \'[{"scenario": "follow"}, {"scenario": "cut_in"}]\'')
     sw.add_argument("--env-kwargs", type=_json_object, default=None,
                     help='shared gym.make kwargs as JSON, e.g. \'{"preset": "iso3888_2"}\'')
+    sw.add_argument("--own-env", action="store_true",
+                    help="sweep each trained run on the env kwargs it was trained with "
+                         "(its config.yml, over --env-kwargs); baselines on --env-kwargs")
     sw.add_argument("--metric", default=None,
                     help="plotted metric: episode_return, n_overrun or a field of the "
                          "env's episode summary, e.g. rms_e_y, max_abs_e_y, cone_hits "

@@ -355,9 +355,13 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
          env_kwargs: dict[str, Any] | None = None,
          scenarios: list[dict[str, Any]] | None = None, algo: str | None = None,
          metric: str | None = None, make_plot: bool = True, progress: bool = True,
-         echo: Any = print) -> dict[str, SweepResult]:
+         echo: Any = print, own_env: bool = False) -> dict[str, SweepResult]:
     """The ``vdsim-gym sweep`` command: sweeps each controller, writes sweep.csv,
-    sweep_summary.csv and sweep.png into ``out``, prints the summary table."""
+    sweep_summary.csv and sweep.png into ``out``, prints the summary table.
+    ``own_env``: a trained run's policy is swept on the env kwargs it was trained with
+    (its config.yml; they win over ``env_kwargs`` where both set a key), the baselines
+    on ``env_kwargs`` (e.g. a pedal policy and the PI robot driver, each on its own
+    driver)."""
     try:
         latencies = parse_delays(delays)
     except ValueError as exc:
@@ -377,11 +381,18 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
     out.mkdir(parents=True, exist_ok=True)
     results = {}
     for k, (name, pol) in enumerate(loaded, start=1):
+        kwargs = dict(env_kwargs)
+        own = getattr(pol, "env_kwargs", None) if own_env else None
+        if own:
+            kwargs.update(own)
+            check_env_kwargs(env_id, kwargs)
+            echo(f"{name}: on its training env kwargs "
+                 f"{', '.join(f'{a}={b}' for a, b in own.items())}")
         # One bar per controller: the label says which one and how many are left.
         results[name] = sweep(pol, env_id, latencies=latencies, seeds=seeds,
                               num_envs=num_envs, backend=backend, address=address,
                               overrun=overrun, progress=progress, scenarios=scenarios,
-                              progress_label=f"sweep {k}/{len(loaded)}: {name}", **env_kwargs)
+                              progress_label=f"sweep {k}/{len(loaded)}: {name}", **kwargs)
     write_csv(out / "sweep.csv", [{"controller": n, **r.as_dict()}
                                   for n, res in results.items() for r in res.table])
     write_csv(out / "sweep_summary.csv", [{"controller": n, **s.as_dict()}
