@@ -2,7 +2,8 @@
 """Train a stable-baselines3 agent on a VDSim env (docs/TRAINING.md).
 
     python agents/train.py --algo ppo --env VDSim-DLC-v0 [--latency uniform:0:40ms]
-                           [--timesteps N] [--seed S] [--out runs]
+                           [--randomize mass=0.9:1.15,friction=0.8:1.0,latency=0:40ms]
+                           [--action-history K] [--timesteps N] [--seed S] [--out runs]
 
 Hyperparameters come from agents/hyperparams/<algo>.yml (rl-zoo3's format); the run
 folder holds the model, its normalization statistics and the exact configuration. The
@@ -25,6 +26,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--latency", default=None,
                    help="computation delay while training: fixed:20ms, uniform:0:40ms, "
                         "normal:10:5ms or none (default none)")
+    p.add_argument("--randomize", default=None,
+                   help="domain randomization per episode: name=lo:hi,... (mass, cg_x, "
+                        "friction, cornering_stiffness, actuator_lag, latency, "
+                        "latency.jitter; e.g. mass=0.9:1.15,latency=0:40ms) or a .yml file")
+    p.add_argument("--action-history", type=int, default=0, metavar="K",
+                   help="append the last K actions to the observation (default 0)")
     p.add_argument("--timesteps", type=int, default=None,
                    help="env steps (default: the hyperparameter file's n_timesteps)")
     p.add_argument("--seed", type=int, default=0)
@@ -55,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--hyperparams / --env-kwargs must be JSON objects: {exc}")
     try:
         res = train(args.algo, args.env, timesteps=args.timesteps, seed=args.seed,
-                    latency=args.latency, env_kwargs=env_kwargs, hyperparams=hyper,
+                    latency=args.latency, randomize=args.randomize,
+                    action_history=args.action_history, env_kwargs=env_kwargs, hyperparams=hyper,
                     hyperparams_file=args.conf, out=args.out, run_name=args.name,
                     eval_freq=args.eval_freq, eval_episodes=args.eval_episodes,
                     progress_bar=not args.no_progress, num_threads=args.num_threads)

@@ -111,17 +111,20 @@ def make_session(
     cfg.longitudinal = getattr(_core.Longitudinal, longitudinal)
     cfg.step_ticks = step_ticks
     if actuator is not None:
-        a = _core.ActuatorParams()
-        a.enabled = True
-        a.dead_time = actuator.dead_time
-        a.time_constant = actuator.time_constant
-        a.rate_limit = actuator.rate_limit
-        a.max_angle = actuator.max_angle
-        cfg.actuator = a
-        cfg.actuator_dead_ticks = whole_ticks(
-            actuator.dead_time, substep_dt, "actuator dead_time", allow_zero=True
-        )
+        cfg.actuator, cfg.actuator_dead_ticks = actuator_params(actuator, substep_dt)
     return _core.Session(vehicle.to_core(), cfg)
+
+
+def actuator_params(actuator: ActuatorConfig, substep_dt: float
+                    ) -> tuple[_core.ActuatorParams, int]:
+    """The core's steering chain for ``actuator`` and its dead time in substeps."""
+    a = _core.ActuatorParams()
+    a.enabled = True
+    a.dead_time = actuator.dead_time
+    a.time_constant = actuator.time_constant
+    a.rate_limit = actuator.rate_limit
+    a.max_angle = actuator.max_angle
+    return a, whole_ticks(actuator.dead_time, substep_dt, "actuator dead_time", allow_zero=True)
 
 
 def default_step_ticks(integrator: str, substep_dt: float) -> int:

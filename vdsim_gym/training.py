@@ -12,13 +12,16 @@ and writes a run folder:
         best_model.zip, best_vecnormalize.pkl   EvalCallback's best (deterministic mean
                                       return) and the statistics at that moment
         config.yml                    the exact configuration (hyperparameters, env
-                                      kwargs, timesteps, seed, versions, command)
+                                      kwargs, randomization, action history, timesteps,
+                                      seed, versions, command)
         evaluations.npz, monitor.csv  EvalCallback's log; episode returns and lengths
         checkpoints/, tb/             periodic checkpoints; TensorBoard logs
 
 ``load_policy(run_dir)`` gives an object with SB3's ``predict`` that normalizes the
 observation with the saved statistics first, so a trained model runs through the same
-evaluation and sweep code as a baseline. ``agents/train.py`` is the command line.
+evaluation and sweep code as a baseline; its ``required_env_kwargs`` (the run's
+``action_history``) rebuild the observation it was trained on, and the sweep and
+``ClosedLoopEval`` apply them. ``agents/train.py`` is the command line.
 Needs the ``train`` extra (stable-baselines3, tensorboard, tqdm, rich).
 """
 
@@ -71,6 +74,39 @@ def parse_latency(text: str | None) -> Any:
     if len(models) != 1:
         raise TrainingError(f"--latency {text!r}: give one latency model, not a list")
     return models[0]
+
+
+def parse_randomize(value: Any) -> Any:
+    """A ``Randomization`` from ``--randomize``'s text (``mass=0.9:1.15,latency=0:40ms``
+    or a .yml file; vdsim_gym.randomization.parse_randomize_text) or a mapping in
+    ``randomize=``'s form; None: none."""
+    from vdsim_gym.randomization import Randomization, parse_randomize_text
+
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none")):
+        return None
+    try:
+        spec = parse_randomize_text(value) if isinstance(value, (str, Path)) else value
+        return Randomization.parse(spec)
+    except ValueError as exc:
+        msg = str(exc)
+        if not msg.startswith("--randomize"):
+            msg = f"--randomize {str(value)!r}: {msg}"
+        raise TrainingError(msg + "; e.g. --randomize mass=0.9:1.15,friction=0.8:1.0,"
+                            "latency=0:40ms (docs/TRAINING.md)") from None
+
+
+def required_env_kwargs(policy: Any, env_kwargs: Mapping[str, Any] | None,
+                        where: str = "env kwargs") -> dict[str, Any]:
+    """``env_kwargs`` with what ``policy`` needs of its env's observation
+    (``policy.required_env_kwargs``, e.g. a trained run's ``action_history``); a
+    different value given for such a key is a ValueError naming both."""
+    out = dict(env_kwargs or {})
+    for key, value in (getattr(policy, "required_env_kwargs", None) or {}).items():
+        if key in out and out[key] != value:
+            raise ValueError(f"{where} sets {key}={out[key]!r}, but the policy was trained with "
+                             f"{key}={value!r} (its observation depends on it); drop it")
+        out[key] = value
+    return out
 
 
 def _eval_policy_kwargs(text: str, where: str) -> dict[str, Any]:
@@ -167,7 +203,8 @@ def _jsonable(value: Any) -> Any:
 
 
 def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0,
-          latency: str | None = None, env_kwargs: Mapping[str, Any] | None = None,
+          latency: str | None = None, randomize: str | Mapping[str, Any] | None = None,
+          action_history: int = 0, env_kwargs: Mapping[str, Any] | None = None,
           hyperparams: Mapping[str, Any] | None = None,
           hyperparams_file: str | Path | None = None, out: str | Path = "runs",
           eval_freq: int = 10_000, eval_episodes: int = 5, checkpoint_freq: int = 50_000,
@@ -177,7 +214,11 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
 
     ``timesteps`` overrides the file's n_timesteps; ``hyperparams`` overrides single keys
     of the file's block (as rl-zoo3's ``--hyperparams``); ``latency``: a spec for
-    ``parse_latency``, applied to the training and the evaluation env; ``eval_freq`` and
+    ``parse_latency``, applied to the training and the evaluation env; ``randomize``:
+    domain randomization (``parse_randomize``: text, a .yml file or a mapping), and
+    ``action_history``: past actions in the observation, both env options of the training
+    and the evaluation env, recorded in config.yml (``load_policy`` rebuilds the
+    observation from it); ``eval_freq`` and
     ``checkpoint_freq`` count total env steps (over all envs); ``tensorboard=None`` logs
     for TensorBoard when it is installed (True: required); ``progress_bar`` needs tqdm
     and rich (the ``train`` extra). ``num_threads``: torch's intra-op threads (rl-zoo3's
@@ -222,6 +263,26 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     latency_model = parse_latency(latency)
     if latency_model is not None:
         kwargs_env["latency"] = latency_model
+    rand = parse_randomize(randomize)
+    history = _option_from_env_kwargs(kwargs_env, "action_history", action_history, 0)
+    rand = _option_from_env_kwargs(kwargs_env, "randomize", rand, None)
+    from vdsim_gym.envs.core_env import check_action_history
+    from vdsim_gym.randomization import Randomization
+
+    try:
+        history = check_action_history(history)
+        rand = Randomization.parse(rand)
+    except ValueError as exc:
+        raise TrainingError(str(exc)) from None
+    if rand is not None and rand.changes_latency and "latency" in kwargs_env:
+        raise TrainingError("--latency and --randomize latency=... both set the delay: the "
+                            "randomization draws a latency model per episode; give one")
+    if rand is not None:
+        kwargs_env["randomize"] = rand
+    if history:
+        kwargs_env["action_history"] = history
+
+    _probe_env(env_id, kwargs_env)  # bad env options fail before the run folder exists
 
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir = Path(out) / (run_name or f"{env_id}_{algo}_s{seed}_{stamp}")
@@ -258,7 +319,10 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     config = {
         "algo": algo, "env_id": env_id, "seed": seed, "timesteps": n_timesteps,
         "n_envs": n_envs, "policy": policy, "normalize": norm, "latency": latency,
-        "env_kwargs": _jsonable({k: v for k, v in kwargs_env.items() if k != "latency"}),
+        "randomize": None if rand is None else rand.as_dict(),
+        "action_history": history,
+        "env_kwargs": _jsonable({k: v for k, v in kwargs_env.items()
+                                 if k not in ("latency", "randomize", "action_history")}),
         "hyperparams": _jsonable(algo_kwargs), "eval_freq": eval_freq,
         "eval_episodes": eval_episodes, "num_threads": num_threads,
         "hyperparams_file": str(hyperparams_file or f"agents/hyperparams/{algo}.yml"),
@@ -286,6 +350,31 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         venv.close()
         eval_env.close()
     return TrainResult(run_dir, model, int(model.num_timesteps), wall)
+
+
+def _probe_env(env_id: str, kwargs_env: Mapping[str, Any]) -> None:
+    """One env with the run's options, built and closed: their errors as TrainingError."""
+    import gymnasium as gym
+
+    try:
+        gym.make(env_id, **kwargs_env).close()
+    except (ValueError, TypeError) as exc:
+        raise TrainingError(f"{env_id} with the run's env options: {exc}") from None
+    except gym.error.Error as exc:
+        raise TrainingError(f"--env {env_id!r}: {exc}") from None
+
+
+def _option_from_env_kwargs(kwargs_env: dict[str, Any], key: str, value: Any,
+                            default: Any) -> Any:
+    """An env option given as a train() argument or inside env_kwargs (the file's or
+    --env-kwargs), not both; popped from env_kwargs."""
+    if key not in kwargs_env:
+        return value
+    inner = kwargs_env.pop(key)
+    if value != default and value != inner:
+        raise TrainingError(f"{key} is given twice (as an option and in env_kwargs: "
+                            f"{inner!r}); give it once")
+    return inner
 
 
 def _check_extras(tensorboard: bool | None, progress_bar: bool) -> bool:
@@ -421,16 +510,21 @@ def _restore_sigterm(previous: Any) -> None:
 class TrainedPolicy:
     """A saved run as an SB3-style policy: ``predict(obs)`` normalizes ``obs`` with the
     run's VecNormalize statistics (if any), then asks the model (deterministic by
-    default). Works on one observation or a batch. ``env_kwargs``: the gym.make kwargs
-    it was trained with (its run's config.yml; {} without one), which
+    default). Works on one observation or a batch. ``required_env_kwargs``: the env
+    options its observation was trained with (``{"action_history": k}`` for k > 0, else
+    empty): build its env with them, ``gym.make(env_id, **policy.required_env_kwargs)``
+    (the sweep and ``ClosedLoopEval`` with an env id do). ``env_kwargs``: every gym.make
+    kwarg it was trained with (its run's config.yml; {} without one), which
     ``vdsim-gym sweep --own-env`` / ``compare.py --own-env`` sweep it on."""
 
     def __init__(self, model: Any, obs_rms: Any = None, clip_obs: float = 10.0,
                  epsilon: float = 1e-8, name: str = "",
+                 required_env_kwargs: Mapping[str, Any] | None = None,
                  env_kwargs: Mapping[str, Any] | None = None) -> None:
         self.model, self.obs_rms, self.clip_obs, self.epsilon = model, obs_rms, clip_obs, epsilon
         self.name = name
-        self.env_kwargs = dict(env_kwargs or {})
+        self.required_env_kwargs: dict[str, Any] = dict(required_env_kwargs or {})
+        self.env_kwargs = {**dict(env_kwargs or {}), **self.required_env_kwargs}
 
     def normalize(self, obs: np.ndarray) -> np.ndarray:
         if self.obs_rms is None:
@@ -462,13 +556,15 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
     if not zip_path.exists():
         raise TrainingError(f"no saved model at {zip_path}; a run folder holds model.zip "
                             "(and best_model.zip once an evaluation ran)")
-    algo, env_kwargs = "ppo", {}
+    algo, history, env_kwargs = "ppo", 0, {}
     cfg = folder / "config.yml"
     if cfg.exists():
         import yaml
 
         config = yaml.safe_load(cfg.read_text()) or {}
-        algo, env_kwargs = config.get("algo", "ppo"), dict(config.get("env_kwargs") or {})
+        algo = config.get("algo", "ppo")
+        env_kwargs = dict(config.get("env_kwargs") or {})
+        history = int(config.get("action_history") or env_kwargs.get("action_history") or 0)
     model = {"ppo": sb3.PPO, "sac": sb3.SAC, "td3": sb3.TD3}[check_algo(algo)].load(
         zip_path, device="cpu")
     obs_rms, clip, eps = None, 10.0, 1e-8
@@ -480,6 +576,7 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
         obs_rms = vn.obs_rms if vn.norm_obs else None
         clip, eps = vn.clip_obs, vn.epsilon
     return TrainedPolicy(model, obs_rms, clip, eps, name=str(zip_path),
+                         required_env_kwargs={"action_history": history} if history else None,
                          env_kwargs=env_kwargs)
 
 
@@ -563,4 +660,5 @@ def _metric_label(run: Path, metric: str) -> str:
 
 
 __all__ = ["ALGOS", "TrainResult", "TrainedPolicy", "TrainingError", "load_hyperparams",
-           "load_policy", "parse_latency", "plot_learning_curves", "train"]
+           "load_policy", "parse_latency", "parse_randomize", "plot_learning_curves",
+           "required_env_kwargs", "train"]

@@ -104,6 +104,24 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
         const vdsim::Command c = e.command_for(action.data());
         return py::make_tuple(c.steer, c.longitudinal);
       }, py::arg("action"), "The plant command (steer, longitudinal) of an action now")
+      .def("set_action_history", [](Core& e, std::int64_t k) {
+             if (k < 0) throw std::invalid_argument("action_history must be >= 0");
+             e.set_action_history(k);
+           }, py::arg("k"),
+           "Append the last k actions to the observation (changes obs_names; reset after)")
+      .def_property_readonly("action_history", &Core::action_history)
+      .def("set_vehicle", [](Core& e, const vdsim::VehicleParams& v) {
+             if (!e.set_vehicle(v))
+               throw std::invalid_argument("this env core's plant has no vehicle parameters");
+           }, py::arg("vehicle"),
+           "Replace the plant's vehicle parameters (and the task's values derived from "
+           "them, e.g. the footprint); reset() after")
+      .def("set_actuator", [](Core& e, const vdsim::ActuatorParams& a, std::int64_t dead_ticks) {
+             if (dead_ticks < 0) throw std::invalid_argument("dead_ticks must be >= 0");
+             if (!e.set_actuator(a, dead_ticks))
+               throw std::invalid_argument("this env core's plant has no steering actuator");
+           }, py::arg("actuator"), py::arg("dead_ticks"),
+           "Replace the plant's steering actuator chain; reset() after")
       .def("set_latency", &Core::set_latency, py::arg("spec"), py::arg("policy"),
            "Mode-B latency (takes effect at the next reset)")
       .def("clear_latency", &Core::clear_latency)

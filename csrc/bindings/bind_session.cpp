@@ -49,6 +49,19 @@ void bind_session(py::module_& m) {
   py::class_<Session>(m, "Session")
       .def(py::init<const VehicleParams&, const SimConfig&>(), py::arg("vehicle"),
            py::arg("config"))
+      .def("set_vehicle", &Session::set_vehicle, py::arg("vehicle"),
+           "Replace the vehicle parameters and all that the session derives from them "
+           "(axle tires, tire shape, coupling, slip lag), as the constructor does; reset() "
+           "after. A refused vehicle (ValueError) leaves the session unchanged.")
+      .def("set_actuator", [](Session& s, const ActuatorParams& a, int64_t dead_ticks) {
+             if (dead_ticks < 0) throw std::invalid_argument("dead_ticks must be >= 0");
+             s.set_actuator(a, dead_ticks);
+           }, py::arg("actuator"), py::arg("dead_ticks"),
+           "Replace the steering actuator chain (its dead time in ticks); reset() after")
+      .def_property_readonly("vehicle", [](const Session& s) { return s.vehicle(); },
+                             "A copy of the vehicle parameters in use")
+      .def_property_readonly("actuator", [](const Session& s) { return s.config().actuator; },
+                             "A copy of the steering actuator parameters in use")
       .def("reset", &Session::reset, py::arg("x"), py::arg("y"), py::arg("psi"),
            py::arg("vx"), py::arg("vy"), py::arg("r"), py::arg("initial") = Command{})
       .def("command_now", [](Session& s, double steer, double lon) { s.command_now({steer, lon}); },

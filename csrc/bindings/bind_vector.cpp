@@ -317,6 +317,32 @@ void bind_vector(py::module_& m) {
            }, py::arg("actions"),
            "Benchmark reference: every env's physics for one control period (command now, "
            "advance), without latency, task, observation or reward (GIL released)")
+      .def("set_vehicle", [](PyVectorEnvCore& v, int64_t i, const VehicleParams& p) {
+             if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
+             bool ok;
+             {
+               py::gil_scoped_release release;  // waits for a step in another thread
+               ok = v.impl->set_vehicle(i, p);
+             }
+             if (!ok)
+               throw std::invalid_argument("env " + std::to_string(i) +
+                                           ": its plant has no vehicle parameters");
+           }, py::arg("i"), py::arg("vehicle"),
+           "Replace env i's vehicle parameters between steps (reset the env after)")
+      .def("set_actuator", [](PyVectorEnvCore& v, int64_t i, const ActuatorParams& a,
+                              int64_t dead_ticks) {
+             if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
+             if (dead_ticks < 0) throw std::invalid_argument("dead_ticks must be >= 0");
+             bool ok;
+             {
+               py::gil_scoped_release release;
+               ok = v.impl->set_actuator(i, a, dead_ticks);
+             }
+             if (!ok)
+               throw std::invalid_argument("env " + std::to_string(i) +
+                                           ": its plant has no steering actuator");
+           }, py::arg("i"), py::arg("actuator"), py::arg("dead_ticks"),
+           "Replace env i's steering actuator chain between steps (reset the env after)")
       .def("close", [](PyVectorEnvCore& v) {
              py::gil_scoped_release release;
              v.impl->close();

@@ -55,6 +55,10 @@ class AccTask {
   static constexpr int kNonFinite = 8;
 
   AccTask(const Params& params, const Session& plant) : params_(params) {
+    vehicle_changed(plant);
+  }
+  // CG to front bumper from the plant's (new) vehicle.
+  void vehicle_changed(const Session& plant) {
     const VehicleParams& v = plant.vehicle();
     front_ = v.cg_to_front + v.front_overhang;
   }

@@ -22,17 +22,26 @@
 //   int evaluate(Plant&, const double* action, const double* prev_action, float* obs,
 //                double* terms /* nullptr at reset */, double* info, bool score);
 //   void summary(const Plant&, double* out) const;  // summary_names: the episode so far
+//   On the vehicle Session (a plant with set_vehicle) also:
+//   void vehicle_changed(const Plant&);  // re-derive what the task took from the vehicle
+//
+// Action history (set_action_history(k), docs/ENVS.md): the env core appends the last k
+// actions (clamped to [-1, 1], float32, oldest first, zeros after reset) to the task's
+// observation, columns action_{i}_{name} for i = k .. 1 (action_1: the action of the step
+// that returned the observation).
 #pragma once
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "async_timeline.hpp"
 #include "latency.hpp"
+#include "params.hpp"
 #include "schedule.hpp"
 
 namespace vdsim {
@@ -81,7 +90,21 @@ class EnvCoreBase {
   virtual bool measured_latency() const = 0;
   // The episode so far (since reset), spec().summary_names.
   virtual void summary(double* out) const = 0;
+  // Replace the plant's vehicle parameters (and the task's values derived from them) or
+  // its steering actuator chain; take effect at once, a reset() makes the state
+  // consistent. false: the plant has no such parameters (the dyno bench).
+  virtual bool set_vehicle(const VehicleParams&) { return false; }
+  virtual bool set_actuator(const ActuatorParams&, int64_t /*dead_ticks*/) { return false; }
 };
+
+namespace detail {
+// Whether a plant has vehicle parameters to replace (the vehicle Session does).
+template <class P, class = void>
+struct has_set_vehicle : std::false_type {};
+template <class P>
+struct has_set_vehicle<P, std::void_t<decltype(std::declval<P&>().set_vehicle(
+                              std::declval<const VehicleParams&>()))>> : std::true_type {};
+}  // namespace detail
 
 template <class Task>
 class EnvCore final : public EnvCoreBase {
@@ -98,12 +121,48 @@ class EnvCore final : public EnvCoreBase {
     std::vector<std::string> summary(kSummaryBaseNames.begin(), kSummaryBaseNames.end());
     summary.insert(summary.end(), spec_.summary_names.begin(), spec_.summary_names.end());
     spec_.summary_names = std::move(summary);
+    task_obs_ = spec_.obs_size();
   }
   EnvCore(const EnvCore&) = delete;
   EnvCore& operator=(const EnvCore&) = delete;
 
   const EnvSpec& spec() const override { return spec_; }
   int64_t task_info_size() const { return task_info_; }
+
+  // Appends the last k actions to the observation (see the file comment); changes the
+  // spec's obs_names, so set it before the buffers are sized (and before a vector
+  // session is built on this core). Takes effect at the next reset().
+  void set_action_history(int64_t k) {
+    if (k < 0) k = 0;
+    history_k_ = k;
+    history_.assign(static_cast<size_t>(k) * kActions, 0.0f);
+    spec_.obs_names.resize(static_cast<size_t>(task_obs_));
+    for (int64_t i = k; i >= 1; --i)
+      for (const auto& name : spec_.action_names)
+        spec_.obs_names.push_back("action_" + std::to_string(i) + "_" + name);
+  }
+  int64_t action_history() const { return history_k_; }
+
+  // Vehicle parameters and the steering actuator of a vehicle Session (EnvCoreBase).
+  bool set_vehicle(const VehicleParams& v) override {
+    if constexpr (detail::has_set_vehicle<Plant>::value) {
+      plant_.set_vehicle(v);
+      task_.vehicle_changed(plant_);
+      return true;
+    } else {
+      (void)v;
+      return false;
+    }
+  }
+  bool set_actuator(const ActuatorParams& a, int64_t dead_ticks) override {
+    if constexpr (detail::has_set_vehicle<Plant>::value) {
+      plant_.set_actuator(a, dead_ticks);
+      return true;
+    } else {
+      (void)a, (void)dead_ticks;
+      return false;
+    }
+  }
 
   // Places the plant (the task's reset) and writes the first observation. With latency,
   // the timeline restarts at k = 0 and the delay generator is reseeded.
@@ -120,6 +179,8 @@ class EnvCore final : public EnvCoreBase {
     }
     task_.evaluate(plant_, action_.data(), prev_action_.data(), obs, nullptr, info, false);
     std::fill(info + task_info_, info + task_info_ + kTimingInfoSize, 0.0);
+    std::fill(history_.begin(), history_.end(), 0.0f);
+    write_history(obs);
   }
 
   // Without latency: the command takes effect now, the plant advances one control period,
@@ -162,6 +223,8 @@ class EnvCore final : public EnvCoreBase {
     int flags =
         task_.evaluate(plant_, action_.data(), prev_action_.data(), obs, terms, info, true);
     std::copy(timing, timing + kTimingInfoSize, info + task_info_);
+    push_history();
+    write_history(obs);
     ++steps_;
     return_ += info[0];
     // The time limit truncates an episode the task has not ended, at the first step whose
@@ -187,6 +250,7 @@ class EnvCore final : public EnvCoreBase {
     const int flags = t.evaluate(plant_, action_.data(), prev_action_.data(), obs, nullptr,
                                  info, false);
     std::fill(info + task_info_, info + task_info_ + kTimingInfoSize, 0.0);
+    write_history(obs);
     return flags;
   }
   // Wall-clock mode C: an action's command takes effect now (the previous action moves to
@@ -195,6 +259,7 @@ class EnvCore final : public EnvCoreBase {
     prev_action_ = action_;
     for (int j = 0; j < kActions; ++j) action_[j] = std::clamp(action[j], -1.0, 1.0);
     plant_.command_now(task_.command_from_action(plant_, action_.data()));
+    push_history();
   }
   // The plant command an action stands for now (the watchdog's fail-safe).
   Command command_for(const double* action) const {
@@ -235,10 +300,24 @@ class EnvCore final : public EnvCoreBase {
   const Task& task() const { return task_; }
 
  private:
+  // The action history: shift by one action, the current (clamped) action last.
+  void push_history() {
+    if (history_k_ == 0) return;
+    std::copy(history_.begin() + kActions, history_.end(), history_.begin());
+    for (int j = 0; j < kActions; ++j)
+      history_[history_.size() - kActions + j] = static_cast<float>(action_[j]);
+  }
+  void write_history(float* obs) const {
+    std::copy(history_.begin(), history_.end(), obs + task_obs_);
+  }
+
   Plant plant_;
   Task task_;
   EnvSpec spec_;
   int64_t task_info_ = 0;
+  int64_t task_obs_ = 0;  // the task's observation columns (the history follows them)
+  int64_t history_k_ = 0;
+  std::vector<float> history_;  // history_k_ actions, oldest first
   std::array<double, kActions> action_{}, prev_action_{};
   bool latency_on_ = false;
   int64_t limit_ticks_ = 0;

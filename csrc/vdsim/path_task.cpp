@@ -189,6 +189,10 @@ int ConeField::update(double x, double y, double psi, double s, const Footprint&
 // ---------------------------------------------------------------- PathTask
 
 PathTask::PathTask(const TaskParams& params, const Session& plant) : params_(params) {
+  vehicle_changed(plant);
+}
+
+void PathTask::vehicle_changed(const Session& plant) {
   const VehicleParams& v = plant.vehicle();
   footprint_.front = v.cg_to_front + v.front_overhang;
   footprint_.rear = v.cg_to_rear + v.rear_overhang;

@@ -151,6 +151,8 @@ class PathTask {
   static constexpr int kActionSize = 2;      // steer, longitudinal in [-1, 1]
 
   PathTask(const TaskParams& params, const Session& plant);
+  // The footprint from the plant's (new) vehicle: CG to the bumpers, half width.
+  void vehicle_changed(const Session& plant);
 
   static const EnvSpec& spec();
   int64_t ticks_per_period() const { return params_.ticks_per_period; }

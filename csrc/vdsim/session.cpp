@@ -14,18 +14,43 @@ Session::Session(const VehicleParams& vehicle, const SimConfig& config)
     : vehicle_(vehicle), config_(config) {
   ctx_.vehicle = &vehicle_;
   ctx_.low = &config_.low;
+  derive_from_vehicle();
+  actuator_ = SteerActuator(config_.actuator, config_.substep_dt, config_.actuator_dead_ticks);
+  reset(0, 0, 0, 0, 0, 0);
+}
+
+void Session::derive_from_vehicle() {
+  // Both axle tires first: axle_tire may throw, and then nothing has changed.
+  const TireParams front = axle_tire(vehicle_, 0), rear = axle_tire(vehicle_, 1);
+  ctx_.tire[0] = front;
+  ctx_.tire[1] = rear;
   ctx_.shape = TireShape::from(vehicle_.tire);
-  ctx_.tire[0] = axle_tire(vehicle_, 0);
-  ctx_.tire[1] = axle_tire(vehicle_, 1);
   ctx_.shape.use_fast(config_.integrator == Integrator::SemiImplicit, vehicle_.tire);
+  coupling_ = WheelCoupling{};
   if (config_.level == Level::L2) {  // L1's axle wheels have no differential
     coupling_.k[0] = vehicle_.diff_coupling_front / vehicle_.wheel_inertia;
     coupling_.k[1] = vehicle_.diff_coupling_rear / vehicle_.wheel_inertia;
   }
+  lag_ = SlipLag{};
   if (vehicle_.tire.relaxation_length > 0.0)
     lag_ = {1.0 / vehicle_.tire.relaxation_length, config_.low.slip_speed_floor};
+  aux_valid_ = false;
+}
+
+void Session::set_vehicle(const VehicleParams& vehicle) {
+  // Validate on a copy first (axle_tire throws for a bad compliance), so that a refused
+  // vehicle leaves this session as it was.
+  axle_tire(vehicle, 0);
+  axle_tire(vehicle, 1);
+  vehicle_ = vehicle;
+  derive_from_vehicle();
+}
+
+void Session::set_actuator(const ActuatorParams& actuator, int64_t dead_ticks) {
+  config_.actuator = actuator;
+  config_.actuator_dead_ticks = dead_ticks;
   actuator_ = SteerActuator(config_.actuator, config_.substep_dt, config_.actuator_dead_ticks);
-  reset(0, 0, 0, 0, 0, 0);
+  actuator_.reset(steer_);
 }
 
 void Session::reset(double x, double y, double psi, double vx, double vy, double r,

@@ -39,6 +39,19 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  // Replaces the vehicle parameters and everything the session derives from them (the
+  // axle tires with their compliance, the tire shape, the differentials' coupling, the
+  // slip lag's law), exactly as the constructor does: after set_vehicle(p) and reset(...)
+  // the session steps bit for bit as Session(p, config) reset the same way. The state,
+  // clock, schedule and commands are kept (a reset() is what makes them consistent with
+  // the new parameters: wheel spins, settled slips). Throws std::invalid_argument as
+  // axle_tire does, leaving the session unchanged.
+  void set_vehicle(const VehicleParams& vehicle);
+  // Replaces the steering actuator chain (SimConfig::actuator and its dead time in ticks)
+  // as the constructor builds it; its state restarts at the current steer. Switching the
+  // chain on or off changes the stepping (with a chain every step is one tick).
+  void set_actuator(const ActuatorParams& actuator, int64_t dead_ticks);
+
   // Places the vehicle with wheels rolling at vx; clears the schedule and the clock.
   void reset(double x, double y, double psi, double vx, double vy, double r,
              const Command& initial = Command{});
@@ -86,6 +99,8 @@ class Session {
 
  private:
   void deriv(const State& s, const WheelInputs& in, State& ds, Aux* aux) const;
+  // What the constructor and set_vehicle derive from vehicle_ (and config_).
+  void derive_from_vehicle();
   // inputs_ from the command in force; in Accel mode through the cascade (substep: one
   // cascade step, else its preview without updating it).
   void update_inputs(bool substep, double dt = 0.0);

@@ -29,6 +29,7 @@ class SpeedTask {
   static constexpr int kNonFinite = 4;       // flag bit: the state is not finite
 
   SpeedTask(const Params& params, const Session&) : params_(params) {}
+  void vehicle_changed(const Session&) {}  // nothing taken from the vehicle
 
   static const EnvSpec& spec() {
     static const EnvSpec s = [] {

@@ -59,6 +59,16 @@ VectorEnvCore::VectorEnvCore(std::vector<EnvCoreBase*> cores, int threads)
 
 VectorEnvCore::~VectorEnvCore() { close(); }
 
+bool VectorEnvCore::set_vehicle(int64_t i, const VehicleParams& v) {
+  std::lock_guard<std::mutex> call(call_mu_);
+  return cores_.at(static_cast<size_t>(i))->set_vehicle(v);
+}
+
+bool VectorEnvCore::set_actuator(int64_t i, const ActuatorParams& a, int64_t dead_ticks) {
+  std::lock_guard<std::mutex> call(call_mu_);
+  return cores_.at(static_cast<size_t>(i))->set_actuator(a, dead_ticks);
+}
+
 void VectorEnvCore::close() {
   std::lock_guard<std::mutex> call(call_mu_);
   {

@@ -46,6 +46,11 @@ class VectorEnvCore {
   // (current_stop_token() of the calling thread) asks to stop: the workers stop at their
   // next poll and the envs are left partly stepped (the caller must reset them).
   void step(const VectorStepBuffers& b);
+  // Replace env i's vehicle parameters / steering actuator (EnvCoreBase::set_vehicle,
+  // set_actuator) between steps (never during one: it takes the step's lock); false when
+  // the env's plant has none. The env needs a reset after (the Python env resets it).
+  bool set_vehicle(int64_t i, const VehicleParams& v);
+  bool set_actuator(int64_t i, const ActuatorParams& a, int64_t dead_ticks);
   // Stops and joins the workers; step() after close() is an error of the caller.
   void close();
   bool closed() const { return closed_; }

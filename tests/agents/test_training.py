@@ -329,3 +329,84 @@ def test_missing_extras_are_named_before_any_work(monkeypatch, tmp_path):
     res = train("ppo", "VDSim-DLC-v0", timesteps=128, hyperparams={**SMALL, "n_envs": 1},
                 out=tmp_path, run_name="no_tb", eval_freq=100_000, progress_bar=False)
     assert not (res.run_dir / "tb").exists() and (res.run_dir / "model.zip").exists()
+
+
+def test_randomize_and_action_history_are_trained_recorded_and_rebuilt(tmp_path):
+    """--randomize and --action-history reach the training and evaluation envs, go into
+    config.yml, and load_policy rebuilds the observation (action_history) for the sweep
+    and ClosedLoopEval; a conflicting action_history is refused."""
+    from vdsim_gym.eval.sweeps import sweep
+
+    res = train("ppo", "VDSim-DLC-v0", timesteps=2048, seed=1, hyperparams=SMALL,
+                randomize="mass=0.9:1.15,friction=0.8:1.0,latency=0:40ms",
+                action_history=2, out=tmp_path, run_name="dr", eval_freq=1024,
+                eval_episodes=1, progress_bar=False, tensorboard=False)
+    cfg = yaml.safe_load((res.run_dir / "config.yml").read_text())
+    assert cfg["randomize"] == {"mass": [0.9, 1.15], "friction": [0.8, 1.0],
+                                "latency": {"mean": [0.0, 0.04], "jitter": [0.0, 0.0]}}
+    assert cfg["action_history"] == 2 and "action_history" not in cfg["env_kwargs"]
+    venv = res.model.get_env()
+    assert res.model.observation_space.shape == (16 + 4,)
+    params = venv.get_attr("episode_params")
+    assert len({p.values["mass"] for p in params}) == 2  # each env its own draw
+    assert all(0.9 <= p.values["mass"] <= 1.15 and p.latency.kind == "fixed" for p in params)
+
+    policy = load_policy(res.run_dir)
+    assert policy.required_env_kwargs == {"action_history": 2}
+    result = sweep(policy, "VDSim-DLC-v0", latencies=[None], seeds=2, num_envs=2,
+                   progress=False)
+    assert result.meta["env_kwargs"]["action_history"] == 2 and len(result.table) == 2
+    with pytest.raises(ValueError, match="trained with action_history=2"):
+        sweep(policy, "VDSim-DLC-v0", latencies=[None], seeds=1, progress=False,
+              action_history=0)
+    from vdsim_gym.eval import ClosedLoopEval
+
+    run = ClosedLoopEval(env="VDSim-DLC-v0", policy=policy, seed=0, duration=0.2).run()
+    assert run.stats["n_samples"] == 10
+    # a run without the options records none and needs none
+    plain = load_policy(ROOT / "agents" / "models" / "dlc_ppo")
+    assert plain.required_env_kwargs == {}
+
+
+def test_randomize_options_and_their_errors(tmp_path):
+    from vdsim_gym.training import parse_randomize
+
+    assert parse_randomize(None) is None and parse_randomize("none") is None
+    r = parse_randomize("cg_x=-0.1:0.1,latency=0:20ms,latency.jitter=0:0.5")
+    assert r.as_dict() == {"cg_x": [-0.1, 0.1],
+                           "latency": {"mean": [0.0, 0.02], "jitter": [0.0, 0.5]}}
+    f = tmp_path / "dr.yml"
+    f.write_text("mass: [0.95, 1.05]\n")
+    assert parse_randomize(str(f)).as_dict() == {"mass": [0.95, 1.05]}
+    assert parse_randomize({"mass": [1, 1]}).as_dict() == {"mass": [1.0, 1.0]}
+    for bad, match in (("mass=1.2:0.9", r"--randomize 'mass=1.2:0.9': randomize\['mass'\]: lo"),
+                       ("weight=1:2", "unknown name 'weight'"),
+                       ("mass=0.9", "write name=lo:hi")):
+        with pytest.raises(TrainingError, match=match):
+            parse_randomize(bad)
+    kw = {"timesteps": 64, "out": tmp_path, "progress_bar": False, "tensorboard": False}
+    with pytest.raises(TrainingError, match="--latency and --randomize latency"):
+        train("ppo", "VDSim-DLC-v0", latency="20ms", randomize="latency=0:40ms", **kw)
+    with pytest.raises(TrainingError, match="action_history must be an integer"):
+        train("ppo", "VDSim-DLC-v0", action_history=-1, **kw)
+    with pytest.raises(TrainingError, match="action_history is given twice"):
+        train("ppo", "VDSim-DLC-v0", action_history=2, env_kwargs={"action_history": 3}, **kw)
+    with pytest.raises(TrainingError, match="this env has none: pass actuator="):
+        train("ppo", "VDSim-DLC-v0", randomize="actuator_lag=0:50ms", **kw)
+    assert not any(tmp_path.glob("VDSim*"))  # nothing was started
+
+
+def test_train_script_takes_randomize_and_action_history(tmp_path):
+    cmd = [sys.executable, str(ROOT / "agents" / "train.py"), "--env", "VDSim-DLC-v0",
+           "--timesteps", "128", "--out", str(tmp_path), "--name", "cli", "--no-progress",
+           "--hyperparams", '{"n_envs": 1, "n_steps": 128, "batch_size": 64, "n_epochs": 1}',
+           "--eval-freq", "100000", "--randomize", "mass=0.9:1.1,cornering_stiffness=0.9:1.1",
+           "--action-history", "1"]
+    subprocess.run(cmd, capture_output=True, text=True, check=True)
+    cfg = yaml.safe_load((tmp_path / "cli" / "config.yml").read_text())
+    assert cfg["randomize"] == {"mass": [0.9, 1.1], "cornering_stiffness": [0.9, 1.1]}
+    assert cfg["action_history"] == 1
+    bad = subprocess.run(cmd[:-4] + ["--randomize", "mass=2:1"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "--randomize 'mass=2:1'" in bad.stderr.strip().splitlines()[-1]

@@ -8,6 +8,10 @@ name, the timing keys), and the refusal to copy or pickle. A task's env supplies
 (``_make_core``), its reset (``_reset_task``: returns the plant's start state), its info
 keys (``INFO_KEYS``), and what an episode end adds (``_episode_end``); the episode
 summary comes from the core (``episode_summary``: steps, return, time, the task's fields).
+
+Also written once here for every task: domain randomization (``randomize=``, drawn per
+episode from ``np_random``: vehicle, steering actuator and latency; vdsim_gym.randomization)
+and the action history in the observation (``action_history=k``, appended by the core).
 """
 
 from __future__ import annotations
@@ -23,13 +27,15 @@ import numpy as np
 
 from vdsim_gym import _core
 from vdsim_gym.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
-from vdsim_gym.plant import PhysicsSpec, observe_session
+from vdsim_gym.plant import PhysicsSpec, actuator_params, observe_session
+from vdsim_gym.randomization import EpisodeParams, Randomization
 from vdsim_gym.timing import ceil_ticks
 
 FLAGS: dict[str, int] = dict(_core.ENV_FLAGS)  # the bits every env core shares
 TERMINATED, TRUNCATED, TIME_LIMIT = FLAGS["terminated"], FLAGS["truncated"], FLAGS["time_limit"]
 MAX_TIME_LIMIT_S = 3600.0  # [s]: longer episodes are a mistake (seconds, not steps)
 ACTION_TOL = 1.0 + 1e-6  # actions within this of [-1, 1] are clipped, beyond it rejected
+MAX_ACTION_HISTORY = 1000  # actions kept in the observation (more is a units slip)
 # Timing keys every env core appends (with latency), with the Python type of each value.
 TIMING_KEYS: tuple[tuple[str, type], ...] = (
     ("t_sample", float), ("t_apply", float), ("c_k", float), ("overrun", bool),
@@ -68,6 +74,15 @@ def merge_reward_weights(defaults: Mapping[str, float],
     return weights
 
 
+def check_action_history(value: Any) -> int:
+    """``action_history``: an integer k in [0, MAX_ACTION_HISTORY] (0: none)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+            or not 0 <= value <= MAX_ACTION_HISTORY:
+        raise ValueError(f"action_history must be an integer in [0, {MAX_ACTION_HISTORY}] (the "
+                         f"number of past actions in the observation; 0: none), got {value!r}")
+    return int(value)
+
+
 def check_flag(value: Any, name: str) -> bool:
     """A boolean option: True or False (numpy bools too), never a truthy string or number."""
     if not isinstance(value, (bool, np.bool_)):
@@ -104,6 +119,8 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         latency: LatencyModel | None = None,
         overrun: str = "skip",
         time_limit: float | None | str = "default",
+        randomize: Mapping[str, Any] | Randomization | None = None,
+        action_history: int = 0,
         **kwargs: Any,
     ) -> None:
         # Physics keywords are the plant's PHYSICS.build's (defined once there; for the
@@ -125,23 +142,24 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
                              f"{self.metadata['render_modes']}, got {render_mode!r}")
         self.render_mode = render_mode
         self._task_kwargs = dict(task_kwargs)
-        self._core = self._make_core(p, **task_kwargs)
+        self.action_history: int = check_action_history(action_history)
+        # The ranges drawn per episode (None: the nominal parameters every episode).
+        self.randomize: Randomization | None = Randomization.parse(randomize)
+        self._core = self._new_core(p)
         self.time_limit = self._check_time_limit(
             self.DEFAULT_TIME_LIMIT if time_limit == "default" else time_limit)
         self._set_time_limit_ticks()
 
         core = self._core
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.control_period)}
-        self.obs_names: tuple[str, ...] = tuple(core.obs_names)
         self.action_names: tuple[str, ...] = tuple(core.action_names)
         self.reward_term_names: tuple[str, ...] = tuple(core.term_names)
         self.info_names: tuple[str, ...] = tuple(core.info_names)
         self.summary_names: tuple[str, ...] = tuple(core.summary_names)
         self._n_actions = len(self.action_names)
         self.action_space = gym.spaces.Box(-1.0, 1.0, (self._n_actions,), np.float32)
-        self.observation_space = gym.spaces.Box(-10.0, 10.0, (len(self.obs_names),), np.float32)
+        self._set_obs_layout()  # obs_names, observation_space and the obs buffer
         # Caller-owned buffers the core writes into; no allocation per step.
-        self._obs = np.zeros(len(self.obs_names), np.float32)
         self._terms = np.zeros(len(self.reward_term_names))
         self._info = np.zeros(len(self.info_names))
         self._step_log: list[tuple[float, ...]] = []
@@ -151,9 +169,130 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         self._measured = False
         self._next_delay: float | None = None
         self._latency_rng: np.random.Generator | None = None
-        self.configure_latency(latency, overrun)
+        # What this episode's reset info adds to the task's keys (the randomization
+        # draws); the vector env reports the same for its reset rows.
+        self._reset_extra: dict[str, Any] = {}
+        self._episode_params: EpisodeParams | None = None
+        self._vehicle_core: Any = None
+        if self.randomize is not None:
+            self._check_randomization(latency)
+            if self.randomize.changes_latency:  # until the first reset: the midpoint's
+                latency = Randomization.latency(self.randomize.midpoint())
+        self._configure_latency(latency, overrun)
         self._needs_reset = True
         self._reset_reason = "call reset() before step()"
+
+    def _new_core(self, physics: Any) -> Any:
+        """The task's core for ``physics`` with this env's action history."""
+        core = self._make_core(physics, **self._task_kwargs)
+        if self.action_history:
+            core.set_action_history(self.action_history)
+        return core
+
+    def _set_obs_layout(self) -> None:
+        """Observation names, space and buffer from the core's spec: the task's columns
+        in [-10, 10], then the action history's in [-1, 1]."""
+        self.obs_names: tuple[str, ...] = tuple(self._core.obs_names)
+        n = len(self.obs_names)
+        n_task = n - self.action_history * self._n_actions
+        if n_task == n:
+            self.observation_space = gym.spaces.Box(-10.0, 10.0, (n,), np.float32)
+        else:
+            low = np.full(n, -10.0, np.float32)
+            low[n_task:] = -1.0
+            self.observation_space = gym.spaces.Box(low, -low, dtype=np.float32)
+        self._obs = np.zeros(n, np.float32)
+        if "_obs_scale_task" in vars(self):
+            self.obs_scale = self._obs_scale_task
+
+    @property
+    def obs_scale(self) -> np.ndarray:
+        """Physical value of each observation column = obs * scale (float64): the task's
+        scales, then 1 for the action history's columns."""
+        try:
+            return self._obs_scale
+        except AttributeError:
+            raise AttributeError(f"{type(self).__name__} has no obs_scale") from None
+
+    @obs_scale.setter
+    def obs_scale(self, value: Any) -> None:
+        task = np.asarray(value, dtype=float)
+        self._obs_scale_task = task
+        pad = len(self.obs_names) - len(task)
+        self._obs_scale = np.concatenate([task, np.ones(pad)]) if pad > 0 else task
+
+    def set_action_history(self, k: int) -> None:
+        """Appends the last ``k`` actions to the observation (0: none; what
+        ``action_history=k`` and ``LatencyWrapper(action_history=k)`` set): columns
+        ``action_{i}_{name}`` for i = k .. 1, oldest first, clipped to [-1, 1], zeros after
+        reset; ``action_1`` is the action of the step that returned the observation.
+        Changes ``obs_names`` and ``observation_space``; ``reset()`` is required before
+        ``step()``. Not for an env inside a vector env (its spaces are the batch's)."""
+        self.action_history = check_action_history(k)
+        self._core.set_action_history(self.action_history)
+        self._set_obs_layout()
+        self._bind_core()
+        self._needs_reset = True
+        self._reset_reason = "the action history changed; call reset() before step()"
+
+    @property
+    def episode_params(self) -> EpisodeParams:
+        """This episode's parameters (``vdsim_gym.randomization.EpisodeParams``): the
+        randomization draws (``values``, empty without ``randomize``), the vehicle, the
+        steering actuator and the latency model in use. Before the first reset, or
+        without randomization: the nominal ones. ``self.vehicle`` and ``self.physics``
+        stay the nominal (construction) parameters."""
+        if self._episode_params is not None:
+            return self._episode_params
+        return EpisodeParams({}, self.vehicle, self.actuator, self.latency)
+
+    def _check_randomization(self, latency: Any) -> None:
+        """What ``randomize`` asks of this env, before any episode: a vehicle Session for
+        the vehicle names, a steering actuator for actuator_lag, no latency= with a
+        latency range, a valid vehicle at every corner of the ranges."""
+        r = self.randomize
+        assert r is not None
+        name = type(self).__name__
+        if (r.changes_vehicle or r.changes_actuator) and self.PHYSICS is not PhysicsSpec:
+            which = [k for k in r.keys if not k.startswith("latency")]
+            raise ValueError(f"randomize {which}: {name} does not run on the vehicle Session "
+                             "(its plant has no such parameters); only 'latency' applies")
+        if r.changes_actuator:
+            if "steer" not in self.action_names:
+                raise ValueError(f"randomize['actuator_lag'] draws the steering actuator's lag; "
+                                 f"{name} does not steer (actions: {self.action_names})")
+            if self.actuator is None:
+                raise ValueError(
+                    "randomize['actuator_lag'] draws the time constant of the steering "
+                    "actuator, and this env has none: pass actuator={'time_constant': 0.05} "
+                    "(the nominal chain; dead time, rate limit and saturation stay as given)")
+        if r.changes_latency and latency is not None:
+            raise ValueError(
+                "randomize['latency'] draws the latency model per episode; drop latency="
+                f"{latency!r} (or drop the latency range to keep a fixed model)")
+        r.check_vehicle(self.vehicle)
+
+    def _randomize_episode(self) -> None:
+        """This episode's draws from ``np_random`` (after the task's), applied to the core
+        before its reset: vehicle, steering actuator, latency model."""
+        r = self.randomize
+        assert r is not None
+        values = r.draw(self.np_random)
+        vehicle, actuator, latency = self.vehicle, self.actuator, self.latency
+        if r.changes_vehicle:
+            vehicle = r.vehicle(self.vehicle, values)
+            if self._vehicle_core is None:  # the nominal's struct, updated per episode
+                self._vehicle_core = self.vehicle.to_core()
+            self._core.set_vehicle(r.update_core(self._vehicle_core, vehicle))
+        if r.changes_actuator:
+            actuator = r.actuator(self.actuator, values)
+            self._core.set_actuator(*actuator_params(actuator, self.substep_dt))
+        if r.changes_latency:
+            latency = r.latency(values)
+            self._core.set_latency(latency.spec(), getattr(_core.OverrunPolicy, self.overrun))
+            self.latency = latency
+        self._episode_params = EpisodeParams(values, vehicle, actuator, latency)
+        self._reset_extra = {"randomization": dict(values)}
 
     def _bind_core(self) -> None:
         """The step of the current core: one C++ call (``_core.GymStepper``) that checks
@@ -166,6 +305,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
             [(k, col[k], kinds[tp]) for k, tp in self.INFO_KEYS],
             [(k, col[k], kinds[tp]) for k, tp in TIMING_KEYS],
             [col[k] for k in self.STEP_LOG], ACTION_TOL)
+        self._stepper.timing = getattr(self, "latency", None) is not None
 
     def _set_time_limit_ticks(self) -> None:
         self._core.time_limit_ticks = 0 if self.time_limit is None else ceil_ticks(
@@ -181,11 +321,11 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         physics = dataclasses.replace(self.physics, longitudinal=mode)
         physics.make_session()  # validates the mode with the usual message
         self.physics, self.longitudinal = physics, mode
-        self._core = self._make_core(physics, **self._task_kwargs)
+        self._core = self._new_core(physics)
         self._bind_core()
         self._set_time_limit_ticks()
         self._after_core_rebuild()
-        self.configure_latency(self.latency, self.overrun)  # also requires a reset
+        self._configure_latency(self.latency, self.overrun)  # also requires a reset
 
     def _after_core_rebuild(self) -> None:
         """Re-applies what the task had set on its core (the path envs: the course)."""
@@ -303,8 +443,17 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
 
         Takes effect at the next ``reset()``, which is then required before ``step()``.
         The one implementation behind the ``latency``/``overrun`` kwargs and
-        ``vdsim_gym.wrappers.LatencyWrapper``.
+        ``vdsim_gym.wrappers.LatencyWrapper``. Refused when ``randomize`` draws the
+        latency model per episode.
         """
+        if self.randomize is not None and self.randomize.changes_latency:
+            raise ValueError(
+                "this env draws its latency model per episode (randomize['latency'] = "
+                f"{self.randomize.as_dict()['latency']}); build it without the latency range "
+                "to configure a latency model")
+        self._configure_latency(latency, overrun)
+
+    def _configure_latency(self, latency: LatencyModel | None, overrun: str) -> None:
         overrun = check_overrun(overrun)
         if latency is not None:
             if isinstance(latency, (int, float)) and not isinstance(latency, bool):
@@ -362,11 +511,16 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
                 "none; scenario settings are gym.make kwargs, the seed is reset(seed=...)")
         super().reset(seed=seed)
         state = self._reset_task(seed)
+        if self.randomize is not None:
+            self._randomize_episode()
         latency_seed = 0 if self.latency is None else self._latency_seed(self.latency, seed)
         self._core.reset(state, self._obs, self._info, latency_seed)
         self._next_delay = None
         self._needs_reset = False
-        return self._obs.copy(), self._after_reset(self._info.tolist())
+        info = self._after_reset(self._info.tolist())
+        if self._reset_extra:
+            info.update({k: dict(v) for k, v in self._reset_extra.items()})
+        return self._obs.copy(), info
 
     def step(
         self, action: np.ndarray

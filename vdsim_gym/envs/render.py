@@ -20,8 +20,9 @@ VIEW_BEHIND, VIEW_AHEAD = 20.0, 40.0  # visible ground distance around the vehic
 
 
 def vehicle_outline(env: PathTrackingEnv, x: float, y: float, psi: float) -> np.ndarray:
-    """Corners (5, 2) of the body rectangle at pose (x, y, psi), closed [m]."""
-    v = env.vehicle
+    """Corners (5, 2) of the body rectangle at pose (x, y, psi), closed [m] (this
+    episode's vehicle: a randomized CG moves the body around the CG)."""
+    v = env.episode_params.vehicle
     front, rear = v.cg_to_front + v.front_overhang, v.cg_to_rear + v.rear_overhang
     hw = 0.5 * v.body_width
     body = np.array([[front, hw], [-rear, hw], [-rear, -hw], [front, -hw], [front, hw]])

@@ -165,12 +165,13 @@ class VDSimVectorEnv(VectorEnv):
                                         "step) resets every env: call it without reset_mask")
         if isinstance(seed, (int, np.integer)):
             super().reset(seed=int(seed))
-        for i in np.flatnonzero(mask).tolist():
+        rows = np.flatnonzero(mask).tolist()
+        for i in rows:
             self._reset_row(i, seeds[i], options or None)
         self._autoreset[mask] = False
         self._any_autoreset = bool(self._autoreset.any())
         self._needs_reset = False
-        return self._obs.copy(), self._reset_infos(mask)
+        return self._obs.copy(), self._add_reset_extra(self._reset_infos(mask), rows)
 
     def _reset_mask(self, mask: Any) -> np.ndarray:
         n = self.num_envs
@@ -213,9 +214,10 @@ class VDSimVectorEnv(VectorEnv):
         ended = terminated | truncated
         rewards = self._rewards.copy()
         if resetting:
-            for i in np.flatnonzero(self._autoreset).tolist():
+            rows = np.flatnonzero(self._autoreset).tolist()
+            for i in rows:
                 self._reset_row(i, None, None)
-            infos = self._step_infos(stepped)
+            infos = self._add_reset_extra(self._step_infos(stepped), rows)
         elif not next_step and ended.any():
             infos = self._same_step_reset(ended)
         else:
@@ -365,6 +367,15 @@ class VDSimVectorEnv(VectorEnv):
         self._elapsed[i] = 0
         return info
 
+    def _add_reset_extra(self, infos: dict[str, Any], rows: list[int]) -> dict[str, Any]:
+        """What the reset rows' reset infos have beyond the task's columns (the
+        randomization draws), batched by Gymnasium's rule as SyncVectorEnv does."""
+        for i in rows:
+            extra = self.envs[i]._reset_extra
+            if extra:
+                infos = self._add_info(infos, {k: dict(v) for k, v in extra.items()}, i)
+        return infos
+
     def _columns(self, info: np.ndarray, mask: np.ndarray, keys: tuple) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, j, dtype in keys:
@@ -412,10 +423,11 @@ class VDSimVectorEnv(VectorEnv):
         then those rows are reset and report their reset obs and info."""
         final_info = self._step_infos(ended, base=ended)
         final_obs = np.full(self.num_envs, None, dtype=object)
-        for i in np.flatnonzero(ended).tolist():
+        rows = np.flatnonzero(ended).tolist()
+        for i in rows:
             final_obs[i] = self._obs[i].copy()
             self._reset_row(i, None, None)
-        infos = self._step_infos(~ended)
+        infos = self._add_reset_extra(self._step_infos(~ended), rows)
         infos["final_obs"], infos["_final_obs"] = final_obs, ended
         infos["final_info"], infos["_final_info"] = final_info, ended
         return infos

@@ -221,7 +221,9 @@ class ClosedLoopEval:
         if policy is None or not callable(getattr(policy, "predict", None)):
             raise ValueError(f"policy must have an SB3-style predict(obs) method, got {policy!r}")
         if isinstance(env, str):
-            env = gym.make(env, **dict(env_kwargs or {}))
+            from vdsim_gym.training import required_env_kwargs
+
+            env = gym.make(env, **required_env_kwargs(policy, env_kwargs, "env_kwargs"))
         elif env_kwargs:
             raise ValueError("env_kwargs apply only when env is an id string")
         from vdsim_gym.envs.core_env import CoreEnv

@@ -2,9 +2,9 @@
 history of the last actions in the observation for delay-aware policies.
 
 The latency itself runs in the C++ core (``CoreEnv.configure_latency``, the same
-implementation as the ``latency=``/``overrun=`` kwargs of ``gym.make``); this wrapper only
-configures it and, with ``action_history=k``, appends the last k actions to the
-observation.
+implementation as the ``latency=``/``overrun=`` kwargs of ``gym.make``), and so does the
+action history (``CoreEnv.set_action_history``, the ``action_history=`` kwarg); this
+wrapper only configures them.
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ class LatencyWrapper(
     ``action_{i}_{name}`` for i = k .. 1 and each of the env's ``action_names`` (path envs:
     ``action_{i}_steer``, ``action_{i}_longitudinal``), where ``action_1`` is the
     action of the step that returned the observation (not yet applied when the delay
-    exceeds the period). ``wrapper.obs_names`` names all columns.
+    exceeds the period). ``wrapper.obs_names`` names all columns. It is the env's own
+    ``action_history=k`` (``env.unwrapped.set_action_history(k)``), so the wrapper goes
+    directly on the env, inside any wrapper that changes observations.
     """
 
     def __init__(
@@ -67,50 +69,44 @@ class LatencyWrapper(
         )
         gym.Wrapper.__init__(self, env)
         core: CoreEnv = env.unwrapped
+        if action_history:
+            if core.action_history:
+                raise ValueError(
+                    f"the env already appends an action history (action_history="
+                    f"{core.action_history}); give it once, to gym.make or to LatencyWrapper")
+            _check_transparent(env)
         core.configure_latency(latency, overrun)
+        if action_history:
+            core.set_action_history(int(action_history))
         self.latency, self.overrun = core.latency, core.overrun
         self.action_history = int(action_history)
-        k = self.action_history
-        m = len(core.action_names)
-        self._history = np.zeros((k, m), np.float32)
-        names = tuple(
-            f"action_{i}_{part}" for i in range(k, 0, -1) for part in core.action_names
-        )
-        self.obs_names: tuple[str, ...] = tuple(core.obs_names) + names
-        if k:
-            base = env.observation_space
-            if not isinstance(base, gym.spaces.Box) or base.shape is None or len(base.shape) != 1:
-                raise TypeError(
-                    "action_history needs a flat Box observation space to append to, got "
-                    f"{base}; apply LatencyWrapper before observation-changing wrappers"
-                )
-            self.observation_space = gym.spaces.Box(
-                np.concatenate([base.low, -np.ones(m * k, np.float32)]),
-                np.concatenate([base.high, np.ones(m * k, np.float32)]),
-                dtype=np.float32,
-            )
+        self.obs_names: tuple[str, ...] = core.obs_names
 
     def set_next_delay(self, c: float) -> None:
         """Forwards to ``env.unwrapped.set_next_delay`` (``LatencyModel.measured()``)."""
         self.env.unwrapped.set_next_delay(c)  # type: ignore[attr-defined]
 
-    def _augment(self, obs: np.ndarray) -> np.ndarray:
-        if not self.action_history:
-            return obs
-        return np.concatenate([obs, self._history.ravel()])
-
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        obs, info = self.env.reset(seed=seed, options=options)
-        self._history[:] = 0.0
-        return self._augment(obs), info
+        return self.env.reset(seed=seed, options=options)
 
     def step(
         self, action: np.ndarray
     ) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        if self.action_history:  # after the env accepted the action
-            self._history[:-1] = self._history[1:]
-            self._history[-1] = np.clip(np.asarray(action, np.float64).reshape(-1), -1.0, 1.0)
-        return self._augment(obs), reward, terminated, truncated, info
+        return self.env.step(action)
+
+
+def _check_transparent(env: gym.Env) -> None:
+    """The action history is appended by the env itself: every wrapper between this one
+    and the env must pass observations through unchanged (gym.make's checker and order
+    enforcing, TimeLimit do)."""
+    w = env
+    while isinstance(w, gym.Wrapper):
+        if isinstance(w, gym.ObservationWrapper) or w._observation_space is not None:
+            raise TypeError(
+                f"action_history: {type(w).__name__} changes the observations between "
+                "LatencyWrapper and the env, and the history is appended by the env itself; "
+                "apply LatencyWrapper directly on the env (before observation-changing "
+                "wrappers), or pass action_history=k to gym.make")
+        w = w.env

@@ -132,6 +132,10 @@ def sweep(
                          "shared env kwargs")
     if predict not in PREDICT_MODES:
         raise ValueError(f"predict must be one of {PREDICT_MODES}, got {predict!r}")
+    # A trained policy's observation options (its run's action_history) shape the env.
+    from vdsim_gym.training import required_env_kwargs
+
+    env_kwargs = required_env_kwargs(policy, env_kwargs, "the sweep's env kwargs")
     if backend == "ray":
         _import_ray()  # fail before any work
 
