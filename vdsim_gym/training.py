@@ -413,10 +413,7 @@ def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,
     deterministic evaluations (``evaluations.npz``) on the steps axis."""
     import csv
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from vdsim_gym._plotting import figure
 
     run = Path(run)
     with (run / "monitor.csv").open() as fh:
@@ -430,7 +427,8 @@ def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,
     ret, steps, wall = ret[keep], steps[keep], wall[keep]
     k = min(window, len(ret))
     smooth = np.convolve(ret, np.ones(k) / k, mode="valid")
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+    fig = figure(figsize=(11, 4))
+    a1, a2 = fig.subplots(1, 2)
     a1.plot(steps, ret, ".", ms=1.5, alpha=0.25, color="C0")
     a1.plot(steps[k - 1:], smooth, color="C0", label=f"training, {k}-episode mean")
     evals = run / "evaluations.npz"
@@ -449,7 +447,6 @@ def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,
     a1.set_title(run.name)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
-    plt.close(fig)
     return Path(png)
 
 

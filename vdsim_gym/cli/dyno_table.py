@@ -113,14 +113,11 @@ def _write_csv(path: Path, rows: list[TableRow]) -> None:
 
 
 def plot_table(rows: list[TableRow], png: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from vdsim_gym._plotting import figure
 
     modes = sorted({r.mode for r in rows}, key=["speed", "accel"].index)
-    fig, axes = plt.subplots(len(modes), 1, figsize=(9, 3.4 * len(modes)), sharex=True,
-                             squeeze=False)
+    fig = figure(figsize=(9, 3.4 * len(modes)))
+    axes = fig.subplots(len(modes), 1, sharex=True, squeeze=False)
     for ax, mode in zip(axes[:, 0], modes, strict=True):
         for r in (r for r in rows if r.mode == mode):
             ax.plot(r.t, r.v, lw=1.2, label=f"delay {r.delay_s:.1f} s")
@@ -133,19 +130,17 @@ def plot_table(rows: list[TableRow], png: Path) -> None:
     axes[-1, 0].set_xlabel("time [s]")
     fig.tight_layout()
     fig.savefig(png, dpi=110)
-    plt.close(fig)
 
 
 def plot_margins(png: Path, dt: float = 0.05) -> None:
     """Bode plot of each loop with its crossover and phase margin."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
+    from vdsim_gym._plotting import figure
+
     w = np.logspace(-1, np.log10(np.pi / dt), 800)
-    fig, (am, ap) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
+    fig = figure(figsize=(9, 6.5))
+    am, ap = fig.subplots(2, 1, sharex=True)
     for i, (label, mode, gains) in enumerate(LOOPS):
         model = LoopModel.for_bench(mode, dt=dt, **gains)
         resp = model.response(w)
@@ -170,7 +165,6 @@ def plot_margins(png: Path, dt: float = 0.05) -> None:
         ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
     fig.savefig(png, dpi=110)
-    plt.close(fig)
 
 
 __all__ = ["MarginRow", "margin_rows", "run"]
