@@ -18,7 +18,9 @@ and writes a run folder:
 
 ``load_policy(run_dir)`` gives an object with SB3's ``predict`` that normalizes the
 observation with the saved statistics first, so a trained model runs through the same
-evaluation and sweep code as a baseline. ``agents/train.py`` is the command line.
+evaluation and sweep code as a baseline; ``shipped_model(name)`` is the run folder of a
+policy that ships with the package (agents/models). ``agents/train.py`` is the command
+line.
 Needs the ``train`` extra (stable-baselines3, tensorboard, tqdm, rich).
 """
 
@@ -370,6 +372,28 @@ class TrainedPolicy:
                                   episode_start=episode_start, deterministic=deterministic)
 
 
+def shipped_models() -> list[str]:
+    """Names of the trained policies that ship with the package (docs/RESULTS.md):
+    ``agents/models/<name>`` in a source tree, ``vdsim_gym/_data/models`` in a wheel."""
+    from vdsim_gym._data import models_dir
+
+    return sorted(p.name for p in models_dir().iterdir() if (p / "model.zip").is_file())
+
+
+def shipped_model(name: str) -> Path:
+    """The run folder of the shipped policy ``name`` (``shipped_models()``, e.g.
+    "dlc_ppo"): ``load_policy(shipped_model("dlc_ppo"))``, or ``str()`` of it as a sweep
+    controller spec (``vdsim_gym.cli.sweep.load_controller``). An unknown name is a
+    TrainingError listing the shipped ones."""
+    from vdsim_gym._data import models_dir
+
+    names = shipped_models()
+    if not isinstance(name, str) or name not in names:
+        raise TrainingError(f"no shipped model {name!r}; the package ships "
+                            f"{', '.join(names) or 'none'}")
+    return models_dir() / name
+
+
 def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
     """The policy of a run folder (``which``: "model", the final one, or "best_model",
     EvalCallback's best), or of a ``.zip`` path: with its folder's vecnormalize.pkl
@@ -451,4 +475,5 @@ def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,
 
 
 __all__ = ["ALGOS", "TrainResult", "TrainedPolicy", "TrainingError", "load_hyperparams",
-           "load_policy", "parse_latency", "plot_learning_curves", "train"]
+           "load_policy", "parse_latency", "plot_learning_curves", "shipped_model",
+           "shipped_models", "train"]
