@@ -89,3 +89,16 @@ def test_dyno_table_command(tmp_path, capsys):
     assert "15.98" in out and "16.53" in out and "delay margin [s]" in out
     text = (tmp_path / "dyno_table.csv").read_text().splitlines()
     assert text[0].startswith("mode,delay_s,peak,min") and len(text) == 9
+
+
+def test_tables_format_on_their_own():
+    """format_delay_table and format_margins (what the command prints, and what
+    notebooks/04 shows) work on any subset of rows."""
+    from vdsim_gym.cli.dyno_table import format_delay_table, format_margins, margin_rows
+
+    text = format_delay_table(delay_table(delays=(0.0, 0.3), modes=("speed",)))
+    lines = text.splitlines()
+    assert len(lines) == 4 and "15.98" in lines[2] and "16.53" in lines[3]
+    assert lines[2].rstrip().endswith("yes")
+    margins = format_margins(margin_rows(dts=(0.05,))).splitlines()
+    assert len(margins) == 2 + 4 and "0.355" in margins[2]

@@ -75,6 +75,17 @@ MARGIN_COLUMNS = [("loop", "loop", "<38", ""), ("dt [s]", "dt_s", ">6", ".2f"),
                   ("time domain [s]", "time_domain_s", ">15", ".2f")]
 
 
+def format_delay_table(rows: Sequence[TableRow]) -> str:
+    """The delay table as text: one line per (mode, delay), beside the reference's
+    figures (speed mode)."""
+    return _table.format_table([_printed(r) for r in rows], TABLE_COLUMNS)
+
+
+def format_margins(margins: Sequence[MarginRow]) -> str:
+    """The loop margins (``margin_rows()``) as text."""
+    return _table.format_table(margins, MARGIN_COLUMNS)
+
+
 def run(out: str | None = None, make_plot: bool = True) -> list[str]:
     if out is not None and make_plot:
         import matplotlib  # noqa: F401  (a missing extra is reported before any work)
@@ -82,11 +93,11 @@ def run(out: str | None = None, make_plot: bool = True) -> list[str]:
     margins = margin_rows()
     lines = ["Delay table: dt 0.05 s, envelope 1.8 m/s^2, 0 -> 15 -> 5 m/s, 30 s each "
              "(accel mode: a_ref = (v_ref - v) / 0.1 s)",
-             _table.format_table([_printed(r) for r in rows], TABLE_COLUMNS),
+             format_delay_table(rows),
              "",
              "Loop margins (linearized, numpy) and the smallest simulated delay that does "
              "not settle:",
-             _table.format_table(margins, MARGIN_COLUMNS)]
+             format_margins(margins)]
     if out is not None:
         folder = Path(out)
         folder.mkdir(parents=True, exist_ok=True)
@@ -167,4 +178,5 @@ def plot_margins(png: Path, dt: float = 0.05) -> None:
     fig.savefig(png, dpi=110)
 
 
-__all__ = ["MarginRow", "margin_rows", "run"]
+__all__ = ["MarginRow", "format_delay_table", "format_margins", "margin_rows", "plot_margins",
+           "plot_table", "run"]
