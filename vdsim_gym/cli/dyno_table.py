@@ -54,9 +54,14 @@ def margin_rows(dts: Sequence[float] = (0.05, 0.01)) -> list[MarginRow]:
     return rows
 
 
+def delay_label(delay_s: float) -> str:
+    """"0.3 s" (one decimal, as the reference), to more digits when it has them ("0.35 s")."""
+    return f"{delay_s:.1f} s" if abs(delay_s - round(delay_s, 1)) < 1e-9 else f"{delay_s:.3g} s"
+
+
 def _printed(r: TableRow) -> _Printed:
     ref = r.reference
-    return _Printed(r.mode, f"{r.delay_s:.1f} s", f"{r.peak:.2f}", f"{r.minimum:.2f}",
+    return _Printed(r.mode, delay_label(r.delay_s), f"{r.peak:.2f}", f"{r.minimum:.2f}",
                     f"{r.end_1:.3f} / {r.end_2:.3f}",
                     "-" if ref is None else
                     f"{ref[0]:.2f}  {ref[1]:.2f}  {ref[2]:.3f} / {ref[3]:.3f}",
@@ -131,7 +136,7 @@ def plot_table(rows: list[TableRow], png: Path) -> None:
     axes = fig.subplots(len(modes), 1, sharex=True, squeeze=False)
     for ax, mode in zip(axes[:, 0], modes, strict=True):
         for r in (r for r in rows if r.mode == mode):
-            ax.plot(r.t, r.v, lw=1.2, label=f"delay {r.delay_s:.1f} s")
+            ax.plot(r.t, r.v, lw=1.2, label=f"delay {delay_label(r.delay_s)}")
         ax.step([0, 30, 60], [15, 5, 5], where="post", color="k", ls=":", lw=1,
                 label="v_ref")
         ax.set_ylabel("speed [m/s]")
