@@ -53,3 +53,16 @@ def hyperparams_dir() -> Path:
         f"hyperparameter folder not found (looked in {_PKG / '_data' / 'hyperparams'} and "
         f"{_PKG.parent / 'agents' / 'hyperparams'}); reinstall the package with `pip install .`"
     )
+
+
+@cache
+def models_dir() -> Path:
+    """``agents/models`` (the trained policies of docs/RESULTS.md, one run folder each): a
+    wheel carries it as ``vdsim_gym/_data/models``; a source tree has it at the top level."""
+    for candidate in (_PKG / "_data" / "models", _PKG.parent / "agents" / "models"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(
+        f"shipped models folder not found (looked in {_PKG / '_data' / 'models'} and "
+        f"{_PKG.parent / 'agents' / 'models'}); reinstall the package with `pip install .`"
+    )

@@ -22,16 +22,14 @@ from vdsim_gym.trace import Trace, read_trace
 LON_CHANNELS = ("u_fx", "u_pedal", "u_ax", "u_reference")
 
 
-def _mpl() -> Any:
-    try:
-        import matplotlib
+def _figure(**kwargs: Any) -> Any:
+    from vdsim_gym._plotting import figure
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+    try:
+        return figure(**kwargs)
     except ImportError as exc:
         raise ImportError("rendering traces needs matplotlib (and pillow, which it brings): "
                           "pip install 'vdsim-gym[plot]'", name="matplotlib") from exc
-    return plt
 
 
 def _index(t: np.ndarray, at: float) -> int:
@@ -81,15 +79,14 @@ class _Figure:
     """The figure and its artists; ``draw(at)`` moves everything to time ``at``."""
 
     def __init__(self, traces: Sequence[Trace], labels: Sequence[str], title: str) -> None:
-        plt = _mpl()
         self.traces, self.labels = traces, labels
         self.colors = [f"C{i % 10}" for i in range(len(traces))]
         self.bird = all("pose" in tr.channels for tr in traces)
         panels = ["speed", "steer", "longitudinal"] if self.bird else \
             ["speed", "longitudinal"] + (["pedal"] if "pedal" in traces[0].channels else [])
         heights = ([1.3, 2.2] if self.bird else []) + [1.0] * len(panels)
-        self.fig, axes = plt.subplots(len(heights), 1, figsize=(10, 1.6 + 1.5 * len(heights)),
-                                      gridspec_kw={"height_ratios": heights})
+        self.fig = _figure(figsize=(10, 1.6 + 1.5 * len(heights)))
+        axes = self.fig.subplots(len(heights), 1, gridspec_kw={"height_ratios": heights})
         axes = list(np.atleast_1d(axes))
         # The overview (fixed limits: the whole course) and a close-up that follows the
         # first run's car at a fixed scale (the body and turned wheels are visible).
@@ -192,7 +189,7 @@ class _Figure:
                     self.ax_zoom.set_ylim(pose[i, 1] - hy, pose[i, 1] + hy)
 
     def close(self) -> None:
-        _mpl().close(self.fig)
+        self.fig.clear()  # a standalone figure (no pyplot registry): clearing frees it
 
 
 def _load(paths: Sequence[str | Path], labels: Sequence[str] | None

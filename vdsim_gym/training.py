@@ -21,7 +21,8 @@ and writes a run folder:
 observation with the saved statistics first, so a trained model runs through the same
 evaluation and sweep code as a baseline; its ``required_env_kwargs`` (the run's
 ``action_history``) rebuild the observation it was trained on, and the sweep and
-``ClosedLoopEval`` apply them. ``agents/train.py`` is the command line.
+``ClosedLoopEval`` apply them; ``shipped_model(name)`` is the run folder of a policy that
+ships with the package (agents/models). ``agents/train.py`` is the command line.
 Needs the ``train`` extra (stable-baselines3, tensorboard, tqdm, rich).
 """
 
@@ -539,6 +540,28 @@ class TrainedPolicy:
                                   episode_start=episode_start, deterministic=deterministic)
 
 
+def shipped_models() -> list[str]:
+    """Names of the trained policies that ship with the package (docs/RESULTS.md):
+    ``agents/models/<name>`` in a source tree, ``vdsim_gym/_data/models`` in a wheel."""
+    from vdsim_gym._data import models_dir
+
+    return sorted(p.name for p in models_dir().iterdir() if (p / "model.zip").is_file())
+
+
+def shipped_model(name: str) -> Path:
+    """The run folder of the shipped policy ``name`` (``shipped_models()``, e.g.
+    "dlc_ppo"): ``load_policy(shipped_model("dlc_ppo"))``, or ``str()`` of it as a sweep
+    controller spec (``vdsim_gym.cli.sweep.load_controller``). An unknown name is a
+    TrainingError listing the shipped ones."""
+    from vdsim_gym._data import models_dir
+
+    names = shipped_models()
+    if not isinstance(name, str) or name not in names:
+        raise TrainingError(f"no shipped model {name!r}; the package ships "
+                            f"{', '.join(names) or 'none'}")
+    return models_dir() / name
+
+
 def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
     """The policy of a run folder (``which``: "model", the final one, or "best_model",
     EvalCallback's best), or of a ``.zip`` path: with its folder's vecnormalize.pkl
@@ -591,10 +614,7 @@ def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,
     metric columns existed gets the return row alone."""
     import csv
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from vdsim_gym._plotting import figure
 
     run = Path(run)
     with (run / "monitor.csv").open() as fh:
@@ -612,7 +632,8 @@ def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,
     k = min(window, int(keep.sum()))
     series = [("r", "episode return")] + ([(metric, _metric_label(run, metric))]
                                           if metric else [])
-    fig, axes = plt.subplots(len(series), 2, figsize=(11, 3.6 * len(series)), squeeze=False)
+    fig = figure(figsize=(11, 3.6 * len(series)))
+    axes = fig.subplots(len(series), 2, squeeze=False)
     evals = {"r": run / "evaluations.npz", metric: run / "eval_metrics.npz"}
     for (key, label), (a1, a2) in zip(series, axes, strict=True):
         y = np.array([float(r[key]) if r[key] not in ("", None) else np.nan for r in rows])
@@ -641,7 +662,6 @@ def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,
     axes[0][0].set_title(run.name)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
-    plt.close(fig)
     return Path(png)
 
 
@@ -661,4 +681,4 @@ def _metric_label(run: Path, metric: str) -> str:
 
 __all__ = ["ALGOS", "TrainResult", "TrainedPolicy", "TrainingError", "load_hyperparams",
            "load_policy", "parse_latency", "parse_randomize", "plot_learning_curves",
-           "required_env_kwargs", "train"]
+           "required_env_kwargs", "shipped_model", "shipped_models", "train"]

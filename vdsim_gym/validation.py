@@ -656,15 +656,10 @@ _PANELS: dict[str, tuple[Callable[[Run], tuple[np.ndarray, np.ndarray]], str, st
 
 def plot(path: str | Path, integrator: str | None = None) -> Path:
     """Ours against theirs, one panel per maneuver (rows) and level (columns), as a PNG."""
-    try:
-        import matplotlib
+    from vdsim_gym._plotting import figure
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError("plotting needs matplotlib: pip install 'vdsim-gym[plot]'",
-                          name="matplotlib") from exc
-    fig, axes = plt.subplots(len(_PANELS), 2, figsize=(11, 12), squeeze=False)
+    fig = figure(figsize=(11, 12))
+    axes = fig.subplots(len(_PANELS), 2, squeeze=False)
     for j, level in enumerate(("L1", "L2")):
         for i, (name, (xy, xl, yl, title)) in enumerate(_PANELS.items()):
             ax = axes[i][j]
@@ -684,7 +679,6 @@ def plot(path: str | Path, integrator: str | None = None) -> Path:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=90)
-    plt.close(fig)
     return out
 
 

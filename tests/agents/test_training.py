@@ -21,6 +21,8 @@ from vdsim_gym.training import (  # noqa: E402
     load_hyperparams,
     load_policy,
     parse_latency,
+    shipped_model,
+    shipped_models,
     train,
 )
 
@@ -263,7 +265,7 @@ def test_the_shipped_dlc_policy_passes_iso3888_1_without_a_cone():
 
     env = gym.make("VDSim-DLC-v0")
     for name, seed in (("dlc_ppo", 0), ("dlc_ppo", 1), ("dlc_ppo_latency", 0)):
-        policy = load_policy(ROOT / "agents" / "models" / name)
+        policy = load_policy(shipped_model(name))
         obs, _ = env.reset(seed=seed)
         done = False
         while not done:
@@ -309,6 +311,19 @@ def test_the_shipped_dyno_policy_tracks_the_urban_cycle_through_the_delay():
             done = terminated or truncated
         assert info["outcome"] == "cycle_end"
         assert info["episode_summary"]["rms_speed_error"] < 0.5, delay
+
+
+def test_shipped_models_are_found_by_name():
+    """shipped_model finds agents/models/<name> in a source tree and in a wheel (CMake
+    installs the folder as vdsim_gym/_data/models); an unknown name lists the shipped
+    ones."""
+    assert {"dlc_ppo", "dlc_ppo_latency", "acc_ppo", "dyno_ppo"} <= set(shipped_models())
+    run = shipped_model("dlc_ppo")
+    assert (run / "model.zip").is_file() and (run / "vecnormalize.pkl").is_file()
+    assert run.name == "dlc_ppo"
+    with pytest.raises(TrainingError, match=r"no shipped model 'dlc_sac'; the package ships "
+                                            r".*dlc_ppo, dlc_ppo_latency"):
+        shipped_model("dlc_sac")
 
 
 def test_missing_extras_are_named_before_any_work(monkeypatch, tmp_path):

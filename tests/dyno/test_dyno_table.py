@@ -89,3 +89,31 @@ def test_dyno_table_command(tmp_path, capsys):
     assert "15.98" in out and "16.53" in out and "delay margin [s]" in out
     text = (tmp_path / "dyno_table.csv").read_text().splitlines()
     assert text[0].startswith("mode,delay_s,peak,min") and len(text) == 9
+
+
+def test_tables_format_on_their_own():
+    """format_delay_table and format_margins (what the command prints, and what
+    notebooks/04 shows) work on any subset of rows."""
+    from vdsim_gym.cli.dyno_table import format_delay_table, format_margins, margin_rows
+
+    text = format_delay_table(delay_table(delays=(0.0, 0.3), modes=("speed",)))
+    lines = text.splitlines()
+    assert len(lines) == 4 and "15.98" in lines[2] and "16.53" in lines[3]
+    assert lines[2].rstrip().endswith("yes")
+    margins = format_margins(margin_rows(dts=(0.05,))).splitlines()
+    assert len(margins) == 2 + 4 and "0.355" in margins[2]
+    # a delay between the reference's keeps its digits
+    probe = format_delay_table(delay_table(delays=(0.35,), modes=("speed",))).splitlines()
+    assert probe[2].split()[:3] == ["speed", "0.35", "s"]
+
+
+def test_driver_options_reach_every_run(table):
+    """delay_table passes RobotDriver options on: the defaults reproduce the table bit for
+    bit, and the gain-matched accel gains (docs/DYNO.md, "Loop margins") settle the
+    accel-mode procedure at 0.3 s like speed mode."""
+    same = delay_table(modes=("speed",), kp=0.45, ki=0.25)
+    for row in same:
+        assert np.array_equal(row.v, table[("speed", row.delay_s)].v)
+    matched = delay_table(delays=(0.0, 0.3, 0.5), modes=("accel",), kp_accel=0.0425,
+                          ki_accel=0.025)
+    assert [r.settled for r in matched] == [True, True, False]

@@ -59,16 +59,13 @@ def run_metrics(*, csv_path: str, set_speed: float, dt: float, follow_stable_win
 
 def plot_results(csv_path: Path, png: Path, *, set_speed: float, title: str = "") -> None:
     """Speed, distance and command against time, the modes shaded."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    from vdsim_gym._plotting import figure
     from vdsim_gym.eval.acc_metrics import segments
 
     tab = read_results(csv_path)
     t = tab.time
-    fig, axes = plt.subplots(3, 1, figsize=(9, 7), sharex=True)
+    fig = figure(figsize=(9, 7))
+    axes = fig.subplots(3, 1, sharex=True)
     colors = {"follow": "tab:blue", "emergency": "tab:red"}
     for mode, a, b in segments(tab.mode):
         end = t[min(b, len(t) - 1)]  # to the next row: a one-row segment stays visible
@@ -96,4 +93,3 @@ def plot_results(csv_path: Path, png: Path, *, set_speed: float, title: str = ""
     axes[0].set_title(f"{title} (shaded: blue follow, red emergency)")
     fig.tight_layout()
     fig.savefig(png, dpi=110)
-    plt.close(fig)

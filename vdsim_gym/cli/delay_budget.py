@@ -201,12 +201,10 @@ def format_markdown(rows: list[Row]) -> str:
 
 
 def plot(rows: list[Row], path: Path) -> None:
-    import matplotlib
+    from vdsim_gym._plotting import figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig = figure(figsize=(7, 4.2))
+    ax = fig.subplots()
     fixed = [r for r in rows if r.latency == "fixed" and r.overruns == 0]
     ax.plot([r.mean_delay_ms for r in fixed], [r.ey_rmse_m for r in fixed], "o-",
             color="C0", label="B fixed delay, this core")
@@ -237,7 +235,6 @@ def plot(rows: list[Row], path: Path) -> None:
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def main(out: str | Path = "delay_budget_out", *, level: str = "L2",

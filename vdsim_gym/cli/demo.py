@@ -105,12 +105,10 @@ def format_table(results: list[DemoResult]) -> str:
 
 
 def plot(runs: list[tuple[DemoResult, np.ndarray, gym.Env]], path: Path) -> None:
-    import matplotlib
+    from vdsim_gym._plotting import figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(len(runs), 1, figsize=(11, 3.0 * len(runs)), squeeze=False)
+    fig = figure(figsize=(11, 3.0 * len(runs)))
+    axes = fig.subplots(len(runs), 1, squeeze=False)
     for ax, (res, xy, env) in zip(axes[:, 0], runs, strict=True):
         course = env.unwrapped.course
         ax.plot(course.path[:, 0], course.path[:, 1], "k--", lw=1, label="reference")
@@ -128,7 +126,6 @@ def plot(runs: list[tuple[DemoResult, np.ndarray, gym.Env]], path: Path) -> None
         ax.legend(loc="upper left", fontsize=7, ncol=4)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def run_demo(out: str | Path = "demo_out", presets: list[str] | None = None,

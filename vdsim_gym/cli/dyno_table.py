@@ -54,9 +54,14 @@ def margin_rows(dts: Sequence[float] = (0.05, 0.01)) -> list[MarginRow]:
     return rows
 
 
+def delay_label(delay_s: float) -> str:
+    """"0.3 s" (one decimal, as the reference), to more digits when it has them ("0.35 s")."""
+    return f"{delay_s:.1f} s" if abs(delay_s - round(delay_s, 1)) < 1e-9 else f"{delay_s:.3g} s"
+
+
 def _printed(r: TableRow) -> _Printed:
     ref = r.reference
-    return _Printed(r.mode, f"{r.delay_s:.1f} s", f"{r.peak:.2f}", f"{r.minimum:.2f}",
+    return _Printed(r.mode, delay_label(r.delay_s), f"{r.peak:.2f}", f"{r.minimum:.2f}",
                     f"{r.end_1:.3f} / {r.end_2:.3f}",
                     "-" if ref is None else
                     f"{ref[0]:.2f}  {ref[1]:.2f}  {ref[2]:.3f} / {ref[3]:.3f}",
@@ -75,6 +80,17 @@ MARGIN_COLUMNS = [("loop", "loop", "<38", ""), ("dt [s]", "dt_s", ">6", ".2f"),
                   ("time domain [s]", "time_domain_s", ">15", ".2f")]
 
 
+def format_delay_table(rows: Sequence[TableRow]) -> str:
+    """The delay table as text: one line per (mode, delay), beside the reference's
+    figures (speed mode)."""
+    return _table.format_table([_printed(r) for r in rows], TABLE_COLUMNS)
+
+
+def format_margins(margins: Sequence[MarginRow]) -> str:
+    """The loop margins (``margin_rows()``) as text."""
+    return _table.format_table(margins, MARGIN_COLUMNS)
+
+
 def run(out: str | None = None, make_plot: bool = True) -> list[str]:
     if out is not None and make_plot:
         import matplotlib  # noqa: F401  (a missing extra is reported before any work)
@@ -82,11 +98,11 @@ def run(out: str | None = None, make_plot: bool = True) -> list[str]:
     margins = margin_rows()
     lines = ["Delay table: dt 0.05 s, envelope 1.8 m/s^2, 0 -> 15 -> 5 m/s, 30 s each "
              "(accel mode: a_ref = (v_ref - v) / 0.1 s)",
-             _table.format_table([_printed(r) for r in rows], TABLE_COLUMNS),
+             format_delay_table(rows),
              "",
              "Loop margins (linearized, numpy) and the smallest simulated delay that does "
              "not settle:",
-             _table.format_table(margins, MARGIN_COLUMNS)]
+             format_margins(margins)]
     if out is not None:
         folder = Path(out)
         folder.mkdir(parents=True, exist_ok=True)
@@ -113,17 +129,14 @@ def _write_csv(path: Path, rows: list[TableRow]) -> None:
 
 
 def plot_table(rows: list[TableRow], png: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from vdsim_gym._plotting import figure
 
     modes = sorted({r.mode for r in rows}, key=["speed", "accel"].index)
-    fig, axes = plt.subplots(len(modes), 1, figsize=(9, 3.4 * len(modes)), sharex=True,
-                             squeeze=False)
+    fig = figure(figsize=(9, 3.4 * len(modes)))
+    axes = fig.subplots(len(modes), 1, sharex=True, squeeze=False)
     for ax, mode in zip(axes[:, 0], modes, strict=True):
         for r in (r for r in rows if r.mode == mode):
-            ax.plot(r.t, r.v, lw=1.2, label=f"delay {r.delay_s:.1f} s")
+            ax.plot(r.t, r.v, lw=1.2, label=f"delay {delay_label(r.delay_s)}")
         ax.step([0, 30, 60], [15, 5, 5], where="post", color="k", ls=":", lw=1,
                 label="v_ref")
         ax.set_ylabel("speed [m/s]")
@@ -133,19 +146,17 @@ def plot_table(rows: list[TableRow], png: Path) -> None:
     axes[-1, 0].set_xlabel("time [s]")
     fig.tight_layout()
     fig.savefig(png, dpi=110)
-    plt.close(fig)
 
 
 def plot_margins(png: Path, dt: float = 0.05) -> None:
     """Bode plot of each loop with its crossover and phase margin."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
+    from vdsim_gym._plotting import figure
+
     w = np.logspace(-1, np.log10(np.pi / dt), 800)
-    fig, (am, ap) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
+    fig = figure(figsize=(9, 6.5))
+    am, ap = fig.subplots(2, 1, sharex=True)
     for i, (label, mode, gains) in enumerate(LOOPS):
         model = LoopModel.for_bench(mode, dt=dt, **gains)
         resp = model.response(w)
@@ -170,7 +181,7 @@ def plot_margins(png: Path, dt: float = 0.05) -> None:
         ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
     fig.savefig(png, dpi=110)
-    plt.close(fig)
 
 
-__all__ = ["MarginRow", "margin_rows", "run"]
+__all__ = ["MarginRow", "format_delay_table", "format_margins", "margin_rows", "plot_margins",
+           "plot_table", "run"]

@@ -86,13 +86,12 @@ def plot(results: list[tuple[HandlingRow, SteadyStateResult, StepSteerResult]], 
          title: str, wheelbase: float) -> None:
     """Left: the steer beyond Ackermann (delta - L r / v) against ay, whose slope is the
     understeer gradient; right: the step steer's yaw rate."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    from vdsim_gym._plotting import figure
+
+    fig = figure(figsize=(11, 4.2))
+    a1, a2 = fig.subplots(1, 2)
     for row, ramp, step in results:
         excess = np.degrees(ramp.steer - wheelbase * ramp.r / ramp.speed)
         a1.plot(ramp.ay / GRAVITY, excess,
@@ -111,7 +110,6 @@ def plot(results: list[tuple[HandlingRow, SteadyStateResult, StepSteerResult]], 
         ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
-    plt.close(fig)
 
 
 __all__ = ["HandlingRow", "measure", "run"]

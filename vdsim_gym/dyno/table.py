@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -44,12 +45,13 @@ class TableRow:
 
 def run_procedure(mode: str = "speed", delay_s: float = 0.0, *, dt: float = 0.05,
                   envelope: float = 1.8, phases: Sequence[tuple[float, float]] = (
-                      (15.0, 30.0), (5.0, 30.0)), vehicle: str = "ev_dyno_bench"
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Speed after each step of the procedure: (t, v)."""
+                      (15.0, 30.0), (5.0, 30.0)), vehicle: str = "ev_dyno_bench",
+                  **driver: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Speed after each step of the procedure: (t, v). ``driver``: further RobotDriver
+    options (gains such as ``kp_accel``, ``ki_accel``; the reference uses the defaults)."""
     bench = DynoBench(vehicle)
     driver = RobotDriver(mode, delay_s=delay_s, max_accel_mps2=envelope,
-                         max_decel_mps2=envelope)
+                         max_decel_mps2=envelope, **driver)
     refs = np.concatenate([np.full(int(round(d / dt)), v) for v, d in phases])
     v, out = 0.0, np.empty(len(refs))
     for k, v_ref in enumerate(refs):
@@ -61,13 +63,15 @@ def run_procedure(mode: str = "speed", delay_s: float = 0.0, *, dt: float = 0.05
 
 def delay_table(delays: Sequence[float] = (0.0, 0.3, 0.5, 0.8),
                 modes: Sequence[str] = ("speed", "accel"), *, dt: float = 0.05,
-                envelope: float = 1.8) -> list[TableRow]:
+                envelope: float = 1.8, **driver: Any) -> list[TableRow]:
+    """The procedure for each mode and delay; ``driver``: further RobotDriver options
+    for every run (e.g. accel gains ``kp_accel=0.0425, ki_accel=0.025``, docs/DYNO.md)."""
     rows = []
     n1 = int(round(30.0 / dt))
     w = int(round(SETTLE_WINDOW / dt))
     for mode in modes:
         for delay in delays:
-            t, v = run_procedure(mode, delay, dt=dt, envelope=envelope)
+            t, v = run_procedure(mode, delay, dt=dt, envelope=envelope, **driver)
             p1, p2 = v[:n1], v[n1:]
             settled = bool(np.max(np.abs(p1[-w:] - 15.0)) <= SETTLE_BAND
                            and np.max(np.abs(p2[-w:] - 5.0)) <= SETTLE_BAND)

@@ -63,10 +63,7 @@ def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str | Non
     """``metric`` (default: the headline metric, path: rms_e_y) against the mean delay,
     with the 95 % band: one line per controller, scenario and latency kind ("none"
     joins "fixed" at 0 ms)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from vdsim_gym._plotting import figure
 
     first = next(iter(results.values()))
     metric = headline_metric(first) if metric is None else metric
@@ -77,7 +74,8 @@ def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str | Non
     scenarios = list(dict.fromkeys(s.scenario for r in results.values() for s in r.summary))
     by_scenario = len(scenarios) > 1  # then a colour per scenario, a line style per controller
     styles = ("-", "--", ":", "-.")
-    fig, ax = plt.subplots(figsize=(9.5, 4.4) if by_scenario else (7, 4.2))
+    fig = figure(figsize=(9.5, 4.4) if by_scenario else (7, 4.2))
+    ax = fig.subplots()
     color, hollow = 0, False
     for ci, (name, res) in enumerate(results.items()):
         lines: dict[tuple[str, str], list[CellSummary]] = {}
@@ -121,7 +119,6 @@ def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str | Non
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path
 
 
