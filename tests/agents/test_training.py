@@ -299,7 +299,7 @@ def test_the_shipped_dyno_policy_tracks_the_urban_cycle_through_the_delay():
     """agents/models/dyno_ppo (docs/RESULTS.md) presses the pedal through the robot's 0.3 s
     transport delay and follows the urban cycle within 0.5 m/s RMS; at 0.5 s, where the
     PI robot driver oscillates (above 1 m/s), it still does."""
-    policy = load_policy(ROOT / "agents" / "models" / "dyno_ppo", which="best_model")
+    policy = load_policy(ROOT / "agents" / "models" / "dyno_ppo")  # the run's best model
     assert policy.env_kwargs["driver"] == {"mode": "pedal", "delay_s": 0.3}
     for delay in (0.3, 0.5):
         env = gym.make("VDSim-Dyno-v0", cycle="urban_stop_and_go",
