@@ -42,27 +42,25 @@ def cycles_dir() -> Path:
     return data_root() / "cycles"
 
 
-@cache
-def hyperparams_dir() -> Path:
-    """``agents/hyperparams`` (rl-zoo3 files of agents/train.py): a wheel carries it as
-    ``vdsim_gym/_data/hyperparams``; a source tree has it at the top level."""
-    for candidate in (_PKG / "_data" / "hyperparams", _PKG.parent / "agents" / "hyperparams"):
+def _agents_folder(name: str, what: str) -> Path:
+    """``agents/<name>``: a wheel carries it as ``vdsim_gym/_data/<name>``; a source tree
+    has it at the top level."""
+    candidates = (_PKG / "_data" / name, _PKG.parent / "agents" / name)
+    for candidate in candidates:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(
-        f"hyperparameter folder not found (looked in {_PKG / '_data' / 'hyperparams'} and "
-        f"{_PKG.parent / 'agents' / 'hyperparams'}); reinstall the package with `pip install .`"
-    )
+        f"{what} folder not found (looked in {candidates[0]} and {candidates[1]}); "
+        "reinstall the package with `pip install .`")
+
+
+@cache
+def hyperparams_dir() -> Path:
+    """``agents/hyperparams`` (rl-zoo3 files of agents/train.py)."""
+    return _agents_folder("hyperparams", "hyperparameter")
 
 
 @cache
 def models_dir() -> Path:
-    """``agents/models`` (the trained policies of docs/RESULTS.md, one run folder each): a
-    wheel carries it as ``vdsim_gym/_data/models``; a source tree has it at the top level."""
-    for candidate in (_PKG / "_data" / "models", _PKG.parent / "agents" / "models"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError(
-        f"shipped models folder not found (looked in {_PKG / '_data' / 'models'} and "
-        f"{_PKG.parent / 'agents' / 'models'}); reinstall the package with `pip install .`"
-    )
+    """``agents/models`` (the trained policies of docs/RESULTS.md, one run folder each)."""
+    return _agents_folder("models", "shipped models")
