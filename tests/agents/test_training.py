@@ -275,6 +275,23 @@ def test_the_shipped_dlc_policy_passes_iso3888_1_without_a_cone():
         assert info["outcome"] == "course_end" and info["cone_hits"] == 0, (name, info)
 
 
+def test_the_shipped_randomized_dlc_policy_passes_on_a_randomized_car():
+    """agents/models/dlc_ppo_dr (docs/RESULTS.md) takes its action history from the run
+    (required_env_kwargs) and passes ISO 3888-1 without a cone on randomized cars."""
+    policy = load_policy(ROOT / "agents" / "models" / "dlc_ppo_dr")
+    assert policy.required_env_kwargs == {"action_history": 2}
+    env = gym.make("VDSim-DLC-v0", **policy.required_env_kwargs, randomize={
+        "mass": [0.9, 1.15], "cg_x": [-0.1, 0.1], "friction": [0.8, 1.0],
+        "cornering_stiffness": [0.85, 1.15]})
+    for seed in (0, 1, 2):
+        obs, _ = env.reset(seed=seed)
+        done = False
+        while not done:
+            obs, _, terminated, truncated, info = env.step(policy.predict(obs)[0])
+            done = terminated or truncated
+        assert info["outcome"] == "course_end" and info["cone_hits"] == 0, (seed, info)
+
+
 def test_the_shipped_acc_policy_follows_every_family_without_a_collision():
     """agents/models/acc_ppo (docs/RESULTS.md) at its 0.1 s control period: a seed of each
     scenario family to the scenario's end, no collision, at least 2 m of gap."""
@@ -317,12 +334,13 @@ def test_shipped_models_are_found_by_name():
     """shipped_model finds agents/models/<name> in a source tree and in a wheel (CMake
     installs the folder as vdsim_gym/_data/models); an unknown name lists the shipped
     ones."""
-    assert {"dlc_ppo", "dlc_ppo_latency", "acc_ppo", "dyno_ppo"} <= set(shipped_models())
+    assert {"dlc_ppo", "dlc_ppo_latency", "dlc_ppo_dr", "acc_ppo", "dyno_ppo"} <= set(
+        shipped_models())
     run = shipped_model("dlc_ppo")
     assert (run / "model.zip").is_file() and (run / "vecnormalize.pkl").is_file()
     assert run.name == "dlc_ppo"
     with pytest.raises(TrainingError, match=r"no shipped model 'dlc_sac'; the package ships "
-                                            r".*dlc_ppo, dlc_ppo_latency"):
+                                            r".*dlc_ppo, dlc_ppo_dr, dlc_ppo_latency"):
         shipped_model("dlc_sac")
 
 
