@@ -312,6 +312,27 @@ def test_the_shipped_acc_policy_follows_every_family_without_a_collision():
         assert math.isnan(gap) if family == "cruise" else gap > 2.0, (family, gap)
 
 
+def test_the_shipped_latency_trained_acc_policy_survives_200ms():
+    """agents/models/acc_ppo_latency (docs/RESULTS.md): trained under 0-200 ms of delay
+    with a two-action history, it follows a cut-in and a hard brake at 200 ms without a
+    collision (the policy trained without delay hit the cut-in car there)."""
+    from vdsim_gym import LatencyModel
+
+    policy = load_policy(ROOT / "agents" / "models" / "acc_ppo_latency")
+    assert policy.required_env_kwargs == {"action_history": 2}
+    for family in ("cut_in", "hard_brake"):
+        env = gym.make("VDSim-ACC-v0", scenario=family, control_period=0.1,
+                       latency=LatencyModel.fixed(0.2), **policy.required_env_kwargs)
+        for seed in (0, 1):
+            obs, _ = env.reset(seed=seed)
+            done = False
+            while not done:
+                obs, _, terminated, truncated, info = env.step(policy.predict(obs)[0])
+                done = terminated or truncated
+            assert info["outcome"] == "scenario_end", (family, seed, info["episode_summary"])
+            assert info["episode_summary"]["min_gap"] > 2.0
+
+
 def test_the_shipped_dyno_policy_tracks_the_urban_cycle_through_the_delay():
     """agents/models/dyno_ppo (docs/RESULTS.md) presses the pedal through the robot's 0.3 s
     transport delay and follows the urban cycle within 0.5 m/s RMS; at 0.5 s, where the
@@ -334,13 +355,14 @@ def test_shipped_models_are_found_by_name():
     """shipped_model finds agents/models/<name> in a source tree and in a wheel (CMake
     installs the folder as vdsim_gym/_data/models); an unknown name lists the shipped
     ones."""
-    assert {"dlc_ppo", "dlc_ppo_latency", "dlc_ppo_dr", "acc_ppo", "dyno_ppo"} <= set(
+    assert {"dlc_ppo", "dlc_ppo_latency", "dlc_ppo_dr", "acc_ppo", "acc_ppo_latency",
+            "dyno_ppo"} <= set(
         shipped_models())
     run = shipped_model("dlc_ppo")
     assert (run / "model.zip").is_file() and (run / "vecnormalize.pkl").is_file()
     assert run.name == "dlc_ppo"
     with pytest.raises(TrainingError, match=r"no shipped model 'dlc_sac'; the package ships "
-                                            r".*dlc_ppo, dlc_ppo_dr, dlc_ppo_latency"):
+                                            r".*acc_ppo_latency, dlc_ppo, dlc_ppo_dr"):
         shipped_model("dlc_sac")
 
 
