@@ -173,6 +173,12 @@ def test_train_script_runs_and_reports_errors_in_one_line(tmp_path):
     bad = subprocess.run(cmd[:-2] + ["--latency", "slow"], capture_output=True, text=True)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert "--latency 'slow'" in bad.stderr.strip().splitlines()[-1]
+    before = sorted(tmp_path.iterdir())
+    bad = subprocess.run(cmd[:11] + ["cli2"] + cmd[12:] + ["--num-threads", "0"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "num_threads must be an integer >= 1" in bad.stderr.strip().splitlines()[-1]
+    assert sorted(tmp_path.iterdir()) == before  # refused before any run folder
 
 
 def test_compare_sweeps_a_run_folder_with_its_normalization_beside_a_baseline(tmp_path):
