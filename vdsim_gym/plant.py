@@ -45,7 +45,9 @@ def accel_conversion(physics: PhysicsSpec) -> dict[str, Any] | None:
         "target_range_mps2": [-v.max_deceleration, v.max_acceleration],
         "then": "the pedal through the vehicle's powertrain map and brakes",
     }
-INTEGRATORS = ("euler", "heun", "rk4", "semi_implicit")
+INTEGRATORS = ("euler", "heun", "rk4", "semi_implicit", "etd2")
+# Integrators that treat the stiff wheel spins (and a differential's coupling) implicitly.
+IMPLICIT_INTEGRATORS = ("semi_implicit", "etd2")
 # Chosen by the accuracy gate and the cost per step (docs/PHYSICS.md, "Training-grade
 # stepping"); every plant and env defaults to it. heun on every 0.5 ms substep was the
 # default before and stays selectable (integrator="heun"): the reference configuration.
@@ -53,7 +55,7 @@ DEFAULT_INTEGRATOR = "semi_implicit"
 # The longest integration step when max_step is not given: semi_implicit takes steps of
 # up to 5 ms between events (commands, delays and traces stay on the substep grid); the
 # explicit integrators step every substep (their stability needs it).
-DEFAULT_MAX_STEP = {"semi_implicit": 5e-3}
+DEFAULT_MAX_STEP = {"semi_implicit": 5e-3, "etd2": 5e-3}
 WHEELS = {"L1": ("F", "R"), "L2": ("FL", "FR", "RL", "RR")}
 STATE_KEYS = ("X", "Y", "psi", "vx", "vy", "r")
 _LIMIT_TOL = 1.0 + 1e-9  # commands this close to a limit count as on it (rounding)
@@ -187,7 +189,7 @@ class PhysicsSpec:
     def _check_coupling(self) -> None:
         """An explicit integrator steps a differential's viscous coupling explicitly: its
         mode decays at 2 c / I, stable for c <= I / dt."""
-        if self.level != "L2" or self.integrator == "semi_implicit":
+        if self.level != "L2" or self.integrator in IMPLICIT_INTEGRATORS:
             return
         dt = self.substep_dt * self.step_ticks
         limit = self.vehicle.wheel_inertia / dt

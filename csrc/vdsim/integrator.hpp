@@ -3,6 +3,7 @@
 #pragma once
 #include <cmath>
 
+#include "etd2.hpp"
 #include "params.hpp"
 #include "state.hpp"
 
@@ -29,10 +30,22 @@ struct SlipLag {
 
 // wheel_deriv(state, ds): the wheel-spin rates only (ds[kW0..kW0+3]), bit-identical to
 // deriv's; the semi-implicit step's perturbed evaluation uses it (the default: deriv).
-template <class Deriv, class WheelDeriv>
+// hub_coupling(state, HubCoupling&): the wheels' coupling to the body, for etd2.
+template <class Deriv, class WheelDeriv, class Hub>
 inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv,
-                           WheelDeriv&& wheel_deriv, const WheelCoupling& coupling = {},
-                           const SlipLag& lag = {}) {
+                           WheelDeriv&& wheel_deriv, Hub&& hub_coupling,
+                           const WheelCoupling& coupling = {}, const SlipLag& lag = {},
+                           double transfer_rate = 0.0) {
+  if (method == Integrator::Etd2) {
+    etd2_step(s, dt, deriv, wheel_deriv, hub_coupling, coupling.k,
+              [&](const State& x) {
+                return lag.inv_length > 0.0
+                           ? std::fmax(std::fabs(x[kVx]), lag.floor) * lag.inv_length
+                           : 0.0;
+              },
+              transfer_rate);
+    return;
+  }
   State k1, k2, k3, k4, tmp;
   deriv(s, k1);
   if (method == Integrator::SemiImplicit) {
@@ -106,7 +119,9 @@ inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv
 
 template <class Deriv>
 inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv) {
-  integrate_step(method, s, dt, deriv, deriv);
+  integrate_step(method, s, dt, deriv, deriv, [](const State&, HubCoupling& h) {
+    h = HubCoupling{};
+  });
 }
 
 }  // namespace vdsim

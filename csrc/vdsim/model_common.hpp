@@ -61,6 +61,61 @@ inline void wheel_slip(double vxw, double vyw, double omega, double radius, doub
   tan_alpha = -vyw / den;
 }
 
+// How each wheel's spin is coupled to the body, for the etd2 integrator's linear part.
+// A wheel's rate depends on the body's vx, vy, r through its slip kappa = (omega R -
+// vx_w) / den (den = max(|vx_w|, floor)), and its tire force moves the body: linearized,
+// omega_i' = (J_i / R) u_i with the slip velocity u_i = omega_i R - et_i . (vx, vy, r),
+// et_i = (1 + kappa sgn(vx_w) [|vx_w| > floor]) e_i, e_i = d(vx_w)/d(vx, vy, r); and the
+// body's rates change by gb_i J_i per unit of u_i, gb_i = -(I_i / R^2) M^-1 e_i (M =
+// diag(m, m, Iz), I_i the wheel's inertia), so the slip velocity's own rate is
+// J_i (1 + kself_i) u_i, kself_i = -et_i . gb_i. (The slip angle's share through den and
+// the combined-slip side force are left out: any such matrix keeps the method's order.)
+// The wheel-spin rates at state s from the points a full derivative captured at a state
+// that differs from s in the spins only: by the same operations as that derivative's, so
+// bit-identical to it (ds[kW0..]; the rest untouched).
+inline void wheel_rates(const WheelPoints& pts, const State& s, const ModelContext& ctx,
+                        State& ds) {
+  const double R = ctx.vehicle->wheel_radius;
+  for (int i = 0; i < pts.n; ++i) {
+    const WheelPoint& w = pts.w[i];
+    const double omega = s[kW0 + i];
+    const double kappa = (omega * R - w.vxw) / w.den;
+    const TireParams& tire = ctx.tire[w.axle];
+    double fx = tire_fx_at(tire, ctx.shape, w.tire[0], w.fz[0], kappa, w.tan_a);
+    fx = w.n_tires == 2 ? fx + tire_fx_at(tire, ctx.shape, w.tire[1], w.fz[1], kappa, w.tan_a)
+                        : w.scale * fx;
+    double t_other = w.drive - fx * R;
+    if (w.coupling != 0.0) t_other += w.coupling * (s[kW0 + (i ^ 1)] - omega);
+    ds[kW0 + i] = wheel_accel(omega, t_other, w.brake, w.inertia);
+  }
+}
+
+// Wheels at body positions (xw, yw) with inertia `inertia` each; the first n_front
+// steered (cd, sd: the steer's cosine and sine); unused slots stay 0.
+inline void hub_coupling(const State& s, double cd, double sd, const double* xw, const double* yw,
+                         int n_wheels, int n_front, double inertia, const VehicleParams& p,
+                         const LowSpeedParams& low, HubCoupling& h) {
+  const double R = p.wheel_radius, q = inertia / (R * R);
+  h = HubCoupling{};
+  h.radius = R;
+  h.n_wheels = n_wheels;
+  for (int i = 0; i < n_wheels; ++i) {
+    const double c = i < n_front ? cd : 1.0, sn = i < n_front ? sd : 0.0;
+    const double vxh = s[kVx] - s[kR] * yw[i], vyh = s[kVy] + s[kR] * xw[i];
+    const double vxw = vxh * c + vyh * sn;
+    const double den = std::fmax(std::fabs(vxw), low.slip_speed_floor);
+    const double kappa = (s[kW0 + i] * R - vxw) / den;
+    const double k = std::fabs(vxw) > low.slip_speed_floor ? std::copysign(kappa, vxw) : 0.0;
+    const double e[3] = {c, sn, -yw[i] * c + xw[i] * sn};
+    const double minv[3] = {1.0 / p.mass, 1.0 / p.mass, 1.0 / p.yaw_inertia};
+    for (int j = 0; j < 3; ++j) {
+      h.et[i][j] = (1.0 + k) * e[j];
+      h.gb[i][j] = -q * minv[j] * e[j];
+      h.kself[i] -= h.et[i][j] * h.gb[i][j];
+    }
+  }
+}
+
 // The lateral slip a tire acts on: the kinematic tan_alpha, or with a relaxation length
 // the lagged state s[kTa0 + i], whose rate is written to ds (ds may be null). Below the
 // slip speed floor the lagged slip fades into the kinematic one (weight |vx_wheel| /

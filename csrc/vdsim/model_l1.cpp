@@ -8,7 +8,7 @@ namespace {
 // deriv_l2_impl).
 template <bool kFull>
 void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
-                   Aux* aux) {
+                   Aux* aux, WheelPoints* pts = nullptr) {
   if (kFull)  // the lagged slips' rates (relaxed_slip sets them when the lag is on)
     for (int i = 0; i < 4; ++i) ds[kTa0 + i] = 0.0;
   const VehicleParams& p = *ctx.vehicle;
@@ -16,7 +16,7 @@ void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ct
   const double L = p.wheelbase();
   const double m = p.mass;
   const double vx = s[kVx], vy = s[kVy], r = s[kR];
-  const double cd = std::cos(in.steer), sd = std::sin(in.steer);
+  const double cd = in.cos_steer, sd = in.sin_steer;
 
   // Axle loads with lagged longitudinal transfer; each axle has two identical tires.
   const double dfz = m * s[kAxF] * p.cg_height / L;
@@ -38,22 +38,42 @@ void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     // set, at half the load -+ the axle's share of the lateral transfer m ay h / t (the
     // two-track's quasi-static transfer folded into the single track's axle curve).
     double fxw, fyw_sum;
+    WheelPoint* wp = kFull && pts ? &pts->w[i] : nullptr;
+    if (wp) {
+      *wp = WheelPoint{};
+      wp->axle = i;
+      wp->vxw = vxw;
+      wp->den = std::fmax(std::fabs(vxw), low.slip_speed_floor);
+      wp->tan_a = tan_a;
+      wp->drive = in.drive[i];
+      wp->brake = in.brake[i];
+      wp->inertia = 2.0 * p.wheel_inertia;
+    }
     if (std::isnan(p.roll_stiffness_front)) {
       const TireForces t = tire_forces<kFull>(ctx.tire[i], ctx.shape, 0.5 * fz_axle[i], kappa,
-                                              tan_a);
+                                              tan_a, wp ? &wp->tire[0] : nullptr);
       fxw = 2.0 * t.fx;
       fyw_sum = 2.0 * t.fy;
+      if (wp) {
+        wp->fz[0] = 0.5 * fz_axle[i];
+        wp->scale = 2.0;
+      }
     } else {
       const double share = i == 0 ? p.roll_stiffness_front : 1.0 - p.roll_stiffness_front;
       const double d = share * m * s[kAyF] * p.cg_height / p.track;
       const TireForces in_ = tire_forces<kFull>(ctx.tire[i], ctx.shape,
                                                 std::fmax(0.0, 0.5 * fz_axle[i] - d), kappa,
-                                                tan_a);
+                                                tan_a, wp ? &wp->tire[0] : nullptr);
       const TireForces out = tire_forces<kFull>(ctx.tire[i], ctx.shape,
                                                 std::fmax(0.0, 0.5 * fz_axle[i] + d), kappa,
-                                                tan_a);
+                                                tan_a, wp ? &wp->tire[1] : nullptr);
       fxw = in_.fx + out.fx;
       fyw_sum = in_.fy + out.fy;
+      if (wp) {
+        wp->n_tires = 2;
+        wp->fz[0] = std::fmax(0.0, 0.5 * fz_axle[i] - d);
+        wp->fz[1] = std::fmax(0.0, 0.5 * fz_axle[i] + d);
+      }
     }
     ds[kW0 + i] = wheel_accel(omega, in.drive[i] - fxw * p.wheel_radius, in.brake[i],
                               2.0 * p.wheel_inertia);
@@ -67,6 +87,7 @@ void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ct
   }
   ds[kW0 + 2] = ds[kW0 + 3] = 0.0;
   if (!kFull) return;
+  if (pts) pts->n = 2;
   fx_body -= resistance_force(vx, fz_axle[0] + fz_axle[1], p, low);
 
   body_derivative(s, in.steer, fx_body, fy_body, mz, p, low, ds, aux);
@@ -75,13 +96,20 @@ void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ct
 }  // namespace
 
 void deriv_l1(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
-              Aux* aux) {
-  deriv_l1_impl<true>(s, in, ctx, ds, aux);
+              Aux* aux, WheelPoints* pts) {
+  deriv_l1_impl<true>(s, in, ctx, ds, aux, pts);
 }
 
 void deriv_l1_wheels(const State& s, const WheelInputs& in, const ModelContext& ctx,
                      State& ds) {
   deriv_l1_impl<false>(s, in, ctx, ds, nullptr);
+}
+
+void hub_coupling_l1(const State& s, const WheelInputs& in, const ModelContext& ctx,
+                     HubCoupling& h) {
+  const VehicleParams& p = *ctx.vehicle;
+  const double xw[2] = {p.cg_to_front, -p.cg_to_rear}, yw[2] = {0.0, 0.0};
+  hub_coupling(s, in.cos_steer, in.sin_steer, xw, yw, 2, 1, 2.0 * p.wheel_inertia, p, *ctx.low, h);
 }
 
 }  // namespace vdsim

@@ -7,10 +7,15 @@
 
 namespace vdsim {
 
+// pts (optional): what each wheel's spin rate depends on besides its spin (wheel_rates).
 void deriv_l1(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
-              Aux* aux);
+              Aux* aux, WheelPoints* pts = nullptr);
 // The wheel-spin rates only (ds[kW0..]; the rest untouched), bit-identical to deriv_l1's.
 void deriv_l1_wheels(const State& s, const WheelInputs& in, const ModelContext& ctx,
                      State& ds);
+
+// The wheels' coupling to the body (model_common.hpp, hub_coupling), for etd2.
+void hub_coupling_l1(const State& s, const WheelInputs& in, const ModelContext& ctx,
+                     HubCoupling& h);
 
 }  // namespace vdsim

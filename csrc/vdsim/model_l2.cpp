@@ -9,7 +9,7 @@ namespace {
 // the body and the aux outputs: the semi-implicit step's perturbed evaluation needs no more.
 template <bool kFull>
 void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
-                   Aux* aux) {
+                   Aux* aux, WheelPoints* pts = nullptr) {
   if (kFull)  // the lagged slips' rates (relaxed_slip sets them when the lag is on)
     for (int i = 0; i < 4; ++i) ds[kTa0 + i] = 0.0;
   const VehicleParams& p = *ctx.vehicle;
@@ -17,7 +17,7 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
   const double L = p.wheelbase();
   const double m = p.mass;
   const double vx = s[kVx], vy = s[kVy], r = s[kR];
-  const double cd = std::cos(in.steer), sd = std::sin(in.steer);
+  const double cd = in.cos_steer, sd = in.sin_steer;
   const double half_t = 0.5 * p.track;
 
   // Static loads plus lagged transfer: longitudinal m ax h / L between axles, lateral
@@ -48,7 +48,22 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     wheel_slip(vxw, vyw, omega, p.wheel_radius, low.slip_speed_floor, kappa, tan_a);
     const double tan_kin = tan_a;
     tan_a = relaxed_slip(s, i, tan_kin, vxw, p.tire, low, kFull ? &ds : nullptr);
-    const TireForces t = tire_forces<kFull>(ctx.tire[axle], ctx.shape, fz, kappa, tan_a);
+    WheelPoint* wp_ = kFull && pts ? &pts->w[i] : nullptr;
+    if (wp_) *wp_ = WheelPoint{};
+    const TireForces t = tire_forces<kFull>(ctx.tire[axle], ctx.shape, fz, kappa, tan_a,
+                                            wp_ ? &wp_->tire[0] : nullptr);
+    if (wp_) {
+      WheelPoint& wp = *wp_;
+      wp.axle = axle;
+      wp.fz[0] = fz;
+      wp.vxw = vxw;
+      wp.den = std::fmax(std::fabs(vxw), low.slip_speed_floor);
+      wp.tan_a = tan_a;
+      wp.drive = in.drive[i];
+      wp.brake = in.brake[i];
+      wp.inertia = p.wheel_inertia;
+      wp.coupling = axle == 0 ? p.diff_coupling_front : p.diff_coupling_rear;
+    }
     double t_other = in.drive[i] - t.fx * p.wheel_radius;
     const double coupling = axle == 0 ? p.diff_coupling_front : p.diff_coupling_rear;
     if (coupling != 0.0) t_other += coupling * (s[kW0 + (i ^ 1)] - omega);  // other wheel
@@ -61,6 +76,7 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     if (aux) aux->wheel[i] = {t.fx, t.fy, fz, kappa, std::atan(tan_a), tan_kin};
   }
   if (!kFull) return;
+  if (pts) pts->n = 4;
   fx_body -= resistance_force(vx, fz_sum, p, low);
 
   body_derivative(s, in.steer, fx_body, fy_body, mz, p, low, ds, aux);
@@ -69,13 +85,21 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
 }  // namespace
 
 void deriv_l2(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
-              Aux* aux) {
-  deriv_l2_impl<true>(s, in, ctx, ds, aux);
+              Aux* aux, WheelPoints* pts) {
+  deriv_l2_impl<true>(s, in, ctx, ds, aux, pts);
 }
 
 void deriv_l2_wheels(const State& s, const WheelInputs& in, const ModelContext& ctx,
                      State& ds) {
   deriv_l2_impl<false>(s, in, ctx, ds, nullptr);
+}
+
+void hub_coupling_l2(const State& s, const WheelInputs& in, const ModelContext& ctx,
+                     HubCoupling& h) {
+  const VehicleParams& p = *ctx.vehicle;
+  const double xw[4] = {p.cg_to_front, p.cg_to_front, -p.cg_to_rear, -p.cg_to_rear};
+  const double yw[4] = {0.5 * p.track, -0.5 * p.track, 0.5 * p.track, -0.5 * p.track};
+  hub_coupling(s, in.cos_steer, in.sin_steer, xw, yw, 4, 2, p.wheel_inertia, p, *ctx.low, h);
 }
 
 }  // namespace vdsim

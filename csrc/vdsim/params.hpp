@@ -117,6 +117,6 @@ struct ActuatorParams {
 
 enum class Level { L1 = 1, L2 = 2 };
 enum class Longitudinal { Force = 0, Pedal = 1, Accel = 2 };
-enum class Integrator { Euler = 0, Heun = 1, RK4 = 2, SemiImplicit = 3 };
+enum class Integrator { Euler = 0, Heun = 1, RK4 = 2, SemiImplicit = 3, Etd2 = 4 };
 
 }  // namespace vdsim

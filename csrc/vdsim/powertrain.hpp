@@ -36,6 +36,8 @@ inline WheelInputs wheel_inputs(const Command& c, double steer, Longitudinal mod
                                 const State& s, const VehicleParams& p) {
   WheelInputs in;
   in.steer = steer;
+  in.cos_steer = std::cos(steer);
+  in.sin_steer = std::sin(steer);
   double drive = 0.0, brake = 0.0;  // totals at the wheels [N m]
   if (mode == Longitudinal::Force) {
     const double t = c.longitudinal * p.wheel_radius;

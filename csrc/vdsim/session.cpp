@@ -25,7 +25,9 @@ void Session::derive_from_vehicle() {
   ctx_.tire[0] = front;
   ctx_.tire[1] = rear;
   ctx_.shape = TireShape::from(vehicle_.tire);
-  ctx_.shape.use_fast(config_.integrator == Integrator::SemiImplicit, vehicle_.tire);
+  ctx_.shape.use_fast(config_.integrator == Integrator::SemiImplicit ||
+                          config_.integrator == Integrator::Etd2,
+                      vehicle_.tire);
   coupling_ = WheelCoupling{};
   if (config_.level == Level::L2) {  // L1's axle wheels have no differential
     coupling_.k[0] = vehicle_.diff_coupling_front / vehicle_.wheel_inertia;
@@ -114,9 +116,10 @@ void Session::update_inputs(bool substep, double dt) {
   inputs_ = wheel_inputs(c, steer_, Longitudinal::Pedal, config_.level, state_, vehicle_);
 }
 
-void Session::deriv(const State& s, const WheelInputs& in, State& ds, Aux* aux) const {
-  if (config_.level == Level::L1) deriv_l1(s, in, ctx_, ds, aux);
-  else deriv_l2(s, in, ctx_, ds, aux);
+void Session::deriv(const State& s, const WheelInputs& in, State& ds, Aux* aux,
+                    WheelPoints* pts) const {
+  if (config_.level == Level::L1) deriv_l1(s, in, ctx_, ds, aux, pts);
+  else deriv_l2(s, in, ctx_, ds, aux, pts);
 }
 
 void Session::advance(int64_t n) {
@@ -156,14 +159,23 @@ void Session::advance(int64_t n) {
         in.brake[i] = 0.0;
       }
     }
+    // etd2 perturbs the spins at the state of its last full derivative only: its wheel
+    // rates reuse that evaluation's loads, hub speeds and slip angles (wheel_rates).
+    const bool reuse = config_.integrator == Integrator::Etd2;
+    WheelPoints pts;
     integrate_step(
         config_.integrator, state_, dt,
-        [&](const State& s, State& ds) { deriv(s, in, ds, nullptr); },
+        [&](const State& s, State& ds) { deriv(s, in, ds, nullptr, reuse ? &pts : nullptr); },
         [&](const State& s, State& ds) {
-          if (config_.level == Level::L1) deriv_l1_wheels(s, in, ctx_, ds);
+          if (reuse) wheel_rates(pts, s, ctx_, ds);
+          else if (config_.level == Level::L1) deriv_l1_wheels(s, in, ctx_, ds);
           else deriv_l2_wheels(s, in, ctx_, ds);
         },
-        coupling_, lag_);
+        [&](const State& s, HubCoupling& h) {
+          if (config_.level == Level::L1) hub_coupling_l1(s, in, ctx_, h);
+          else hub_coupling_l2(s, in, ctx_, h);
+        },
+        coupling_, lag_, 1.0 / vehicle_.load_transfer_tau);
     // A braked wheel whose spin reaches or crosses zero within the substep stops there and
     // holds.
     for (int i = 0; i < n_wheels; ++i) {

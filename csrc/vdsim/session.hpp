@@ -98,7 +98,8 @@ class Session {
   }
 
  private:
-  void deriv(const State& s, const WheelInputs& in, State& ds, Aux* aux) const;
+  void deriv(const State& s, const WheelInputs& in, State& ds, Aux* aux,
+             WheelPoints* pts = nullptr) const;
   // What the constructor and set_vehicle derive from vehicle_ (and config_).
   void derive_from_vehicle();
   // inputs_ from the command in force; in Accel mode through the cascade (substep: one

@@ -2,6 +2,8 @@
 #pragma once
 #include <array>
 
+#include "tire.hpp"
+
 namespace vdsim {
 
 // Body frame follows ISO 8855: x forward, y left, z up; psi and r counter-clockwise.
@@ -24,6 +26,7 @@ using State = std::array<double, kStateSize>;
 // Wheel order FL, FR, RL, RR (L1 uses 0 = front axle, 1 = rear axle).
 struct WheelInputs {
   double steer = 0.0;                  // road-wheel angle of the front wheels [rad]
+  double cos_steer = 1.0, sin_steer = 0.0;  // of steer (wheel_inputs sets all three)
   std::array<double, 4> drive{};       // drive torque [N m], signed
   std::array<double, 4> brake{};       // brake torque capacity [N m], >= 0
 };
@@ -38,6 +41,32 @@ struct WheelOut {
 struct Aux {
   double ax = 0.0, ay = 0.0;  // body-frame acceleration of the CG [m/s^2]
   std::array<WheelOut, 4> wheel{};
+};
+
+// What a wheel's spin rate depends on besides its spin, captured by a full derivative
+// evaluation (model_common.hpp, wheel_rates): the etd2 integrator's Jacobian evaluations
+// perturb the spins only, so they reuse the loads, hub speeds and slip angles.
+struct WheelPoint {
+  int axle = 0;            // the axle tire used (0 front, 1 rear)
+  int n_tires = 1;         // 1: scale * F(fz[0]); 2: F(fz[0]) + F(fz[1]) (L1's split axle)
+  double scale = 1.0;
+  double fz[2] = {0.0, 0.0};
+  TireAtLoad tire[2];      // the tire's constants at fz (tire.hpp)
+  double vxw = 0.0, den = 1.0, tan_a = 0.0;  // hub speed, slip denominator, tire's slip
+  double drive = 0.0, brake = 0.0, inertia = 1.0, coupling = 0.0;
+};
+struct WheelPoints {
+  WheelPoint w[4];
+  int n = 0;
+};
+
+// The wheels' linearized coupling to the body (model_common.hpp, hub_coupling).
+struct HubCoupling {
+  double et[4][3] = {};
+  double gb[4][3] = {};
+  double kself[4] = {};
+  double radius = 1.0;  // [m]
+  int n_wheels = 4;      // the wheel slots in use (L1: 2)
 };
 
 }  // namespace vdsim

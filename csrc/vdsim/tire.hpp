@@ -76,6 +76,12 @@ inline double mf_shape_fast(double bx, double C, double E) {
   return fast_sin_pi(C * fast_atan(bx - E * (bx - fast_atan(bx))));
 }
 
+// mf_shape_fast or libm's mf_shape, by a branch rather than a function pointer (a pointer
+// kept the compiler from inlining the fast curve: ~15 % of an L2 step in a profile).
+inline double mf_shape_sel(bool fast, double bx, double C, double E) {
+  return fast ? mf_shape_fast(bx, C, E) : mf_shape(bx, C, E);
+}
+
 struct TireShape {
   double ux_star = 1.0;   // longitudinal peak in units of B*kappa
   double uy_star = 1.0;   // lateral peak in units of B*tan(alpha)
@@ -141,15 +147,13 @@ inline TireForces tire_forces_weighted(const TireParams& p, const TireShape& s, 
   const bool fast = s.fast_x && s.fast_y && w.rcx1 <= 2.0 && w.rcy1 <= 2.0;
   const double alpha = fast ? fast_atan(tan_alpha) : std::atan(tan_alpha);
   const double fx0 = p.longitudinal.D * mu * fz *
-                     (s.fast_x ? mf_shape_fast : mf_shape)(bx * kappa, p.longitudinal.C,
-                                                           p.longitudinal.E);
-  const double bxa = w.rbx1 * std::cos((fast ? fast_atan : static_cast<double (*)(double)>(
-                                                               std::atan))(w.rbx2 * kappa));
+                     mf_shape_sel(s.fast_x, bx * kappa, p.longitudinal.C, p.longitudinal.E);
+  const double bxa =
+      w.rbx1 * std::cos(fast ? fast_atan(w.rbx2 * kappa) : std::atan(w.rbx2 * kappa));
   f.fx = fx0 * mf_weight(bxa, w.rcx1, w.rex1, alpha, fast);
   if (kFy) {
     const double fy0 = p.lateral.D * mu * fz *
-                       (s.fast_y ? mf_shape_fast : mf_shape)(by * tan_alpha, p.lateral.C,
-                                                             p.lateral.E);
+                       mf_shape_sel(s.fast_y, by * tan_alpha, p.lateral.C, p.lateral.E);
     const double byk = w.rby1 * std::cos(std::atan(w.rby2 * (alpha - w.rby3)));
     f.fy = fy0 * mf_weight(byk, w.rcy1, w.rey1, kappa, fast);
   }
@@ -162,12 +166,27 @@ inline TireForces tire_forces_weighted(const TireParams& p, const TireShape& s, 
 // by direction, so (Fx/Dx)^2 + (Fy/Dy)^2 <= 1. Else the weighting functions (above).
 // kFy = false skips Fy (left 0): the wheel-spin equations need Fx only, and Fx is computed
 // by the same operations either way (bit-identical).
+// What tire_forces computed for a load and slip angle that does not depend on kappa
+// (friction ellipse only; valid = false: the weighting functions), so tire_fx_at can give
+// the longitudinal force at other slip ratios cheaply (the etd2 Jacobian's evaluations).
+struct TireAtLoad {
+  bool valid = false;
+  double dx = 0.0, sy = 0.0;
+};
+
+// rec (optional): records the TireAtLoad of this load and slip angle.
 template <bool kFy = true>
 inline TireForces tire_forces(const TireParams& p, const TireShape& s, double fz,
-                              double kappa, double tan_alpha) {
-  if (p.combined.weighting) return tire_forces_weighted<kFy>(p, s, fz, kappa, tan_alpha);
+                              double kappa, double tan_alpha, TireAtLoad* rec = nullptr) {
+  if (p.combined.weighting) {
+    if (rec) rec->valid = false;
+    return tire_forces_weighted<kFy>(p, s, fz, kappa, tan_alpha);
+  }
   TireForces f;
-  if (!(fz > 0.0)) return f;
+  if (!(fz > 0.0)) {
+    if (rec) *rec = {true, 0.0, 0.0};
+    return f;
+  }
   const double mu = tire_mu(p, fz);
   const double dx = p.longitudinal.D * mu * fz;
   const double dy = p.lateral.D * mu * fz;
@@ -175,6 +194,7 @@ inline TireForces tire_forces(const TireParams& p, const TireShape& s, double fz
   const double by = tire_lateral_b(p, s, fz);
   const double sx = kappa * bx / s.ux_star;
   const double sy = tan_alpha * by / s.uy_star;
+  if (rec) *rec = {true, dx, sy};
   // sqrt, not hypot: normalized slips stay far from overflow, and glibc's hypot (correctly
   // rounded) cost ~10 % of a whole L2 step in a profile.
   const double sn = std::sqrt(sx * sx + sy * sy);
@@ -183,16 +203,28 @@ inline TireForces tire_forces(const TireParams& p, const TireShape& s, double fz
     if (kFy) f.fy = dy * p.lateral.C * by * tan_alpha;
     return f;
   }
-  const double fx0 = dx * (s.fast_x ? mf_shape_fast : mf_shape)(sn * s.ux_star,
-                                                                p.longitudinal.C,
-                                                                p.longitudinal.E);
+  const double fx0 = dx * mf_shape_sel(s.fast_x, sn * s.ux_star, p.longitudinal.C,
+                                        p.longitudinal.E);
   f.fx = fx0 * (sx / sn);
   if (kFy) {
-    const double fy0 = dy * (s.fast_y ? mf_shape_fast : mf_shape)(sn * s.uy_star,
-                                                                  p.lateral.C, p.lateral.E);
+    const double fy0 = dy * mf_shape_sel(s.fast_y, sn * s.uy_star, p.lateral.C, p.lateral.E);
     f.fy = fy0 * (sy / sn);
   }
   return f;
+}
+
+// tire_forces(...).fx at slip kappa, for the load fz and slip angle tan_alpha that rec
+// was recorded at: by tire_forces' own operations from its recorded constants (equal to
+// its fx), without the load-dependent friction and stiffness laws.
+inline double tire_fx_at(const TireParams& p, const TireShape& s, const TireAtLoad& rec,
+                         double fz, double kappa, double tan_alpha) {
+  if (!rec.valid) return tire_forces<false>(p, s, fz, kappa, tan_alpha).fx;
+  const double bx = p.longitudinal.B;
+  const double sx = kappa * bx / s.ux_star;
+  const double sn = std::sqrt(sx * sx + rec.sy * rec.sy);
+  if (sn < 1e-12) return rec.dx * p.longitudinal.C * bx * kappa;
+  return rec.dx * mf_shape_sel(s.fast_x, sn * s.ux_star, p.longitudinal.C,
+                               p.longitudinal.E) * (sx / sn);
 }
 
 }  // namespace vdsim

@@ -1,0 +1,252 @@
+// integrator="etd2": exponential time differencing of second order (ETD2RK, Cox and
+// Matthews 2002, J. Comput. Phys. 176) on the split f(y) = L y + N(y), with L the stiff
+// linear parts of the vehicle models frozen at the step's start:
+//
+//   a       = y_n + dt phi1(dt L) f(y_n)
+//   y_n+1   = a + dt phi2(dt L) (f(a) - f(y_n) - L (a - y_n))
+//
+// phi1(z) = (e^z - 1) / z, phi2(z) = (e^z - 1 - z) / z^2. The method is second order for
+// any matrix L (N takes the rest), exact where the dynamics are linear with L, and with
+// L = 0 it is exactly Heun's method: the body is stepped as by Heun while the stiff parts
+// decay monotonically at any step (phi1, phi2 > 0 for real z <= 0: no sign flips).
+//
+// L (docs/PHYSICS.md, "Default integration"):
+// - each wheel's slip velocity u_i = R omega_i - et_i . (vx, vy, r) (HubCoupling) decays at
+//   lambda_i = J_i (1 + kself_i), J_i = d(omega_i')/d(omega_i), and moves the body, b' =
+//   G_i u_i. In the coordinates (b, u) this part of L is block upper triangular, so its
+//   phi functions are those of the slips' diagonal (a 2x2 block per differential pair)
+//   plus the body's row dt G phi_k+1(dt Lambda). Written in the spins alone (the diagonal
+//   J_i only) the wheel would follow its hub explicitly and lag the body: at 5 ms a lane
+//   change at the stability margin tracked 2 % worse; without the body's row, a wheel
+//   rolling up at low speed oscillated with the body;
+// - the lagged slips' rate -max(|vx|, floor) / sigma and the load-transfer lags' -1/tau.
+#pragma once
+#include <cmath>
+
+#include "params.hpp"
+#include "state.hpp"
+
+namespace vdsim {
+
+// phi1, phi2, phi3 at z <= 0: Taylor series near 0 (where the closed forms cancel; |z| <
+// 0.1, error below 1e-16), else phi1 = (e^z - 1) / z and phi_k+1 = (phi_k - 1/k!) / z.
+inline void phi123(double z, double p[3]) {
+  if (std::fabs(z) < 0.1) {
+    p[0] = 1.0 + z * (1.0 / 2 + z * (1.0 / 6 + z * (1.0 / 24 + z * (1.0 / 120 + z * (1.0 / 720 +
+           z * (1.0 / 5040 + z / 40320))))));
+    p[1] = 0.5 + z * (1.0 / 6 + z * (1.0 / 24 + z * (1.0 / 120 + z * (1.0 / 720 + z * (1.0 /
+           5040 + z * (1.0 / 40320 + z / 362880))))));
+    p[2] = 1.0 / 6 + z * (1.0 / 24 + z * (1.0 / 120 + z * (1.0 / 720 + z * (1.0 / 5040 + z *
+           (1.0 / 40320 + z * (1.0 / 362880 + z / 3628800))))));
+    return;
+  }
+  const double iz = 1.0 / z;
+  p[0] = (std::exp(z) - 1.0) * iz;
+  p[1] = (p[0] - 1.0) * iz;
+  p[2] = (p[1] - 0.5) * iz;
+}
+
+// The linear part L over one step of length dt, ready to apply.
+class Etd2Linear {
+ public:
+  // lam: the slips' rates; hub: the wheels' coupling (et zeroed for held wheels, whose G
+  // is 0); kc: each pair's differential coupling [1/s]; lag_rate, transfer_rate >= 0.
+  Etd2Linear(const HubCoupling& hub, const double lam[4], const double G[4][3],
+             const double kc[2], double lag_rate, double transfer_rate, double dt)
+      : hub_(hub), dt_(dt), lag_rate_(lag_rate), transfer_rate_(transfer_rate) {
+    n_ = hub.n_wheels;
+    inv_r_ = 1.0 / hub.radius;
+    double q[3];
+    for (int i = 0; i < 4; ++i) {
+      lam_[i] = lam[i];
+      for (int c = 0; c < 3; ++c) G_[i][c] = G[i][c];
+      phi123(dt * lam[i], q);
+      for (int k = 0; k < 3; ++k) pu_[k][i] = q[k];
+    }
+    for (int pair = 0; pair < 2; ++pair) {
+      kc_[pair] = kc[pair];
+      if (kc[pair] != 0.0) block_phi(pair);
+    }
+    phi123(-dt * lag_rate, q);
+    lag_p_[0] = q[0], lag_p_[1] = q[1];
+    phi123(-dt * transfer_rate, q);
+    transfer_p_[0] = q[0], transfer_p_[1] = q[1];
+  }
+
+  // v = phi_k(dt L) v (k = 0: phi1, 1: phi2).
+  void apply(State& v, int k) const {
+    double u[4], w[4];
+    to_slips(v, u);
+    for (int i = 0; i < 4; ++i) w[i] = u[i];
+    apply_slips(u, k);
+    apply_slips(w, k + 1);
+    const double c = k == 0 ? 1.0 : 0.5;  // phi_k(0): the explicit states
+    for (int i = kX; i <= kR; ++i) v[i] *= c;
+    for (int i = n_; i < 4; ++i) v[kW0 + i] *= c;
+    v[kAxF] *= transfer_p_[k];
+    v[kAyF] *= transfer_p_[k];
+    for (int i = kTa0; i < kTa0 + 4; ++i) v[i] *= lag_p_[k];
+    for (int i = 0; i < n_; ++i) {
+      v[kVx] += dt_ * G_[i][0] * w[i];
+      v[kVy] += dt_ * G_[i][1] * w[i];
+      v[kR] += dt_ * G_[i][2] * w[i];
+    }
+    from_slips(u, v);
+  }
+
+  // v -= L d.
+  void subtract_product(State& v, const State& d) const {
+    double u[4], lu[4];
+    to_slips(d, u);
+    for (int i = 0; i < 4; ++i) lu[i] = lam_[i] * u[i];
+    for (int pair = 0; pair < 2; ++pair) {
+      if (kc_[pair] == 0.0) continue;
+      const int i0 = 2 * pair;
+      lu[i0] += kc_[pair] * (u[i0 + 1] - u[i0]);
+      lu[i0 + 1] += kc_[pair] * (u[i0] - u[i0 + 1]);
+    }
+    double lb[3] = {0.0, 0.0, 0.0};
+    for (int i = 0; i < n_; ++i)
+      for (int c = 0; c < 3; ++c) lb[c] += G_[i][c] * u[i];
+    v[kVx] -= lb[0];
+    v[kVy] -= lb[1];
+    v[kR] -= lb[2];
+    for (int i = 0; i < n_; ++i)
+      v[kW0 + i] -= (lu[i] + hub_.et[i][0] * lb[0] + hub_.et[i][1] * lb[1] +
+                     hub_.et[i][2] * lb[2]) * inv_r_;
+    v[kAxF] += transfer_rate_ * d[kAxF];
+    v[kAyF] += transfer_rate_ * d[kAyF];
+    for (int i = kTa0; i < kTa0 + 4; ++i) v[i] += lag_rate_ * d[i];
+  }
+
+ private:
+  void to_slips(const State& v, double u[4]) const {
+    for (int i = 0; i < 4; ++i)
+      u[i] = i < n_ ? hub_.radius * v[kW0 + i] - (hub_.et[i][0] * v[kVx] +
+                                                  hub_.et[i][1] * v[kVy] +
+                                                  hub_.et[i][2] * v[kR])
+                    : 0.0;
+  }
+  // The spins from the slips and the body rates already in v.
+  void from_slips(const double u[4], State& v) const {
+    for (int i = 0; i < n_; ++i)
+      v[kW0 + i] = (u[i] + hub_.et[i][0] * v[kVx] + hub_.et[i][1] * v[kVy] +
+                    hub_.et[i][2] * v[kR]) * inv_r_;
+  }
+  // x = phi_k(dt Lambda) x (k = 0, 1, 2: phi1, phi2, phi3).
+  void apply_slips(double x[4], int k) const {
+    for (int pair = 0; pair < 2; ++pair) {
+      const int i0 = 2 * pair;
+      if (kc_[pair] == 0.0) {
+        x[i0] *= pu_[k][i0];
+        x[i0 + 1] *= pu_[k][i0 + 1];
+        continue;
+      }
+      const double* m = block_[k][pair];
+      const double x0 = x[i0], x1 = x[i0 + 1];
+      x[i0] = m[0] * x0 + m[1] * x1;
+      x[i0 + 1] = m[1] * x0 + m[2] * x1;
+    }
+  }
+  // phi_k of dt [[l0 - kc, kc], [kc, l1 - kc]] (symmetric) by its eigenvalues m1 > m2:
+  // phi(B) = phi(m2) I + (phi(m1) - phi(m2)) / (m1 - m2) (B - m2 I), m1 - m2 >= 2 dt kc.
+  void block_phi(int pair) {
+    const int i0 = 2 * pair;
+    const double a = dt_ * (lam_[i0] - kc_[pair]), b = dt_ * (lam_[i0 + 1] - kc_[pair]),
+                 c = dt_ * kc_[pair];
+    const double mean = 0.5 * (a + b), rad = std::hypot(0.5 * (a - b), c);
+    const double m1 = mean + rad, m2 = mean - rad;
+    double q1[3], q2[3];
+    phi123(m1, q1);
+    phi123(m2, q2);
+    for (int k = 0; k < 3; ++k) {
+      const double sk = (q1[k] - q2[k]) / (m1 - m2);
+      block_[k][pair][0] = q2[k] + sk * (a - m2);
+      block_[k][pair][1] = sk * c;
+      block_[k][pair][2] = q2[k] + sk * (b - m2);
+    }
+  }
+
+  HubCoupling hub_;
+  double dt_, lag_rate_, transfer_rate_;
+  int n_ = 4;
+  double inv_r_ = 1.0;
+  double lam_[4], G_[4][3], kc_[2];
+  double pu_[3][4];
+  double block_[3][2][3] = {};
+  double lag_p_[2], transfer_p_[2];
+};
+
+// J_i = d(omega_i')/d(omega_i) for the first n wheels at s (f: the rates there), the
+// stiffer (more negative) of two forward differences, clipped at 0 (only decaying modes
+// go into L): the tangent (a 1e-6 (1 + |omega|) step) and the secant over the explicit
+// step's reach, dt f_i. The tangent alone lets a wheel leaving a saturated tire's flat
+// top (a brake released from lock) overshoot into the stiff linear part and stall there;
+// the secant alone, from a stiff point across the tire's peak, sees the flat top and lets
+// the slip oscillate; a stiffer J only slows the approach to the wheel's equilibrium
+// within a step. rates(state, ds): the spin rates at a state differing from s in the spins
+// only. The differential's coupling (linear: kc (h_other - h_own) on each wheel of a pair
+// when both move) is taken out; L carries it exactly.
+template <class Rates>
+inline void etd2_wheel_jacobian(const State& s, const State& f, Rates&& rates,
+                                const double kc[2], double dt, int n, double j[4]) {
+  State tmp = s, fp;
+  double h[2][4];
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < n; ++i) {
+      const double tiny = 1e-6 * (1.0 + std::fabs(s[kW0 + i]));
+      const double reach = dt * f[kW0 + i];
+      h[pass][i] = pass == 0 || std::fabs(reach) <= tiny ? (f[kW0 + i] < 0.0 ? -tiny : tiny)
+                                                         : reach;
+      tmp[kW0 + i] = s[kW0 + i] + h[pass][i];
+    }
+    rates(tmp, fp);
+    for (int i = 0; i < n; ++i) {
+      const double dh = kc[i / 2] * ((i ^ 1) < n ? h[pass][i ^ 1] - h[pass][i] : 0.0);
+      const double d = std::fmin((fp[kW0 + i] - f[kW0 + i] - dh) / h[pass][i], 0.0);
+      j[i] = pass == 0 ? d : std::fmin(j[i], d);
+    }
+  }
+  for (int i = n; i < 4; ++i) j[i] = 0.0;
+}
+
+// One etd2 step of s over dt. deriv(state, ds): the full rates; rates(state, ds): the spin
+// rates at a state that differs from the last deriv's in the spins only (wheel_rates);
+// hub(state, HubCoupling&): the wheels' coupling to the body; kc: each pair's viscous
+// differential coupling [1/s]; lag_rate(state): the lagged slips' rate (0: no lag);
+// transfer_rate: 1 / load_transfer_tau.
+template <class Deriv, class Rates, class Hub, class LagRate>
+inline void etd2_step(State& s, double dt, Deriv&& deriv, Rates&& rates, Hub&& hub,
+                      const double kc[2], LagRate&& lag_rate, double transfer_rate) {
+  State f0, f1, a, d;
+  deriv(s, f0);
+  HubCoupling hc;
+  hub(s, hc);
+  double j[4], lam[4], G[4][3] = {};
+  etd2_wheel_jacobian(s, f0, rates, kc, dt, hc.n_wheels, j);
+  for (int i = 0; i < 4; ++i) {
+    if (i >= hc.n_wheels || (s[kW0 + i] == 0.0 && f0[kW0 + i] == 0.0)) {
+      // A wheel held at rest (a brake within its capacity, a parked wheel) neither follows
+      // its hub nor moves the body through it: its J is the brake's stiction.
+      for (int c = 0; c < 3; ++c) hc.et[i][c] = 0.0;
+      lam[i] = j[i];
+      continue;
+    }
+    lam[i] = j[i] * (1.0 + hc.kself[i]);
+    for (int c = 0; c < 3; ++c) G[i][c] = j[i] * hc.gb[i][c];
+  }
+  const Etd2Linear L(hc, lam, G, kc, lag_rate(s), transfer_rate, dt);
+  d = f0;
+  L.apply(d, 0);
+  for (int i = 0; i < kStateSize; ++i) {
+    a[i] = s[i] + dt * d[i];
+    d[i] = a[i] - s[i];
+  }
+  deriv(a, f1);
+  for (int i = 0; i < kStateSize; ++i) f1[i] -= f0[i];
+  L.subtract_product(f1, d);
+  L.apply(f1, 1);
+  for (int i = 0; i < kStateSize; ++i) s[i] = a[i] + dt * f1[i];
+}
+
+}  // namespace vdsim
