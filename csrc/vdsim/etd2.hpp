@@ -177,35 +177,39 @@ class Etd2Linear {
   double lag_p_[2], transfer_p_[2];
 };
 
-// J_i = d(omega_i')/d(omega_i) for the first n wheels at s (f: the rates there), the
-// stiffer (more negative) of two forward differences, clipped at 0 (only decaying modes
-// go into L): the tangent (a 1e-6 (1 + |omega|) step) and the secant over the explicit
-// step's reach, dt f_i. The tangent alone lets a wheel leaving a saturated tire's flat
-// top (a brake released from lock) overshoot into the stiff linear part and stall there;
-// the secant alone, from a stiff point across the tire's peak, sees the flat top and lets
-// the slip oscillate; a stiffer J only slows the approach to the wheel's equilibrium
-// within a step. rates(state, ds): the spin rates at a state differing from s in the spins
-// only. The differential's coupling (linear: kc (h_other - h_own) on each wheel of a pair
-// when both move) is taken out; L carries it exactly.
+// J_i = d(omega_i')/d(omega_i) for the first n wheels at s (f: the rates there), clipped
+// at 0 (only decaying modes go into L), by forward differences: the secant over the
+// explicit step's reach, dt f_i, and where it is softer than half the tire's linear
+// stiffness j_lin_i (the reach crossed the tire's peak, or started past it) also the
+// tangent (a 1e-6 (1 + |omega|) step), taking the stiffer. The tangent alone lets a wheel
+// leaving a saturated tire's flat top (a brake released from lock) overshoot into the
+// stiff linear part and stall there; the secant alone, from a stiff point across the
+// peak, sees the flat top and lets the slip oscillate; a stiffer J only slows the
+// approach to the wheel's equilibrium within a step. rates(state, ds): the spin rates at
+// a state differing from s in the spins only. The differential's coupling (linear: kc
+// (h_other - h_own) on each wheel of a pair when both move) is taken out; L carries it.
 template <class Rates>
 inline void etd2_wheel_jacobian(const State& s, const State& f, Rates&& rates,
-                                const double kc[2], double dt, int n, double j[4]) {
+                                const double kc[2], const double j_lin[4], double dt, int n,
+                                double j[4]) {
   State tmp = s, fp;
-  double h[2][4];
+  double h[4];
+  bool tangent = false;
   for (int pass = 0; pass < 2; ++pass) {
     for (int i = 0; i < n; ++i) {
       const double tiny = 1e-6 * (1.0 + std::fabs(s[kW0 + i]));
       const double reach = dt * f[kW0 + i];
-      h[pass][i] = pass == 0 || std::fabs(reach) <= tiny ? (f[kW0 + i] < 0.0 ? -tiny : tiny)
-                                                         : reach;
-      tmp[kW0 + i] = s[kW0 + i] + h[pass][i];
+      h[i] = pass == 1 || std::fabs(reach) <= tiny ? (f[kW0 + i] < 0.0 ? -tiny : tiny) : reach;
+      tmp[kW0 + i] = s[kW0 + i] + h[i];
     }
     rates(tmp, fp);
     for (int i = 0; i < n; ++i) {
-      const double dh = kc[i / 2] * ((i ^ 1) < n ? h[pass][i ^ 1] - h[pass][i] : 0.0);
-      const double d = std::fmin((fp[kW0 + i] - f[kW0 + i] - dh) / h[pass][i], 0.0);
+      const double dh = kc[i / 2] * ((i ^ 1) < n ? h[i ^ 1] - h[i] : 0.0);
+      const double d = std::fmin((fp[kW0 + i] - f[kW0 + i] - dh) / h[i], 0.0);
       j[i] = pass == 0 ? d : std::fmin(j[i], d);
+      if (pass == 0 && d > 0.5 * j_lin[i]) tangent = true;
     }
+    if (!tangent) break;
   }
   for (int i = n; i < 4; ++i) j[i] = 0.0;
 }
@@ -223,7 +227,7 @@ inline void etd2_step(State& s, double dt, Deriv&& deriv, Rates&& rates, Hub&& h
   HubCoupling hc;
   hub(s, hc);
   double j[4], lam[4], G[4][3] = {};
-  etd2_wheel_jacobian(s, f0, rates, kc, dt, hc.n_wheels, j);
+  etd2_wheel_jacobian(s, f0, rates, kc, hc.j_lin, dt, hc.n_wheels, j);
   for (int i = 0; i < 4; ++i) {
     if (i >= hc.n_wheels || (s[kW0 + i] == 0.0 && f0[kW0 + i] == 0.0)) {
       // A wheel held at rest (a brake within its capacity, a parked wheel) neither follows

@@ -30,7 +30,8 @@ struct SlipLag {
 
 // wheel_deriv(state, ds): the wheel-spin rates only (ds[kW0..kW0+3]), bit-identical to
 // deriv's; the semi-implicit step's perturbed evaluation uses it (the default: deriv).
-// hub_coupling(state, HubCoupling&): the wheels' coupling to the body, for etd2.
+// hub_coupling(state, HubCoupling&): the wheels' coupling to the body at the state of the
+// last full derivative, for etd2.
 template <class Deriv, class WheelDeriv, class Hub>
 inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv,
                            WheelDeriv&& wheel_deriv, Hub&& hub_coupling,

@@ -1,6 +1,7 @@
 // Pieces shared by the single-track and two-track models.
 #pragma once
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -16,6 +17,8 @@ struct ModelContext {
   const LowSpeedParams* low;
   TireShape shape;
   TireParams tire[2];  // axle_tire(*vehicle, 0 front / 1 rear)
+  // 1 / mass, 1 / yaw_inertia, 1 / wheel_radius^2 (record_hub; set with the tires)
+  double inv_mass = 0.0, inv_yaw_inertia = 0.0, inv_r2 = 0.0;
 };
 
 // The tire of an axle (0 front, 1 rear): vehicle.tire with its lateral stiffness divided
@@ -54,9 +57,17 @@ inline double wheel_accel(double omega, double t_other, double brake, double ine
 }
 
 // Slips of one wheel from its hub velocity in the wheel frame.
+// reciprocal: by one reciprocal of the denominator instead of two divisions (etd2's
+// TireShape::fast_algebra; rounding differs, so the others keep the divisions).
 inline void wheel_slip(double vxw, double vyw, double omega, double radius, double floor,
-                       double& kappa, double& tan_alpha) {
+                       double& kappa, double& tan_alpha, bool reciprocal = false) {
   const double den = std::fmax(std::fabs(vxw), floor);
+  if (reciprocal) {
+    const double inv = 1.0 / den;
+    kappa = (omega * radius - vxw) * inv;
+    tan_alpha = -vyw * inv;
+    return;
+  }
   kappa = (omega * radius - vxw) / den;
   tan_alpha = -vyw / den;
 }
@@ -79,7 +90,8 @@ inline void wheel_rates(const WheelPoints& pts, const State& s, const ModelConte
   for (int i = 0; i < pts.n; ++i) {
     const WheelPoint& w = pts.w[i];
     const double omega = s[kW0 + i];
-    const double kappa = (omega * R - w.vxw) / w.den;
+    const double kappa = ctx.shape.fast_algebra ? (omega * R - w.vxw) * (1.0 / w.den)
+                                                : (omega * R - w.vxw) / w.den;
     const TireParams& tire = ctx.tire[w.axle];
     double fx = tire_fx_at(tire, ctx.shape, w.tire[0], w.fz[0], kappa, w.tan_a);
     fx = w.n_tires == 2 ? fx + tire_fx_at(tire, ctx.shape, w.tire[1], w.fz[1], kappa, w.tan_a)
@@ -90,30 +102,32 @@ inline void wheel_rates(const WheelPoints& pts, const State& s, const ModelConte
   }
 }
 
-// Wheels at body positions (xw, yw) with inertia `inertia` each; the first n_front
-// steered (cd, sd: the steer's cosine and sine); unused slots stay 0.
-inline void hub_coupling(const State& s, double cd, double sd, const double* xw, const double* yw,
-                         int n_wheels, int n_front, double inertia, const VehicleParams& p,
-                         const LowSpeedParams& low, HubCoupling& h) {
-  const double R = p.wheel_radius, q = inertia / (R * R);
-  h = HubCoupling{};
+// Records wheel i's coupling to the body into pts.hub (HubCoupling) at the full
+// derivative's state: the wheel at (xw, yw) with inertia `inertia`, steered by (c, sn) =
+// (cos, sin) of its steer, hub speed vxw, slip kappa, slip denominator den; its tires'
+// recorded constants are in pts.w[i] (for j_lin; -inf without them: the weighting
+// functions).
+inline void record_hub(WheelPoints& pts, int i, double c, double sn, double xw, double yw,
+                       double vxw, double kappa, double inertia, const ModelContext& ctx) {
+  const VehicleParams& p = *ctx.vehicle;
+  HubCoupling& h = pts.hub;
+  const double R = p.wheel_radius, q = inertia * ctx.inv_r2;
   h.radius = R;
-  h.n_wheels = n_wheels;
-  for (int i = 0; i < n_wheels; ++i) {
-    const double c = i < n_front ? cd : 1.0, sn = i < n_front ? sd : 0.0;
-    const double vxh = s[kVx] - s[kR] * yw[i], vyh = s[kVy] + s[kR] * xw[i];
-    const double vxw = vxh * c + vyh * sn;
-    const double den = std::fmax(std::fabs(vxw), low.slip_speed_floor);
-    const double kappa = (s[kW0 + i] * R - vxw) / den;
-    const double k = std::fabs(vxw) > low.slip_speed_floor ? std::copysign(kappa, vxw) : 0.0;
-    const double e[3] = {c, sn, -yw[i] * c + xw[i] * sn};
-    const double minv[3] = {1.0 / p.mass, 1.0 / p.mass, 1.0 / p.yaw_inertia};
-    for (int j = 0; j < 3; ++j) {
-      h.et[i][j] = (1.0 + k) * e[j];
-      h.gb[i][j] = -q * minv[j] * e[j];
-      h.kself[i] -= h.et[i][j] * h.gb[i][j];
-    }
+  const double k = std::fabs(vxw) > ctx.low->slip_speed_floor ? std::copysign(kappa, vxw) : 0.0;
+  const double e[3] = {c, sn, -yw * c + xw * sn};
+  const double minv[3] = {ctx.inv_mass, ctx.inv_mass, ctx.inv_yaw_inertia};
+  h.kself[i] = 0.0;
+  for (int j = 0; j < 3; ++j) {
+    h.et[i][j] = (1.0 + k) * e[j];
+    h.gb[i][j] = -q * minv[j] * e[j];
+    h.kself[i] -= h.et[i][j] * h.gb[i][j];
   }
+  const WheelPoint& w = pts.w[i];
+  const MFCurve& cx = ctx.tire[w.axle].longitudinal;
+  const bool ok = w.tire[0].valid && (w.n_tires == 1 || w.tire[1].valid);
+  const double dx = w.n_tires == 2 ? w.tire[0].dx + w.tire[1].dx : w.scale * w.tire[0].dx;
+  h.j_lin[i] = ok ? -R * R * dx * cx.C * cx.B / (w.inertia * w.den)
+                  : -std::numeric_limits<double>::infinity();
 }
 
 // The lateral slip a tire acts on: the kinematic tan_alpha, or with a relaxation length

@@ -31,7 +31,8 @@ void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     const double vxw = vxh * c + vyh * sn, vyw = -vxh * sn + vyh * c;
     const double omega = s[kW0 + i];
     double kappa, tan_a;
-    wheel_slip(vxw, vyw, omega, p.wheel_radius, low.slip_speed_floor, kappa, tan_a);
+    wheel_slip(vxw, vyw, omega, p.wheel_radius, low.slip_speed_floor, kappa, tan_a,
+               ctx.shape.fast_algebra);
     const double tan_kin = tan_a;
     tan_a = relaxed_slip(s, i, tan_kin, vxw, p.tire, low, kFull ? &ds : nullptr);
     // The axle's two tires: at half the axle load each, or, with roll_stiffness_front
@@ -77,6 +78,7 @@ void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     }
     ds[kW0 + i] = wheel_accel(omega, in.drive[i] - fxw * p.wheel_radius, in.brake[i],
                               2.0 * p.wheel_inertia);
+    if (wp) record_hub(*pts, i, c, sn, x_axle[i], 0.0, vxw, kappa, 2.0 * p.wheel_inertia, ctx);
     if (!kFull) continue;
     const double fyw = fyw_sum;
     const double fxb = fxw * c - fyw * sn, fyb = fxw * sn + fyw * c;
@@ -87,7 +89,10 @@ void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ct
   }
   ds[kW0 + 2] = ds[kW0 + 3] = 0.0;
   if (!kFull) return;
-  if (pts) pts->n = 2;
+  if (pts) {
+    pts->n = pts->hub.n_wheels = 2;
+    for (int i = 2; i < 4; ++i) pts->hub.kself[i] = 0.0;
+  }
   fx_body -= resistance_force(vx, fz_axle[0] + fz_axle[1], p, low);
 
   body_derivative(s, in.steer, fx_body, fy_body, mz, p, low, ds, aux);
@@ -103,13 +108,6 @@ void deriv_l1(const State& s, const WheelInputs& in, const ModelContext& ctx, St
 void deriv_l1_wheels(const State& s, const WheelInputs& in, const ModelContext& ctx,
                      State& ds) {
   deriv_l1_impl<false>(s, in, ctx, ds, nullptr);
-}
-
-void hub_coupling_l1(const State& s, const WheelInputs& in, const ModelContext& ctx,
-                     HubCoupling& h) {
-  const VehicleParams& p = *ctx.vehicle;
-  const double xw[2] = {p.cg_to_front, -p.cg_to_rear}, yw[2] = {0.0, 0.0};
-  hub_coupling(s, in.cos_steer, in.sin_steer, xw, yw, 2, 1, 2.0 * p.wheel_inertia, p, *ctx.low, h);
 }
 
 }  // namespace vdsim

@@ -45,7 +45,8 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     const double vxw = vxh * c + vyh * sn, vyw = -vxh * sn + vyh * c;
     const double omega = s[kW0 + i];
     double kappa, tan_a;
-    wheel_slip(vxw, vyw, omega, p.wheel_radius, low.slip_speed_floor, kappa, tan_a);
+    wheel_slip(vxw, vyw, omega, p.wheel_radius, low.slip_speed_floor, kappa, tan_a,
+               ctx.shape.fast_algebra);
     const double tan_kin = tan_a;
     tan_a = relaxed_slip(s, i, tan_kin, vxw, p.tire, low, kFull ? &ds : nullptr);
     WheelPoint* wp_ = kFull && pts ? &pts->w[i] : nullptr;
@@ -63,6 +64,7 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
       wp.brake = in.brake[i];
       wp.inertia = p.wheel_inertia;
       wp.coupling = axle == 0 ? p.diff_coupling_front : p.diff_coupling_rear;
+      record_hub(*pts, i, c, sn, xw[i], yw[i], vxw, kappa, p.wheel_inertia, ctx);
     }
     double t_other = in.drive[i] - t.fx * p.wheel_radius;
     const double coupling = axle == 0 ? p.diff_coupling_front : p.diff_coupling_rear;
@@ -76,7 +78,7 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     if (aux) aux->wheel[i] = {t.fx, t.fy, fz, kappa, std::atan(tan_a), tan_kin};
   }
   if (!kFull) return;
-  if (pts) pts->n = 4;
+  if (pts) pts->n = pts->hub.n_wheels = 4;
   fx_body -= resistance_force(vx, fz_sum, p, low);
 
   body_derivative(s, in.steer, fx_body, fy_body, mz, p, low, ds, aux);
@@ -92,14 +94,6 @@ void deriv_l2(const State& s, const WheelInputs& in, const ModelContext& ctx, St
 void deriv_l2_wheels(const State& s, const WheelInputs& in, const ModelContext& ctx,
                      State& ds) {
   deriv_l2_impl<false>(s, in, ctx, ds, nullptr);
-}
-
-void hub_coupling_l2(const State& s, const WheelInputs& in, const ModelContext& ctx,
-                     HubCoupling& h) {
-  const VehicleParams& p = *ctx.vehicle;
-  const double xw[4] = {p.cg_to_front, p.cg_to_front, -p.cg_to_rear, -p.cg_to_rear};
-  const double yw[4] = {0.5 * p.track, -0.5 * p.track, 0.5 * p.track, -0.5 * p.track};
-  hub_coupling(s, in.cos_steer, in.sin_steer, xw, yw, 4, 2, p.wheel_inertia, p, *ctx.low, h);
 }
 
 }  // namespace vdsim

@@ -13,8 +13,4 @@ void deriv_l2(const State& s, const WheelInputs& in, const ModelContext& ctx, St
 void deriv_l2_wheels(const State& s, const WheelInputs& in, const ModelContext& ctx,
                      State& ds);
 
-// The wheels' coupling to the body (model_common.hpp, hub_coupling), for etd2.
-void hub_coupling_l2(const State& s, const WheelInputs& in, const ModelContext& ctx,
-                     HubCoupling& h);
-
 }  // namespace vdsim

@@ -28,6 +28,10 @@ void Session::derive_from_vehicle() {
   ctx_.shape.use_fast(config_.integrator == Integrator::SemiImplicit ||
                           config_.integrator == Integrator::Etd2,
                       vehicle_.tire);
+  ctx_.shape.use_fast_algebra(config_.integrator == Integrator::Etd2, vehicle_.tire);
+  ctx_.inv_mass = 1.0 / vehicle_.mass;
+  ctx_.inv_yaw_inertia = 1.0 / vehicle_.yaw_inertia;
+  ctx_.inv_r2 = 1.0 / (vehicle_.wheel_radius * vehicle_.wheel_radius);
   coupling_ = WheelCoupling{};
   if (config_.level == Level::L2) {  // L1's axle wheels have no differential
     coupling_.k[0] = vehicle_.diff_coupling_front / vehicle_.wheel_inertia;
@@ -171,10 +175,7 @@ void Session::advance(int64_t n) {
           else if (config_.level == Level::L1) deriv_l1_wheels(s, in, ctx_, ds);
           else deriv_l2_wheels(s, in, ctx_, ds);
         },
-        [&](const State& s, HubCoupling& h) {
-          if (config_.level == Level::L1) hub_coupling_l1(s, in, ctx_, h);
-          else hub_coupling_l2(s, in, ctx_, h);
-        },
+        [&](const State&, HubCoupling& h) { h = pts.hub; },
         coupling_, lag_, 1.0 / vehicle_.load_transfer_tau);
     // A braked wheel whose spin reaches or crosses zero within the substep stops there and
     // holds.

@@ -43,6 +43,16 @@ struct Aux {
   std::array<WheelOut, 4> wheel{};
 };
 
+// The wheels' linearized coupling to the body (model_common.hpp, record_hub).
+struct HubCoupling {
+  double et[4][3] = {};
+  double gb[4][3] = {};
+  double kself[4] = {};
+  double j_lin[4] = {};  // the spin rate's slope at zero slip, -R^2 C_x / (I den) [1/s]
+  double radius = 1.0;  // [m]
+  int n_wheels = 4;      // the wheel slots in use (L1: 2)
+};
+
 // What a wheel's spin rate depends on besides its spin, captured by a full derivative
 // evaluation (model_common.hpp, wheel_rates): the etd2 integrator's Jacobian evaluations
 // perturb the spins only, so they reuse the loads, hub speeds and slip angles.
@@ -58,15 +68,7 @@ struct WheelPoint {
 struct WheelPoints {
   WheelPoint w[4];
   int n = 0;
-};
-
-// The wheels' linearized coupling to the body (model_common.hpp, hub_coupling).
-struct HubCoupling {
-  double et[4][3] = {};
-  double gb[4][3] = {};
-  double kself[4] = {};
-  double radius = 1.0;  // [m]
-  int n_wheels = 4;      // the wheel slots in use (L1: 2)
+  HubCoupling hub;  // the wheels' coupling to the body at the same state
 };
 
 }  // namespace vdsim
