@@ -19,7 +19,8 @@
 //   J_i only) the wheel would follow its hub explicitly and lag the body: at 5 ms a lane
 //   change at the stability margin tracked 2 % worse; without the body's row, a wheel
 //   rolling up at low speed oscillated with the body;
-// - the lagged slips' rate -max(|vx|, floor) / sigma and the load-transfer lags' -1/tau.
+// - the lagged slips' rate -max(|vx|, floor) / sigma, the load-transfer lags' -1/tau and
+//   the acceleration cascade's filter -1/tau (when the cascade is integrated: kAm).
 #pragma once
 #include <cmath>
 
@@ -52,8 +53,10 @@ class Etd2Linear {
   // lam: the slips' rates; hub: the wheels' coupling (et zeroed for held wheels, whose G
   // is 0); kc: each pair's differential coupling [1/s]; lag_rate, transfer_rate >= 0.
   Etd2Linear(const HubCoupling& hub, const double lam[4], const double G[4][3],
-             const double kc[2], double lag_rate, double transfer_rate, double dt)
-      : hub_(hub), dt_(dt), lag_rate_(lag_rate), transfer_rate_(transfer_rate) {
+             const double kc[2], double lag_rate, double transfer_rate, double filter_rate,
+             double dt)
+      : hub_(hub), dt_(dt), lag_rate_(lag_rate), transfer_rate_(transfer_rate),
+        filter_rate_(filter_rate) {
     n_ = hub.n_wheels;
     inv_r_ = 1.0 / hub.radius;
     double q[3];
@@ -71,6 +74,8 @@ class Etd2Linear {
     lag_p_[0] = q[0], lag_p_[1] = q[1];
     phi123(-dt * transfer_rate, q);
     transfer_p_[0] = q[0], transfer_p_[1] = q[1];
+    phi123(-dt * filter_rate, q);
+    filter_p_[0] = q[0], filter_p_[1] = q[1];
   }
 
   // v = phi_k(dt L) v (k = 0: phi1, 1: phi2).
@@ -86,6 +91,8 @@ class Etd2Linear {
     v[kAxF] *= transfer_p_[k];
     v[kAyF] *= transfer_p_[k];
     for (int i = kTa0; i < kTa0 + 4; ++i) v[i] *= lag_p_[k];
+    v[kAm] *= filter_p_[k];
+    v[kAi] *= c;
     for (int i = 0; i < n_; ++i) {
       v[kVx] += dt_ * G_[i][0] * w[i];
       v[kVy] += dt_ * G_[i][1] * w[i];
@@ -117,6 +124,7 @@ class Etd2Linear {
     v[kAxF] += transfer_rate_ * d[kAxF];
     v[kAyF] += transfer_rate_ * d[kAyF];
     for (int i = kTa0; i < kTa0 + 4; ++i) v[i] += lag_rate_ * d[i];
+    v[kAm] += filter_rate_ * d[kAm];
   }
 
  private:
@@ -168,13 +176,13 @@ class Etd2Linear {
   }
 
   HubCoupling hub_;
-  double dt_, lag_rate_, transfer_rate_;
+  double dt_, lag_rate_, transfer_rate_, filter_rate_;
   int n_ = 4;
   double inv_r_ = 1.0;
   double lam_[4], G_[4][3], kc_[2];
   double pu_[3][4];
   double block_[3][2][3] = {};
-  double lag_p_[2], transfer_p_[2];
+  double lag_p_[2], transfer_p_[2], filter_p_[2];
 };
 
 // J_i = d(omega_i')/d(omega_i) for the first n wheels at s (f: the rates there), clipped
@@ -218,10 +226,12 @@ inline void etd2_wheel_jacobian(const State& s, const State& f, Rates&& rates,
 // rates at a state that differs from the last deriv's in the spins only (wheel_rates);
 // hub(state, HubCoupling&): the wheels' coupling to the body; kc: each pair's viscous
 // differential coupling [1/s]; lag_rate(state): the lagged slips' rate (0: no lag);
-// transfer_rate: 1 / load_transfer_tau.
+// transfer_rate: 1 / load_transfer_tau; filter_rate: 1 / accel_filter_tau (0: the
+// cascade's states unused).
 template <class Deriv, class Rates, class Hub, class LagRate>
 inline void etd2_step(State& s, double dt, Deriv&& deriv, Rates&& rates, Hub&& hub,
-                      const double kc[2], LagRate&& lag_rate, double transfer_rate) {
+                      const double kc[2], LagRate&& lag_rate, double transfer_rate,
+                      double filter_rate = 0.0) {
   State f0, f1, a, d;
   deriv(s, f0);
   HubCoupling hc;
@@ -239,7 +249,7 @@ inline void etd2_step(State& s, double dt, Deriv&& deriv, Rates&& rates, Hub&& h
     lam[i] = j[i] * (1.0 + hc.kself[i]);
     for (int c = 0; c < 3; ++c) G[i][c] = j[i] * hc.gb[i][c];
   }
-  const Etd2Linear L(hc, lam, G, kc, lag_rate(s), transfer_rate, dt);
+  const Etd2Linear L(hc, lam, G, kc, lag_rate(s), transfer_rate, filter_rate, dt);
   d = f0;
   L.apply(d, 0);
   for (int i = 0; i < kStateSize; ++i) {

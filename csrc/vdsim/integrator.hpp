@@ -36,7 +36,7 @@ template <class Deriv, class WheelDeriv, class Hub>
 inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv,
                            WheelDeriv&& wheel_deriv, Hub&& hub_coupling,
                            const WheelCoupling& coupling = {}, const SlipLag& lag = {},
-                           double transfer_rate = 0.0) {
+                           double transfer_rate = 0.0, double filter_rate = 0.0) {
   if (method == Integrator::Etd2) {
     etd2_step(s, dt, deriv, wheel_deriv, hub_coupling, coupling.k,
               [&](const State& x) {
@@ -44,7 +44,7 @@ inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv
                            ? std::fmax(std::fabs(x[kVx]), lag.floor) * lag.inv_length
                            : 0.0;
               },
-              transfer_rate);
+              transfer_rate, filter_rate);
     return;
   }
   State k1, k2, k3, k4, tmp;

@@ -112,6 +112,12 @@ void Session::update_inputs(bool substep, double dt) {
     return;
   }
   Command c = command_;  // the target acceleration becomes a pedal, then as a pedal command
+  if (continuous_cascade()) {  // the pedal of the cascade's states (ContinuousCascade)
+    c.longitudinal = ContinuousCascade::pedal(command_.longitudinal, state_, vehicle_,
+                                              config_.low, config_.level);
+    inputs_ = wheel_inputs(c, steer_, Longitudinal::Pedal, config_.level, state_, vehicle_);
+    return;
+  }
   c.longitudinal =
       substep ? cascade_.step(command_.longitudinal, state_, vehicle_, config_.low,
                               config_.level, dt > 0.0 ? dt : config_.substep_dt)
@@ -156,27 +162,49 @@ void Session::advance(int64_t n) {
     // substep for the whole substep. Re-deciding the sign in every integrator stage lets
     // the stages straddle omega = 0 and average to a spurious spin that drives the car
     // against the brake; the sign-crossing snap below ends the substep at omega = 0.
-    WheelInputs in = inputs_;
-    for (int i = 0; i < n_wheels; ++i) {
-      if (in.brake[i] > 0.0 && omega_before[i] != 0.0) {
-        in.drive[i] -= std::copysign(in.brake[i], omega_before[i]);
-        in.brake[i] = 0.0;
+    auto fix_brake_sign = [&](WheelInputs& w) {
+      for (int i = 0; i < n_wheels; ++i) {
+        if (w.brake[i] > 0.0 && omega_before[i] != 0.0) {
+          w.drive[i] -= std::copysign(w.brake[i], omega_before[i]);
+          w.brake[i] = 0.0;
+        }
       }
-    }
+    };
+    WheelInputs in = inputs_;
+    fix_brake_sign(in);
+    // With the continuous cascade the pedal is a function of the state, so every
+    // evaluation builds its own inputs (the brake's sign fixed as above).
+    const bool cascade = continuous_cascade();
+    auto full_deriv = [&](const State& s, State& ds, WheelPoints* pts) {
+      if (!cascade) {
+        deriv(s, in, ds, nullptr, pts);
+        return;
+      }
+      const double target = command_.longitudinal;
+      const double u = ContinuousCascade::command(target, s, vehicle_, config_.low,
+                                                  config_.level);
+      Command c = command_;
+      c.longitudinal = std::clamp(u, -1.0, 1.0);
+      WheelInputs w = wheel_inputs(c, steer_, Longitudinal::Pedal, config_.level, s, vehicle_);
+      fix_brake_sign(w);
+      deriv(s, w, ds, nullptr, pts);
+      ContinuousCascade::rates(target, u, s, vehicle_, ds);
+    };
     // etd2 perturbs the spins at the state of its last full derivative only: its wheel
     // rates reuse that evaluation's loads, hub speeds and slip angles (wheel_rates).
     const bool reuse = config_.integrator == Integrator::Etd2;
     WheelPoints pts;
     integrate_step(
         config_.integrator, state_, dt,
-        [&](const State& s, State& ds) { deriv(s, in, ds, nullptr, reuse ? &pts : nullptr); },
+        [&](const State& s, State& ds) { full_deriv(s, ds, reuse ? &pts : nullptr); },
         [&](const State& s, State& ds) {
           if (reuse) wheel_rates(pts, s, ctx_, ds);
           else if (config_.level == Level::L1) deriv_l1_wheels(s, in, ctx_, ds);
           else deriv_l2_wheels(s, in, ctx_, ds);
         },
         [&](const State&, HubCoupling& h) { h = pts.hub; },
-        coupling_, lag_, 1.0 / vehicle_.load_transfer_tau);
+        coupling_, lag_, 1.0 / vehicle_.load_transfer_tau,
+        cascade ? 1.0 / vehicle_.accel_filter_tau : 0.0);
     // A braked wheel whose spin reaches or crosses zero within the substep stops there and
     // holds.
     for (int i = 0; i < n_wheels; ++i) {

@@ -105,6 +105,11 @@ class Session {
   // inputs_ from the command in force; in Accel mode through the cascade (substep: one
   // cascade step, else its preview without updating it).
   void update_inputs(bool substep, double dt = 0.0);
+  // longitudinal = Accel with integrator = Etd2: the cascade in continuous time, its
+  // states kAm, kAi integrated with the vehicle (accel_cascade.hpp).
+  bool continuous_cascade() const {
+    return config_.longitudinal == Longitudinal::Accel && config_.integrator == Integrator::Etd2;
+  }
 
   VehicleParams vehicle_;
   SimConfig config_;

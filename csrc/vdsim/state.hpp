@@ -18,7 +18,12 @@ enum StateIndex : int {
   kAxF = 10, // lagged longitudinal acceleration driving load transfer [m/s^2]
   kAyF = 11, // lagged lateral acceleration driving load transfer [m/s^2]
   kTa0 = 12, // lagged lateral slip tan(alpha) per wheel (relaxation length; else unused)
-  kStateSize = 16,
+  // The acceleration cascade's filtered measured ax [m/s^2] and integral [m/s] when it is
+  // integrated with the vehicle (longitudinal="accel" with integrator="etd2",
+  // accel_cascade.hpp); else unused (0).
+  kAm = 16,
+  kAi = 17,
+  kStateSize = 18,
 };
 
 using State = std::array<double, kStateSize>;
