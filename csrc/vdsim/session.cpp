@@ -85,6 +85,7 @@ void Session::reset(double x, double y, double psi, double vx, double vy, double
   }
   trace_.clear();
   last_trace_tick_ = -1;
+  fine_until_ = -1;
 }
 
 void Session::record_trace_row() { append_trace_row(tick_, state_); }
@@ -141,7 +142,7 @@ void Session::advance(int64_t n) {
     schedule_.apply_due(tick_, command_);
     // This step's length in ticks: up to step_ticks, ending at the next event.
     int64_t m = 1;
-    if (multirate) {
+    if (multirate && tick_ >= fine_until_) {
       m = std::min(config_.step_ticks, end - tick_);
       const int64_t next = schedule_.next_tick();
       if (next > tick_) m = std::min(m, next - tick_);
@@ -155,7 +156,9 @@ void Session::advance(int64_t n) {
     // The step's start, kept only for trace rows interpolated inside it (below).
     const bool interpolate = m > 1 && trace_decimation_ > 0;
     State start;
-    if (interpolate) start = state_;
+    const bool reuse = config_.integrator == Integrator::Etd2;
+    const bool may_redo = reuse && m > 1;
+    if (interpolate || may_redo) start = state_;
     double omega_before[4];
     for (int i = 0; i < n_wheels; ++i) omega_before[i] = state_[kW0 + i];
     // A spinning braked wheel feels the full brake against its spin at the start of the
@@ -192,7 +195,6 @@ void Session::advance(int64_t n) {
     };
     // etd2 perturbs the spins at the state of its last full derivative only: its wheel
     // rates reuse that evaluation's loads, hub speeds and slip angles (wheel_rates).
-    const bool reuse = config_.integrator == Integrator::Etd2;
     WheelPoints pts;
     integrate_step(
         config_.integrator, state_, dt,
@@ -212,6 +214,12 @@ void Session::advance(int64_t n) {
       if (inputs_.brake[i] > 0.0 && omega_before[i] != 0.0 && w * omega_before[i] <= 0.0)
         state_[kW0 + i] = 0.0;
     }
+    // A long step through a wheel event is taken again on one-tick steps (etd2).
+    if (may_redo && wheel_event(pts, omega_before)) {
+      state_ = start;
+      fine_until_ = tick_ + m;
+      continue;
+    }
     // Rows at ticks strictly inside a multirate step: the state linearly interpolated
     // between the step's ends (the first-order method's own dense output), the forces
     // evaluated there under the step's inputs.
@@ -226,7 +234,27 @@ void Session::advance(int64_t n) {
     }
     tick_ += m;
   }
+  // The continuous cascade's pedal is a function of the state: what the vehicle feels at
+  // the end of the advance (observations, aux, trace rows) is the pedal of the end state.
+  if (continuous_cascade()) update_inputs(false);
   aux_valid_ = false;
+}
+
+bool Session::wheel_event(const WheelPoints& pts, const double omega_before[4]) const {
+  // Where a wheel's dynamics switch: a braked wheel locking (its spin reaching zero: the
+  // Coulomb brake's snap), a held wheel released, a spinning wheel past the tire's linear
+  // range (the slip at the step's end against the hub speed of its last evaluation). A
+  // long step through these resolves the switch at its ends only; one-tick steps resolve
+  // it on the time grid. A wheel held at rest through the step is exact as it is.
+  const double R = vehicle_.wheel_radius;
+  for (int i = 0; i < pts.n; ++i) {
+    const double w = state_[kW0 + i], w0 = omega_before[i];
+    if (w0 == 0.0 && w == 0.0) continue;
+    if (w0 != 0.0 && w * w0 <= 0.0) return true;
+    if (w0 == 0.0) return true;
+    if (std::fabs(w * R - pts.w[i].vxw) > kFineSlip * pts.w[i].den) return true;
+  }
+  return false;
 }
 
 const Aux& Session::aux() {

@@ -107,6 +107,12 @@ class Session {
   void update_inputs(bool substep, double dt = 0.0);
   // longitudinal = Accel with integrator = Etd2: the cascade in continuous time, its
   // states kAm, kAi integrated with the vehicle (accel_cascade.hpp).
+  // etd2 with multirate steps: whether the step just taken went through a wheel event (a
+  // lock, a release, a slip past kFineSlip), so that it is taken again on one-tick steps
+  // up to fine_until_.
+  bool wheel_event(const WheelPoints& pts, const double omega_before[4]) const;
+  static constexpr double kFineSlip = 0.03;
+  int64_t fine_until_ = -1;
   bool continuous_cascade() const {
     return config_.longitudinal == Longitudinal::Accel && config_.integrator == Integrator::Etd2;
   }
