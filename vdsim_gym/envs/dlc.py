@@ -43,10 +43,14 @@ class DoubleLaneChangeEnv(PathTrackingEnv):
     - v0: initial version.
 """
 
-    # The course (~180 m) takes ~9 s at 20 m/s; 15 s leaves room for slower drivers.
+    # The default time limit: the course at the entry speed with room for slower drivers
+    # (1.5 x its length / speed, at least 15 s: ~180 m take ~9 s at 20 m/s). A fixed 15 s
+    # cut the baseline at 150 m of 180 at 10 m/s and at 75 m at 5 m/s.
     DEFAULT_TIME_LIMIT = 15.0
+    TIME_LIMIT_MARGIN = 1.5  # [-] on length / speed
 
     def __init__(self, *, preset: str = "iso3888_1", speed: float = 20.0, **kwargs: Any) -> None:
+        time_limit = kwargs.get("time_limit", "default")
         if isinstance(speed, bool) or not isinstance(speed, (int, float)) \
                 or not math.isfinite(speed) or not 0 < speed <= MAX_SPEED:
             raise ValueError(f"speed must be in (0, {MAX_SPEED:g}] m/s, got {speed!r}; "
@@ -59,6 +63,15 @@ class DoubleLaneChangeEnv(PathTrackingEnv):
             preset, v.body_width, self.speed,
             (v.cg_to_front + v.front_overhang, v.cg_to_rear + v.rear_overhang), self.cone_radius,
         )
+        if isinstance(time_limit, str) and time_limit == "default":
+            self.time_limit = self.course_time_limit(self._course.length, self.speed)
+            self._set_time_limit_ticks()
+
+    @classmethod
+    def course_time_limit(cls, length: float, speed: float) -> float:
+        """The default time limit [s] of a course ``length`` [m] entered at ``speed`` [m/s]:
+        max(15 s, 1.5 length / speed)."""
+        return max(cls.DEFAULT_TIME_LIMIT, cls.TIME_LIMIT_MARGIN * length / speed)
 
     def _next_course(self) -> Course:
         return self._course
