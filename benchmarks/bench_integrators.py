@@ -1,18 +1,21 @@
 """Side by side, in one run: the cost of an L2 (and L1) VDSim-DLC-v0 step in the reference
 configuration (integrator="heun", 0.5 ms substeps, the default before) and with
 integrator="semi_implicit" at 2.5 and 5 ms substeps and on the 0.5 ms grid with steps of
-up to 5 ms (multirate: the default), through gym.make, the env's C++ core alone, and the
-vector env's C++ batch step (N = 64, one thread). Prints microseconds per step and the
-ratios to the reference.
+up to 5 ms (multirate: the default), and integrator="etd2" on the same grid (the second-
+order method, docs/PHYSICS.md), through gym.make, the env's C++ core alone, and the
+vector env's C++ batch step (N = 64, one thread). Prints CPU microseconds per step
+(median, min-max over the repeats) and the ratios of the medians to the reference and to
+the default.
 
     python benchmarks/bench_integrators.py [--repeats 7]
 
-Blocks alternate between the configurations; the best block of each is kept.
+Blocks alternate between the configurations (single-threaded work, timed in CPU time).
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
 import gymnasium as gym
@@ -25,7 +28,9 @@ CONFIGS = (("heun 0.5 ms (reference)", {"integrator": "heun"}),
            ("semi_implicit 2.5 ms", {"integrator": "semi_implicit", "substep_dt": 2.5e-3,
                                      "max_step": 2.5e-3}),
            ("semi_implicit 5 ms", {"integrator": "semi_implicit", "substep_dt": 5e-3}),
-           ("default (max_step 5 ms)", {}))
+           ("default (max_step 5 ms)", {}),
+           ("etd2 (max_step 5 ms)", {"integrator": "etd2"}))
+DEFAULT = "default (max_step 5 ms)"
 
 
 def main() -> None:
@@ -50,37 +55,39 @@ def main() -> None:
                              speed=20.0, level=level, terminate_on_cone=False, **kw)
                 for _, kw in CONFIGS]
         batch = np.repeat(np.asarray(actions[:100], np.float64)[:, None, :], 64, axis=1)
-        best = {(name, what): np.inf for name, _ in CONFIGS for what in ("env", "core", "vec")}
+        times: dict[tuple[str, str], list[float]] = {
+            (name, what): [] for name, _ in CONFIGS for what in ("env", "core", "vec")}
         for _ in range(args.repeats):
             for (name, _), env, vec in zip(CONFIGS, envs, vecs, strict=True):
                 env.reset(seed=0)
-                t0 = time.perf_counter()
+                t0 = time.process_time()
                 for a in actions:
                     env.step(a)
-                dt_env = (time.perf_counter() - t0) / len(actions)
-                best[name, "env"] = min(best[name, "env"], dt_env)
+                times[name, "env"].append((time.process_time() - t0) / len(actions))
                 u = env.unwrapped
                 env.reset(seed=0)
                 step, o, te, inf = u._core.step, u._obs, u._terms, u._info
                 acts = [tuple(map(float, a)) for a in actions]
-                t0 = time.perf_counter()
+                t0 = time.process_time()
                 for a0, a1 in acts:
                     step(a0, a1, o, te, inf)
-                best[name, "core"] = min(best[name, "core"], (time.perf_counter() - t0) / len(acts))
+                times[name, "core"].append((time.process_time() - t0) / len(acts))
                 vec.reset(seed=0)
-                t0 = time.perf_counter()
+                t0 = time.process_time()
                 for b in batch:
                     vec.step_core(b)
-                best[name, "vec"] = min(best[name, "vec"],
-                                        (time.perf_counter() - t0) / (len(batch) * 64))
-        print(f"{level}, VDSim-DLC-v0 (ISO 3888-1, 20 m/s), best of {args.repeats}, "
-              "us per env step (reference / this):")
+                times[name, "vec"].append((time.process_time() - t0) / (len(batch) * 64))
+        med = {k: statistics.median(v) for k, v in times.items()}
+        print(f"{level}, VDSim-DLC-v0 (ISO 3888-1, 20 m/s), {args.repeats} blocks, CPU us per "
+              "env step: median [min-max] (cost relative to the reference; to the default):")
         ref = CONFIGS[0][0]
         for name, _ in CONFIGS:
-            cells = [f"{what} {best[name, what] * 1e6:7.2f} "
-                     f"({best[ref, what] / best[name, what]:.1f}x)"
+            cells = [f"{what} {med[name, what] * 1e6:6.2f} [{min(times[name, what]) * 1e6:.2f}-"
+                     f"{max(times[name, what]) * 1e6:.2f}] "
+                     f"({med[name, what] / med[ref, what]:.2f}; "
+                     f"{med[name, what] / med[DEFAULT, what]:.2f})"
                      for what in ("env", "core", "vec")]
-            print(f"  {name:<28} " + "   ".join(cells))
+            print(f"  {name:<26} " + "  ".join(cells))
 
 
 if __name__ == "__main__":

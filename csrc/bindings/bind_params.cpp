@@ -69,14 +69,16 @@ void bind_params(py::module_& m) {
   m.def("axle_tire", &axle_tire, py::arg("vehicle"), py::arg("axle"),
         "The tire an axle's wheels use (0 front, 1 rear): the vehicle's tire with the "
         "compliance steer's equivalent lateral stiffness (model_common.hpp).");
+  // fast_algebra: the load laws by reciprocals, as integrator="etd2" evaluates them.
   m.def("tire_forces", [](const TireParams& p, double fz, double kappa, double tan_alpha,
-                          bool fast) {
+                          bool fast, bool fast_algebra) {
         TireShape shape = TireShape::from(p);
         shape.use_fast(fast, p);
+        shape.use_fast_algebra(fast_algebra, p);
         const TireForces f = tire_forces(p, shape, fz, kappa, tan_alpha);
         return py::make_tuple(f.fx, f.fy);
       }, py::arg("params"), py::arg("fz"), py::arg("kappa"), py::arg("tan_alpha"),
-      py::arg("fast") = false);
+      py::arg("fast") = false, py::arg("fast_algebra") = false);
   m.def("fast_atan", py::vectorize(&fast_atan), py::arg("x"));
   m.def("fast_sin_pi", py::vectorize(&fast_sin_pi), py::arg("a"));
   m.def("mf_shape", py::vectorize([](double bx, double C, double E, bool fast) {

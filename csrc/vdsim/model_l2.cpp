@@ -10,8 +10,10 @@ namespace {
 template <bool kFull>
 void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ctx, State& ds,
                    Aux* aux, WheelPoints* pts = nullptr) {
-  if (kFull)  // the lagged slips' rates (relaxed_slip sets them when the lag is on)
+  if (kFull) {  // the lagged slips' rates (relaxed_slip sets them when the lag is on)
     for (int i = 0; i < 4; ++i) ds[kTa0 + i] = 0.0;
+    ds[kAm] = ds[kAi] = 0.0;  // the cascade's states (the session sets their rates)
+  }
   const VehicleParams& p = *ctx.vehicle;
   const LowSpeedParams& low = *ctx.low;
   const double L = p.wheelbase();

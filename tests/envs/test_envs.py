@@ -343,3 +343,25 @@ def test_random_actions_end_path_follow_episodes_early() -> None:
         outcomes.append(info["outcome"])
         assert n < 1000
     assert "stalled" in outcomes and "time_limit" not in outcomes
+
+
+@pytest.mark.parametrize("speed", [5.0, 10.0, 20.0])
+def test_dlc_time_limit_follows_the_course_so_the_baseline_reaches_its_end(speed):
+    import gymnasium as gym
+
+    from vdsim_gym.controllers import stanley_pi
+    from vdsim_gym.envs.dlc import DoubleLaneChangeEnv
+
+    env = gym.make("VDSim-DLC-v0", preset="iso3888_1", speed=speed)
+    base = env.unwrapped
+    assert base.time_limit == pytest.approx(max(15.0, 1.5 * base._course.length / speed))
+    assert DoubleLaneChangeEnv.course_time_limit(180.0, 5.0) == pytest.approx(54.0)
+    policy = stanley_pi(env)
+    obs, _ = env.reset(seed=0)
+    done = False
+    while not done:
+        obs, _, terminated, truncated, info = env.step(policy.predict(obs)[0])
+        done = terminated or truncated
+    assert info["outcome"] == "course_end"
+    # An explicit limit is kept as given.
+    assert gym.make("VDSim-DLC-v0", speed=speed, time_limit=7.0).unwrapped.time_limit == 7.0

@@ -244,10 +244,11 @@ def _run_to_end(env, seed=0):
 
 @pytest.mark.parametrize("period", [0.02, 0.01, 0.005])
 def test_time_limit_is_seconds_whatever_the_control_period(period):
-    """A slow DLC (5 m/s: the course takes ~36 s) is truncated at 15 s of simulated time,
-    not at a step count fixed for 20 ms (750 steps would cut a 10 ms episode at 7.5 s)."""
+    """A slow DLC (5 m/s: the course takes ~36 s) given 15 s is truncated at 15 s of
+    simulated time, not at a step count fixed for 20 ms (750 steps would cut a 10 ms
+    episode at 7.5 s)."""
     env = gym.make("VDSim-DLC-v0", preset="lane_change_3p5_30", speed=5.0,
-                   control_period=period)
+                   control_period=period, time_limit=15.0)
     steps, info = _run_to_end(env)
     assert info["outcome"] == "time_limit" and math.isnan(info["pass_speed"])
     assert info["t"] == pytest.approx(15.0, abs=1e-9)
@@ -258,7 +259,7 @@ def test_time_limit_is_seconds_whatever_the_control_period(period):
 def test_time_limit_counts_time_under_skip_latency():
     """Under skip, one env step spans several periods: the limit is still 15 s of time."""
     env = gym.make("VDSim-DLC-v0", preset="lane_change_3p5_30", speed=5.0,
-                   latency=LatencyModel.fixed(0.05), overrun="skip")
+                   latency=LatencyModel.fixed(0.05), overrun="skip", time_limit=15.0)
     steps, info = _run_to_end(env)
     assert info["outcome"] == "time_limit" and 15.0 <= info["t"] < 15.0 + 0.06
     assert steps < 750

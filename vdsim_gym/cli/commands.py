@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +53,30 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _accuracy(args: argparse.Namespace) -> int:
-    from vdsim_gym.cli.accuracy import main as accuracy_main
+    if not args.closed_loop:
+        from vdsim_gym.cli.accuracy import main as accuracy_main
 
-    return accuracy_main() or 0
+        return accuracy_main() or 0
+    from vdsim_gym.eval.closed_loop_gate import REFERENCE, format_table, run_gate, summary
+
+    physics: dict[str, Any] = {}
+    if args.integrator is not None:
+        physics["integrator"] = args.integrator
+    if args.max_step is not None:
+        physics["max_step"] = args.max_step
+    levels = tuple(args.levels.split(",")) if args.levels else ("L2", "L1")
+    cases = args.cases.split(",") if args.cases else None
+    rows = run_gate(physics, cases=cases, levels=levels,
+                    progress=lambda s: print(f"closed-loop gate: {s}", file=sys.stderr,
+                                             flush=True))
+    label = ", ".join(f"{k}={v!r}" for k, v in physics.items()) or "the default physics"
+    ref = ", ".join(f"{k}={v!r}" for k, v in REFERENCE.items())
+    print(f"Closed-loop gate: {label} against {ref} (the dyno: its bench at 0.1 ms "
+          "substeps); each env's metric under its baseline, mode B fixed delays, seed 0; "
+          "gate 1 %")
+    print(format_table(rows))
+    print(summary(rows))
+    return 0 if all(r.passes for r in rows) else 1
 
 
 def _delay_budget(args: argparse.Namespace) -> int:
@@ -354,6 +376,18 @@ def _add_handling(sub: Any) -> None:
 
 def _add_accuracy(sub: Any) -> None:
     acc = sub.add_parser("accuracy", help="integrator accuracy gate against a 10x finer reference")
+    acc.add_argument("--closed-loop", action="store_true",
+                     help="the closed-loop gate: every env's task metric under its baseline "
+                          "across delays against heun at 0.1 ms (exit 1 if a metric is off "
+                          "by more than 1 %%)")
+    acc.add_argument("--integrator", choices=INTEGRATORS, default=None,
+                     help="with --closed-loop: the integrator under test (default: the "
+                          "default physics)")
+    acc.add_argument("--max-step", type=float, default=None,
+                     help="with --closed-loop: the longest integration step [s]")
+    acc.add_argument("--cases", default=None,
+                     help="with --closed-loop: comma-separated case names (default: all)")
+    acc.add_argument("--levels", default=None, help="with --closed-loop: e.g. L2 or L2,L1")
     acc.set_defaults(func=_accuracy)
 
 

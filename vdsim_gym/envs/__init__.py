@@ -11,7 +11,8 @@ from typing import Any
 
 from gymnasium.envs.registration import register, registry
 
-# Time limits are the envs' own, in seconds of simulated time (``time_limit``; DLC 15 s,
+# Time limits are the envs' own, in seconds of simulated time (``time_limit``; DLC max(15 s,
+# 1.5 x course length / speed),
 # PathFollow 40 s), so they hold for any control period; a registration in steps would
 # cut a 10 ms DLC episode at half the course. (``gym.make(id, max_episode_steps=N)`` still
 # adds Gymnasium's TimeLimit of N steps for those who want one.)

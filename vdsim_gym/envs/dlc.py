@@ -37,6 +37,9 @@ class DoubleLaneChangeEnv(PathTrackingEnv):
 
     - ``preset="iso3888_1"``: "iso3888_1", "iso3888_2" or "lane_change_3p5_30".
     - ``speed=20.0``: entry and reference speed [m/s], in (0, 70].
+    - ``time_limit="default"``: max(15 s, 1.5 x the course length / ``speed``), so the
+      course can be driven to its end at any speed (15 s at 20 m/s, 54 s at 5 m/s on
+      ISO 3888-1); seconds, or None for none.
 """ + SHARED_ARGS + """
     ## Version History
 

@@ -1,0 +1,60 @@
+"""The closed-loop gate (vdsim_gym.eval.closed_loop_gate): each env's task metric under
+its baseline across delays, against heun at 0.1 ms."""
+
+from __future__ import annotations
+
+import pytest
+
+from vdsim_gym.eval.closed_loop_gate import CASES, GATE, GateRow, run_gate, summary
+
+PATH_CASES = ("dlc_iso3888_1", "dlc_iso3888_2", "dlc_lane_change_3p5_30", "path_follow")
+
+
+def test_gate_row_error_and_verdict():
+    row = GateRow("c", "L2", 0.0, "m", reference=2.0, value=2.03)
+    assert row.rel_err == pytest.approx(0.015) and row.signed_err > 0 and not row.passes
+    assert GateRow("c", "L2", 0.0, "m", 2.0, 1.99).passes
+
+
+@pytest.mark.parametrize("level", ["L2", "L1"])
+def test_etd2_passes_the_closed_loop_gate_on_the_path_envs(level):
+    rows = run_gate({"integrator": "etd2"}, cases=PATH_CASES, levels=(level,))
+    assert len(rows) == len(PATH_CASES) * 5 * 2
+    assert all(r.passes for r in rows), summary(rows)
+
+
+@pytest.mark.parametrize("level", ["L2", "L1"])
+def test_etd2_passes_the_closed_loop_gate_on_the_acc(level):
+    rows = run_gate({"integrator": "etd2"}, cases=("acc_follow", "acc_cut_in",
+                                                   "acc_hard_brake", "acc_stop_and_go"),
+                    levels=(level,))
+    # Known: stop-and-go at 0 ms is a bang-bang episode (the PID's emergency braking
+    # toggles every few samples) whose count sets the metric; it sits at 1.03-1.15 %
+    # (docs/PHYSICS.md, "Closed-loop gate"). Everything else is within the gate.
+    for r in rows:
+        limit = 0.0125 if (r.case, r.delay) == ("acc_stop_and_go", 0.0) else GATE
+        assert r.rel_err <= limit, (r, summary(rows))
+
+
+def test_the_gate_sees_the_first_order_lag_of_semi_implicit():
+    rows = run_gate({"integrator": "semi_implicit"}, cases=("dlc_iso3888_1",), levels=("L2",))
+    by = {(r.delay, r.metric): r for r in rows}
+    assert by[(0.0, "e_y_rmse_m")].signed_err > 0.05  # lags like an extra delay
+    assert by[(0.04, "e_y_rmse_m")].signed_err > 0.3
+
+
+def test_dyno_bench_against_its_fine_integration():
+    rows = run_gate(cases=("dyno_urban_stop_and_go", "dyno_highway"))
+    assert {r.level for r in rows} == {"dyno"} and len(rows) == 4
+    # The bench's 20 ms Euler substeps (the reference bench's own integration) are within
+    # 1 % except the urban cycle at 0.3 s of delay (-1.2 %; 10 ms substeps give -0.7 %).
+    for r in rows:
+        assert r.rel_err <= (0.015 if r.delay > 0 and "urban" in r.case else GATE), r
+
+
+def test_unknown_cases_and_physics_keywords_are_refused():
+    with pytest.raises(ValueError, match="unknown gate case"):
+        run_gate(cases=("nope",))
+    with pytest.raises(ValueError, match="not a numerical option"):
+        run_gate({"vehicle": "x"}, cases=("dlc_iso3888_1",))
+    assert set(PATH_CASES) <= set(CASES)
