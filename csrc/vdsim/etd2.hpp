@@ -47,18 +47,33 @@ inline void phi123(double z, double p[3]) {
   p[2] = (p[1] - 0.5) * iz;
 }
 
+// phi1, phi2 at z <= 0 (z = 0 exactly: 1, 1/2 without the series).
+inline void phi12(double z, double p[2]) {
+  if (z == 0.0) {
+    p[0] = 1.0, p[1] = 0.5;
+    return;
+  }
+  double q[3];
+  phi123(z, q);
+  p[0] = q[0], p[1] = q[1];
+}
+
 // The linear part L over one step of length dt, ready to apply.
 class Etd2Linear {
  public:
-  // lam: the slips' rates; hub: the wheels' coupling (et zeroed for held wheels, whose G
-  // is 0); kc: each pair's differential coupling [1/s]; lag_rate, transfer_rate >= 0.
-  Etd2Linear(const HubCoupling& hub, const double lam[4], const double G[4][3],
-             const double kc[2], double lag_rate, double transfer_rate, double filter_rate,
-             double dt)
-      : hub_(hub), dt_(dt), lag_rate_(lag_rate), transfer_rate_(transfer_rate),
+  // lam: the slips' rates; hub: the wheels' coupling; held[i]: wheel i held at rest (its
+  // slip is its spin alone, and its G is 0); kc: each pair's differential coupling [1/s];
+  // lag_rate, transfer_rate, filter_rate >= 0.
+  Etd2Linear(const HubCoupling& hub, const bool held[4], const double lam[4],
+             const double G[4][3], const double kc[2], double lag_rate, double transfer_rate,
+             double filter_rate, double dt)
+      : dt_(dt), lag_rate_(lag_rate), transfer_rate_(transfer_rate),
         filter_rate_(filter_rate) {
     n_ = hub.n_wheels;
+    radius_ = hub.radius;
     inv_r_ = 1.0 / hub.radius;
+    for (int i = 0; i < 4; ++i)
+      for (int c = 0; c < 3; ++c) et_[i][c] = held[i] ? 0.0 : hub.et[i][c];
     double q[3];
     for (int i = 0; i < 4; ++i) {
       lam_[i] = lam[i];
@@ -70,12 +85,9 @@ class Etd2Linear {
       kc_[pair] = kc[pair];
       if (kc[pair] != 0.0) block_phi(pair);
     }
-    phi123(-dt * lag_rate, q);
-    lag_p_[0] = q[0], lag_p_[1] = q[1];
-    phi123(-dt * transfer_rate, q);
-    transfer_p_[0] = q[0], transfer_p_[1] = q[1];
-    phi123(-dt * filter_rate, q);
-    filter_p_[0] = q[0], filter_p_[1] = q[1];
+    phi12(-dt * lag_rate, lag_p_);
+    phi12(-dt * transfer_rate, transfer_p_);
+    phi12(-dt * filter_rate, filter_p_);
   }
 
   // v = phi_k(dt L) v (k = 0: phi1, 1: phi2).
@@ -119,8 +131,8 @@ class Etd2Linear {
     v[kVy] -= lb[1];
     v[kR] -= lb[2];
     for (int i = 0; i < n_; ++i)
-      v[kW0 + i] -= (lu[i] + hub_.et[i][0] * lb[0] + hub_.et[i][1] * lb[1] +
-                     hub_.et[i][2] * lb[2]) * inv_r_;
+      v[kW0 + i] -= (lu[i] + et_[i][0] * lb[0] + et_[i][1] * lb[1] +
+                     et_[i][2] * lb[2]) * inv_r_;
     v[kAxF] += transfer_rate_ * d[kAxF];
     v[kAyF] += transfer_rate_ * d[kAyF];
     for (int i = kTa0; i < kTa0 + 4; ++i) v[i] += lag_rate_ * d[i];
@@ -130,16 +142,16 @@ class Etd2Linear {
  private:
   void to_slips(const State& v, double u[4]) const {
     for (int i = 0; i < 4; ++i)
-      u[i] = i < n_ ? hub_.radius * v[kW0 + i] - (hub_.et[i][0] * v[kVx] +
-                                                  hub_.et[i][1] * v[kVy] +
-                                                  hub_.et[i][2] * v[kR])
+      u[i] = i < n_ ? radius_ * v[kW0 + i] - (et_[i][0] * v[kVx] +
+                                                  et_[i][1] * v[kVy] +
+                                                  et_[i][2] * v[kR])
                     : 0.0;
   }
   // The spins from the slips and the body rates already in v.
   void from_slips(const double u[4], State& v) const {
     for (int i = 0; i < n_; ++i)
-      v[kW0 + i] = (u[i] + hub_.et[i][0] * v[kVx] + hub_.et[i][1] * v[kVy] +
-                    hub_.et[i][2] * v[kR]) * inv_r_;
+      v[kW0 + i] = (u[i] + et_[i][0] * v[kVx] + et_[i][1] * v[kVy] +
+                    et_[i][2] * v[kR]) * inv_r_;
   }
   // x = phi_k(dt Lambda) x (k = 0, 1, 2: phi1, phi2, phi3).
   void apply_slips(double x[4], int k) const {
@@ -175,7 +187,8 @@ class Etd2Linear {
     }
   }
 
-  HubCoupling hub_;
+  double et_[4][3];
+  double radius_ = 1.0;
   double dt_, lag_rate_, transfer_rate_, filter_rate_;
   int n_ = 4;
   double inv_r_ = 1.0;
@@ -224,7 +237,7 @@ inline void etd2_wheel_jacobian(const State& s, const State& f, Rates&& rates,
 
 // One etd2 step of s over dt. deriv(state, ds): the full rates; rates(state, ds): the spin
 // rates at a state that differs from the last deriv's in the spins only (wheel_rates);
-// hub(state, HubCoupling&): the wheels' coupling to the body; kc: each pair's viscous
+// hub(state) -> const HubCoupling&: the wheels' coupling to the body; kc: each pair's viscous
 // differential coupling [1/s]; lag_rate(state): the lagged slips' rate (0: no lag);
 // transfer_rate: 1 / load_transfer_tau; filter_rate: 1 / accel_filter_tau (0: the
 // cascade's states unused).
@@ -234,22 +247,22 @@ inline void etd2_step(State& s, double dt, Deriv&& deriv, Rates&& rates, Hub&& h
                       double filter_rate = 0.0) {
   State f0, f1, a, d;
   deriv(s, f0);
-  HubCoupling hc;
-  hub(s, hc);
+  const HubCoupling& hc = hub(s);
   double j[4], lam[4], G[4][3] = {};
+  bool held[4];
   etd2_wheel_jacobian(s, f0, rates, kc, hc.j_lin, dt, hc.n_wheels, j);
   for (int i = 0; i < 4; ++i) {
-    if (i >= hc.n_wheels || (s[kW0 + i] == 0.0 && f0[kW0 + i] == 0.0)) {
+    held[i] = i >= hc.n_wheels || (s[kW0 + i] == 0.0 && f0[kW0 + i] == 0.0);
+    if (held[i]) {
       // A wheel held at rest (a brake within its capacity, a parked wheel) neither follows
       // its hub nor moves the body through it: its J is the brake's stiction.
-      for (int c = 0; c < 3; ++c) hc.et[i][c] = 0.0;
       lam[i] = j[i];
       continue;
     }
     lam[i] = j[i] * (1.0 + hc.kself[i]);
     for (int c = 0; c < 3; ++c) G[i][c] = j[i] * hc.gb[i][c];
   }
-  const Etd2Linear L(hc, lam, G, kc, lag_rate(s), transfer_rate, filter_rate, dt);
+  const Etd2Linear L(hc, held, lam, G, kc, lag_rate(s), transfer_rate, filter_rate, dt);
   d = f0;
   L.apply(d, 0);
   for (int i = 0; i < kStateSize; ++i) {

@@ -30,7 +30,7 @@ struct SlipLag {
 
 // wheel_deriv(state, ds): the wheel-spin rates only (ds[kW0..kW0+3]), bit-identical to
 // deriv's; the semi-implicit step's perturbed evaluation uses it (the default: deriv).
-// hub_coupling(state, HubCoupling&): the wheels' coupling to the body at the state of the
+// hub_coupling(state) -> const HubCoupling&: the wheels' coupling to the body at the state of the
 // last full derivative, for etd2.
 template <class Deriv, class WheelDeriv, class Hub>
 inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv,
@@ -120,9 +120,9 @@ inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv
 
 template <class Deriv>
 inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv) {
-  integrate_step(method, s, dt, deriv, deriv, [](const State&, HubCoupling& h) {
-    h = HubCoupling{};
-  });
+  static const HubCoupling none{};
+  integrate_step(method, s, dt, deriv, deriv,
+                 [](const State&) -> const HubCoupling& { return none; });
 }
 
 }  // namespace vdsim

@@ -195,7 +195,7 @@ void Session::advance(int64_t n) {
     };
     // etd2 perturbs the spins at the state of its last full derivative only: its wheel
     // rates reuse that evaluation's loads, hub speeds and slip angles (wheel_rates).
-    WheelPoints pts;
+    WheelPoints& pts = pts_;  // a member: not cleared per step (every full derivative fills it)
     integrate_step(
         config_.integrator, state_, dt,
         [&](const State& s, State& ds) { full_deriv(s, ds, reuse ? &pts : nullptr); },
@@ -204,7 +204,7 @@ void Session::advance(int64_t n) {
           else if (config_.level == Level::L1) deriv_l1_wheels(s, in, ctx_, ds);
           else deriv_l2_wheels(s, in, ctx_, ds);
         },
-        [&](const State&, HubCoupling& h) { h = pts.hub; },
+        [&](const State&) -> const HubCoupling& { return pts.hub; },
         coupling_, lag_, 1.0 / vehicle_.load_transfer_tau,
         cascade ? 1.0 / vehicle_.accel_filter_tau : 0.0);
     // A braked wheel whose spin reaches or crosses zero within the substep stops there and

@@ -113,6 +113,7 @@ class Session {
   bool wheel_event(const WheelPoints& pts, const double omega_before[4]) const;
   static constexpr double kFineSlip = 0.03;
   int64_t fine_until_ = -1;
+  WheelPoints pts_;  // etd2: what the last full derivative captured (wheel_rates)
   bool continuous_cascade() const {
     return config_.longitudinal == Longitudinal::Accel && config_.integrator == Integrator::Etd2;
   }
