@@ -203,7 +203,7 @@ def low_speed_errors(integrator: str, substep: float, level: str = "L2") -> tupl
 # against the reference configuration (heun on every 0.5 ms substep, the default before);
 # the last is the default (the 0.5 ms grid, steps of up to 5 ms).
 CANDIDATES = (("semi_implicit", 2.5e-3, 1), ("semi_implicit", 5e-3, 1),
-              ("semi_implicit", 5e-4, 10))
+              ("semi_implicit", 5e-4, 10), ("etd2", 5e-4, 10))
 REFERENCE_CONFIG = ("heun", 5e-4, 1)
 LOW_SPEED_CASES = ("standstill", "launch", "brake_to_stop", "turn_2mps")
 
