@@ -72,15 +72,6 @@ inline void wheel_slip(double vxw, double vyw, double omega, double radius, doub
   tan_alpha = -vyw / den;
 }
 
-// How each wheel's spin is coupled to the body, for the etd2 integrator's linear part.
-// A wheel's rate depends on the body's vx, vy, r through its slip kappa = (omega R -
-// vx_w) / den (den = max(|vx_w|, floor)), and its tire force moves the body: linearized,
-// omega_i' = (J_i / R) u_i with the slip velocity u_i = omega_i R - et_i . (vx, vy, r),
-// et_i = (1 + kappa sgn(vx_w) [|vx_w| > floor]) e_i, e_i = d(vx_w)/d(vx, vy, r); and the
-// body's rates change by gb_i J_i per unit of u_i, gb_i = -(I_i / R^2) M^-1 e_i (M =
-// diag(m, m, Iz), I_i the wheel's inertia), so the slip velocity's own rate is
-// J_i (1 + kself_i) u_i, kself_i = -et_i . gb_i. (The slip angle's share through den and
-// the combined-slip side force are left out: any such matrix keeps the method's order.)
 // The wheel-spin rates at state s from the points a full derivative captured at a state
 // that differs from s in the spins only: by the same operations as that derivative's, so
 // bit-identical to it (ds[kW0..]; the rest untouched).
@@ -102,11 +93,21 @@ inline void wheel_rates(const WheelPoints& pts, const State& s, const ModelConte
   }
 }
 
+// How each wheel's spin is coupled to the body, for the etd2 integrator's linear part.
+// A wheel's rate depends on the body's vx, vy, r through its slip kappa = (omega R -
+// vx_w) / den (den = max(|vx_w|, floor)), and its tire force moves the body: linearized,
+// omega_i' = (J_i / R) u_i with the slip velocity u_i = omega_i R - et_i . (vx, vy, r),
+// et_i = (1 + kappa sgn(vx_w) [|vx_w| > floor]) e_i, e_i = d(vx_w)/d(vx, vy, r); and the
+// body's rates change by gb_i J_i per unit of u_i, gb_i = -(I_i / R^2) M^-1 e_i (M =
+// diag(m, m, Iz), I_i the wheel's inertia), so the slip velocity's own rate is
+// J_i (1 + kself_i) u_i, kself_i = -et_i . gb_i. (The slip angle's share through den and
+// the combined-slip side force are left out: any such matrix keeps the method's order.)
+//
 // Records wheel i's coupling to the body into pts.hub (HubCoupling) at the full
 // derivative's state: the wheel at (xw, yw) with inertia `inertia`, steered by (c, sn) =
-// (cos, sin) of its steer, hub speed vxw, slip kappa, slip denominator den; its tires'
-// recorded constants are in pts.w[i] (for j_lin; -inf without them: the weighting
-// functions).
+// (cos, sin) of its steer, hub speed vxw, slip kappa; its slip denominator and its
+// tires' recorded constants are in pts.w[i] (for j_lin; -inf without constants: the
+// weighting functions).
 inline void record_hub(WheelPoints& pts, int i, double c, double sn, double xw, double yw,
                        double vxw, double kappa, double inertia, const ModelContext& ctx) {
   const VehicleParams& p = *ctx.vehicle;
