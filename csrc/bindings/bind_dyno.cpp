@@ -39,6 +39,7 @@ void bind_dyno(py::module_& m) {
   VDSIM_FIELD(torque_lag_zeta); VDSIM_FIELD(brake_torque_max); VDSIM_FIELD(road_load_a);
   VDSIM_FIELD(road_load_b); VDSIM_FIELD(road_load_c); VDSIM_FIELD(grade);
   VDSIM_FIELD(gravity); VDSIM_FIELD(max_substep);
+  VDSIM_FIELD(speed_update);
 #undef VDSIM_FIELD
 
   py::class_<DynoBenchCore>(m, "DynoBenchCore")

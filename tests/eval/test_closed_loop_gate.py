@@ -46,10 +46,26 @@ def test_the_gate_sees_the_first_order_lag_of_semi_implicit():
 def test_dyno_bench_against_its_fine_integration():
     rows = run_gate(cases=("dyno_urban_stop_and_go", "dyno_highway"))
     assert {r.level for r in rows} == {"dyno"} and len(rows) == 4
-    # The bench's 20 ms Euler substeps (the reference bench's own integration) are within
-    # 1 % except the urban cycle at 0.3 s of delay (-1.2 %; 10 ms substeps give -0.7 %).
-    for r in rows:
-        assert r.rel_err <= (0.015 if r.delay > 0 and "urban" in r.case else GATE), r
+    assert all(r.passes for r in rows), summary(rows)
+
+
+def test_the_gate_sees_the_published_bench_rule_drop_lag():
+    """The published bench's end-torque Euler rule (speed_update="end") takes half a 20 ms
+    substep out of the torque lag: at 0.3 s of transport delay the urban cycle tracks
+    about 1.2 % better than the bench really does."""
+    import dataclasses
+
+    import vdsim_gym.eval.closed_loop_gate as gate
+    from vdsim_gym.dyno.config import load_dyno
+
+    case = CASES["dyno_urban_stop_and_go"]
+    end = dataclasses.replace(case, env_kwargs={**case.env_kwargs, "vehicle": dataclasses.replace(
+        load_dyno(), speed_update="end")}, delays=(0.3,))
+    ref = gate.case_metrics(dataclasses.replace(case, delays=(0.3,)), "dyno", {},
+                            reference=True)
+    got = gate.case_metrics(end, "dyno", {})
+    key = (0.3, "rms_speed_error")
+    assert (got[key] - ref[key]) / ref[key] < -0.01
 
 
 def test_unknown_cases_and_physics_keywords_are_refused():

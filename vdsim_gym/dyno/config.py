@@ -45,6 +45,10 @@ class DynoConfig:
     grade: float
     gravity: float
     max_substep: float
+    # "mean": v moves by the torque's mean over the substep, road load at its midpoint
+    # (second order; the default); "end": explicit Euler with the end-of-substep torque,
+    # the published bench's rule, which reproduces its delay table (docs/DYNO.md).
+    speed_update: str = "mean"
 
     @property
     def effective_mass(self) -> float:
@@ -54,9 +58,16 @@ class DynoConfig:
     def to_core(self) -> _core.DynoParams:
         p = _core.DynoParams()
         for f in fields(self):
-            if f.name != "name":
+            if f.name == "speed_update":
+                p.speed_update = SPEED_UPDATES.index(self.speed_update)
+            elif f.name != "name":
                 setattr(p, f.name, getattr(self, f.name))
         return p
+
+
+# The bench's speed-update rules by name, in the order of the core's constants
+# (kSpeedUpdateEnd = 0, kSpeedUpdateMean = 1).
+SPEED_UPDATES: tuple[str, ...] = ("end", "mean")
 
 
 # (low, high, low_open), inclusive high; wide enough for any road vehicle, tight enough to
@@ -77,12 +88,16 @@ DYNO_RANGES: dict[str, tuple[float, float, bool]] = {
 
 def default_dyno() -> DynoConfig:
     core = _core.DynoParams()
-    return DynoConfig(name="ev_dyno_bench",
-                      **{f.name: getattr(core, f.name) for f in fields(DynoConfig)
-                         if f.name != "name"})
+    values = {f.name: getattr(core, f.name) for f in fields(DynoConfig) if f.name != "name"}
+    values["speed_update"] = SPEED_UPDATES[core.speed_update]
+    return DynoConfig(name="ev_dyno_bench", **values)
 
 
 def _validate(cfg: DynoConfig, where: str) -> DynoConfig:
+    if cfg.speed_update not in SPEED_UPDATES:
+        raise ConfigError(f"{where}: 'speed_update' = {cfg.speed_update!r} is not one of "
+                          f"{list(SPEED_UPDATES)} ('mean': second order, the default; "
+                          "'end': the published bench's Euler rule)")
     for key, (lo, hi, low_open) in DYNO_RANGES.items():
         v = getattr(cfg, key)
         if not (math.isfinite(v) and (v > lo if low_open else v >= lo) and v <= hi):
@@ -143,4 +158,4 @@ def load_dyno(vehicle: str | Path | DynoConfig | dict[str, Any] = "ev_dyno_bench
     return _validate(merge(default_dyno(), data, str(path)), str(path))
 
 
-__all__ = ["DYNO_RANGES", "DynoConfig", "default_dyno", "from_vehicle", "load_dyno"]
+__all__ = ["DYNO_RANGES", "SPEED_UPDATES", "DynoConfig", "default_dyno", "from_vehicle", "load_dyno"]

@@ -10,7 +10,8 @@ with the fine reference, and compares the env's metric:
     err = |metric - metric_ref| / |metric_ref|      within GATE (1 %)
 
 The reference is ``integrator="heun", substep_dt=1e-4`` (the dyno: its bench cut into
-0.1 ms substeps); the thresholds come from it, never from the method under test.
+0.1 ms substeps, where its two speed-update rules agree to 0.01 %); the thresholds come
+from it, never from the method under test.
 
     from vdsim_gym.eval.closed_loop_gate import run_gate
     rows = run_gate({"integrator": "etd2"}, cases=("dlc_iso3888_1",), levels=("L2",))
@@ -114,7 +115,7 @@ def _policy(name: str, env: gym.Env) -> Any:
 def _env_kwargs(case: GateCase, level: str, physics: Mapping[str, Any], delay: float,
                 reference: bool) -> dict[str, Any]:
     kwargs = dict(case.env_kwargs)
-    if case.dyno:  # the bench has one integration (the reference bench's); physics unused
+    if case.dyno:  # the bench integrates on its own (DynoConfig.speed_update); physics unused
         from vdsim_gym.dyno.config import load_dyno
         kwargs["driver"] = {"mode": "speed", "delay_s": delay}
         if reference:
