@@ -134,3 +134,57 @@ def test_idm_against_its_closed_forms():
     assert IDM(max_deceleration=100.0).acceleration(20.0, 0.0, 30.0) == pytest.approx(expected)
     with pytest.raises(ValueError, match="time_headway must be a positive"):
         IDM(time_headway=0.0)
+
+
+def test_emergency_hysteresis_holds_braking_until_the_exit_ttc():
+    latched = ACCController(ACCConfig(emergency_ttc_threshold=3.0, emergency_exit_ttc=4.0))
+    plain = ACCController(ACCConfig(emergency_ttc_threshold=3.0))
+    for ctrl in (latched, plain):
+        assert ctrl.compute(20.0, 10.0, 25.0, 0.1).mode == "emergency"  # TTC 2.5 s
+    # TTC 3.5 s, still closing: the latched controller keeps braking, the reference's leaves
+    assert latched.compute(20.0, 10.0, 35.0, 0.1).mode == "emergency"
+    assert plain.compute(20.0, 10.0, 35.0, 0.1).mode == "follow"
+    assert latched.compute(20.0, 10.0, 40.0, 0.1).mode == "follow"  # TTC 4 s: out
+    assert latched.compute(20.0, 10.0, 25.0, 0.1).mode == "emergency"
+    assert latched.compute(20.0, 21.0, 25.0, 0.1).mode == "follow"  # opening: out at once
+    # the exit threshold only holds: TTC 3.5 s from follow does not enter
+    assert ACCController(ACCConfig(emergency_exit_ttc=4.0)).compute(
+        20.0, 10.0, 35.0, 0.1).mode == "follow"
+    with pytest.raises(ValueError, match=r"emergency_exit_ttc = 2.0 s must be a number >= "
+                                         r"emergency_ttc_threshold \(3.0 s\)"):
+        ACCConfig(emergency_exit_ttc=2.0)
+
+
+def test_acc_pid_baseline_latches_emergency_braking_on_stop_and_go():
+    """On the vehicle env at 0 ms the reference's rule toggles full braking on and off
+    every sample or two once TTC grazes 3 s; the baseline's 1 s hysteresis brakes in a few
+    long blocks, with a larger minimum gap and a third of the jerk."""
+    import gymnasium as gym
+    import numpy as np
+
+    import vdsim_gym  # noqa: F401
+    from vdsim_gym.controllers import acc_pid
+
+    def run(**kw):
+        env = gym.make("VDSim-ACC-v0", scenario="stop_and_go", control_period=0.02)
+        pol = acc_pid(env, **kw)
+        obs, _ = env.reset(seed=0)
+        modes, gaps, accel = [], [], []
+        for k in range(1000):
+            a, _ = pol.predict(obs, episode_start=np.array([k == 0]))
+            modes.append(pol._rows[0].ctrl.mode)
+            obs, _, term, trunc, info = env.step(a)
+            gaps.append(info["gap"])
+            accel.append(float(a[0]))
+            if term or trunc:
+                break
+        env.close()
+        switches = sum(m != p for m, p in zip(modes[1:], modes[:-1]))
+        return switches, min(gaps), float(np.std(np.diff(accel)))
+
+    plain, latched = run(emergency_hysteresis=0.0), run()
+    assert plain[0] > 40 and latched[0] <= plain[0] / 4
+    assert latched[1] > plain[1]
+    assert latched[2] < plain[2] / 2
+    with pytest.raises(ValueError, match="emergency_hysteresis = -1.0 s must be >= 0"):
+        acc_pid(gym.make("VDSim-ACC-v0"), emergency_hysteresis=-1.0)

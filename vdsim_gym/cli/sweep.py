@@ -238,7 +238,7 @@ def _cycle_follower(spec: str, params: str) -> Any:
 
 def _car_following(spec: str, name: str, params: str) -> Any:
     """The car-following baselines (VDSim-ACC-v0): "acc_pid[:gains=FILE,
-    emergency_ttc_threshold=S]" and "idm[:v0=..,time_headway=..,min_gap=..,a_max=..,
+    emergency_ttc_threshold=S,emergency_hysteresis=S]" and "idm[:v0=..,time_headway=..,min_gap=..,a_max=..,
     b_comfort=..,delta=..]"."""
     from vdsim_gym.controllers import IDM, acc_pid, idm_follower, load_gains
 
@@ -247,10 +247,12 @@ def _car_following(spec: str, name: str, params: str) -> Any:
     if params and len(raw) != len([i for i in params.split(",") if i]):
         raise ValueError(f"{spec!r}: parameters are key=value, comma-separated")
     if name == "acc_pid":
-        unknown = sorted(set(raw) - {"gains", "emergency_ttc_threshold"})
+        unknown = sorted(set(raw) - {"gains", "emergency_ttc_threshold",
+                                     "emergency_hysteresis"})
         if unknown:
             raise ValueError(f"{spec!r}: unknown parameter {unknown[0]!r}; acc_pid takes "
-                             "gains (a tuning_results.yaml file), emergency_ttc_threshold")
+                             "gains (a tuning_results.yaml file), emergency_ttc_threshold, "
+                             "emergency_hysteresis")
         kw: dict[str, Any] = {}
         if "gains" in raw:
             try:
@@ -259,6 +261,10 @@ def _car_following(spec: str, name: str, params: str) -> Any:
                 raise ValueError(f"{spec!r}: {exc}") from None
         if "emergency_ttc_threshold" in raw:
             kw["emergency_ttc_threshold"] = _param_number(spec, raw["emergency_ttc_threshold"])
+        if "emergency_hysteresis" in raw:
+            kw["emergency_hysteresis"] = _param_number(spec, raw["emergency_hysteresis"])
+            if kw["emergency_hysteresis"] < 0:
+                raise ValueError(f"{spec!r}: emergency_hysteresis must be >= 0 s")
         return functools.partial(acc_pid, **kw)
     fields = set(inspect.signature(IDM).parameters) - {"max_acceleration", "max_deceleration"}
     unknown = sorted(set(raw) - fields)

@@ -84,6 +84,18 @@ class ACCConfig:
     emergency_ttc_threshold: float = 3.0  # [s]
     max_acceleration: float = 3.0  # [m/s^2]
     max_deceleration: float = 8.0  # [m/s^2], positive
+    # Emergency braking, once entered, holds while closing with TTC below this [s]; None:
+    # the entry threshold (the reference's rule, no hysteresis). See ACCController.
+    emergency_exit_ttc: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.emergency_exit_ttc is not None and not (
+                math.isfinite(self.emergency_exit_ttc)
+                and self.emergency_exit_ttc >= self.emergency_ttc_threshold):
+            raise ValueError(f"emergency_exit_ttc = {self.emergency_exit_ttc!r} s must be a "
+                             f"number >= emergency_ttc_threshold "
+                             f"({self.emergency_ttc_threshold!r} s), or None for no "
+                             "hysteresis")
 
 
 @dataclass(frozen=True)
@@ -141,7 +153,10 @@ class ACCController:
     - desired distance = min_distance + time_headway * ego_speed;
     - TTC = distance / (ego_speed - lead_speed) only when closing, else None;
     - mode: cruise without a valid lead; emergency when closing with TTC below the
-      threshold; follow otherwise;
+      threshold, and (with ``emergency_exit_ttc``) held while closing with TTC below the
+      exit threshold; follow otherwise. Without the hysteresis (the reference's rule) a
+      sampled loop near the threshold toggles full braking on and off every few samples;
+      ``acc_pid`` on the vehicle env exits at 4 s;
     - cruise: the speed PID on set_speed - ego_speed;
     - emergency: -max_deceleration, bypassing both PIDs;
     - follow: the distance PID on distance - desired is primary; the speed PID is a cap
@@ -177,7 +192,9 @@ class ACCController:
             ttc = distance / (ego_speed - lead_speed)
         if not lead:
             mode = "cruise"
-        elif ttc is not None and ttc < c.emergency_ttc_threshold:
+        elif ttc is not None and (ttc < c.emergency_ttc_threshold or (
+                self.mode == "emergency" and c.emergency_exit_ttc is not None
+                and ttc < c.emergency_exit_ttc)):
             mode = "emergency"
         else:
             mode = "follow"

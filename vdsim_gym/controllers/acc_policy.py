@@ -5,6 +5,7 @@ observation columns and returning the action (target acceleration / vehicle limi
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import gymnasium as gym
@@ -86,16 +87,34 @@ class _IDMRow:
         return self.idm.acceleration(v, v_lead, gap)
 
 
+# acc_pid's default hysteresis on leaving emergency braking [s of TTC].
+EMERGENCY_HYSTERESIS = 1.0
+
+
 def acc_pid(env: gym.Env | Any, *, gains: ACCGains | None = None,
-            emergency_ttc_threshold: float = 3.0) -> CarFollowingPolicy:
+            emergency_ttc_threshold: float = 3.0,
+            emergency_hysteresis: float = EMERGENCY_HYSTERESIS) -> CarFollowingPolicy:
     """The PID ACC baseline on ``env``: its time headway, min distance and vehicle limits,
-    the episode's set speed from the observation, ``gains`` (default ACCGains())."""
+    the episode's set speed from the observation, ``gains`` (default ACCGains()).
+
+    Emergency braking starts below ``emergency_ttc_threshold`` and holds while closing
+    with TTC below the threshold plus ``emergency_hysteresis`` (0: the reference's rule,
+    none). Without it the loop toggles full braking every sample or two once TTC grazes
+    the threshold (stop-and-go at 0 ms, Tc 20 ms: 176 mode switches in 30 s against 18,
+    RMS jerk 97.5 m/s^3 against 31.6), and its metrics become ill-conditioned: a 0.1 %
+    change in the command moves the minimum gap by 3 % (docs/ACC.md, "Emergency
+    hysteresis")."""
+    if not (math.isfinite(emergency_hysteresis) and emergency_hysteresis >= 0.0):
+        raise ValueError(f"emergency_hysteresis = {emergency_hysteresis!r} s must be >= 0 "
+                         "(0: no hysteresis, the reference's rule)")
     base = env.unwrapped
     cfg = ACCConfig(set_speed=30.0, time_headway=base.time_headway,
                     min_distance=base.min_distance,
                     emergency_ttc_threshold=emergency_ttc_threshold,
                     max_acceleration=base.vehicle.max_acceleration,
-                    max_deceleration=base.vehicle.max_deceleration)
+                    max_deceleration=base.vehicle.max_deceleration,
+                    emergency_exit_ttc=(emergency_ttc_threshold + emergency_hysteresis
+                                        if emergency_hysteresis > 0 else None))
     return CarFollowingPolicy(env, lambda: _ACCRow(cfg, gains or ACCGains()))
 
 
@@ -108,4 +127,4 @@ def idm_follower(env: gym.Env | Any, **idm: Any) -> CarFollowingPolicy:
     return CarFollowingPolicy(env, lambda: _IDMRow(model, "v0" not in idm))
 
 
-__all__ = ["CarFollowingPolicy", "acc_pid", "idm_follower"]
+__all__ = ["EMERGENCY_HYSTERESIS", "CarFollowingPolicy", "acc_pid", "idm_follower"]
