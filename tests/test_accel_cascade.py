@@ -20,7 +20,8 @@ G = 9.80665
 def reference_pedals(level: str, v0: float, targets: list[float], dt: float = 5e-4):
     """The law of accel_cascade.hpp in Python, on a pedal Plant stepped one substep at a
     time; returns the vx history."""
-    plant = Plant(level=level, longitudinal="pedal", control_period=dt)
+    plant = Plant(level=level, longitudinal="pedal", control_period=dt,
+                  integrator="semi_implicit")
     plant.reset({"vx": v0})
     p, eps = plant.vehicle, _core.LowSpeedParams().rolling_speed_eps
     s = np.zeros(_core.STATE_SIZE)
@@ -64,22 +65,29 @@ def test_cascade_equals_python_reference_of_the_law(level, v0, pattern):
     else:
         targets = [3.0] * 600 + [-8.0] * 600  # beyond the power cap, then full brake
     ref = reference_pedals(level, v0, targets)
-    plant = Plant(level=level, longitudinal="accel", control_period=5e-4)
+    # The discrete law runs under the sampled integrators (here semi_implicit, one
+    # substep per step); etd2 integrates the cascade in continuous time instead
+    # (ContinuousCascade; tests/test_etd2.py).
+    plant = Plant(level=level, longitudinal="accel", control_period=5e-4,
+                  integrator="semi_implicit")
     plant.reset({"vx": v0})
     ours = np.array([plant.step((0.0, a))["vx"] for a in targets])
     np.testing.assert_array_equal(ours, ref)
 
 
 # (physics, settling time [s]): the reference configuration runs the cascade every
-# 0.5 ms substep (2 kHz); the default every integration step (5 ms, a 200 Hz controller),
-# whose slightly slower transient settles 0.1 s later (docs/PHYSICS.md).
-SETTLING = [({"integrator": "heun"}, 0.5), ({}, 0.6)]
+# 0.5 ms substep (2 kHz); semi_implicit every integration step (5 ms, a 200 Hz
+# controller), whose slightly slower transient settles 0.1 s later; the default (etd2)
+# integrates it in continuous time, the sampled law's limit (docs/PHYSICS.md).
+SETTLING = [({"integrator": "heun"}, 0.5), ({"integrator": "semi_implicit"}, 0.6),
+            ({}, 0.5)]
 
 
 @pytest.mark.parametrize("level", ["L1", "L2"])
 @pytest.mark.parametrize("v0", [5.0, 15.0, 30.0])
 @pytest.mark.parametrize("target", [2.0, 0.0, -3.0])
-@pytest.mark.parametrize("physics,settle", SETTLING, ids=["reference", "default"])
+@pytest.mark.parametrize("physics,settle", SETTLING,
+                         ids=["reference", "semi_implicit", "default"])
 def test_step_response_settles_on_the_target(level, v0, target, physics, settle):
     plant = Plant(level=level, longitudinal="accel", control_period=0.01, **physics)
     plant.reset({"vx": v0})

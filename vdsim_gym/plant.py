@@ -48,13 +48,15 @@ def accel_conversion(physics: PhysicsSpec) -> dict[str, Any] | None:
 INTEGRATORS = ("euler", "heun", "rk4", "semi_implicit", "etd2")
 # Integrators that treat the stiff wheel spins (and a differential's coupling) implicitly.
 IMPLICIT_INTEGRATORS = ("semi_implicit", "etd2")
-# Chosen by the accuracy gate and the cost per step (docs/PHYSICS.md, "Training-grade
-# stepping"); every plant and env defaults to it. heun on every 0.5 ms substep was the
-# default before and stays selectable (integrator="heun"): the reference configuration.
-DEFAULT_INTEGRATOR = "semi_implicit"
-# The longest integration step when max_step is not given: semi_implicit takes steps of
-# up to 5 ms between events (commands, delays and traces stay on the substep grid); the
-# explicit integrators step every substep (their stability needs it).
+# Chosen by the closed-loop gate (every env's task metric under its baseline across
+# delays within 1 % of the fine reference) at the cost of the previous default
+# (docs/PHYSICS.md, "Second-order stepping"); every plant and env defaults to it.
+# semi_implicit (the default until 2026-12-04: first order, it lags like an extra delay)
+# and heun on every 0.5 ms substep (the reference configuration) stay selectable.
+DEFAULT_INTEGRATOR = "etd2"
+# The longest integration step when max_step is not given: etd2 and semi_implicit take
+# steps of up to 5 ms between events (commands, delays and traces stay on the substep
+# grid); the explicit integrators step every substep (their stability needs it).
 DEFAULT_MAX_STEP = {"semi_implicit": 5e-3, "etd2": 5e-3}
 WHEELS = {"L1": ("F", "R"), "L2": ("FL", "FR", "RL", "RR")}
 STATE_KEYS = ("X", "Y", "psi", "vx", "vy", "r")
@@ -130,8 +132,9 @@ def actuator_params(actuator: ActuatorConfig, substep_dt: float
 
 
 def default_step_ticks(integrator: str, substep_dt: float) -> int:
-    """Substeps per integration step when ``max_step`` is not given: for semi_implicit as
-    many whole substeps as fit in 5 ms (at least one), for the others one."""
+    """Substeps per integration step when ``max_step`` is not given: for etd2 and
+    semi_implicit as many whole substeps as fit in 5 ms (at least one), for the others
+    one."""
     limit = DEFAULT_MAX_STEP.get(integrator)
     if limit is None:
         return 1
@@ -199,7 +202,7 @@ class PhysicsSpec:
                 raise ValueError(
                     f"diff_coupling_{axle} = {c:g} N m s/rad is too stiff for integrator="
                     f"{self.integrator!r} at {dt * 1e3:g} ms steps (stable up to wheel_inertia"
-                    f" / dt = {limit:g}); use integrator='semi_implicit', which treats the "
+                    f" / dt = {limit:g}); use integrator='etd2' (the default), which treats the "
                     "coupling implicitly, or a smaller substep_dt")
 
     @property
@@ -230,14 +233,13 @@ class Plant:
             torque without the powertrain) or "accel" (target acceleration [m/s^2] in
             [-max_deceleration, max_acceleration], turned into a pedal every integration step by
             the core's cascade; docs/PHYSICS.md). One default for the Plant and every env.
-        integrator: "semi_implicit" (default) | "etd2" (second order, within 1 % of the
-            fine reference in closed loop at the same cost: the coming default) | "heun" |
-            "euler" | "rk4" (see docs/PHYSICS.md for the accuracy gates; "heun" with
-            max_step=None is the reference configuration, the default before the
-            training-grade stepping).
+        integrator: "etd2" (default: second order, within 1 % of the fine reference in
+            closed loop) | "semi_implicit" (first order, the default until 2026-12-04) |
+            "heun" | "euler" | "rk4" (see docs/PHYSICS.md for the accuracy gates; "heun"
+            with max_step=None is the reference configuration).
         max_step: the longest integration step [s], a whole number of substeps (None: 5 ms
-            for semi_implicit, one substep for the others); commands and delays stay on
-            the substep grid (multirate).
+            for etd2 and semi_implicit, one substep for the others); commands and delays
+            stay on the substep grid (multirate).
     """
 
     def __init__(

@@ -18,7 +18,7 @@ namespace vdsim {
 struct SimConfig {
   Level level = Level::L2;
   double substep_dt = 5e-4;  // [s]
-  // The reference configuration; Python's default is semi_implicit with 5 ms steps
+  // The reference configuration; Python's default is etd2 with 5 ms steps
   // (vdsim_gym/plant.py, docs/PHYSICS.md).
   Integrator integrator = Integrator::Heun;
   Longitudinal longitudinal = Longitudinal::Force;

@@ -17,16 +17,15 @@ def test_gate_row_error_and_verdict():
 
 
 @pytest.mark.parametrize("level", ["L2", "L1"])
-def test_etd2_passes_the_closed_loop_gate_on_the_path_envs(level):
-    rows = run_gate({"integrator": "etd2"}, cases=PATH_CASES, levels=(level,))
+def test_default_physics_passes_the_closed_loop_gate_on_the_path_envs(level):
+    rows = run_gate(cases=PATH_CASES, levels=(level,))  # the default physics (etd2)
     assert len(rows) == len(PATH_CASES) * 5 * 2
     assert all(r.passes for r in rows), summary(rows)
 
 
 @pytest.mark.parametrize("level", ["L2", "L1"])
-def test_etd2_passes_the_closed_loop_gate_on_the_acc(level):
-    rows = run_gate({"integrator": "etd2"}, cases=("acc_follow", "acc_cut_in",
-                                                   "acc_hard_brake", "acc_stop_and_go"),
+def test_default_physics_passes_the_closed_loop_gate_on_the_acc(level):
+    rows = run_gate(cases=("acc_follow", "acc_cut_in", "acc_hard_brake", "acc_stop_and_go"),
                     levels=(level,))
     assert all(r.passes for r in rows), summary(rows)
 

@@ -147,11 +147,13 @@ def test_summary_of_a_sweep(base):
             values = [v for r in rows if not math.isnan(v := getattr(r, m))]
             assert canon(s.interval(m)) == canon(mean_interval(values)), m
         assert s.n_completed == sum(r.completed for r in rows)
-    assert cells[0].n_completed == 3 and cells[1].n_completed == 1
-    assert cells[1].cone_hits_mean == pytest.approx(2 / 3)
-    # the pass speed is the mean over the episodes that passed (one here)
-    passed = [r.pass_speed for r in base.table if r.cell == 1 and r.completed]
-    assert cells[1].pass_speed_mean == passed[0]
+    # 35 ms (beyond the 20 ms period, skip) fails some episodes and passes others
+    assert cells[0].n_completed == 3 and 0 < cells[1].n_completed < 3
+    late = [r for r in base.table if r.cell == 1]
+    assert cells[1].cone_hits_mean == pytest.approx(np.mean([r.cone_hits for r in late]))
+    # the pass speed is the mean over the episodes that passed only
+    passed = [r.pass_speed for r in late if r.completed]
+    assert cells[1].pass_speed_mean == pytest.approx(np.mean(passed), rel=1e-15)
     assert base.metrics == ("episode_return", "n_overrun", "time", "distance", "cone_hits",
                             "rms_e_y", "max_abs_e_y", "pass_speed")
     cols = base.columns()

@@ -67,9 +67,17 @@ def cases() -> list[tuple[str, str, dict[str, Any]]]:
     return out
 
 
-def default_cases() -> list[tuple[str, str, dict[str, Any]]]:
-    """The default physics (no physics keywords) on a subset of the cases."""
-    return [(f"default/{name}", env_id, {k: v for k, v in kw.items() if k not in REFERENCE})
+# Physics pinned on a subset of the cases besides the reference: "default/..." the
+# default (no physics keywords; etd2 since 2026-12-04), "semi_implicit/..." the default
+# before it, which stays selectable and bit-identical.
+PINNED: dict[str, dict[str, Any]] = {"default": {},
+                                     "semi_implicit": {"integrator": "semi_implicit"}}
+
+
+def default_cases(prefix: str = "default") -> list[tuple[str, str, dict[str, Any]]]:
+    """The physics PINNED[prefix] on a subset of the cases."""
+    return [(f"{prefix}/{name}", env_id,
+             {**{k: v for k, v in kw.items() if k not in REFERENCE}, **PINNED[prefix]})
             for name, env_id, kw in cases()
             if name.endswith(("/none", "/uniform_skip", "/uniform_queue"))]
 
@@ -170,14 +178,16 @@ def compute() -> dict[str, str]:
     for level in ("L1", "L2"):
         for name, kw in EVAL_LATENCIES.items():
             out[f"eval/{level}/{name}"] = eval_digest(level, kw)
-    for name, env_id, kw in default_cases():
-        out[f"single/{name}"] = single_digest(env_id, kw)
-        if name.endswith("/none"):
-            for threads in (1, 2):
-                out[f"vector{threads}/{name}"] = vector_digest(env_id, kw, threads)
-    for level in ("L1", "L2"):
-        for name in ("sync", "uniform_skip"):
-            out[f"eval/default/{level}/{name}"] = eval_digest(level, EVAL_LATENCIES[name], {})
+    for prefix, physics in PINNED.items():
+        for name, env_id, kw in default_cases(prefix):
+            out[f"single/{name}"] = single_digest(env_id, kw)
+            if name.endswith("/none"):
+                for threads in (1, 2):
+                    out[f"vector{threads}/{name}"] = vector_digest(env_id, kw, threads)
+        for level in ("L1", "L2"):
+            for name in ("sync", "uniform_skip"):
+                out[f"eval/{prefix}/{level}/{name}"] = eval_digest(
+                    level, EVAL_LATENCIES[name], physics)
     return out
 
 

@@ -124,11 +124,12 @@ SHARED_ARGS = """
     - ``substep_dt=5e-4`` [s]; ``control_period=0.02`` [s], a whole multiple of it.
     - ``longitudinal="pedal"``: "pedal" or "force" (see Action Space).
     - ``actuator=None``: steering actuator chain (ActuatorConfig or mapping).
-    - ``integrator="semi_implicit"``: or "etd2" (second order, the coming default), "heun"
-      (every substep: the reference configuration, the default before the
-      training-grade stepping), "euler", "rk4" (the accuracy gates: docs/PHYSICS.md).
-    - ``max_step=None`` [s]: the longest integration step (None: 5 ms for semi_implicit
-      and etd2, one substep otherwise); commands and delays stay on the substep grid.
+    - ``integrator="etd2"``: second order with the stiff wheel spins, tire lags and
+      filters exponential; or "semi_implicit" (first order, the default until
+      2026-12-04), "heun" (every substep: the reference configuration), "euler", "rk4"
+      (the accuracy gates: docs/PHYSICS.md).
+    - ``max_step=None`` [s]: the longest integration step (None: 5 ms for etd2 and
+      semi_implicit, one substep otherwise); commands and delays stay on the substep grid.
     - ``reward_weights=None``: mapping of term name -> weight overriding the defaults.
     - ``terminate_on_cone=True``: end the episode at the first cone hit.
     - ``stall_time=2.0`` [s]: terminate ("stalled") once vx has stayed below a quarter of
