@@ -1,12 +1,14 @@
 """Throughput measured side by side in one run (``vdsim-gym bench``).
 
-Reports, for L2 and L1 and for the default physics and the reference configuration
-(heun on every 0.5 ms substep, the default before the training-grade stepping), agent
+Reports, for L2 and L1 and for the default physics (etd2), the default before it
+(semi_implicit) and the reference configuration (heun on every 0.5 ms substep), agent
 steps through ``gym.make``, the env's own C++ core step and the physics alone over the
 same substeps (the baseline's DLC episode replayed through each, resets untimed); the
 ratios between them; stable-baselines3 SAC's share of ``learn()`` spent in the env; and,
-when installed, highway-env ``lane-keeping-v0`` for comparison. Each figure is the best
-of ``repeats`` timed blocks, the least noisy estimate on a shared machine.
+when installed, highway-env ``lane-keeping-v0`` for comparison. The cases are
+interleaved block by block and timed in CPU time (single-threaded work); each row is the
+best of ``repeats`` blocks, and each ratio of the physics gives min/median/max over the
+blocks' ratios (the two cases of a ratio ran back to back in each block).
 """
 
 from __future__ import annotations
@@ -82,20 +84,43 @@ def _baseline_episode(env: Any) -> list[np.ndarray]:
     return actions
 
 
-REFERENCE = {"integrator": "heun"}  # the physics before the training-grade default
+REFERENCE = {"integrator": "heun"}  # the reference configuration (heun every substep)
+PREVIOUS = {"integrator": "semi_implicit"}  # the default before 2026-12-04 (first order)
 
 
-def core_and_env_rows(env_id: str, level: str, repeats: int) -> list[Row]:
+@dataclass(frozen=True)
+class Ratio:
+    """A cost ratio other / default over the blocks: min, median, max."""
+
+    name: str
+    lo: float
+    median: float
+    hi: float
+
+    @classmethod
+    def of(cls, name: str, other: list[float], default: list[float]) -> Ratio:
+        r = np.array(other) / np.array(default)
+        return cls(name, float(r.min()), float(np.median(r)), float(r.max()))
+
+    def line(self) -> str:
+        return (f"{self.name} = {self.median:.2f} (min {self.lo:.2f}, max {self.hi:.2f}) "
+                "x the default's cost")
+
+
+def core_and_env_rows(env_id: str, level: str, repeats: int
+                      ) -> tuple[list[Row], list[Ratio]]:
     """Env steps and core-only steps over the same substeps and the same states, for the
-    default physics and the reference configuration (heun on every substep).
+    default physics, the default before it and the reference configuration.
 
     The baseline's episode is recorded once, then replayed through ``gym.make`` (the
     default and the reference), through each env's own C++ core step (``core.step``
     with its buffers: the same work without the Python env), through a bare session as
     plain commands (physics only, no task) and through the env with a fixed 10 ms
     latency (skip). Blocks alternate so that a change in machine load hits all alike;
-    the best block counts. Rows: env default, core default, physics default, env with
-    latency, env reference, core reference.
+    each is timed in CPU time and the best block counts. Rows: env default, core default,
+    physics default, env with latency, env reference, core reference, env previous, core
+    previous. Ratios: the previous default's and the reference's env and core steps over
+    the default's, per block.
     """
     import gymnasium as gym
 
@@ -104,6 +129,7 @@ def core_and_env_rows(env_id: str, level: str, repeats: int) -> list[Row]:
 
     env = gym.make(env_id, level=level, terminate_on_cone=False)
     ref = gym.make(env_id, level=level, terminate_on_cone=False, **REFERENCE)
+    prev = gym.make(env_id, level=level, terminate_on_cone=False, **PREVIOUS)
     base = env.unwrapped
     actions = _baseline_episode(ref)
     pairs = [tuple(float(v) for v in a) for a in actions]
@@ -118,10 +144,10 @@ def core_and_env_rows(env_id: str, level: str, repeats: int) -> list[Row]:
     def replay(e: Any) -> Callable[[], float]:
         def run() -> float:
             e.reset(seed=0)
-            t0 = time.perf_counter()
+            t0 = time.thread_time()
             for a in actions:
                 e.step(a)
-            return time.perf_counter() - t0
+            return time.thread_time() - t0
         return run
 
     def replay_core(e: Any) -> Callable[[], float]:
@@ -130,36 +156,47 @@ def core_and_env_rows(env_id: str, level: str, repeats: int) -> list[Row]:
         def run() -> float:
             e.reset(seed=0)
             step, o, t, i = u._core.step, u._obs, u._terms, u._info
-            t0 = time.perf_counter()
+            t0 = time.thread_time()
             for a0, a1 in pairs:
                 step(a0, a1, o, t, i)
-            return time.perf_counter() - t0
+            return time.thread_time() - t0
         return run
 
     def replay_physics() -> float:
         env.reset(seed=0)
         session.reset(*base.state[:6].tolist())
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         for c in commands:
             session.command_now(*c)
             session.advance(substeps)
-        return time.perf_counter() - t0
+        return time.thread_time() - t0
 
     runs = [replay(env), replay_core(env), replay_physics, replay(delayed), replay(ref),
-            replay_core(ref)]
-    best = [float("inf")] * len(runs)
+            replay_core(ref), replay(prev), replay_core(prev)]
+    times: list[list[float]] = [[] for _ in runs]
     for _ in range(repeats):
         for k, fn in enumerate(runs):
-            best[k] = min(best[k], fn() / len(actions))
-    for e in (env, ref, delayed):
+            times[k].append(fn() / len(actions))
+    best = [min(t) for t in times]
+    for e in (env, ref, delayed, prev):
         e.close()
     names = [f"gym.make({env_id}) {level} step", f"  its C++ core step ({level})",
              f"  physics only, session advance({substeps})",
              "  same env, latency fixed 10 ms (skip)",
              f"gym.make {level} step, reference (heun 0.5 ms)",
-             f"  its C++ core step, reference ({level})"]
-    return [Row(n, sec * 1e6, 1 / sec, substeps / sec) for n, sec in zip(names, best,
-                                                                         strict=True)]
+             f"  its C++ core step, reference ({level})",
+             f"gym.make {level} step, semi_implicit (before)",
+             f"  its C++ core step, semi_implicit ({level})"]
+    ratios = [Ratio.of(f"{level}: env step, semi_implicit (default before)", times[6],
+                       times[0]),
+              Ratio.of(f"{level}: C++ core step, semi_implicit (default before)", times[7],
+                       times[1]),
+              Ratio.of(f"{level}: env step, reference (heun 0.5 ms)", times[4], times[0]),
+              Ratio.of(f"{level}: C++ core step, reference (heun 0.5 ms)", times[5],
+                       times[1])]
+    return ([Row(n, sec * 1e6, 1 / sec, substeps / sec) for n, sec in zip(names, best,
+                                                                          strict=True)],
+            ratios)
 
 
 def sac_env_share(total_timesteps: int = 3000, **env_kwargs: Any) -> tuple[float, float]:
@@ -231,16 +268,13 @@ def run(calls: int = 2000, repeats: int = 5, highway: bool = True, sac: bool = T
     rows: list[Row] = []
     ratios: list[str] = []
     for level in ("L2", "L1"):
-        stages.start(f"{level}: env, C++ core and physics, default and reference physics")
-        env, core, phys, lat, env_ref, core_ref = core_and_env_rows(
-            "VDSim-DLC-v0", level, repeats)
-        rows += [env, core, phys, lat, env_ref, core_ref]
+        stages.start(f"{level}: env, C++ core and physics; default, previous and reference physics")
+        level_rows, physics_ratios = core_and_env_rows("VDSim-DLC-v0", level, repeats)
+        env, core, phys, lat, env_ref, core_ref, _, _ = level_rows
+        rows += level_rows
+        ratios += [r.line() + ("  (aim <= 1)" if "semi_implicit" in r.name else
+                               "  (aim >= 5)") for r in physics_ratios]
         ratios += [
-            f"{level}: env step, reference / default = "
-            f"{env_ref.per_call_us / env.per_call_us:.2f}x cheaper"
-            + ("  (aim >= 5x)" if level == "L2" else ""),
-            f"{level}: C++ core step, reference / default = "
-            f"{core_ref.per_call_us / core.per_call_us:.2f}x cheaper",
             f"{level}: env step / its C++ core step = {env.per_call_us / core.per_call_us:.3f}"
             f"  (aim <= 1.5; reference physics: "
             f"{env_ref.per_call_us / core_ref.per_call_us:.3f})",

@@ -1,0 +1,25 @@
+"""vdsim-gym bench's physics rows and ratios: the cases it names, run side by side, and
+its ratio statistics (no timing threshold: the machine is shared)."""
+
+from __future__ import annotations
+
+from vdsim_gym.cli.bench import Ratio, core_and_env_rows
+
+
+def test_ratio_statistics_are_per_block_ratios():
+    r = Ratio.of("x", [2.0, 3.0, 8.0], [1.0, 2.0, 2.0])  # ratios 2, 1.5, 4
+    assert (r.lo, r.median, r.hi) == (1.5, 2.0, 4.0)
+    assert r.line() == "x = 2.00 (min 1.50, max 4.00) x the default's cost"
+
+
+def test_rows_cover_the_default_the_previous_default_and_the_reference():
+    rows, ratios = core_and_env_rows("VDSim-DLC-v0", "L1", repeats=2)
+    assert len(rows) == 8
+    assert "reference (heun 0.5 ms)" in rows[4].name and "semi_implicit" in rows[6].name
+    assert all(r.per_call_us > 0 and r.calls_per_s > 0 for r in rows)
+    assert [r.name for r in ratios] == [
+        "L1: env step, semi_implicit (default before)",
+        "L1: C++ core step, semi_implicit (default before)",
+        "L1: env step, reference (heun 0.5 ms)", "L1: C++ core step, reference (heun 0.5 ms)"]
+    for r in ratios:
+        assert 0 < r.lo <= r.median <= r.hi
