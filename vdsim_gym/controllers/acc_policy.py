@@ -101,9 +101,9 @@ def acc_pid(env: gym.Env | Any, *, gains: ACCGains | None = None,
     with TTC below the threshold plus ``emergency_hysteresis`` (0: the reference's rule,
     none). Without it the loop toggles full braking every sample or two once TTC grazes
     the threshold (stop-and-go at 0 ms, Tc 20 ms: 176 mode switches in 30 s against 18,
-    RMS jerk 97.5 m/s^3 against 31.6), and its metrics become ill-conditioned: a 0.1 %
-    change in the command moves the minimum gap by 3 % (docs/ACC.md, "Emergency
-    hysteresis")."""
+    RMS jerk 97.5 m/s^3 against 31.6), and which samples toggle depends on the last digits
+    of the state, so a training-grade integrator cannot reproduce them (docs/ACC.md,
+    "Emergency hysteresis")."""
     if not (math.isfinite(emergency_hysteresis) and emergency_hysteresis >= 0.0):
         raise ValueError(f"emergency_hysteresis = {emergency_hysteresis!r} s must be >= 0 "
                          "(0: no hysteresis, the reference's rule)")
