@@ -4,8 +4,9 @@ configuration (integrator="heun", 0.5 ms substeps), with integrator="semi_implic
 default before 2026-12-04), and with the default (integrator="etd2" on the same grid, the
 second-order method, docs/PHYSICS.md), through gym.make, the env's C++ core alone, and
 the vector env's C++ batch step (N = 64, one thread). Prints CPU microseconds per step
-(median, min-max over the repeats) and the ratios of the medians to the reference and to
-the previous default.
+(median, min-max over the repeats), the ratio of the medians to the reference, and the
+ratio to the previous default block by block (median [min-max]; in each block the two ran
+back to back).
 
     python benchmarks/bench_integrators.py [--repeats 7]
 
@@ -80,14 +81,19 @@ def main() -> None:
         med = {k: statistics.median(v) for k, v in times.items()}
         print(f"{level}, VDSim-DLC-v0 (ISO 3888-1, 20 m/s), {args.repeats} blocks, CPU us per "
               "env step: median [min-max] (cost relative to the reference; to semi_implicit, the "
-              "previous default):")
+              "previous default, per block: median [min-max]):")
         ref = CONFIGS[0][0]
         for name, _ in CONFIGS:
-            cells = [f"{what} {med[name, what] * 1e6:6.2f} [{min(times[name, what]) * 1e6:.2f}-"
-                     f"{max(times[name, what]) * 1e6:.2f}] "
-                     f"({med[name, what] / med[ref, what]:.2f}; "
-                     f"{med[name, what] / med[PREVIOUS, what]:.2f})"
-                     for what in ("env", "core", "vec")]
+            cells = []
+            for what in ("env", "core", "vec"):
+                # the ratio to the previous default block by block (the two ran back to
+                # back in each block): median [min-max]
+                r = np.array(times[name, what]) / np.array(times[PREVIOUS, what])
+                cells.append(f"{what} {med[name, what] * 1e6:6.2f} "
+                             f"[{min(times[name, what]) * 1e6:.2f}-"
+                             f"{max(times[name, what]) * 1e6:.2f}] "
+                             f"({med[name, what] / med[ref, what]:.2f}; "
+                             f"{np.median(r):.2f} [{r.min():.2f}-{r.max():.2f}])")
             print(f"  {name:<30} " + "  ".join(cells))
 
 
