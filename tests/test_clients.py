@@ -84,3 +84,39 @@ def test_sb3_vec_monitor_vec_normalize_eval_callback(env_id, kw, tmp_path):
     mon.close()
     train.close()
     evaluation.close()
+
+
+# Gymnasium warns before the env refuses a render mode it does not list: expected here.
+@pytest.mark.filterwarnings("ignore:.*not in the possible render_modes")
+@pytest.mark.parametrize(("env_id", "kw"), CASES, ids=IDS)
+def test_sb3_make_vec_env_with_its_render_mode_default(env_id, kw):
+    """SB3's make_vec_env asks gym.make for render_mode="rgb_array" and retries without it
+    only on a TypeError: an env that does not render refuses with one (a ValueError too),
+    so make_vec_env works on every env as it comes."""
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    classes = (None, SubprocVecEnv) if env_id == "VDSim-ACC-v0" else (None,)
+    for cls in classes:  # a subprocess pool once, for the env that used to fail in each
+        # fork: the workers inherit this test's warning filter (a forkserver started
+        # earlier would turn Gymnasium's render-mode warning into an error there)
+        venv = make_vec_env(env_id, n_envs=2, vec_env_cls=cls, env_kwargs=kw,
+                            vec_env_kwargs={"start_method": "fork"} if cls else None)
+        obs = venv.reset()
+        obs, rewards, dones, infos = venv.step(
+            np.stack([venv.action_space.sample() for _ in range(2)]))
+        assert obs.shape[0] == 2 and np.all(np.isfinite(obs)) and len(infos) == 2
+        venv.close()
+
+
+def test_unknown_keyword_is_worded_as_pythons_own():
+    """TorchRL's GymEnv retries without frameskip only on Python's own wording
+    ("unexpected keyword argument 'frameskip'"); gym.make re-raises the same class with
+    its context appended, so the class takes a single message."""
+    from vdsim_gym.errors import UnknownKeywordError
+
+    for env_id in ("VDSim-DLC-v0", "VDSim-PathFollow-v0", "VDSim-ACC-v0", "VDSim-Dyno-v0"):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'frameskip'") as e:
+            gym.make(env_id, frameskip=4)
+        assert isinstance(e.value, UnknownKeywordError)
+        assert "valid keywords: " in str(e.value) and "render_mode" in str(e.value)

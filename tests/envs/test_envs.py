@@ -193,8 +193,12 @@ def test_envs_bad_action_raises_and_env_stays_usable(action: np.ndarray, match: 
 
 
 def test_envs_bad_render_mode_raises() -> None:
-    with pytest.raises(ValueError, match="render_mode must be None or one of"):
+    from vdsim_gym.errors import UnsupportedRenderModeError
+
+    with pytest.raises(ValueError, match="render_mode must be None or one of") as info:
         StraightEnv(render_mode="ansi")  # gym.make would warn first
+    assert isinstance(info.value, TypeError)  # SB3's make_vec_env retries on a TypeError
+    assert isinstance(info.value, UnsupportedRenderModeError)
 
 
 def test_envs_reward_weights_apply() -> None:

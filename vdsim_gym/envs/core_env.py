@@ -26,6 +26,7 @@ import gymnasium as gym
 import numpy as np
 
 from vdsim_gym import _core
+from vdsim_gym.errors import UnknownKeywordError, UnsupportedRenderModeError
 from vdsim_gym.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
 from vdsim_gym.plant import PhysicsSpec, actuator_params, observe_session
 from vdsim_gym.randomization import EpisodeParams, Randomization
@@ -131,15 +132,17 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         task_kwargs = kwargs
         unknown = sorted(set(task_kwargs) - set(_keyword_only(self._make_core)))
         if unknown:
-            raise TypeError(f"{type(self).__name__}: unknown keyword argument(s) {unknown}; "
-                            f"valid: {', '.join(sorted(self.kwarg_names()))}")
+            raise UnknownKeywordError.of(f"{type(self).__name__}.__init__", unknown,
+                                         self.kwarg_names())
         self.substep_dt, self.ticks_per_period = p.substep_dt, p.ticks_per_period
         self.control_period = p.control_period
         self.vehicle, self.actuator = p.vehicle, p.actuator
         self.level, self.longitudinal, self.integrator = p.level, p.longitudinal, p.integrator
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of "
-                             f"{self.metadata['render_modes']}, got {render_mode!r}")
+            raise UnsupportedRenderModeError(
+                f"{type(self).__name__}: render_mode must be None or one of "
+                f"{self.metadata['render_modes']}, got {render_mode!r} (a TypeError, so "
+                "that stable-baselines3's make_vec_env retries without it)")
         self.render_mode = render_mode
         self._task_kwargs = dict(task_kwargs)
         self.action_history: int = check_action_history(action_history)
