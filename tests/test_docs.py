@@ -15,6 +15,7 @@ A block can be marked by an HTML comment on the line right before its opening fe
 - ``<!-- doctest: slow -->`` or ``<!-- doctest: slow (reason) -->``: correct but too slow
   for the default suite; runs under ``pytest -m slow``.
 - ``<!-- doctest: ray -->``: starts a local Ray instance; runs under ``pytest -m ray``.
+- ``<!-- doctest: torchrl -->``: needs the torchrl extra; runs under ``pytest -m torchrl``.
 
 Any other ``doctest:`` comment is an error (the test of that block fails). Blocks fenced
 ``python`` (or ``py``, ``python3``) are run; others (bash, plain text) are not.
@@ -32,7 +33,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w+-]*)\s*$")
 MARKER = re.compile(r"^\s*<!--\s*doctest:\s*(?P<kind>\w+)\s*(?:\((?P<reason>.*)\))?\s*-->\s*$")
-KINDS = ("skip", "slow", "ray")
+KINDS = ("skip", "slow", "ray", "torchrl")
 PYTHON_LANGS = ("python", "py", "python3")  # fence info strings that are run
 
 
@@ -114,6 +115,8 @@ def _params() -> list:
                 marks.append(pytest.mark.slow)
             elif block.kind == "ray":  # Ray's own warnings, as in tests/eval/test_sweep.py
                 marks += [pytest.mark.ray, pytest.mark.filterwarnings("ignore")]
+            elif block.kind == "torchrl":  # TorchRL's own warnings
+                marks += [pytest.mark.torchrl, pytest.mark.filterwarnings("ignore")]
             params.append(pytest.param(block, id=block.id, marks=marks))
     return params
 
