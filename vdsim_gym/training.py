@@ -309,6 +309,14 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         dim = venv.action_space.shape[0]
         algo_kwargs["action_noise"] = NormalActionNoise(np.zeros(dim),
                                                         float(noise_std) * np.ones(dim))
+    requested = n_timesteps
+    if algo in ON_POLICY:  # PPO collects whole rollouts of n_steps x n_envs env steps
+        rollout = int(algo_kwargs.get("n_steps", 2048)) * n_envs
+        n_timesteps = -(-n_timesteps // rollout) * rollout
+        if n_timesteps != requested:
+            sys.stderr.write(f"note: {algo} collects whole rollouts of n_steps x n_envs = "
+                             f"{rollout} env steps; training {n_timesteps} steps for the "
+                             f"{requested} asked\n")
     cls = {"ppo": sb3.PPO, "sac": sb3.SAC, "td3": sb3.TD3}[algo]
     try:
         model = cls(policy, venv, seed=seed, verbose=verbose,
@@ -319,6 +327,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
 
     config = {
         "algo": algo, "env_id": env_id, "seed": seed, "timesteps": n_timesteps,
+        **({"timesteps_requested": requested} if requested != n_timesteps else {}),
         "n_envs": n_envs, "policy": policy, "normalize": norm, "latency": latency,
         "randomize": None if rand is None else rand.as_dict(),
         "action_history": history,

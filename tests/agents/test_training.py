@@ -471,3 +471,17 @@ def test_train_script_takes_randomize_and_action_history(tmp_path):
                          text=True)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert "--randomize 'mass=2:1'" in bad.stderr.strip().splitlines()[-1]
+
+
+def test_ppo_rounds_timesteps_up_to_whole_rollouts_and_says_so(tmp_path, capsys):
+    """PPO collects whole rollouts (n_steps x n_envs): 100 steps asked with 2 x 128 train
+    256, say so on stderr and record both in config.yml (the progress bar then reads
+    256/256, not 256/100)."""
+    import yaml
+
+    res = train("ppo", "VDSim-DLC-v0", timesteps=100, hyperparams=SMALL, out=tmp_path,
+                eval_freq=100_000, progress_bar=False)
+    assert res.timesteps == 256
+    assert "training 256 steps for the 100 asked" in capsys.readouterr().err
+    cfg = yaml.safe_load((res.run_dir / "config.yml").read_text())
+    assert (cfg["timesteps"], cfg["timesteps_requested"]) == (256, 100)
