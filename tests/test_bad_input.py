@@ -240,3 +240,49 @@ def test_unknown_env_kwarg_lists_every_valid_one():
 
     assert {"level", "vehicle", "latency", "preset", "speed", "reward_weights",
             "terminate_on_cone", "time_limit"} <= DoubleLaneChangeEnv.kwarg_names()
+
+
+def test_durations_lengths_and_files_have_bounds_checked_before_allocating(tmp_path):
+    """Each bound is checked before any allocation: a huge actuator dead time (its delay
+    line holds every substep), control period (one step integrates it whole), random
+    path (a reset builds it whole) or sensor file; a FIFO is refused, not read."""
+    import os
+
+    from vdsim_gym.config import ConfigError
+    from vdsim_gym.envs import acc_scenarios
+
+    with pytest.raises(ConfigError, match=r"'dead_time' = 1000000.0 s is longer than the "
+                                          r"bound of 1 s"):
+        gym.make("VDSim-DLC-v0", actuator={"dead_time": 1e6})
+    with pytest.raises(ValueError, match=r"control_period = 92195.0 s is longer than the "
+                                         r"bound of 10 s"):
+        gym.make("VDSim-DLC-v0", control_period=92195.0)
+    with pytest.raises(ValueError, match=r"course_length = 10000000.0 m is longer than the "
+                                         r"bound of 20000 m"):
+        gym.make("VDSim-PathFollow-v0", course_length=1e7)
+    gym.make("VDSim-DLC-v0", actuator={"dead_time": 0.05}).close()  # in range: fine
+    big = tmp_path / "big.csv"
+    with big.open("w") as fh:
+        fh.write("time,lead_speed,distance\n")
+        fh.truncate(acc_scenarios.MAX_SENSOR_CSV_BYTES + 1)
+    with pytest.raises(ValueError, match=r"big.csv: the sensor file is 32.0 MiB, more than "
+                                         r"the bound of 32 MiB"):
+        acc_scenarios.load_sensor_csv(big, dt=0.1, set_speed=30.0)
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="the sensor file must be a regular file"):
+        acc_scenarios.load_sensor_csv(fifo, dt=0.1, set_speed=30.0)
+
+
+@pytest.mark.parametrize("row, match", [
+    ("0.1,inf,20", "row 3: a cell is not finite"),
+    ("0.1,20,-5", r"row 3: lead_speed 20.0 m/s or distance -5.0 m outside"),
+    ("0.1,900,20", r"row 3: lead_speed 900.0 m/s"),
+])
+def test_sensor_csv_refuses_infinite_and_absurd_values_naming_the_row(tmp_path, row, match):
+    from vdsim_gym.envs.acc_scenarios import load_sensor_csv
+
+    path = tmp_path / "s.csv"
+    path.write_text(f"time,lead_speed,distance\n0.0,20,30\n{row}\n0.2,20,30\n")
+    with pytest.raises(ValueError, match=match):
+        load_sensor_csv(path, dt=0.1, set_speed=30.0)

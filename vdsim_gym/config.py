@@ -369,4 +369,14 @@ def load_actuator(actuator: None | dict[str, Any] | ActuatorConfig) -> ActuatorC
             v = getattr(cfg, f.name)
             if math.isnan(v) or v < 0:
                 raise ConfigError(f"actuator: '{f.name}' must be >= 0, got {v}")
+        if cfg.dead_time > MAX_ACTUATOR_DEAD_TIME_S:  # its delay line holds every substep
+            raise ConfigError(f"actuator: 'dead_time' = {cfg.dead_time!r} s is longer than "
+                              f"the bound of {MAX_ACTUATOR_DEAD_TIME_S:g} s (a steering "
+                              "chain's dead time is milliseconds; for a late command use "
+                              "latency=)")
     return cfg
+
+
+# The steering chain's dead time [s]: its delay line holds one command per substep, so
+# the bound also bounds that memory (2000 entries at 0.5 ms).
+MAX_ACTUATOR_DEAD_TIME_S = 1.0

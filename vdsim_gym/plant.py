@@ -59,6 +59,9 @@ DEFAULT_INTEGRATOR = "etd2"
 # grid); the explicit integrators step every substep (their stability needs it).
 DEFAULT_MAX_STEP = {"semi_implicit": 5e-3, "etd2": 5e-3}
 WHEELS = {"L1": ("F", "R"), "L2": ("FL", "FR", "RL", "RR")}
+# The longest control period [s]: a step integrates it in one call (at 0.5 ms, 20 000
+# substeps); a controller slower than this is not a control loop.
+MAX_CONTROL_PERIOD_S = 10.0
 STATE_KEYS = ("X", "Y", "psi", "vx", "vy", "r")
 _LIMIT_TOL = 1.0 + 1e-9  # commands this close to a limit count as on it (rounding)
 
@@ -173,6 +176,11 @@ class PhysicsSpec:
         (commands, delays, traces) stays substep_dt; the physics steps up to max_step
         between those events (docs/PHYSICS.md)."""
         dt = check_substep_dt(substep_dt)
+        if isinstance(control_period, (int, float)) and not isinstance(control_period, bool) \
+                and control_period > MAX_CONTROL_PERIOD_S:
+            raise ValueError(f"control_period = {control_period!r} s is longer than the bound "
+                             f"of {MAX_CONTROL_PERIOD_S:g} s (one step integrates the whole "
+                             "period in one C++ call); use a shorter period")
         step_ticks = default_step_ticks(integrator, dt) if max_step is None else \
             whole_ticks(max_step, dt, "max_step")
         spec = cls(

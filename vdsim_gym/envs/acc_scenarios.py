@@ -74,13 +74,20 @@ def draw(family: str, rng: np.random.Generator, *, duration: float, dt: float,
     return LeadScenario(family, speed, dist, v_set, v0)
 
 
+# Bounds of a sensor file, checked before reading it and per row: its size (a 30 s run at
+# 0.1 s is 300 rows; an hour at 0.01 s about 10 MiB), the lead's speed and distance.
+MAX_SENSOR_CSV_BYTES = 32 * 2**20
+MAX_LEAD_SPEED = 150.0  # [m/s]
+MAX_LEAD_DISTANCE = 10_000.0  # [m]
+
+
 def load_sensor_csv(path: str | Path, *, dt: float, set_speed: float,
                     ego_speed0: float | None = None) -> LeadScenario:
     """The reference workflow's sensor file: columns ``time``, ``lead_speed``,
     ``distance`` (others ignored), blanks where there is no lead, time starting at 0,
     monotonic and regular at ``dt``. Errors name the file, the row and the cause."""
     path = Path(path)
-    with open_csv(path, "the sensor file") as fh:
+    with open_csv(path, "the sensor file", MAX_SENSOR_CSV_BYTES) as fh:
         reader = csv.DictReader(fh)
         missing = [c for c in ("time", "lead_speed", "distance")
                    if c not in (reader.fieldnames or [])]
@@ -99,6 +106,15 @@ def load_sensor_csv(path: str | Path, *, dt: float, set_speed: float,
             if math.isnan(speed[-1]) != math.isnan(dist[-1]):
                 raise ValueError(f"{path}, row {row_no}: lead_speed and distance must be both "
                                  "given or both blank")
+            if not math.isfinite(times[-1]) or math.isinf(speed[-1]) or math.isinf(dist[-1]):
+                raise ValueError(f"{path}, row {row_no}: a cell is not finite in {dict(row)}")
+            if not math.isnan(speed[-1]) and not (
+                    -MAX_LEAD_SPEED <= speed[-1] <= MAX_LEAD_SPEED
+                    and 0.0 <= dist[-1] <= MAX_LEAD_DISTANCE):
+                raise ValueError(
+                    f"{path}, row {row_no}: lead_speed {speed[-1]!r} m/s or distance "
+                    f"{dist[-1]!r} m outside [-{MAX_LEAD_SPEED:g}, {MAX_LEAD_SPEED:g}] m/s, "
+                    f"[0, {MAX_LEAD_DISTANCE:g}] m (SI units: m/s and m)")
     if len(times) < 2:
         raise ValueError(f"{path}: needs at least two rows")
     t = np.asarray(times)

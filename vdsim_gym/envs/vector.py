@@ -306,8 +306,12 @@ class VDSimVectorEnv(VectorEnv):
         self._needs_reset = True
 
     def close_extras(self, **kwargs: Any) -> None:
-        self._session.close()
-        for env in self.envs:
+        # A construction refused part-way (bad per-env kwargs) has no session, and maybe
+        # no envs: Gymnasium's __del__ still closes it.
+        session = getattr(self, "_session", None)
+        if session is not None:
+            session.close()
+        for env in getattr(self, "envs", ()):
             env.close()
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
