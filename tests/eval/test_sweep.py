@@ -411,3 +411,29 @@ def test_exports():
     with pytest.raises(ModuleNotFoundError):  # the name is the function's, not a module's
         importlib.import_module("vdsim_gym.eval.sweep")
     assert vdsim_gym.eval.sweep is sweep and vdsim_gym.eval.SweepResult is mod.SweepResult
+
+
+def test_csv_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """An interrupt while the rows are written leaves the previous file whole (a
+    temporary file is renamed over it only when complete) and no temporary behind."""
+    import csv as _csv
+
+    from vdsim_gym.eval.sweeps.results import write_csv
+
+    path = tmp_path / "sweep.csv"
+    write_csv(path, [{"a": i, "b": 2 * i} for i in range(50)])
+    before = path.read_text()
+    real = _csv.DictWriter.writerows
+
+    def interrupted(self, rows):
+        for i, row in enumerate(rows):
+            if i == 40:
+                raise KeyboardInterrupt
+            self.writerow(row)
+
+    monkeypatch.setattr(_csv.DictWriter, "writerows", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_csv(path, [{"a": i, "b": 0} for i in range(80)])
+    monkeypatch.setattr(_csv.DictWriter, "writerows", real)
+    assert path.read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.csv"]

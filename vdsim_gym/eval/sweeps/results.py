@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import csv
 import math
+import os
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from vdsim_gym._files import publish
 from vdsim_gym.eval.stats import mean_interval
 
 # The sweep's own per-episode metrics; the task's summary fields follow them.
@@ -156,13 +159,21 @@ class SweepResult:
 
 
 def write_csv(path: str | Path, rows: list[dict[str, Any]]) -> Path:
-    """Rows of flat dicts as CSV, columns in the first row's order."""
+    """Rows of flat dicts as CSV, columns in the first row's order. Written to a
+    temporary file beside ``path`` and renamed over it once complete, so an interrupt
+    leaves the previous file whole, never a truncated one."""
     path = Path(path)
-    with path.open("w", newline="") as fh:
-        if rows:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", newline="") as fh:
+            if rows:
+                writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+                writer.writeheader()
+                writer.writerows(rows)
+        publish(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
 
 
