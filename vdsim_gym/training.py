@@ -58,17 +58,10 @@ def parse_latency(text: str | None) -> Any:
     "normal:10:5ms", "none"; None or "none": no latency."""
     if text is None or str(text).strip().lower() in ("", "none"):
         return None
-    from vdsim_gym.cli.sweep import parse_delays
+    from vdsim_gym.cli.sweep import parse_delays  # the one grammar of every command line
 
-    body = str(text).strip()
-    kind, sep, rest = body.partition(":")
-    if sep and kind in ("uniform", "normal") and ":" in rest:
-        a, _, b = rest.partition(":")
-        body = f"{kind}:{a}-{b}" if kind == "uniform" else f"{kind}:{a}+-{b}"
-    elif sep and kind == "fixed":
-        body = rest
     try:
-        models = parse_delays(body)
+        models = parse_delays(str(text).strip())
     except ValueError as exc:
         raise TrainingError(f"--latency {text!r}: {exc}; e.g. fixed:20ms, uniform:0:40ms, "
                             "normal:10:5ms or none") from None

@@ -192,6 +192,9 @@ def test_parse_delays():
     assert parse_delays("none,uniform:0-20ms@3,normal:10,5ms,normal:10+-5ms") == [
         None, LatencyModel.uniform(0.0, 0.02, seed=3), LatencyModel.normal(0.01, 0.005),
         LatencyModel.normal(0.01, 0.005)]
+    # one grammar with agents/train.py --latency: colon forms and fixed: read the same
+    assert parse_delays("uniform:0:40ms,normal:10:5ms,fixed:20ms") == [
+        LatencyModel.uniform(0.0, 0.04), LatencyModel.normal(0.01, 0.005), fx(0.02)]
     for bad, match in (("-5ms", "negative"), ("0,5,10", "no unit"), ("", "empty"),
                        ("5,,10ms", "empty item"), ("abcms", "not a number"),
                        ("uniform:20ms", "LO-HI"), ("gamma:1ms", "unknown kind"),

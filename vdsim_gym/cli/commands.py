@@ -256,8 +256,9 @@ def _add_sweep(sub: Any) -> None:
     sw.add_argument("--env", default="VDSim-DLC-v0",
                     help="VDSim env id (default: VDSim-DLC-v0)")
     sw.add_argument("--delays", type=_delays, default="0,5,10,20,40ms",
-                    help="latency models: numbers (fixed), uniform:LO-HI, normal:MU,SD, none; "
-                         "unit ms or s (default: 0,5,10,20,40ms)")
+                    help="latency models: numbers (fixed), uniform:LO-HI or uniform:LO:HI, "
+                         "normal:MU,SD or normal:MU:SD, none; unit ms or s (default: "
+                         "0,5,10,20,40ms)")
     sw.add_argument("--seeds", type=_int_at_least(1), default=64,
                     help="seeds 0..N-1 per delay (default 64)")
     sw.add_argument("--overrun", default="skip", choices=("skip", "queue"))

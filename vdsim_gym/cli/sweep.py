@@ -32,7 +32,8 @@ def _split_unit(token: str) -> tuple[str, str | None]:
     return token, None
 
 
-_FORMS = "a number with ms or s (10ms), uniform:LO-HI, normal:MU,SD or none"
+_FORMS = ("a number with ms or s (10ms, or fixed:10ms), uniform:LO-HI (or uniform:LO:HI), "
+          "normal:MU,SD (or normal:MU:SD, normal:MU+-SD) or none")
 
 
 def _number(text: str, item: str) -> float:
@@ -53,8 +54,11 @@ def _number(text: str, item: str) -> float:
 def parse_delays(text: str) -> list[LatencyModel | None]:
     """Latency models from a list like "0,5,10,20,40ms".
 
-    Items: a number (fixed delay), "uniform:LO-HI", "normal:MU,SD" (or "normal:MU+-SD"),
-    "none" (no latency); random models take an optional "@SEED" (default 0). Units ms or
+    Items: a number (fixed delay; also "fixed:X"), "uniform:LO-HI" (or "uniform:LO:HI", as
+    agents/train.py's --latency writes it), "normal:MU,SD" (or "normal:MU:SD",
+    "normal:MU+-SD"), "none" (no latency); random models take an optional "@SEED"
+    (default 0). One grammar for every command line (vdsim-gym sweep, agents/compare.py,
+    agents/train.py --latency). Units ms or
     s; an item without one takes the unit of the next item that has one, else of the
     last ("0,5,10ms" is 0, 5 and 10 ms).
     """
@@ -65,7 +69,8 @@ def parse_delays(text: str) -> list[LatencyModel | None]:
     i = 0
     while i < len(raw):
         tok = raw[i]
-        if tok.startswith("normal:") and "+-" not in tok and i + 1 < len(raw):
+        if tok.startswith("normal:") and "+-" not in tok and ":" not in tok[7:] \
+                and i + 1 < len(raw):
             tok, i = f"{tok},{raw[i + 1]}", i + 1  # normal:MU,SD spans a comma
         tokens.append(tok)
         i += 1
@@ -112,14 +117,15 @@ def _model(kind: str, body: str, scale: float, seed: int, item: str) -> LatencyM
     if kind == "fixed":
         return LatencyModel.fixed(_number(body, item) * scale)
     if kind == "uniform":
-        lo, sep, hi = body.partition("-")
+        lo, sep, hi = body.partition("-") if "-" in body else body.partition(":")
         if not sep:
-            raise ValueError(f"delay item {item!r}: write uniform:LO-HI")
+            raise ValueError(f"delay item {item!r}: write uniform:LO-HI or uniform:LO:HI")
         return LatencyModel.uniform(_number(lo, item) * scale, _number(hi, item) * scale,
                                     seed=seed)
-    mu, sep, sd = body.partition("+-") if "+-" in body else body.partition(",")
+    mu, sep, sd = (body.partition("+-") if "+-" in body else body.partition(",")
+                   if "," in body else body.partition(":"))
     if not sep:
-        raise ValueError(f"delay item {item!r}: write normal:MU,SD")
+        raise ValueError(f"delay item {item!r}: write normal:MU,SD or normal:MU:SD")
     return LatencyModel.normal(_number(mu, item) * scale, _number(sd, item) * scale,
                                seed=seed)
 
