@@ -286,3 +286,30 @@ def test_sensor_csv_refuses_infinite_and_absurd_values_naming_the_row(tmp_path, 
     path.write_text(f"time,lead_speed,distance\n0.0,20,30\n{row}\n0.2,20,30\n")
     with pytest.raises(ValueError, match=match):
         load_sensor_csv(path, dt=0.1, set_speed=30.0)
+
+
+def test_booleans_strings_and_impossible_delays_are_refused():
+    """Accepted silently before: boolean actions ([True, False] read as full steer),
+    max_step=True (one substep), speed="20" (now: must be a number), and a delay as long
+    as the episode (LatencyModel.fixed(20) meant as 20 ms: one 20 s step)."""
+    from vdsim_gym import LatencyModel
+
+    env = gym.make("VDSim-DLC-v0")
+    env.reset(seed=0)
+    for bad in (np.array([True, False]), [True, False]):
+        with pytest.raises(ValueError, match=r"action must be 2 real numbers"):
+            env.step(bad)
+    env.step(np.zeros(2, np.float32))  # the env goes on
+    venv = gym.make_vec("VDSim-DLC-v0", num_envs=2)
+    venv.reset(seed=0)
+    with pytest.raises(ValueError, match=r"actions must be a \(2, 2\) array of real numbers"):
+        venv.step(np.ones((2, 2), bool))
+    venv.close()
+    with pytest.raises(ValueError, match="max_step must be a finite number of seconds, got True"):
+        gym.make("VDSim-DLC-v0", max_step=True)
+    with pytest.raises(ValueError, match="speed must be a number of m/s, got str '20'"):
+        gym.make("VDSim-DLC-v0", speed="20")
+    with pytest.raises(ValueError, match=r"as long as the episode \(time_limit = 15 s\).*"
+                                         r"LatencyModel.fixed\(0.02\)"):
+        gym.make("VDSim-DLC-v0", latency=LatencyModel.fixed(20))
+    gym.make("VDSim-DLC-v0", latency=LatencyModel.fixed(0.02)).close()

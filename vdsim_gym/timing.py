@@ -23,7 +23,8 @@ def check_substep_dt(substep_dt: float) -> float:
 
 def whole_ticks(seconds: float, substep_dt: float, what: str, allow_zero: bool = False) -> int:
     """``seconds`` in substeps; a clear error when it is not a whole, valid number."""
-    if not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) \
+            or not math.isfinite(seconds):
         raise ValueError(f"{what} must be a finite number of seconds, got {seconds!r}")
     if seconds < 0 or (seconds == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "positive"

@@ -466,6 +466,14 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
                     "(from vdsim_gym import LatencyModel)"
                 )
             latency = check_latency(latency)
+            limit = getattr(self, "time_limit", None)
+            if limit is not None and latency.kind != "measured" \
+                    and latency.mean_delay >= limit:
+                raise ValueError(
+                    f"latency {latency!r} delays a command by {latency.mean_delay:g} s on "
+                    f"average, as long as the episode (time_limit = {limit:g} s): no "
+                    "command would apply before it ends. Delays are in seconds: for 20 ms "
+                    "write LatencyModel.fixed(0.02)")
             self._core.set_latency(latency.spec(), getattr(_core.OverrunPolicy, overrun))
         else:
             self._core.clear_latency()
@@ -586,7 +594,9 @@ def _coerce_action(action: Any, names: tuple[str, ...]) -> list[float]:
     what = f"{n} real number{'s' if n > 1 else ''} ({', '.join(names)})"
     try:
         arr = np.asarray(action)
-        if arr.dtype.kind not in "biuf":  # strings, complex, objects: not an action
+        # booleans, strings, complex, objects: not an action ([True, False] would read as
+        # full steer, no pedal)
+        if arr.dtype.kind not in "iuf":
             raise TypeError
         arr = arr.astype(np.float64)
     except (TypeError, ValueError):

@@ -499,7 +499,7 @@ def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
 def _as_array(actions: Any, n: int, m: int) -> np.ndarray:
     try:
         arr = np.asarray(actions)
-        if arr.dtype.kind not in "biuf":  # strings, complex, objects: not actions
+        if arr.dtype.kind not in "iuf":  # booleans, strings, complex, objects: not actions
             raise TypeError
         return np.ascontiguousarray(arr, dtype=np.float64)
     except (TypeError, ValueError):
