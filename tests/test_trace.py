@@ -295,6 +295,33 @@ def test_record_trace_wrapper_episodes(tmp_path):
     assert "reference" in first.overlays
 
 
+def test_record_trace_keeps_recording_through_a_refused_action(tmp_path):
+    """The env refuses a NaN action and stays as it was: the recording goes on, and the
+    episode's trace holds every step (before, a refused action finalized the trace and
+    the rest of the episode was lost)."""
+    env = RecordTrace(gym.make("VDSim-PathFollow-v0", course_length=40.0),
+                      tmp_path / "ep_{episode}.vdtrace")
+    plain = gym.make("VDSim-PathFollow-v0", course_length=40.0)
+    env.reset(seed=3)
+    plain.reset(seed=3)
+    steps = 0
+    while True:
+        if steps == 10:
+            with pytest.raises(ValueError, match="action contains NaN"):
+                env.step(np.array([np.nan, 0.0]))
+        a = np.array([0.05, 0.1])
+        _, _, term, trunc, info = env.step(a)
+        plain.step(a)
+        steps += 1
+        if term or trunc:
+            break
+    trace = read_trace(Path(info["trace_path"]))
+    assert not trace.manifest["stopped_early"]
+    assert len(trace["t"]) == steps * 2 + 1  # 100 Hz rows over 20 ms steps, and the end
+    env.close()
+    plain.close()
+
+
 # ------------------------------------------------------------------ rendering
 
 

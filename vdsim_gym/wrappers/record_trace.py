@@ -74,7 +74,14 @@ class RecordTrace(
     def step(self, action: Any) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
         try:
             obs, reward, terminated, truncated, info = self.env.step(action)
-        except BaseException:
+        except (ValueError, TypeError):
+            # A refused action (NaN, out of range, wrong shape) leaves the env unchanged:
+            # the recording goes on. If the step failed part-way the env needs a reset,
+            # and the trace is finalized as stopped.
+            if self._open and getattr(self.env.unwrapped, "_needs_reset", False):
+                self._write(stopped=True)
+            raise
+        except BaseException:  # Ctrl-C, SIGTERM: the trace so far is written
             if self._open:
                 self._write(stopped=True)
             raise
