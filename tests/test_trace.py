@@ -256,6 +256,27 @@ def test_an_exception_or_a_stop_leaves_a_complete_trace(tmp_path):
     assert st.manifest["stopped_early"] and st.manifest["t_stop"] == pytest.approx(0.3)
 
 
+def test_sigterm_finalizes_the_trace_as_ctrl_c_does(tmp_path):
+    """SIGTERM (a scheduler's stop) during a run raises KeyboardInterrupt there, so the
+    trace is written, stopped early; the previous SIGTERM handler is back afterwards.
+    The signal is injected by the controller itself at t = 0.2 s (no timing)."""
+    import os
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+
+    def terminated(obs, t):
+        if t >= 0.2:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return hold(obs, t)
+
+    with pytest.raises(KeyboardInterrupt, match="signal 15"):
+        run(tmp_path, "term", controller=terminated, mode="virtual_async").run()
+    tr = read_trace(tmp_path / "term.vdtrace")
+    assert tr.manifest["stopped_early"]
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
     run(tmp_path, "keep").run()
     before = (tmp_path / "keep.vdtrace").read_bytes()

@@ -487,25 +487,16 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
 
 def _raise_on_sigterm() -> Any:
     """SIGTERM (a scheduler's stop, `kill`) raises KeyboardInterrupt in the main thread, so
-    the run folder is written as on Ctrl-C. Returns the previous handler (None off the
-    main thread, where signals cannot be handled)."""
-    import signal
-    import threading
+    the run folder is written as on Ctrl-C (vdsim_gym._signals)."""
+    from vdsim_gym._signals import raise_on_sigterm
 
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    return signal.signal(signal.SIGTERM, handler)
+    return raise_on_sigterm()
 
 
 def _restore_sigterm(previous: Any) -> None:
-    import signal
+    from vdsim_gym._signals import restore_sigterm
 
-    if previous is not None:
-        signal.signal(signal.SIGTERM, previous)
+    restore_sigterm(previous)
 
 
 # ------------------------------------------------------------------ loading

@@ -266,21 +266,25 @@ class ClosedLoopEval:
     def run(self) -> EvalResult:
         """One run from the initial state; see the class docstring and docs/EVAL_MODES.md.
         With ``trace_path`` the run is recorded and written there (atomically) whatever
-        ends it: an exception or Ctrl-C leaves a complete trace of what ran."""
+        ends it: an exception, Ctrl-C or SIGTERM (raised as KeyboardInterrupt while the
+        run lasts) leaves a complete trace of what ran."""
+        from vdsim_gym._signals import sigterm_as_interrupt
+
         self._stop.clear()
-        if self._trace is None:
-            return self._run()
-        session = self._trace.session(self._driver)
-        session.trace_decimation = self._trace.decimation
-        try:
-            result = self._run()
-        except BaseException:
-            self._trace.write(session, self, None)  # what ran, stopped early
-            raise
-        finally:
-            session.trace_decimation = 0  # the session records nothing after this run
-        self._trace.write(session, self, result)
-        return result
+        with sigterm_as_interrupt():  # SIGTERM stops the run as Ctrl-C does
+            if self._trace is None:
+                return self._run()
+            session = self._trace.session(self._driver)
+            session.trace_decimation = self._trace.decimation
+            try:
+                result = self._run()
+            except BaseException:
+                self._trace.write(session, self, None)  # what ran, stopped early
+                raise
+            finally:
+                session.trace_decimation = 0  # the session records nothing after this run
+            self._trace.write(session, self, result)
+            return result
 
     def _run(self) -> EvalResult:
         if self._env_run is not None:
