@@ -98,3 +98,22 @@ def test_config_actuator_validation():
         load_actuator({"lag": 0.1})
     with pytest.raises(ConfigError, match="time_constant"):
         load_actuator({"time_constant": -0.1})
+
+
+@pytest.mark.parametrize("text, match", [
+    ("mass: 1500\nmass: 1600\n", r"found the key 'mass' twice \(first at line 1\)"),
+    ("mass: 1" + "0" * 400 + "\n", r"'mass' = 1000000000000000000\d\.\.\. \(401 digits\) is "
+                                   r"too large"),
+    ("a: " + "[" * 20000 + "]" * 20000 + "\n", "nested too deeply to parse"),
+])
+def test_hostile_vehicle_yaml_names_the_file_and_key(tmp_path, text, match):
+    """A key given twice (the safe loader kept the last one silently), a 400-digit
+    number (an OverflowError before) and a nesting too deep for the parser (a
+    RecursionError) are ConfigErrors naming the file."""
+    from vdsim_gym.config import ConfigError, load_vehicle
+
+    path = tmp_path / "hostile.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match) as info:
+        load_vehicle(str(path))
+    assert str(path) in str(info.value)

@@ -51,7 +51,7 @@ out = {"dt": dt, "ok": obs["t"] == p.control_period}
     # One env step whose 59 s delay is simulated on a 1 us substep: 5.9e7 substeps.
     "env_step": """
 env = gym.make("VDSim-DLC-v0", preset="lane_change_3p5_30", substep_dt=1e-6, max_step=1e-6,
-               latency=LatencyModel.fixed(59.0))
+               latency=LatencyModel.fixed(59.0), time_limit=None)
 env.reset(seed=0)
 dt = interrupted(lambda: env.step(np.zeros(2)))
 try:
@@ -67,7 +67,8 @@ out = {"dt": dt, "ok": needs_reset}
     # The same on the vector session, two worker threads.
     "vector_step": """
 venv = gym.make_vec("VDSim-DLC-v0", num_envs=4, threads=2, preset="lane_change_3p5_30",
-                    substep_dt=1e-6, max_step=1e-6, latency=LatencyModel.fixed(59.0))
+                    substep_dt=1e-6, max_step=1e-6, latency=LatencyModel.fixed(59.0),
+                    time_limit=None)
 venv.reset(seed=0)
 dt = interrupted(lambda: venv.step(np.zeros((4, 2))))
 try:

@@ -11,12 +11,44 @@ from typing import Any, TextIO
 import yaml
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses a key given twice in one mapping (the safe loader
+    keeps the last one silently)."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # "<<: *anchor": merged keys may be overridden below it
+            key = self.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                continue  # the base class names an unhashable key
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark,
+                    f"found the key {key!r} twice (first at line {seen[key].line + 1}); "
+                    "give each key once", key_node.start_mark)
+            seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(text: str | TextIO) -> Any:
+    """``yaml.safe_load`` that refuses duplicate keys and turns a nesting too deep to
+    parse into a YAMLError (instead of a RecursionError)."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (a safe loader)
+    except RecursionError:
+        raise yaml.YAMLError("nested too deeply to parse") from None
+
+
 def read_yaml(path: str | Path, what: str) -> Any:
     """The parsed YAML of ``path``; a ValueError naming the file, ``what`` it is ("the
     gains file") and the cause when it cannot be read or parsed."""
     path = Path(path)
     try:
-        return yaml.safe_load(path.read_text())
+        return load_yaml(path.read_text())
     except OSError as exc:
         raise ValueError(f"{path}: cannot read {what} ({exc.strerror})") from None
     except yaml.YAMLError as exc:
@@ -52,4 +84,4 @@ def publish(tmp: str | Path, path: str | Path) -> None:
     os.replace(tmp, path)
 
 
-__all__ = ["open_csv", "publish", "read_yaml"]
+__all__ = ["load_yaml", "open_csv", "publish", "read_yaml"]

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from vdsim_gym._files import load_yaml
 from vdsim_gym import _core
 from vdsim_gym._data import vehicles_dir
 
@@ -221,9 +222,14 @@ def _check_value(tp: Any, value: Any, where: str, key_path: str) -> Any:
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigError(f"{where}: '{key_path}' must be a number, got {value!r}")
-    if not math.isfinite(value) and tp is not float:
+    try:
+        number = float(value)
+    except OverflowError:  # an integer of hundreds of digits
+        raise ConfigError(f"{where}: '{key_path}' = {str(value)[:20]}... ({len(str(value))} "
+                          "digits) is too large for a number") from None
+    if not math.isfinite(number) and tp is not float:
         raise ConfigError(f"{where}: '{key_path}' must be finite, got {value!r}")
-    return float(value)
+    return number
 
 
 def available_vehicles() -> list[str]:
@@ -258,7 +264,7 @@ def load_vehicle(
         raise ConfigError(f"vehicle file not found: {path}")
     with path.open() as fh:
         try:
-            data = yaml.safe_load(fh) or {}
+            data = load_yaml(fh) or {}
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):

@@ -38,4 +38,16 @@ class UnsupportedRenderModeError(VDSimError, TypeError, ValueError):
     retries without it, and a ValueError as before."""
 
 
-__all__ = ["UnknownKeywordError", "UnsupportedRenderModeError", "VDSimError"]
+class ConcurrentUseError(VDSimError, RuntimeError):
+    """One env, vector env or evaluation used from two threads at once (its step releases
+    the GIL, so a second thread would interleave with it and corrupt it silently)."""
+
+    @classmethod
+    def of(cls, what: str) -> ConcurrentUseError:
+        return cls(f"{what} is in use by another thread: its step releases the GIL, and two "
+                   "threads stepping one object interleave and corrupt it. Use one object "
+                   "per thread (gym.make one env each; docs/ENVS.md, \"Threads\")")
+
+
+__all__ = ["ConcurrentUseError", "UnknownKeywordError", "UnsupportedRenderModeError",
+           "VDSimError"]

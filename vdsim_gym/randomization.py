@@ -308,11 +308,13 @@ def parse_randomize_text(text: str | Path) -> dict[str, Any]:
     with ``Randomization.parse``)."""
     body = str(text).strip()
     if body.endswith((".yml", ".yaml")):
-        import yaml
+        import yaml  # noqa: F401  (its errors)
+
+        from vdsim_gym._files import load_yaml
 
         path = Path(body)
         try:
-            data = yaml.safe_load(path.read_text())
+            data = load_yaml(path.read_text())
         except OSError as exc:
             raise ValueError(f"--randomize {body!r}: cannot read the file ({exc})") from None
         except yaml.YAMLError as exc:

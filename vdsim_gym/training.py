@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym._files import load_yaml
+
 ALGOS = ("ppo", "sac", "td3")
 ON_POLICY = ("ppo",)
 # rl-zoo3 keys this trainer does not support (rl_zoo3 itself does).
@@ -123,14 +125,12 @@ def load_hyperparams(algo: str, env_id: str, path: str | Path | None = None
                      ) -> dict[str, Any]:
     """The ``env_id`` block of ``agents/hyperparams/<algo>.yml`` (or ``path``), rl-zoo3's
     format. Unknown env ids and keys this trainer does not support are errors."""
-    import yaml
-
     algo = check_algo(algo)
     from vdsim_gym._data import hyperparams_dir
 
     file = Path(path) if path is not None else hyperparams_dir() / f"{algo}.yml"
     try:
-        data = yaml.safe_load(file.read_text())
+        data = load_yaml(file.read_text())
     except OSError as exc:
         raise TrainingError(f"cannot read the hyperparameter file {file}: {exc}") from None
     if not isinstance(data, dict) or env_id not in data:
@@ -575,9 +575,7 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
     algo, history, env_kwargs = "ppo", 0, {}
     cfg = folder / "config.yml"
     if cfg.exists():
-        import yaml
-
-        config = yaml.safe_load(cfg.read_text()) or {}
+        config = load_yaml(cfg.read_text()) or {}
         algo = config.get("algo", "ppo")
         env_kwargs = dict(config.get("env_kwargs") or {})
         history = int(config.get("action_history") or env_kwargs.get("action_history") or 0)
@@ -661,11 +659,10 @@ def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,
 def _metric_label(run: Path, metric: str) -> str:
     """The env's label for a metric ("e_y RMSE [m]"), from the run's env id."""
     import gymnasium as gym
-    import yaml
     from gymnasium.envs.registration import load_env_creator
 
     try:
-        env_id = yaml.safe_load((run / "config.yml").read_text())["env_id"]
+        env_id = load_yaml((run / "config.yml").read_text())["env_id"]
         cls = load_env_creator(gym.spec(env_id).entry_point)
         return getattr(cls, "METRIC_LABELS", {}).get(metric, metric)
     except (OSError, KeyError, TypeError, gym.error.Error):  # no config: the raw name

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from vdsim_gym._files import load_yaml
 from vdsim_gym import _core
 from vdsim_gym._data import vehicles_dir
 from vdsim_gym.config import ConfigError, load_vehicle, merge
@@ -146,7 +147,7 @@ def load_dyno(vehicle: str | Path | DynoConfig | dict[str, Any] = "ev_dyno_bench
     if not path.is_file():
         raise ConfigError(f"vehicle file not found: {path}")
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = load_yaml(path.read_text()) or {}
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):

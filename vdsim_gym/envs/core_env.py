@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+import threading
 from collections.abc import Mapping
 from typing import Any, SupportsFloat
 
@@ -26,7 +27,8 @@ import gymnasium as gym
 import numpy as np
 
 from vdsim_gym import _core
-from vdsim_gym.errors import UnknownKeywordError, UnsupportedRenderModeError
+from vdsim_gym.errors import (ConcurrentUseError, UnknownKeywordError,
+                              UnsupportedRenderModeError)
 from vdsim_gym.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
 from vdsim_gym.plant import PhysicsSpec, actuator_params, observe_session
 from vdsim_gym.randomization import EpisodeParams, Randomization
@@ -144,6 +146,8 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
                 f"{self.metadata['render_modes']}, got {render_mode!r} (a TypeError, so "
                 "that stable-baselines3's make_vec_env retries without it)")
         self.render_mode = render_mode
+        # Held through reset() and step(): a second thread is refused, not interleaved.
+        self._in_use = threading.Lock()
         self._task_kwargs = dict(task_kwargs)
         self.action_history: int = check_action_history(action_history)
         # The ranges drawn per episode (None: the nominal parameters every episode).
@@ -516,6 +520,25 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        if not self._in_use.acquire(False):
+            raise ConcurrentUseError.of(f"this {type(self).__name__}")
+        try:
+            return self._reset(seed, options)
+        finally:
+            self._in_use.release()
+
+    def step(
+        self, action: np.ndarray
+    ) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
+        if not self._in_use.acquire(False):
+            raise ConcurrentUseError.of(f"this {type(self).__name__}")
+        try:
+            return self._step(action)
+        finally:
+            self._in_use.release()
+
+    def _reset(self, seed: int | None, options: dict[str, Any] | None
+               ) -> tuple[np.ndarray, dict[str, Any]]:
         if options:  # None and {} (what vector wrappers pass) are fine
             raise ValueError(
                 f"unknown reset options {sorted(options)}: {type(self).__name__}.reset takes "
@@ -533,9 +556,8 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
             info.update({k: dict(v) for k, v in self._reset_extra.items()})
         return self._obs.copy(), info
 
-    def step(
-        self, action: np.ndarray
-    ) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
+    def _step(self, action: np.ndarray
+              ) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
         if self._needs_reset:
             self._check_action(action)  # a bad action is named before the missing reset
             raise gym.error.ResetNeeded(self._reset_reason)

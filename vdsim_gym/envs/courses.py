@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from vdsim_gym._files import load_yaml
 from vdsim_gym import _core
 from vdsim_gym._data import scenarios_dir
 from vdsim_gym.config import ConfigError, load_vehicle
@@ -402,7 +403,10 @@ def load_scenario(name_or_path: str | Path) -> dict[str, Any]:
     """
     path = _scenario_path(name_or_path)
     with path.open() as fh:
-        data = yaml.safe_load(fh) or {}
+        try:
+            data = load_yaml(fh) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a scenario must be a mapping, got {type(data).__name__}")
     for key, value in data.items():

@@ -11,6 +11,7 @@ its own ``np_random``). See docs/VECTOR.md.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from vdsim_gym import _core
+from vdsim_gym.errors import ConcurrentUseError
 from vdsim_gym.envs.core_env import (
     ACTION_TOL,
     TERMINATED,
@@ -122,6 +124,7 @@ class VDSimVectorEnv(VectorEnv):
         self._latency_rows = np.array([e.latency is not None for e in self.envs])
         self._has_latency = bool(self._latency_rows.any())
         self._needs_reset = True
+        self._in_use = threading.Lock()  # held through reset() and step()
         self._session = _core.VectorEnvCore([e._core for e in self.envs], int(threads))
         self.threads: int = self._session.threads
         kinds = {float: 0, int: 1, bool: 2}
@@ -155,6 +158,15 @@ class VDSimVectorEnv(VectorEnv):
         array of shape (num_envs,), as SyncVectorEnv takes it) resets only the masked
         envs: the others keep their episode, observation and pending autoreset; infos
         carry the reset rows only (``_key`` masks). Other options go to every reset env."""
+        if not self._in_use.acquire(False):
+            raise ConcurrentUseError.of("this VDSimVectorEnv")
+        try:
+            return self._reset_impl(seed, options)
+        finally:
+            self._in_use.release()
+
+    def _reset_impl(self, seed: Seeds, options: dict[str, Any] | None
+                    ) -> tuple[np.ndarray, dict[str, Any]]:
         self._check_open()
         seeds = self._seed_list(seed)
         options = dict(options) if options else None
@@ -185,6 +197,15 @@ class VDSimVectorEnv(VectorEnv):
     def step(
         self, actions: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if not self._in_use.acquire(False):
+            raise ConcurrentUseError.of("this VDSimVectorEnv")
+        try:
+            return self._step_impl(actions)
+        finally:
+            self._in_use.release()
+
+    def _step_impl(self, actions: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         self._check_open()
         if self._fast and not self._any_autoreset and not self._needs_reset:
             return self._step_fast(actions)
