@@ -25,7 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="agents/compare.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--env", default="VDSim-DLC-v0")
     p.add_argument("--policies", nargs="+", required=True,
-                   help="run folders, model files or baseline specs (stanley, acc_pid, ...)")
+                   help="run folders, model files or baseline specs (stanley, acc_pid, ...); "
+                        "loading a run unpickles its files: load only runs you trust")
     p.add_argument("--delays", default="0,10,20,40ms")
     p.add_argument("--seeds", type=int, default=64)
     p.add_argument("--overrun", default="skip", choices=("skip", "queue"))

@@ -559,7 +559,12 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
     """The policy of a run folder (``which``: "model", the final one, or "best_model",
     EvalCallback's best), or of a ``.zip`` path: with its folder's vecnormalize.pkl
     (best_vecnormalize.pkl for best_model.zip: the statistics when it was saved) when
-    present."""
+    present.
+
+    Trust: loading unpickles ``vecnormalize.pkl`` and the model's serialized entries
+    (stable-baselines3's ``load`` does too), and unpickling runs code the file names.
+    Load only run folders you trust, as with ``torch.load`` and SB3 (docs/TRAINING.md,
+    "Using a trained model")."""
     import pickle
 
     import stable_baselines3 as sb3

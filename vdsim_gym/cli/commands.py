@@ -248,7 +248,9 @@ def _add_sweep(sub: Any) -> None:
                     help="stanley, stanley:key=value,... (Stanley args; kp, ki: PI speed), "
                          "acc_pid[:gains=FILE], idm[:key=value,...] (VDSim-ACC-v0), "
                          "cycle_follower[:lookahead_s=S] (VDSim-Dyno-v0) "
-                         "or a saved SB3 model (.zip) (default: stanley)")
+                         "or a saved SB3 model (.zip) or run folder; loading one unpickles "
+                         "its files, which can run code: load only models you trust "
+                         "(default: stanley)")
     sw.add_argument("--compare", action="append", default=[], metavar="CONTROLLER",
                     help="another controller on the same grid and plot (repeatable)")
     sw.add_argument("--algo", default=None, type=str.upper, choices=_SB3_ALGOS,
