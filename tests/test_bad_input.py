@@ -313,3 +313,13 @@ def test_booleans_strings_and_impossible_delays_are_refused():
                                          r"LatencyModel.fixed\(0.02\)"):
         gym.make("VDSim-DLC-v0", latency=LatencyModel.fixed(20))
     gym.make("VDSim-DLC-v0", latency=LatencyModel.fixed(0.02)).close()
+
+
+def test_sensor_csv_with_a_huge_cell_names_the_file(tmp_path):
+    from vdsim_gym.envs.acc_scenarios import load_sensor_csv
+
+    path = tmp_path / "huge.csv"
+    path.write_text("time,lead_speed,distance\n0.0,20,30\n0.1,20," + "9" * 200_000 + "\n")
+    with pytest.raises(ValueError, match=r"huge.csv, after line 2: not a readable CSV row "
+                                         r"\(field larger than field limit"):
+        load_sensor_csv(path, dt=0.1, set_speed=30.0)

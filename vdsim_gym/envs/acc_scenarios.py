@@ -89,25 +89,38 @@ def load_sensor_csv(path: str | Path, *, dt: float, set_speed: float,
     path = Path(path)
     with open_csv(path, "the sensor file", MAX_SENSOR_CSV_BYTES) as fh:
         reader = csv.DictReader(fh)
-        missing = [c for c in ("time", "lead_speed", "distance")
-                   if c not in (reader.fieldnames or [])]
+        try:
+            header = reader.fieldnames or []
+        except csv.Error as exc:
+            raise ValueError(f"{path}: the header is not a readable CSV row ({exc})") from None
+        missing = [c for c in ("time", "lead_speed", "distance") if c not in header]
         if missing:
             raise ValueError(f"{path}: missing column(s) {', '.join(missing)}; the sensor "
                              "file needs time, lead_speed, distance")
         times, speed, dist = [], [], []
-        for row_no, row in enumerate(reader, start=2):
+        rows = enumerate(reader, start=2)
+        while True:
+            try:
+                row_no, row = next(rows)
+            except StopIteration:
+                break
+            except csv.Error as exc:  # a cell beyond the csv module's field limit, NUL
+                raise ValueError(f"{path}, after line {reader.line_num}: not a readable CSV "
+                                 f"row ({exc})") from None
             try:
                 times.append(float(row["time"]))
                 speed.append(float(row["lead_speed"]) if row["lead_speed"].strip() else math.nan)
                 dist.append(float(row["distance"]) if row["distance"].strip() else math.nan)
             except (ValueError, AttributeError):
-                raise ValueError(f"{path}, row {row_no}: non-numeric cell in {dict(row)}")\
+                raise ValueError(f"{path}, row {row_no}: non-numeric cell in "
+                                 f"{str(dict(row))[:200]}")\
                     from None
             if math.isnan(speed[-1]) != math.isnan(dist[-1]):
                 raise ValueError(f"{path}, row {row_no}: lead_speed and distance must be both "
                                  "given or both blank")
             if not math.isfinite(times[-1]) or math.isinf(speed[-1]) or math.isinf(dist[-1]):
-                raise ValueError(f"{path}, row {row_no}: a cell is not finite in {dict(row)}")
+                raise ValueError(f"{path}, row {row_no}: a cell is not finite in "
+                                 f"{str(dict(row))[:200]}")
             if not math.isnan(speed[-1]) and not (
                     -MAX_LEAD_SPEED <= speed[-1] <= MAX_LEAD_SPEED
                     and 0.0 <= dist[-1] <= MAX_LEAD_DISTANCE):
