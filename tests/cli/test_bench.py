@@ -23,3 +23,21 @@ def test_rows_cover_the_default_the_previous_default_and_the_reference():
         "L1: env step, reference (heun 0.5 ms)", "L1: C++ core step, reference (heun 0.5 ms)"]
     for r in ratios:
         assert 0 < r.lo <= r.median <= r.hi
+
+
+def test_unphysical_figures_and_a_busy_machine_are_flagged(monkeypatch):
+    from vdsim_gym.cli import bench
+
+    def row(us):
+        return bench.Row("r", us, 1e6 / us, None)
+
+    fine = bench.unphysical("L2", row(7.0), row(6.0), row(4.7), row(40.0), row(38.0))
+    assert fine == []
+    odd = bench.unphysical("L1", row(5.0), row(7.0), row(4.7), row(4.0), row(4.5))
+    assert any("env step (5.00 us) cheaper than the work it contains" in w for w in odd)
+    assert any("reference core step is cheaper" in w for w in odd)
+    monkeypatch.setattr(bench.os, "getloadavg", lambda: (9.5, 9.0, 8.0))
+    monkeypatch.setattr(bench.os, "cpu_count", lambda: 2)
+    assert "load average 9.5 above the 2 cores" in bench.load_warning()
+    monkeypatch.setattr(bench.os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    assert bench.load_warning() is None

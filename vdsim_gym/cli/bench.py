@@ -13,6 +13,7 @@ blocks' ratios (the two cases of a ratio ran back to back in each block).
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -48,8 +49,44 @@ class Stages:
         self._print(f"[{self.label} {self.k}/{self.total}] {what} "
                     f"(at {time.perf_counter() - self.t0:.0f} s)")
 
+    def progress(self, steps: int) -> None:
+        self._print(f"[{self.label} {self.k}/{self.total}]   {steps} steps "
+                    f"(at {time.perf_counter() - self.t0:.0f} s)")
+
     def done(self) -> None:
         self._print(f"[{self.label}] done in {time.perf_counter() - self.t0:.1f} s")
+
+
+def unphysical(level: str, env: Row, core: Row, phys: Row, env_ref: Row, core_ref: Row
+               ) -> list[str]:
+    """Warnings for figures that cannot be physical: a step cheaper than the work it
+    contains (the env step holds its core step, the core step the physics), or the
+    reference (ten substeps per step of the default) cheaper than the default. They mean
+    the machine's load moved between the blocks."""
+    out = []
+    for outer, inner, what in ((env, core, "env step"), (core, phys, "C++ core step"),
+                               (env_ref, core_ref, "reference env step")):
+        if outer.per_call_us < 0.97 * inner.per_call_us:
+            out.append(f"warning: {level}: {what} ({outer.per_call_us:.2f} us) cheaper than "
+                       f"the work it contains ({inner.per_call_us:.2f} us): not physical, "
+                       "the load moved; rerun on a quieter machine")
+    if core_ref.per_call_us < core.per_call_us:
+        out.append(f"warning: {level}: the reference core step is cheaper than the default's:"
+                   " not physical; rerun on a quieter machine")
+    return out
+
+
+def load_warning() -> str | None:
+    """A warning when the one-minute load average exceeds the cores: figures measured
+    then mostly measure the other work."""
+    try:
+        load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    except (OSError, AttributeError):
+        return None
+    if load <= cores:
+        return None
+    return (f"warning: load average {load:.1f} above the {cores} cores: the figures below "
+            "mostly measure the other work; rerun on a quieter machine")
 
 
 def check_count(value: int, what: str) -> int:
@@ -199,12 +236,17 @@ def core_and_env_rows(env_id: str, level: str, repeats: int
             ratios)
 
 
-def sac_env_share(total_timesteps: int = 3000, **env_kwargs: Any) -> tuple[float, float]:
+def sac_env_share(total_timesteps: int = 3000,
+                  progress: Callable[[int], None] | None = None,
+                  **env_kwargs: Any) -> tuple[float, float]:
     """(learn wall time [s], share of it inside the env) for SB3 SAC on one env
     (``gym.make("VDSim-DLC-v0")``, as off-policy users step it): the env's step and
-    reset timed inside SB3's own loop."""
+    reset timed inside SB3's own loop. ``progress(steps)`` is called every 500 steps (SAC's
+    gradient step per env step makes this stage the bench's longest: 20-45 s on the
+    2-core machine, minutes under load)."""
     import gymnasium as gym
     from stable_baselines3 import SAC
+    from stable_baselines3.common.callbacks import BaseCallback
 
     import vdsim_gym.envs  # noqa: F401  (registration)
 
@@ -225,10 +267,16 @@ def sac_env_share(total_timesteps: int = 3000, **env_kwargs: Any) -> tuple[float
             finally:
                 spent[0] += time.perf_counter() - t0
 
+    class Progress(BaseCallback):
+        def _on_step(self) -> bool:
+            if progress is not None and self.num_timesteps % 500 == 0:
+                progress(self.num_timesteps)
+            return True
+
     env = Timed(gym.make("VDSim-DLC-v0", **env_kwargs))
     model = SAC("MlpPolicy", env, learning_starts=500, seed=0, device="cpu", verbose=0)
     t0 = time.perf_counter()
-    model.learn(total_timesteps=total_timesteps)
+    model.learn(total_timesteps=total_timesteps, callback=Progress())
     wall = time.perf_counter() - t0
     env.close()
     return wall, spent[0] / wall
@@ -264,7 +312,11 @@ def run(calls: int = 2000, repeats: int = 5, highway: bool = True, sac: bool = T
     check_count(calls, "calls")
     check_count(repeats, "repeats")
     stages = Stages("bench", 2 + highway + 2 * sac, progress)
-    lines = [f"{'case':<46} {'us/call':>10} {'calls/s':>12} {'substeps/s':>12}"]
+    busy = load_warning()
+    if busy:
+        stages._print(busy)
+    lines = ([busy] if busy else []) + [
+        f"{'case':<46} {'us/call':>10} {'calls/s':>12} {'substeps/s':>12}"]
     rows: list[Row] = []
     ratios: list[str] = []
     for level in ("L2", "L1"):
@@ -282,11 +334,12 @@ def run(calls: int = 2000, repeats: int = 5, highway: bool = True, sac: bool = T
             f"{env_ref.per_call_us / core_ref.per_call_us:.3f})",
             f"{level}: env step with 10 ms latency / without = "
             f"{lat.per_call_us / env.per_call_us:.3f}"]
+        ratios += unphysical(level, env, core, phys, env_ref, core_ref)
     if sac:
         try:
             for name, kw in (("default", {}), ("reference", REFERENCE)):
                 stages.start(f"SB3 SAC learn, 3000 steps on one env, {name} physics")
-                wall, share = sac_env_share(**kw)
+                wall, share = sac_env_share(progress=stages.progress, **kw)
                 ratios.append(f"SAC learn(3000 steps, 1 env), {name} physics: {wall:.1f} s, "
                               f"env share {100 * share:.1f} %")
         except ImportError:
