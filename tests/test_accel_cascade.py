@@ -106,9 +106,10 @@ def test_step_response_settles_on_the_target(level, v0, target, physics, settle)
 def test_range_is_checked_and_names_the_unit():
     plant = Plant(longitudinal="accel")
     plant.reset({"vx": 10.0})
-    with pytest.raises(ValueError, match=r"acceleration target \[m/s\^2\] command 9.0 is "
-                                         r"outside \[-8, 3\]"):
-        plant.step((0.0, 9.0))
+    with pytest.raises(ValueError, match=r"acceleration target \[m/s\^2\] command 90.0 is "
+                                         r"beyond 10 x the vehicle's range \[-8, 3\]"):
+        plant.step((0.0, 90.0))
+    assert plant.step((0.0, 9.0))["saturated"] == 1.0  # held at 3 m/s^2
     assert plant.longitudinal_range == (-8.0, 3.0)
 
 

@@ -138,9 +138,10 @@ def test_step_after_the_episode_ended_raises_reset_needed():
 # ------------------------------------------------------------------ plant
 
 @pytest.mark.parametrize("command, match", [
-    ((10.0, 0.0), r"road-wheel steer 10\.0 rad is beyond the vehicle's max_steer = 0\.6"),
-    ((0.0, 1e12), r"force \[N\] command 1000000000000\.0 is outside \[-25000, 4687\.5\]"),
-    ((0.0, -1e6), r"is outside \[-25000, 4687\.5\]"),
+    ((10.0, 0.0), r"road-wheel steer 10\.0 rad is beyond 10 x the vehicle's max_steer = 0\.6"),
+    ((0.0, 1e12), r"force \[N\] command 1000000000000\.0 is beyond 10 x the vehicle's "
+                  r"range \[-25000, 4687\.5\]"),
+    ((0.0, -1e6), r"beyond 10 x the vehicle's range \[-25000, 4687\.5\]"),
 ])
 def test_plant_commands_beyond_the_vehicle_are_refused(command, match):
     p = Plant(longitudinal="force")
@@ -323,3 +324,30 @@ def test_sensor_csv_with_a_huge_cell_names_the_file(tmp_path):
     with pytest.raises(ValueError, match=r"huge.csv, after line 2: not a readable CSV row "
                                          r"\(field larger than field limit"):
         load_sensor_csv(path, dt=0.1, set_speed=30.0)
+
+
+def test_finite_commands_beyond_the_range_saturate_and_are_counted():
+    """The reference workflow's proportional speed loop (fx = k (v_ref - vx)) asks for
+    more force than the drivetrain has at its first sample: a real actuator saturates, so
+    the Plant holds the limit and counts it, and ClosedLoopEval runs to its end with
+    stats["n_saturated"]."""
+    from vdsim_gym.eval import ClosedLoopEval
+
+    p = Plant(longitudinal="force")
+    p.reset({"vx": 10.0})
+    lo, hi = p.longitudinal_range
+    obs = p.step((0.9, 16150.0))
+    assert obs["saturated"] == 1.0 and p.n_saturated == 1
+    ref = Plant(longitudinal="force")
+    ref.reset({"vx": 10.0})
+    want = ref.step((0.6, hi))  # the same as the command held at both limits
+    assert obs["vx"] == want["vx"] and obs["delta_rw"] == want["delta_rw"]
+
+    def p_speed_loop(o, t):
+        return (0.0, 1615.0 * (20.0 - o["vx"]))  # 16150 N at the first sample
+
+    res = ClosedLoopEval(controller=p_speed_loop, mode="sync", duration=2.0,
+                         plant_kwargs={"longitudinal": "force"},
+                         initial_state={"vx": 10.0}).run()
+    assert res.stats["n_saturated"] > 0 and not res.stats["stopped_early"]
+    assert res.stats["n_saturated"] <= res.stats["n_samples"]

@@ -54,11 +54,14 @@ def test_plant_bad_commands_are_rejected_and_plant_stays_usable():
         p.step((float("nan"), 0.0))
     with pytest.raises(ValueError, match=r"shape \(2,\)"):
         p.step((0.0, 0.0, 0.0))
-    with pytest.raises(ValueError, match=r"pedal command 1.5 is outside \[-1, 1\]"):
-        p.step((0.0, 1.5))
+    with pytest.raises(ValueError, match=r"pedal command 15.0 is beyond 10 x the vehicle's "
+                                         r"range \[-1, 1\].*unit slip"):
+        p.step((0.0, 15.0))
     assert p.tick == 0
     obs = p.step((0.0, 0.1))
-    assert p.tick == 40 and math.isfinite(obs["vx"])
+    assert p.tick == 40 and math.isfinite(obs["vx"]) and obs["saturated"] == 0.0
+    obs = p.step((0.0, 1.5))  # a real pedal saturates at full throttle
+    assert obs["saturated"] == 1.0 and p.n_saturated == 1
 
 
 @pytest.mark.parametrize("integrator,step_ticks", [("heun", 1), ("semi_implicit", 10)])

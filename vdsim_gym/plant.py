@@ -64,6 +64,9 @@ WHEELS = {"L1": ("F", "R"), "L2": ("FL", "FR", "RL", "RR")}
 MAX_CONTROL_PERIOD_S = 10.0
 STATE_KEYS = ("X", "Y", "psi", "vx", "vy", "r")
 _LIMIT_TOL = 1.0 + 1e-9  # commands this close to a limit count as on it (rounding)
+# Commands beyond their range saturate (a real actuator does); beyond this many times the
+# range they are refused as a unit slip (degrees for radians, newtons for a pedal).
+SATURATION_BOUND = 10.0
 
 
 def resolve_ref_point(ref_point: Any, vehicle: VehicleConfig) -> tuple[float, float] | None:
@@ -273,6 +276,7 @@ class Plant:
         self.vehicle, self.actuator = p.vehicle, p.actuator
         self.level, self.longitudinal, self.integrator = level, longitudinal, integrator
         self.session = p.make_session()
+        self.last_saturated, self.n_saturated = False, 0
         self.ref_point = resolve_ref_point(ref_point, self.vehicle)
         # Once, not per step: the brake torque total comes from the core's parameters.
         self._lon_range = self._longitudinal_range()
@@ -297,20 +301,46 @@ class Plant:
         if not all(math.isfinite(v) for v in values):
             raise ValueError(f"reset: state0 must be finite, got {state0}")
         self.session.reset(*values)
+        self.last_saturated, self.n_saturated = False, 0
         return self.observe()
 
     def step(self, command: Sequence[float]) -> dict[str, float]:
         """Hold ``command = (delta_rw [rad], longitudinal)`` for one control period.
 
-        ``delta_rw`` within +-max_steer, ``longitudinal`` within ``longitudinal_range``;
-        beyond them a ValueError (clip the command). After a KeyboardInterrupt the state
-        is partly advanced: ``reset()`` before going on."""
+        A real actuator saturates: a finite ``delta_rw`` beyond +-max_steer or
+        ``longitudinal`` beyond ``longitudinal_range`` is held at the limit, counted in
+        ``n_saturated`` and flagged as ``obs["saturated"]`` (1.0). NaN, inf and commands
+        beyond ``SATURATION_BOUND`` times the range (a unit slip: degrees for radians, N
+        for a pedal) are a ValueError. After a KeyboardInterrupt the state is partly
+        advanced: ``reset()`` before going on."""
         steer, lon = self.check_command(command)
         self.session.command_now(steer, lon)
         self.session.advance(self.ticks_per_period)
-        return self.observe()
+        obs = self.observe()
+        obs["saturated"] = float(self.last_saturated)
+        return obs
 
     def check_command(self, command: Sequence[float]) -> tuple[float, float]:
+        """The command within the vehicle's range, saturated at its limits (see ``step``);
+        ``last_saturated`` tells whether it was, ``n_saturated`` counts since reset."""
+        steer, lon, saturated = self._saturate(command)
+        self.last_saturated = saturated
+        self.n_saturated += saturated
+        return steer, lon
+
+    def check_command_within(self, command: Sequence[float]) -> tuple[float, float]:
+        """The command, which must lie within the vehicle's range (a configured command,
+        such as a watchdog's fail-safe, is not saturated but refused)."""
+        steer, lon, saturated = self._saturate(command)
+        if saturated:
+            lo, hi = self.longitudinal_range
+            raise ValueError(
+                f"command {list(map(float, command))} is outside the vehicle's range "
+                f"(road-wheel steer within +-{self.vehicle.max_steer:g} rad, "
+                f"longitudinal within [{lo:g}, {hi:g}])")
+        return steer, lon
+
+    def _saturate(self, command: Sequence[float]) -> tuple[float, float, bool]:
         arr = np.asarray(command, dtype=float)
         if arr.shape != (2,):
             raise ValueError(
@@ -320,21 +350,29 @@ class Plant:
             raise ValueError(f"command must be finite, got {arr.tolist()}")
         steer, lon = float(arr[0]), float(arr[1])
         v = self.vehicle
-        if abs(steer) > v.max_steer * _LIMIT_TOL:
+        bound = SATURATION_BOUND
+        if abs(steer) > bound * v.max_steer:
             raise ValueError(
-                f"road-wheel steer {steer!r} rad is beyond the vehicle's max_steer = "
-                f"{v.max_steer} rad; clip it (the command is the road-wheel angle in radians, "
-                "not the steering-wheel angle or degrees)")
+                f"road-wheel steer {steer!r} rad is beyond {bound:g} x the vehicle's "
+                f"max_steer = {v.max_steer} rad: not a saturating command but a unit slip "
+                "(the command is the road-wheel angle in radians, not the steering-wheel "
+                "angle or degrees)")
         lo, hi = self.longitudinal_range
-        if not lo * _LIMIT_TOL <= lon <= hi * _LIMIT_TOL:
+        if not bound * lo <= lon <= bound * hi:
             unit = {"pedal": "pedal", "force": "force [N]",
                     "accel": "acceleration target [m/s^2]"}[self.longitudinal]
             hint = ("; a force [N] needs Plant(longitudinal='force')"
                     if self.longitudinal == "pedal" else "")
             raise ValueError(
-                f"{unit} command {lon!r} is outside [{lo:g}, {hi:g}], the vehicle's range "
-                f"(longitudinal={self.longitudinal!r}: brakes to drive); clip it{hint}")
-        return steer, lon
+                f"{unit} command {lon!r} is beyond {bound:g} x the vehicle's range "
+                f"[{lo:g}, {hi:g}] (longitudinal={self.longitudinal!r}: brakes to drive): "
+                f"not a saturating command but a unit slip{hint}")
+        saturated = False
+        if abs(steer) > v.max_steer * _LIMIT_TOL:
+            steer, saturated = math.copysign(v.max_steer, steer), True
+        if not lo * _LIMIT_TOL <= lon <= hi * _LIMIT_TOL:
+            lon, saturated = min(max(lon, lo), hi), True
+        return steer, lon, saturated
 
     @property
     def longitudinal_range(self) -> tuple[float, float]:

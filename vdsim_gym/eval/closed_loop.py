@@ -179,7 +179,8 @@ class ClosedLoopEval:
         self._init_plant(plant, controller, initial_state, kwargs.get("ref_point"),
                          10.0 if duration is None else duration, reference_path)
         if mode == "wallclock":
-            self._wallclock = check_options(cpu_affinity, watchdog, plant.check_command)
+            self._wallclock = check_options(cpu_affinity, watchdog,
+                                            plant.check_command_within)
         self._init_trace(*trace_args)
 
     def _init_trace(self, path: Any, channels: Sequence[str], decimation: Any) -> None:

@@ -61,6 +61,9 @@ def build_result(ev: Any, rows: list[tuple], samples: _Samples, end: int, stoppe
                           if k not in taken)
                       if ev.overrun == "skip" else 0),
         "n_unapplied": int(len(srows) - sum(applied)),
+        # commands held at the vehicle's limits (the callback form; an env's actions are
+        # within [-1, 1] by construction)
+        "n_saturated": int(getattr(getattr(d, "plant", None), "n_saturated", 0)),
         "stopped_early": stopped,
         "t_stop": end * dt if stopped else None,
         "t_compute_max_s": float(cols["t_compute_s"].max()) if srows else nan,
