@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 import zipfile
 from collections.abc import Mapping
@@ -171,26 +172,88 @@ def _version(text: Any) -> tuple[int, ...]:
         return (999,)
 
 
+# Bounds of what the reader takes from a file (a deflate bomb or a lying header is refused
+# before it is inflated): a member's bytes, the manifest's, a channel's trailing shape.
+MAX_MEMBER_BYTES = 1 << 30  # 1 GiB: an hour at 100 Hz of a 4-wide channel is 12 MB
+MAX_MANIFEST_BYTES = 16 << 20
+MAX_TRAILING_WIDTH = 1 << 16
+
+
+def _read_member(z: zipfile.ZipFile, member: str, limit: int, path: Path) -> bytes:
+    """A member's bytes, at most ``limit`` (the declared size and the inflated one: a
+    header may lie); an encrypted or corrupt member is a TraceError."""
+    info = z.getinfo(member)
+    if info.flag_bits & 0x1:
+        raise TraceError(f"{path}: {member} is encrypted; a .vdtrace is never encrypted")
+    if info.file_size > limit:
+        raise TraceError(f"{path}: {member} declares {info.file_size} bytes, more than the "
+                         f"reader's bound of {limit} bytes")
+    try:
+        with z.open(member) as fh:
+            data = fh.read(limit + 1)
+    except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, ValueError) as exc:
+        raise TraceError(f"{path}: {member} cannot be read ({exc})") from None
+    if len(data) > limit:
+        raise TraceError(f"{path}: {member} inflates past the reader's bound of {limit} bytes")
+    return data
+
+
+def _trailing_shape(name: str, entry: Any, path: Path) -> tuple[int, ...]:
+    if not isinstance(entry, Mapping):
+        raise TraceError(f"{path}: the manifest's channel {name!r} must be an object with "
+                         f"'shape' and 'unit', got {type(entry).__name__}")
+    shape = entry.get("shape", [])
+    if not isinstance(shape, list) or not all(
+            isinstance(d, int) and not isinstance(d, bool) for d in shape):
+        raise TraceError(f"{path}: channel {name!r}: 'shape' must be a list of whole numbers "
+                         f"(the trailing dimensions), got {shape!r}")
+    width = 1
+    for d in shape:
+        if d < 1:
+            raise TraceError(f"{path}: channel {name!r}: 'shape' {shape} has a dimension < 1")
+        width *= d
+        if width > MAX_TRAILING_WIDTH:
+            raise TraceError(f"{path}: channel {name!r}: 'shape' {shape} is wider than the "
+                             f"reader's bound of {MAX_TRAILING_WIDTH} values per row")
+    return tuple(shape)
+
+
 def read_trace(path: str | Path) -> Trace:
     """Read a .vdtrace; errors (``TraceError``) name the file and the cause: not a zip,
-    no manifest, a newer schema, a missing manifest key or channel, a channel whose size
-    does not match its shape."""
+    not a regular file, no manifest, a newer schema, a missing manifest key or channel, a
+    malformed channel table or shape, a channel whose size does not match its shape, a
+    non-finite or non-1-D time, a row count that disagrees with the manifest, duplicate or
+    encrypted members, members beyond the reader's bounds (MAX_MEMBER_BYTES: a deflate
+    bomb is refused before it is inflated). Time and memory stay bounded by those."""
     path = Path(path)
     try:
-        z = zipfile.ZipFile(path)
+        st = path.stat()
     except FileNotFoundError:
         raise TraceError(f"{path}: no such trace file") from None
-    except (zipfile.BadZipFile, OSError) as exc:
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read it ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise TraceError(f"{path}: not a regular file (a .vdtrace is a zip file)")
+    try:
+        z = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
         raise TraceError(f"{path}: not a .vdtrace (a zip of manifest.json and channels): "
                          f"{exc}") from None
     with z:
-        names = set(z.namelist())
+        listed = z.namelist()
+        names = set(listed)
+        if len(names) != len(listed):
+            dup = next(n for n in listed if listed.count(n) > 1)
+            raise TraceError(f"{path}: the member {dup!r} appears twice; a .vdtrace has each "
+                             "once")
         if "manifest.json" not in names:
             raise TraceError(f"{path}: a zip, but not a .vdtrace (no manifest.json)")
         try:
-            manifest = json.loads(z.read("manifest.json"))
-        except json.JSONDecodeError as exc:
+            manifest = json.loads(_read_member(z, "manifest.json", MAX_MANIFEST_BYTES, path))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise TraceError(f"{path}: manifest.json is not JSON ({exc})") from None
+        except RecursionError:
+            raise TraceError(f"{path}: manifest.json is nested too deeply") from None
         if not isinstance(manifest, dict):
             raise TraceError(f"{path}: manifest.json must be an object")
         missing = [k for k in REQUIRED_KEYS if k not in manifest]
@@ -200,13 +263,17 @@ def read_trace(path: str | Path) -> Trace:
         if version[:1] != _version(SCHEMA_VERSION)[:1] or version > _version(SCHEMA_VERSION):
             raise TraceError(f"{path}: schema {manifest['schema_version']} is newer than this "
                              f"reader's {SCHEMA_VERSION}; upgrade vdsim_gym to read it")
+        table = manifest["channels"]
+        if not isinstance(table, dict):
+            raise TraceError(f"{path}: the manifest's 'channels' must be an object of name: "
+                             f"{{shape, unit}}, got {type(table).__name__}")
         channels: dict[str, np.ndarray] = {}
-        for name, entry in manifest["channels"].items():
+        for name, entry in table.items():
+            trailing = _trailing_shape(name, entry, path)
             member = f"channels/{name}.f64"
             if member not in names:
                 raise TraceError(f"{path}: channel {name!r} is listed but {member} is missing")
-            raw = z.read(member)
-            trailing = tuple(int(d) for d in entry.get("shape", []))
+            raw = _read_member(z, member, MAX_MEMBER_BYTES, path)
             width = int(np.prod(trailing)) if trailing else 1
             if len(raw) % (8 * width):
                 raise TraceError(f"{path}: {member} has {len(raw)} bytes, not a whole number "
@@ -215,7 +282,18 @@ def read_trace(path: str | Path) -> Trace:
         for name in REQUIRED_CHANNELS:
             if name not in channels:
                 raise TraceError(f"{path}: the required channel {name!r} is missing")
-        n = len(channels["t"])
+        t = channels["t"]
+        if t.ndim != 1:
+            raise TraceError(f"{path}: channel 't' must be 1-D (one time per row), got shape "
+                             f"{t.shape}")
+        if not np.all(np.isfinite(t)):
+            raise TraceError(f"{path}: channel 't' holds a non-finite time (row "
+                             f"{int(np.flatnonzero(~np.isfinite(t))[0])})")
+        n = len(t)
+        declared = manifest.get("n_rows")
+        if declared is not None and declared != n:
+            raise TraceError(f"{path}: the manifest says n_rows = {declared!r}, channel 't' "
+                             f"has {n} rows")
         bad = [k for k, v in channels.items() if len(v) != n]
         if bad:
             raise TraceError(f"{path}: channel {bad[0]!r} has {len(channels[bad[0]])} rows, "
@@ -224,10 +302,10 @@ def read_trace(path: str | Path) -> Trace:
         for member in sorted(n for n in names if n.startswith("overlays/")
                              and n.endswith(".json")):
             try:
-                ov = json.loads(z.read(member))
-            except json.JSONDecodeError:
+                ov = json.loads(_read_member(z, member, MAX_MANIFEST_BYTES, path))
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, TraceError):
                 continue  # an overlay is an annotation: a broken one does not spoil the run
-            if isinstance(ov, dict) and "name" in ov:
+            if isinstance(ov, dict) and isinstance(ov.get("name"), str):
                 overlays[ov["name"]] = ov
     return Trace(path, manifest, channels, overlays)
 
@@ -245,5 +323,6 @@ def attach_overlay(path: str | Path, overlay: Mapping[str, Any]) -> Path:
     return _write_zip(path, files)
 
 
-__all__ = ["OVERLAY_KINDS", "SCHEMA_VERSION", "Trace", "TraceError", "TraceWriter",
+__all__ = ["MAX_MEMBER_BYTES", "OVERLAY_KINDS", "SCHEMA_VERSION", "Trace", "TraceError",
+           "TraceWriter",
            "attach_overlay", "check_overlay", "read_trace"]
