@@ -351,3 +351,11 @@ def test_finite_commands_beyond_the_range_saturate_and_are_counted():
                          initial_state={"vx": 10.0}).run()
     assert res.stats["n_saturated"] > 0 and not res.stats["stopped_early"]
     assert res.stats["n_saturated"] <= res.stats["n_samples"]
+
+
+def test_vector_size_and_evaluation_length_have_bounds():
+    with pytest.raises(ValueError, match="num_envs = 10000000 is more than the bound of 100000"):
+        gym.make_vec("VDSim-DLC-v0", num_envs=10**7)
+    with pytest.raises(ValueError, match=r"duration = 10000000.0 s is longer than the bound "
+                                         r"of 86400 s"):
+        ClosedLoopEval(controller=lambda obs, t: (0.0, 0.0), duration=1e7)

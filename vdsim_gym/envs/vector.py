@@ -42,6 +42,9 @@ _UNSET = object()
 Seeds = int | Sequence[int | None] | None
 
 
+# The most envs in one vector env: each holds its C++ core and course (~60 KiB).
+MAX_NUM_ENVS = 100_000
+
 class VDSimVectorEnv(VectorEnv):
     """``num_envs`` copies of a registered VDSim env in one batch.
 
@@ -76,6 +79,9 @@ class VDSimVectorEnv(VectorEnv):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
                 or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if num_envs > MAX_NUM_ENVS:  # each env holds its core and course (tens of KiB)
+            raise ValueError(f"num_envs = {num_envs} is more than the bound of {MAX_NUM_ENVS}"
+                             " envs in one vector env (about 60 KiB each); split the batch")
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
             raise ValueError(f"threads must be an integer >= 0 (0: auto), got {threads!r}")
         self.num_envs = n = int(num_envs)

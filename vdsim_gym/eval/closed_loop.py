@@ -54,6 +54,20 @@ from vdsim_gym.tracking import check_path
 MODES = ("sync", "virtual_async", "wallclock")
 
 
+# The longest run [s] of simulated time: its trace and samples are held in memory (a day
+# at 100 Hz of rows is about 0.5 GB).
+MAX_EVAL_DURATION_S = 86_400.0
+
+
+def _check_duration(duration: Any) -> Any:
+    if isinstance(duration, (int, float)) and not isinstance(duration, bool) \
+            and duration > MAX_EVAL_DURATION_S:
+        raise ValueError(f"duration = {duration!r} s is longer than the bound of "
+                         f"{MAX_EVAL_DURATION_S:g} s (a day of simulated time: the run's "
+                         "trace is held in memory); evaluate shorter runs")
+    return duration
+
+
 class ClosedLoopEval:
     """Run one controller against a Plant in mode A (sync) or B (virtual_async).
 
@@ -196,7 +210,7 @@ class ClosedLoopEval:
         self._driver: _Driver = _PlantDriver(plant, controller, initial_state, ref_point)
         self.plant = plant
         self.duration = float(duration) if isinstance(duration, (int, float)) else duration
-        self._end_tick = whole_ticks(duration, plant.substep_dt, "duration")
+        self._end_tick = whole_ticks(_check_duration(duration), plant.substep_dt, "duration")
         self._check_delay_fits()
         self.reference_path = None if reference_path is None else check_path(reference_path)
 
@@ -250,7 +264,7 @@ class ClosedLoopEval:
         self.plant = None
         self.reference_path = None
         self.duration = float(duration) if isinstance(duration, (int, float)) else duration
-        self._end_tick = whole_ticks(duration, phys.substep_dt, "duration")
+        self._end_tick = whole_ticks(_check_duration(duration), phys.substep_dt, "duration")
         self._check_delay_fits()
         if self.mode == "wallclock":  # the runner ticks the env core's own plant
             self._driver = EnvWallclockDriver(env, policy, seed, self._end_tick)
