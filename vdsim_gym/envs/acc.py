@@ -62,6 +62,8 @@ class ACCEnv(CoreEnv):
     [m/s^3], rms_time_gap_error [s] (gap / v - time_headway while following above 1 m/s).
     """
 
+    metadata: dict[str, Any] = {**CoreEnv.metadata, "render_modes": ["rgb_array"]}
+
     # gap [m] (+inf without a lead), lead_speed [m/s] (0 without), ttc [s] (+inf when not
     # closing), lead_present, ego_speed [m/s], ax [m/s^2], t [s].
     INFO_KEYS = (("gap", float), ("lead_speed", float), ("ttc", float), ("lead_present", bool),
@@ -132,6 +134,15 @@ class ACCEnv(CoreEnv):
             self._core.time_limit_ticks = ceil_ticks(
                 (sc.periods - 1) * self.control_period, self.substep_dt)
         return (sc.ego_speed0, sc.set_speed)
+
+    def render(self) -> np.ndarray | None:
+        """``render_mode="rgb_array"``: the road from the side, ego and lead at their gap,
+        the desired gap and the figures (vdsim_gym.envs.render_frames)."""
+        if self.render_mode != "rgb_array":
+            return None
+        from vdsim_gym.envs.render_frames import acc_frame  # Pillow only when rendering
+
+        return acc_frame(self)
 
     def _after_reset(self, row: list[float]) -> dict[str, Any]:
         return {k: tp(row[j + 1]) for j, (k, tp) in enumerate(self.INFO_KEYS)}

@@ -73,6 +73,8 @@ class DynoEnv(CoreEnv):
     - v0: initial version.
     """
 
+    metadata: dict[str, Any] = {**CoreEnv.metadata, "render_modes": ["rgb_array"]}
+
     PHYSICS = DynoPhysics
     INFO_KEYS = (("speed", float), ("cycle_speed", float), ("speed_error", float),
                  ("pedal", float), ("throttle", float), ("brake", float),
@@ -122,6 +124,15 @@ class DynoEnv(CoreEnv):
             self._core.time_limit_ticks = ceil_ticks(
                 (len(speeds) - 1) * self.control_period, self.substep_dt)
         return [float(speeds[0])]
+
+    def render(self) -> np.ndarray | None:
+        """``render_mode="rgb_array"``: the cycle around now with its preview, the speed,
+        and the pedal commanded and reaching the car (vdsim_gym.envs.render_frames)."""
+        if self.render_mode != "rgb_array":
+            return None
+        from vdsim_gym.envs.render_frames import dyno_frame  # Pillow only when rendering
+
+        return dyno_frame(self)
 
     def _after_reset(self, row: list[float]) -> dict[str, Any]:
         return {k: tp(row[j + 1]) for j, (k, tp) in enumerate(self.INFO_KEYS)}
