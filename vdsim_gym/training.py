@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym._files import load_yaml
+from vdsim_gym._signals import raise_on_sigterm, restore_sigterm
 
 ALGOS = ("ppo", "sac", "td3")
 ON_POLICY = ("ppo",)
@@ -335,7 +336,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         "started": stamp,
     }
     t0 = time.perf_counter()
-    previous = _raise_on_sigterm()  # from here on a stop writes the run folder
+    previous = raise_on_sigterm()  # from here on a stop writes the run folder
     try:
         (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
         model.learn(n_timesteps, callback=_callbacks(run_dir, venv, eval_env, norm, n_envs,
@@ -343,7 +344,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
                                                      checkpoint_freq, verbose, metrics),
                     progress_bar=progress_bar)
     finally:  # an interrupted (Ctrl-C) or terminated (SIGTERM) run keeps what it learned
-        _restore_sigterm(previous)
+        restore_sigterm(previous)
         model.save(run_dir / "model.zip")
         if norm is not None:
             venv.save(str(run_dir / "vecnormalize.pkl"))
@@ -483,20 +484,6 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
                                             str(run_dir / "checkpoints"), name_prefix="model",
                                             save_vecnormalize=norm is not None))
     return CallbackList(callbacks)
-
-
-def _raise_on_sigterm() -> Any:
-    """SIGTERM (a scheduler's stop, `kill`) raises KeyboardInterrupt in the main thread, so
-    the run folder is written as on Ctrl-C (vdsim_gym._signals)."""
-    from vdsim_gym._signals import raise_on_sigterm
-
-    return raise_on_sigterm()
-
-
-def _restore_sigterm(previous: Any) -> None:
-    from vdsim_gym._signals import restore_sigterm
-
-    restore_sigterm(previous)
 
 
 # ------------------------------------------------------------------ loading

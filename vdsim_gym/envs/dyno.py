@@ -91,6 +91,7 @@ class DynoEnv(CoreEnv):
             raise ValueError("cycle is an empty list; give a cycle name, file or DriveCycle")
         self.cycles = [load_cycle(c) for c in cycles]
         self.cycle: DriveCycle | None = None
+        self.cycle_index = 0  # of the cycle drawn at the last reset, in self.cycles
         super().__init__(**kwargs)
         self._speeds = [c.resample(self.control_period) for c in self.cycles]
         # Physical value of each observation column = obs * scale.
@@ -117,7 +118,7 @@ class DynoEnv(CoreEnv):
 
     def _reset_task(self, seed: int | None) -> list[float]:
         i = int(self.np_random.integers(len(self.cycles))) if len(self.cycles) > 1 else 0
-        self.cycle = self.cycles[i]
+        self.cycle, self.cycle_index = self.cycles[i], i
         speeds = self._speeds[i]
         self._core.set_cycle(speeds)
         if self.time_limit is None:  # the cycle's end truncates the episode

@@ -72,9 +72,7 @@ def dyno_frame(env: Any, behind_s: float = 20.0, ahead_s: float = 10.0) -> np.nd
     img, draw = _image()
     info = _info(env)
     t = info["t"]
-    speeds = env._speeds[[id(c) for c in env.cycles].index(id(env.cycle))] \
-        if env.cycle is not None else \
-        np.zeros(2)
+    speeds = env._speeds[env.cycle_index] if env.cycle is not None else np.zeros(2)
     dt = env.control_period
     k0, k1 = max(0, int((t - behind_s) / dt)), min(len(speeds), int((t + ahead_s) / dt) + 1)
     window = speeds[k0:k1]

@@ -34,6 +34,7 @@ from typing import Any
 import gymnasium as gym
 
 from vdsim_gym import _core
+from vdsim_gym._signals import sigterm_as_interrupt
 from vdsim_gym.errors import ConcurrentUseError
 from vdsim_gym.eval.driver import Command, Controller, _Driver, _PlantDriver
 from vdsim_gym.eval.env_run import EnvPolicyRun
@@ -284,19 +285,17 @@ class ClosedLoopEval:
         With ``trace_path`` the run is recorded and written there (atomically) whatever
         ends it: an exception, Ctrl-C or SIGTERM (raised as KeyboardInterrupt while the
         run lasts) leaves a complete trace of what ran."""
-        from vdsim_gym._signals import sigterm_as_interrupt
-
         # One run at a time: two at once would drive one plant (setdefault is atomic
         # under the GIL, so both threads get the same lock).
         in_use = self.__dict__.setdefault("_in_use", threading.Lock())
         if not in_use.acquire(False):
             raise ConcurrentUseError.of("this ClosedLoopEval (a run is in progress)")
         try:
-            return self._run_guarded(sigterm_as_interrupt)
+            return self._run_guarded()
         finally:
             in_use.release()
 
-    def _run_guarded(self, sigterm_as_interrupt: Any) -> EvalResult:
+    def _run_guarded(self) -> EvalResult:
         self._stop.clear()
         with sigterm_as_interrupt():  # SIGTERM stops the run as Ctrl-C does
             if self._trace is None:
