@@ -157,18 +157,18 @@ def plot_margins(png: Path, dt: float = 0.05) -> None:
     w = np.logspace(-1, np.log10(np.pi / dt), 800)
     fig = figure(figsize=(9, 6.5))
     am, ap = fig.subplots(2, 1, sharex=True)
-    for i, (label, mode, gains) in enumerate(LOOPS):
+    for label, mode, gains in LOOPS:
         model = LoopModel.for_bench(mode, dt=dt, **gains)
         resp = model.response(w)
         m = loop_margins(model)
         line, = am.semilogx(w, 20 * np.log10(np.abs(resp)), label=label.strip())
         ap.semilogx(w, np.degrees(np.unwrap(np.angle(resp))), color=line.get_color())
+        # The margins go in the phase panel's legend (by the crossover dot's colour), not
+        # beside the dots: the four crossovers lie within a factor 2.5 in frequency and
+        # 60 deg in phase, so labels next to them overlapped each other and the curves.
         ap.plot([m.crossover_rad_s], [m.phase_margin_deg - 180.0], "o",
-                color=line.get_color())
-        ap.annotate(f"PM {m.phase_margin_deg:.0f} deg, DM {m.delay_margin_s:.3f} s",
-                    (m.crossover_rad_s, m.phase_margin_deg - 180.0), fontsize=7,
-                    xytext=(8, -28 + 11 * i), textcoords="offset points",
-                    color=line.get_color())
+                color=line.get_color(),
+                label=f"PM {m.phase_margin_deg:.0f} deg, DM {m.delay_margin_s:.3f} s")
     am.axhline(0, color="k", lw=0.8)
     ap.axhline(-180, color="k", lw=0.8)
     am.set_ylabel("|L| [dB]")
@@ -177,6 +177,9 @@ def plot_margins(png: Path, dt: float = 0.05) -> None:
     ap.set_xlabel("angular frequency [rad/s]")
     am.set_title(f"robot driver + bench loops, dt {dt:g} s (dots: crossover)")
     am.legend(fontsize=8)
+    ap.legend(fontsize=8, loc="lower left",
+              title="at crossover: phase margin (PM), delay margin (DM)", title_fontsize=8,
+              alignment="left")
     for ax in (am, ap):
         ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
