@@ -109,6 +109,12 @@ def plot(runs: list[tuple[DemoResult, np.ndarray, gym.Env]], path: Path) -> None
 
     fig = figure(figsize=(11, 3.0 * len(runs)))
     axes = fig.subplots(len(runs), 1, squeeze=False)
+
+    def title(res: DemoResult, factor: float) -> str:
+        return (f"{res.preset}: e_y RMSE {res.ey_rmse_m:.3f} m, max {res.ey_max_m:.3f} m, "
+                f"{res.cone_hits} cones hit, pass {res.pass_speed_mps:.1f} m/s "
+                f"(Y scale exaggerated {factor:.2g}x)")
+
     for ax, (res, xy, env) in zip(axes[:, 0], runs, strict=True):
         course = env.unwrapped.course
         ax.plot(course.path[:, 0], course.path[:, 1], "k--", lw=1, label="reference")
@@ -118,14 +124,27 @@ def plot(runs: list[tuple[DemoResult, np.ndarray, gym.Env]], path: Path) -> None
             if hit.any():
                 ax.plot(*course.cones[hit].T, "o", color="red", ms=5, label="cones hit")
         ax.plot(xy[:, 0], xy[:, 1], "b-", lw=1.5, label="driven (CG)")
-        ax.set_title(f"{res.preset}: e_y RMSE {res.ey_rmse_m:.3f} m, max {res.ey_max_m:.3f} m, "
-                     f"{res.cone_hits} cones hit, pass {res.pass_speed_mps:.1f} m/s", fontsize=9)
+        ax.set_title(title(res, 0.0), fontsize=9)  # the layout's room; factor set below
         ax.set_xlabel("X [m]")
-        ax.set_ylabel("Y [m] (stretched)")
+        ax.set_ylabel("Y [m]")
         ax.grid(alpha=0.3)
         ax.legend(loc="upper left", fontsize=7, ncol=4)
     fig.tight_layout()
+    # A course is ~120-180 m long and ~5 m wide: at equal aspect the lateral motion would
+    # be a few pixels high, so Y keeps its own scale and each title states how much it is
+    # exaggerated, measured on the laid-out axes.
+    for ax, (res, _, _) in zip(axes[:, 0], runs, strict=True):
+        ax.set_title(title(res, y_exaggeration(ax)), fontsize=9)
     fig.savefig(path, dpi=110)
+
+
+def y_exaggeration(ax) -> float:
+    """How many times a metre of Y is drawn longer than a metre of X on ``ax`` (1 at
+    equal aspect), from its position in the figure and its data limits."""
+    box = ax.get_position()
+    fig_w, fig_h = ax.figure.get_size_inches()
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    return (box.height * fig_h / abs(y1 - y0)) / (box.width * fig_w / abs(x1 - x0))
 
 
 def run_demo(out: str | Path = "demo_out", presets: list[str] | None = None,
