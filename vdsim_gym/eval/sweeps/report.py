@@ -104,18 +104,21 @@ def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str | Non
             if short:  # episodes that ended early: their metric covers less course
                 ax.plot(*zip(*short, strict=True), "o", ms=9, mfc="white", color=c, zorder=3)
                 hollow = True
-    if hollow:
-        ax.text(0.01, 0.01, "hollow: not every episode completed (reached its task's end)",
-                transform=ax.transAxes, fontsize=7, va="bottom")
     ax.set_xlabel("mean computation delay [ms]")
     ax.set_ylabel(labels.get(metric, metric) + " (mean, 95 % interval)")
-    if title:
-        ax.set_title(title, fontsize=9)
+    if title:  # wrapped: env kwargs (randomize={...}) make it wider than the figure
+        ax.set_title(title, fontsize=9, wrap=True)
     ax.grid(alpha=0.3)
+    handles, names = ax.get_legend_handles_labels()
+    if hollow:  # a legend entry, placed with the legend: a fixed corner note overlapped lines
+        from matplotlib.lines import Line2D
+
+        handles.append(Line2D([], [], ls="none", marker="o", ms=9, mfc="white", color="0.4"))
+        names.append("not every episode completed\n(reached its task's end)")
     if by_scenario:  # many lines: the legend beside the axes, not over them
-        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+        ax.legend(handles, names, fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     else:
-        ax.legend(fontsize=7)
+        ax.legend(handles, names, fontsize=7, loc="best")
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=110)
