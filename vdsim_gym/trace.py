@@ -323,6 +323,14 @@ def attach_overlay(path: str | Path, overlay: Mapping[str, Any]) -> Path:
     return _write_zip(path, files)
 
 
+def to_mcap(trace_or_path: Trace | str | Path, out: str | Path, **kwargs: Any) -> Path:
+    """The trace as an MCAP file for Foxglove or PlotJuggler: ``vdsim_gym.trace_mcap.
+    to_mcap`` (imported here only when called; it needs the ``export`` extra)."""
+    from vdsim_gym.trace_mcap import to_mcap as _to_mcap
+
+    return _to_mcap(trace_or_path, out, **kwargs)
+
+
 __all__ = ["MAX_MEMBER_BYTES", "OVERLAY_KINDS", "SCHEMA_VERSION", "Trace", "TraceError",
            "TraceWriter",
-           "attach_overlay", "check_overlay", "read_trace"]
+           "attach_overlay", "check_overlay", "read_trace", "to_mcap"]
