@@ -10,6 +10,7 @@ from typing import Any
 
 from vdsim_gym.cli.delay_budget import MAX_DURATION
 from vdsim_gym.cli.demo import SCENARIOS as DEMO_PRESETS
+from vdsim_gym.cli.export import _add_export
 from vdsim_gym.cli.options import (
     _delays,
     _int_at_least,
@@ -396,4 +397,4 @@ def _add_accuracy(sub: Any) -> None:
 
 # In the order of `vdsim-gym --help`.
 ADDERS = (_add_demo, _add_bench, _add_accuracy, _add_handling, _add_delay_budget, _add_sweep,
-          _add_acc, _add_dyno_table, _add_render)
+          _add_acc, _add_dyno_table, _add_render, _add_export)
