@@ -5,8 +5,8 @@ draws on ``figure()``: a matplotlib ``Figure`` on its own Agg canvas. It needs n
 backend (headless machines, worker threads) and leaves pyplot's global backend alone, so
 a plot written from a Jupyter notebook does not switch that session's inline backend to
 Agg (selecting Agg in each plot function did: the notebook's own figures stopped showing
-after the first package plot; tests/test_plotting.py). ``vdsim_gym/envs/render.py`` draws
-the same way.
+after the first package plot; tests/test_plotting.py). The envs' frames need no
+matplotlib at all (Pillow: ``vdsim_gym/envs/render_frames.py``).
 """
 
 from __future__ import annotations

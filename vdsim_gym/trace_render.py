@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym.envs.render_frames import body_outline
 from vdsim_gym.trace import Trace, read_trace
 
 LON_CHANNELS = ("u_fx", "u_pedal", "u_ax", "u_reference")
@@ -41,38 +42,6 @@ def _lon(tr: Trace) -> tuple[str, np.ndarray] | None:
         if name in tr.channels:
             return name, tr[name]
     return None
-
-
-def body_outline(geo: dict[str, Any], x: float, y: float, psi: float, steer: float
-                 ) -> list[np.ndarray]:
-    """The body rectangle and four wheels (front ones turned by ``steer``) in the ground
-    frame, as closed (5, 2) polygons; empty without the geometry."""
-    need = ("cg_to_front_m", "cg_to_rear_m", "body_width_m", "track_m")
-    if not all(k in geo for k in need):
-        return []
-    a, b, w, track = (geo[k] for k in need)
-    front = a + geo.get("front_overhang_m", 0.8)
-    rear = b + geo.get("rear_overhang_m", 0.8)
-    r = geo.get("wheel_radius_m", 0.3)
-    c, s = math.cos(psi), math.sin(psi)
-
-    def place(poly: np.ndarray) -> np.ndarray:
-        return np.column_stack((x + c * poly[:, 0] - s * poly[:, 1],
-                                y + s * poly[:, 0] + c * poly[:, 1]))
-
-    def rect(cx: float, cy: float, length: float, width: float, angle: float) -> np.ndarray:
-        ca, sa = math.cos(angle), math.sin(angle)
-        pts = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1], [-1, -1]], float)
-        pts *= [length / 2, width / 2]
-        return np.column_stack((cx + ca * pts[:, 0] - sa * pts[:, 1],
-                                cy + sa * pts[:, 0] + ca * pts[:, 1]))
-
-    out = [place(np.array([[-rear, -w / 2], [front, -w / 2], [front, w / 2], [-rear, w / 2],
-                           [-rear, -w / 2]]))]
-    for cx, ang in ((a, steer), (-b, 0.0)):
-        for side in (-1.0, 1.0):
-            out.append(place(rect(cx, side * track / 2, 2 * r, 0.22, ang)))
-    return out
 
 
 class _Figure:

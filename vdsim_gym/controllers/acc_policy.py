@@ -33,6 +33,11 @@ class CarFollowingPolicy:
         self.a_max, self.d_max = base.vehicle.max_acceleration, base.vehicle.max_deceleration
         self._make = make
         self._rows: list[Any] = []
+        # A rendering single env shows the baseline's mode (cruise, follow, emergency) on
+        # its frames: the policy notes it there after each single-observation predict.
+        self._notes: dict[str, Any] | None = (
+            base.render_notes if getattr(base, "render_mode", None) is not None
+            and isinstance(getattr(base, "render_notes", None), dict) else None)
 
     def reset(self) -> None:
         self._rows = []
@@ -58,6 +63,8 @@ class CarFollowingPolicy:
                                    float(v_set[i]))
             out[i, 0] = a / self.a_max if a >= 0 else a / self.d_max
         out = np.clip(out, -1.0, 1.0)
+        if single and self._notes is not None and getattr(self._rows[0], "mode", None):
+            self._notes["mode"] = self._rows[0].mode
         return (out[0] if single else out), state
 
 
@@ -67,6 +74,10 @@ class _ACCRow:
 
     def reset(self) -> None:
         self.ctrl.reset()
+
+    @property
+    def mode(self) -> str | None:
+        return self.ctrl.mode
 
     def step(self, v: float, v_lead: float | None, gap: float | None, dt: float,
              v_set: float) -> float:

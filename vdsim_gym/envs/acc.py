@@ -62,7 +62,7 @@ class ACCEnv(CoreEnv):
     [m/s^3], rms_time_gap_error [s] (gap / v - time_headway while following above 1 m/s).
     """
 
-    metadata: dict[str, Any] = {**CoreEnv.metadata, "render_modes": ["rgb_array"]}
+    metadata: dict[str, Any] = {**CoreEnv.metadata, "render_modes": ["human", "rgb_array"]}
 
     # gap [m] (+inf without a lead), lead_speed [m/s] (0 without), ttc [s] (+inf when not
     # closing), lead_present, ego_speed [m/s], ax [m/s^2], t [s].
@@ -135,11 +135,9 @@ class ACCEnv(CoreEnv):
                 (sc.periods - 1) * self.control_period, self.substep_dt)
         return (sc.ego_speed0, sc.set_speed)
 
-    def render(self) -> np.ndarray | None:
-        """``render_mode="rgb_array"``: the road from the side, ego and lead at their gap,
-        the desired gap and the figures (vdsim_gym.envs.render_frames)."""
-        if self.render_mode != "rgb_array":
-            return None
+    def _frame(self) -> np.ndarray:
+        """The frame: the road from the side, ego and lead at their gap,
+        the desired gap, TTC and ``render_notes`` (vdsim_gym.envs.render_frames)."""
         from vdsim_gym.envs.render_frames import acc_frame  # Pillow only when rendering
 
         return acc_frame(self)

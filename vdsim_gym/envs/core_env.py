@@ -20,6 +20,7 @@ import dataclasses
 import inspect
 import math
 import threading
+from collections import deque
 from collections.abc import Mapping
 from typing import Any, SupportsFloat
 
@@ -96,7 +97,7 @@ def check_flag(value: Any, name: str) -> bool:
 class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
     """A Gymnasium env over one C++ env core; subclasses are tasks (see the module doc)."""
 
-    # A task that renders lists its modes (the path envs: rgb_array) and defines render().
+    # A task that renders lists its modes (RENDER_MODES) and defines _frame().
     metadata: dict[str, Any] = {"render_modes": [], "render_fps": 50}
     DEFAULT_TIME_LIMIT: float | None = None  # [s]; subclasses set theirs
     # (name, Python type) of the task's info columns reported in every step's info.
@@ -146,6 +147,17 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
                 f"{self.metadata['render_modes']}, got {render_mode!r} (a TypeError, so "
                 "that stable-baselines3's make_vec_env retries without it)")
         self.render_mode = render_mode
+        # Short labelled notes a frame shows (e.g. {"mode": "follow"}: acc_pid sets its
+        # mode on the env it was built for); anyone may set or clear them.
+        self.render_notes: dict[str, Any] = {}
+        # With a render mode: the commands sent and not yet applied [(t_sample, t_apply,
+        # action)] in apply order, the one in force (None: the reset command) and the
+        # human window.
+        self._render_commands: deque[tuple[float, float, tuple[float, ...]]] = deque()
+        self._render_in_force: tuple[float, float, tuple[float, ...]] | None = None
+        self._window: Any = None
+        # render_mode="human": wait between frames to show the episode at real time.
+        self.render_real_time = True
         # Held through reset() and step(): a second thread is refused, not interleaved.
         self._in_use = threading.Lock()
         self._task_kwargs = dict(task_kwargs)
@@ -373,8 +385,47 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         return {}
 
     def render(self) -> Any:
-        """None: a task without render modes renders nothing (the path envs override)."""
+        """``render_mode="rgb_array"``: this moment's frame, an (H, W, 3) uint8 array
+        (the task's ``_frame``, vdsim_gym.envs.render_frames); ``"human"``: the frame
+        shown in a pygame window at ``metadata["render_fps"]`` (real time;
+        ``render_real_time = False``: as fast as the loop runs), drawn after every reset
+        and step, returns None; no render mode: None."""
+        if self.render_mode is None:
+            return None
+        frame = self._frame()
+        if self.render_mode == "rgb_array":
+            return frame
+        if self._window is None:
+            from vdsim_gym.envs.render_frames import Window  # pygame only for "human"
+
+            self._window = Window(f"{type(self).__name__} (vdsim_gym)")
+        self._window.show(frame, self.metadata["render_fps"] if self.render_real_time else None)
         return None
+
+    def _log_command(self, t0: float, action: Any, info: dict[str, Any]) -> None:
+        """Notes the step's command (sampled at t_sample, applied at t_apply: the timing
+        keys with latency, else the step's start) for the frame's command in force and
+        pending ones. Apply times increase step after step (the controller's samples
+        follow each other), so the applied ones leave from the front."""
+        log = self._render_commands
+        log.append((info.get("t_sample", t0), info.get("t_apply", t0),
+                    tuple(np.asarray(action, float).ravel().tolist())))
+        # The core applies a command at the start of its tick's substep: one due at the
+        # step's end is still pending (the next step applies it first).
+        now = self._core.time - 0.5 * self.substep_dt
+        while log and log[0][1] < now:
+            self._render_in_force = log.popleft()
+
+    def _frame(self) -> np.ndarray:
+        """The task's frame now (a task that lists render modes defines it)."""
+        raise NotImplementedError(f"{type(self).__name__} does not render")
+
+    def close(self) -> None:
+        """Closes the human window if one is open; the env stays usable."""
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+        super().close()
 
     # ---------------------------------------------------------------- the plant
     # The vehicle Session (the core's ``session``) is the default plant; an env on
@@ -523,9 +574,14 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         if not self._in_use.acquire(False):
             raise ConcurrentUseError.of(f"this {type(self).__name__}")
         try:
-            return self._reset(seed, options)
+            out = self._reset(seed, options)
+            self._render_commands.clear()
+            self._render_in_force = None
         finally:
             self._in_use.release()
+        if self.render_mode == "human":
+            self.render()
+        return out
 
     def step(
         self, action: np.ndarray
@@ -533,9 +589,16 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         if not self._in_use.acquire(False):
             raise ConcurrentUseError.of(f"this {type(self).__name__}")
         try:
-            return self._step(action)
+            if self.render_mode is None:
+                return self._step(action)
+            t0 = self._core.time
+            out = self._step(action)
+            self._log_command(t0, action, out[4])
         finally:
             self._in_use.release()
+        if self.render_mode == "human":
+            self.render()
+        return out
 
     def _reset(self, seed: int | None, options: dict[str, Any] | None
                ) -> tuple[np.ndarray, dict[str, Any]]:

@@ -73,7 +73,7 @@ class DynoEnv(CoreEnv):
     - v0: initial version.
     """
 
-    metadata: dict[str, Any] = {**CoreEnv.metadata, "render_modes": ["rgb_array"]}
+    metadata: dict[str, Any] = {**CoreEnv.metadata, "render_modes": ["human", "rgb_array"]}
 
     PHYSICS = DynoPhysics
     INFO_KEYS = (("speed", float), ("cycle_speed", float), ("speed_error", float),
@@ -126,11 +126,9 @@ class DynoEnv(CoreEnv):
                 (len(speeds) - 1) * self.control_period, self.substep_dt)
         return [float(speeds[0])]
 
-    def render(self) -> np.ndarray | None:
-        """``render_mode="rgb_array"``: the cycle around now with its preview, the speed,
+    def _frame(self) -> np.ndarray:
+        """The frame: the cycle around now with its preview, the speed,
         and the pedal commanded and reaching the car (vdsim_gym.envs.render_frames)."""
-        if self.render_mode != "rgb_array":
-            return None
         from vdsim_gym.envs.render_frames import dyno_frame  # Pillow only when rendering
 
         return dyno_frame(self)

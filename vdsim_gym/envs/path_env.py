@@ -134,7 +134,7 @@ SHARED_ARGS = """
     - ``terminate_on_cone=True``: end the episode at the first cone hit.
     - ``stall_time=2.0`` [s]: terminate ("stalled") once vx has stayed below a quarter of
       the reference speed for this long; 0: never.
-    - ``render_mode=None``: None or "rgb_array".
+    - ``render_mode=None``: None, "rgb_array" (frames as arrays) or "human" (a pygame window).
     - ``latency=None``: a ``vdsim_gym.LatencyModel`` (``.fixed(c)``, ``.uniform(lo, hi,
       seed)``, ``.normal(mu, sd, seed)``, ``.measured()``): computation delay of each
       action (see Latency); None applies every action at once.
@@ -166,7 +166,7 @@ class PathTrackingEnv(CoreEnv):
 
     __doc__ = (__doc__ or "") + SHARED_DOC + "\n    ## Arguments\n" + SHARED_ARGS
 
-    metadata: dict[str, Any] = {**CoreEnv.metadata, "render_modes": ["rgb_array"]}
+    metadata: dict[str, Any] = {**CoreEnv.metadata, "render_modes": ["human", "rgb_array"]}
     INFO_KEYS = (("e_y", float), ("cone_hits", int), ("s", float), ("t", float))
     STEP_LOG = ("X", "Y")  # the CG's trajectory (trajectory(), render)
     SUMMARY_INT_KEYS = ("steps", "cone_hits")
@@ -232,14 +232,14 @@ class PathTrackingEnv(CoreEnv):
         self._step_log = [(X, Y)]
         return {"e_y": e_y, "s": s, "t": t, "cone_hits": 0}
 
-    def render(self) -> np.ndarray | None:
-        if self.render_mode != "rgb_array":
-            return None
-        from vdsim_gym.envs.render import render_rgb  # matplotlib only when rendering
+    def _frame(self) -> np.ndarray:
+        """The bird's-eye frame (vdsim_gym.envs.render_frames.path_frame): the course,
+        the driven path, the body with the wheels at the actuator's angle, a scale bar,
+        time, speed, e_y and steer, and with latency the command in force and the
+        pending one with their sample and apply times."""
+        from vdsim_gym.envs.render_frames import path_frame  # Pillow only when rendering
 
-        return render_rgb(self)
-
-    # ---------------------------------------------------------------- helpers
+        return path_frame(self)
 
     def action_to_command(self, action: Any) -> tuple[float, float]:
         """(delta_rw [rad], longitudinal) for an action: the core's own mapping (clipped
