@@ -154,7 +154,8 @@ def _render(args: argparse.Namespace) -> int:
     if args.png is not None:
         print(f"wrote {render_png(args.traces, args.png, labels=labels, at=args.at)}")
     if gif is not None:
-        out = render_gif(args.traces, gif, labels=labels, fps=args.fps, speed=args.speed)
+        out = render_gif(args.traces, gif, labels=labels, fps=args.fps, speed=args.speed,
+                         progress=not args.no_progress)
         print(f"wrote {out}")
     return 0
 
@@ -347,11 +348,11 @@ def _add_dyno_table(sub: Any) -> None:
 
 def _add_render(sub: Any) -> None:
     r = sub.add_parser("render", help="animate .vdtrace runs (bird's-eye view, speed, steer "
-                                      "and command panels) as a GIF, or a PNG frame")
+                                      "and command panels) as a GIF or MP4, or a PNG frame")
     r.add_argument("traces", nargs="+", help="one or more .vdtrace files (overlaid by time)")
     r.add_argument("--out", default=None,
-                   help="GIF path (default: the first trace's name with .gif, unless only "
-                        "--png is given)")
+                   help="animation path ending in .gif or .mp4 (default: the first trace's "
+                        "name with .gif, unless only --png is given)")
     r.add_argument("--png", default=None, help="also (or only) a PNG of one frame")
     r.add_argument("--at", type=float, default=None,
                    help="--png: the frame's time [s] (default: the end)")
@@ -361,6 +362,8 @@ def _add_render(sub: Any) -> None:
                    help="GIF frames per second (default 10)")
     r.add_argument("--speed", type=_number_in("x real time", 100.0), default=1.0,
                    help="simulated seconds per second of GIF (default 1)")
+    r.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (it goes to stderr)")
     r.set_defaults(func=_render)
 
 
