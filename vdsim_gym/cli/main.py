@@ -1,5 +1,5 @@
 """``vdsim-gym`` command line: demo, bench, accuracy, delay-budget, sweep, acc,
-acc-metrics, dyno-table, render.
+acc-metrics, dyno-table, handling, render, export.
 
 A user error (a bad option value, an unknown key, a missing extra, an --out that is a
 file) prints one line, ``vdsim-gym <command>: error: <message>``, and exits with 2, as
@@ -21,7 +21,8 @@ from vdsim_gym.cli.commands import ADDERS
 TRACEBACK_ENV = "VDSIM_GYM_TRACEBACK"
 # Extras that provide an optional import, for the hint of an ImportError.
 _EXTRAS = {"matplotlib": "plot", "stable_baselines3": "train", "torch": "train",
-           "ray": "ray", "tqdm": "all"}
+           "ray": "ray", "tqdm": "all", "mcap": "export", "pygame": "render",
+           "imageio_ffmpeg": "render"}
 
 
 class _Parser(argparse.ArgumentParser):
