@@ -223,11 +223,13 @@ def test_the_write_is_atomic(traces, tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["run.mcap"]  # no temporary left
 
 
-def test_reading_traces_does_not_import_mcap():
+def test_reading_traces_does_not_import_mcap(tmp_path):
     code = ("import sys, vdsim_gym.trace as t, vdsim_gym.trace_mcap; "
             "assert 'mcap' not in sys.modules, 'mcap imported'; print(callable(t.to_mcap))")
+    # cwd outside the checkout: from its root, a non-editable install's Python would import
+    # the source tree (no compiled core) instead of the installed package
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+                         check=True, cwd=tmp_path)
     assert out.stdout.strip() == "True"
 
 
