@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from vdsim_gym.envs.render_frames import WorldView
 from vdsim_gym.eval import ClosedLoopEval
 from vdsim_gym.trace import attach_overlay, read_trace
 
@@ -70,7 +71,7 @@ def test_frames_move_the_cursor_and_the_car_over_one_static_image(tmp_path):
 def test_runs_on_different_courses_each_get_their_course(tmp_path):
     a, b = _trace(tmp_path, "a"), _trace(tmp_path, "b")
     _course(a, 0.0, [[10.0, 2.0], [20.0, 2.0]])
-    _course(b, -6.0, [[15.0, -9.0], [30.0, -9.0]])
+    _course(b, -6.0, [[15.0, -3.0], [30.0, -9.0]])
     fig = _Figure([read_trace(a), read_trace(b)], ["a", "b"], "ab")
     try:
         assert len(fig.courses) == 2
@@ -78,6 +79,15 @@ def test_runs_on_different_courses_each_get_their_course(tmp_path):
         for cone, color in (((10.0, 2.0), fig.rgb[0]), ((30.0, -9.0), fig.rgb[1])):
             u, v = fig.bird_trans.transform([cone])[0]
             assert _near(img, (u, fig.height - v), color), cone  # in its run's colour
+        # the close-up too: centred on the first run's car at t = 0.5
+        frame = np.asarray(fig.frame(0.5))
+        tr = read_trace(a)
+        x0, y0 = tr["pose"][int(np.searchsorted(tr["t"], 0.5)), :2]
+        left, top, right, bottom = fig.zoom_box
+        view = WorldView(x0, y0, fig.zoom_k, (0, 0, right - left, bottom - top))
+        for cone, color in (((10.0, 2.0), fig.rgb[0]), ((15.0, -3.0), fig.rgb[1])):
+            u, v = view.point(*cone)
+            assert _near(frame, (left + u, top + v), color, r=2), cone
     finally:
         fig.close()
     _course(b, 0.0, [[10.0, 2.0], [20.0, 2.0]])  # the same course: drawn once

@@ -253,9 +253,10 @@ class _Figure:
                                                              :2])
         if math.isfinite(x0) and math.isfinite(y0):
             view = WorldView(x0, y0, self.zoom_k, (0, 0, right - left, bottom - top))
-            for col, path, cones in self.zoom_courses:
-                draw_scene(zdraw, view, path=path, cones=cones)
-                if col is not None and path is not None:  # several courses: a colour each
+            for col, path, cones in self.zoom_courses:  # several courses: a colour each
+                draw_scene(zdraw, view, path=path, cones=cones,
+                           **({} if col is None else {"cone_color": col}))
+                if col is not None and path is not None:
                     view.polyline(zdraw, path, col, width=1)
             for (xy, col), polys in zip(poses, bodies, strict=True):
                 view.polyline(zdraw, xy, col, width=2)

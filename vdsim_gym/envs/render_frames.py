@@ -152,10 +152,11 @@ def body_outline(geo: Mapping[str, Any], x: float, y: float, psi: float, steer: 
 
 def draw_scene(draw: Any, view: WorldView, *, path: np.ndarray | None = None,
                cones: np.ndarray | None = None, hit: np.ndarray | None = None,
-               cone_radius_m: float = 0.25,
+               cone_radius_m: float = 0.25, cone_color: Any = CONE,
                trails: Sequence[tuple[np.ndarray, Any]] = (),
                bodies: Sequence[tuple[list[np.ndarray], Any]] = ()) -> None:
-    """The course (reference ``path`` grey, ``cones`` orange, hit ones red and larger),
+    """The course (reference ``path`` grey, ``cones`` orange or ``cone_color``, hit ones
+    red and larger),
     the driven ``trails`` [(xy, colour)] and the ``bodies`` [(body_outline polygons,
     colour)]: the body filled, the wheels dark."""
     if path is not None:
@@ -167,7 +168,7 @@ def draw_scene(draw: Any, view: WorldView, *, path: np.ndarray | None = None,
         for j in np.flatnonzero(shown):
             u, v = view.point(*cones[j])
             q = 1.6 * rad if hit[j] else rad
-            draw.ellipse((u - q, v - q, u + q, v + q), fill=CONE_HIT if hit[j] else CONE)
+            draw.ellipse((u - q, v - q, u + q, v + q), fill=CONE_HIT if hit[j] else cone_color)
     for xy, color in trails:
         view.polyline(draw, xy, color, width=2)
     for polys, color in bodies:
