@@ -19,10 +19,7 @@ import yaml
 from vdsim_gym._files import load_yaml
 from vdsim_gym import _core
 from vdsim_gym._data import vehicles_dir
-
-
-class ConfigError(ValueError):
-    """A configuration file or argument is invalid; the message names where and why."""
+from vdsim_gym.errors import ConfigError  # noqa: F401  (vdsim_gym.config.ConfigError)
 
 
 @dataclass(frozen=True)

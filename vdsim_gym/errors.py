@@ -1,19 +1,63 @@
-"""Errors the package raises where a client keys on the exception's type or wording.
+"""The package's errors: one base class, ``VDSimError``, and one subclass per kind of
+failure, as ``gymnasium.error`` has. ``except vdsim_gym.errors.VDSimError`` catches every
+error the package raises on purpose.
 
-Clients retry or fall back on Python's own conventions: stable-baselines3's
-``make_vec_env`` retries ``gym.make`` without ``render_mode`` only on a ``TypeError``, and
-TorchRL's ``GymEnv`` retries without ``frameskip`` only on Python's wording
-"unexpected keyword argument 'frameskip'". These classes keep those conventions and stay
-``ValueError``s where the package raised one before.
+Each subclass also derives from the built-in class the package raised before
+(``ValueError``, ``TypeError``, ``RuntimeError``), so code that catches those keeps
+working; that is also what clients key on: stable-baselines3's ``make_vec_env`` retries
+``gym.make`` without ``render_mode`` only on a ``TypeError``, and TorchRL's ``GymEnv``
+retries without ``frameskip`` only on Python's wording "unexpected keyword argument
+'frameskip'". Like Gymnasium's errors, each takes a single message (Gymnasium's ``make``
+re-raises ``type(e)(message)``), ``ControllerError`` excepted (it names the sample).
+
+=========================== ============================== ===========================
+class                       also a                         raised for
+=========================== ============================== ===========================
+``InvalidActionError``      ``ValueError``,                an action (single or batch)
+                            ``gymnasium.error.InvalidAction``  that is not finite reals in
+                                                           [-1, 1] of the right shape
+``ConfigError``             ``ValueError``                 an argument, option or file
+                                                           value outside its domain
+``TraceError``              ``ValueError``                 a file that is not a
+                                                           readable .vdtrace
+``UnknownKeywordError``     ``TypeError``                  a keyword the callee lacks
+``UnsupportedEnvError``     ``TypeError``                  not a VDSim env where one is
+                                                           needed (wrappers, vector env)
+``UnsupportedRenderModeError`` ``TypeError``, ``ValueError`` a render mode not offered
+``ConcurrentUseError``      ``RuntimeError``               one object used by two threads
+``ActuatorError``           ``RuntimeError``               a robot driver's actuator hook
+``ControllerError``         ``RuntimeError``               a controller or policy raised
+=========================== ============================== ===========================
+
+Warnings derive from ``VDSimWarning`` (a ``UserWarning``): ``DelayRoundingWarning``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gymnasium.error import InvalidAction as _GymInvalidAction
+
 
 class VDSimError(Exception):
     """Base of the package's own error classes."""
+
+
+class InvalidActionError(VDSimError, _GymInvalidAction, ValueError):
+    """An action that is not finite real numbers within [-1, 1] (``ACTION_TOL``) of the
+    action space's shape: NaN, inf, out of range, booleans, strings, complex numbers or a
+    wrong shape. Nothing was stepped (``vdsim_gym._checks.check_action``)."""
+
+
+class ConfigError(VDSimError, ValueError):
+    """A configuration file, argument or option is invalid; the message names where and
+    why (and the fix). ``vdsim_gym.ConfigError`` and ``vdsim_gym.config.ConfigError`` are
+    this class."""
+
+
+class TraceError(VDSimError, ValueError):
+    """A file that is not a readable .vdtrace; the message names the file and the cause
+    (``vdsim_gym.trace.TraceError`` is this class)."""
 
 
 class UnknownKeywordError(VDSimError, TypeError):
@@ -33,6 +77,11 @@ class UnknownKeywordError(VDSimError, TypeError):
         return cls(f"{head}; valid keywords: {', '.join(sorted(valid))}")
 
 
+class UnsupportedEnvError(VDSimError, TypeError):
+    """An env that is not a VDSim env (a ``CoreEnv`` underneath) given where one is needed:
+    the package's wrappers, the vector env, ``ClosedLoopEval(env=...)``."""
+
+
 class UnsupportedRenderModeError(VDSimError, TypeError, ValueError):
     """A render mode the env does not offer: a TypeError, so that SB3's make_vec_env
     retries without it, and a ValueError as before."""
@@ -49,5 +98,32 @@ class ConcurrentUseError(VDSimError, RuntimeError):
                    "per thread (gym.make one env each; docs/ENVS.md, \"Threads\")")
 
 
-__all__ = ["ConcurrentUseError", "UnknownKeywordError", "UnsupportedRenderModeError",
-           "VDSimError"]
+class ActuatorError(VDSimError, RuntimeError):
+    """The actuator hook raised or returned something that is not two finite numbers
+    (``vdsim_gym.dyno.RobotDriver``)."""
+
+
+class ControllerError(VDSimError, RuntimeError):
+    """The controller raised; ``k`` and ``t`` name the sample, ``__cause__`` is the error
+    (``vdsim_gym.eval.ClosedLoopEval``)."""
+
+    def __init__(self, message: str, k: int, t: float) -> None:
+        super().__init__(message)
+        self.k = k
+        self.t = t
+
+    def __reduce__(self) -> tuple:  # pickled with its sample (a worker process's error)
+        return type(self), (str(self), self.k, self.t)
+
+
+class VDSimWarning(UserWarning):
+    """Base of the package's own warnings."""
+
+
+class DelayRoundingWarning(VDSimWarning):
+    """delay_s is not a whole number of the caller's steps: it is rounded to the nearest."""
+
+
+__all__ = ["ActuatorError", "ConcurrentUseError", "ConfigError", "ControllerError",
+           "DelayRoundingWarning", "InvalidActionError", "TraceError", "UnknownKeywordError",
+           "UnsupportedEnvError", "UnsupportedRenderModeError", "VDSimError", "VDSimWarning"]

@@ -23,15 +23,18 @@ from typing import Any
 
 import numpy as np
 
+if __package__ == "vdsim_gym":
+    from vdsim_gym.errors import TraceError
+else:  # loaded on its own (no vdsim_gym package, no compiled core): the same error
+    class TraceError(ValueError):  # type: ignore[no-redef]
+        """A file that is not a readable .vdtrace; the message names the file and the
+        cause (in the package: vdsim_gym.errors.TraceError, a VDSimError)."""
+
 SCHEMA_VERSION = "0.5"
 REQUIRED_KEYS = ("schema_version", "producer", "role", "repro", "channels")
 REQUIRED_CHANNELS = ("t",)
 OVERLAY_KINDS = {"path2d": ("points",), "region": ("polygon",), "event": ("t",),
                  "timeseries": ("t", "y")}
-
-
-class TraceError(ValueError):
-    """A file that is not a readable .vdtrace; the message names the file and the cause."""
 
 
 @dataclass(frozen=True)

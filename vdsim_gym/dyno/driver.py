@@ -10,19 +10,12 @@ from typing import Any
 
 from vdsim_gym import _core
 from vdsim_gym.dyno.bench import check_dt
+from vdsim_gym.errors import ActuatorError, DelayRoundingWarning
 from vdsim_gym.latency import MAX_DELAY_S
 
 MODES = ("speed", "accel")
 MAX_DELAY_STEPS = 10_000_000  # delay_s / dt beyond this is refused (memory, overflow)
 Actuator = Callable[[float, float, float], "tuple[float, float]"]
-
-
-class DelayRoundingWarning(UserWarning):
-    """delay_s is not a whole number of the caller's steps: it is rounded to the nearest."""
-
-
-class ActuatorError(RuntimeError):
-    """The actuator hook raised or returned something that is not two finite numbers."""
 
 
 def delay_steps(delay_s: float, dt: float) -> tuple[int, bool]:

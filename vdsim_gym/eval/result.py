@@ -8,16 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym.errors import ControllerError  # noqa: F401  (importable from here)
+
 TIMING_COLUMNS = ("t_sample", "t_apply", "c_k", "overrun")
-
-
-class ControllerError(RuntimeError):
-    """The controller raised; ``k`` and ``t`` name the sample, ``__cause__`` is the error."""
-
-    def __init__(self, message: str, k: int, t: float) -> None:
-        super().__init__(message)
-        self.k = k
-        self.t = t
 
 
 @dataclass(frozen=True)
