@@ -28,6 +28,16 @@ import gymnasium as gym
 import numpy as np
 
 from vdsim_gym import _core
+# The input checks live in vdsim_gym._checks; ACTION_TOL, MAX_ACTION_HISTORY, check_flag
+# and reject_action stay importable from here.
+from vdsim_gym._checks import (  # noqa: F401
+    ACTION_TOL,
+    MAX_ACTION_HISTORY,
+    check_action,
+    check_action_history,
+    check_flag,
+    reject_action,
+)
 from vdsim_gym.errors import (ConcurrentUseError, UnknownKeywordError,
                               UnsupportedRenderModeError)
 from vdsim_gym.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
@@ -38,8 +48,6 @@ from vdsim_gym.timing import ceil_ticks
 FLAGS: dict[str, int] = dict(_core.ENV_FLAGS)  # the bits every env core shares
 TERMINATED, TRUNCATED, TIME_LIMIT = FLAGS["terminated"], FLAGS["truncated"], FLAGS["time_limit"]
 MAX_TIME_LIMIT_S = 3600.0  # [s]: longer episodes are a mistake (seconds, not steps)
-ACTION_TOL = 1.0 + 1e-6  # actions within this of [-1, 1] are clipped, beyond it rejected
-MAX_ACTION_HISTORY = 1000  # actions kept in the observation (more is a units slip)
 # Timing keys every env core appends (with latency), with the Python type of each value.
 TIMING_KEYS: tuple[tuple[str, type], ...] = (
     ("t_sample", float), ("t_apply", float), ("c_k", float), ("overrun", bool),
@@ -76,22 +84,6 @@ def merge_reward_weights(defaults: Mapping[str, float],
             raise ValueError(f"reward weight {k!r} must be a finite number, got {v!r}")
         weights[k] = float(v)
     return weights
-
-
-def check_action_history(value: Any) -> int:
-    """``action_history``: an integer k in [0, MAX_ACTION_HISTORY] (0: none)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
-            or not 0 <= value <= MAX_ACTION_HISTORY:
-        raise ValueError(f"action_history must be an integer in [0, {MAX_ACTION_HISTORY}] (the "
-                         f"number of past actions in the observation; 0: none), got {value!r}")
-    return int(value)
-
-
-def check_flag(value: Any, name: str) -> bool:
-    """A boolean option: True or False (numpy bools too), never a truthy string or number."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
 
 
 class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
@@ -657,58 +649,6 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
             raise
 
     def _check_action(self, action: Any) -> list[float]:
-        """The action as floats within [-1, 1] (+1e-6); clear errors otherwise."""
-        n = self._n_actions
-        if action.__class__ is np.ndarray and action.shape == (n,) and action.dtype.kind == "f":
-            a = action.tolist()
-        else:
-            a = _coerce_action(action, self.action_names)
-        # Chained comparisons catch out-of-range and NaN (NaN compares False); the common
-        # two-action case without a generator (this runs every step).
-        if n == 2:
-            a0, a1 = a
-            if not (-ACTION_TOL <= a0 <= ACTION_TOL and -ACTION_TOL <= a1 <= ACTION_TOL):
-                reject_action(a)
-        elif not all(-ACTION_TOL <= v <= ACTION_TOL for v in a):
-            reject_action(a)
-        return a
-
-
-def _coerce_action(action: Any, names: tuple[str, ...]) -> list[float]:
-    n = len(names)
-    what = f"{n} real number{'s' if n > 1 else ''} ({', '.join(names)})"
-    try:
-        arr = np.asarray(action)
-        # booleans, strings, complex, objects: not an action ([True, False] would read as
-        # full steer, no pedal)
-        if arr.dtype.kind not in "iuf":
-            raise TypeError
-        arr = arr.astype(np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"action must be {what} in [-1, 1], got {action!r}"
-            + (f" (dtype {arr.dtype})" if isinstance(action, np.ndarray) else "")
-        ) from None
-    if arr.shape != (n,):
-        raise ValueError(
-            f"action must have shape ({n},) = ({', '.join(names)}), got shape {arr.shape}; "
-            "pass one action per step (for batches use a vector env)"
-        )
-    return arr.tolist()
-
-
-def reject_action(a: list[float]) -> None:
-    """The error for an action with NaN, inf or values beyond [-1, 1]."""
-    shown = ", ".join(f"{v}" for v in a)
-    if any(math.isnan(v) for v in a):
-        raise ValueError(
-            f"action contains NaN ({shown}); the policy produced NaN, check its inputs "
-            "and training (e.g. a diverged network or NaN observations)"
-        )
-    if any(math.isinf(v) for v in a):
-        raise ValueError(f"action contains inf ({shown}); actions must be finite in [-1, 1]")
-    raise ValueError(
-        f"action ({shown}) out of range: actions must be in [-1, 1]; clip them "
-        "(np.clip(action, -1, 1)) or use a squashed policy (SB3 clips Box actions, "
-        "squash_output=True / tanh)"
-    )
+        """The action as floats within [-1, 1] (+ ACTION_TOL); InvalidActionError
+        otherwise (vdsim_gym._checks.check_action)."""
+        return check_action(action, self.action_names)

@@ -22,16 +22,22 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from vdsim_gym import _core
-from vdsim_gym.errors import ConcurrentUseError
-from vdsim_gym.envs.core_env import (
+from vdsim_gym._checks import (  # noqa: F401  (MAX_NUM_ENVS: importable from here)
     ACTION_TOL,
+    MAX_NUM_ENVS,
+    check_actions,
+    check_max_episode_steps,
+    check_num_envs,
+    check_threads,
+)
+from vdsim_gym.envs.core_env import (
     TERMINATED,
     TIMING_KEYS,
     TRUNCATED,
     CoreEnv,
     refuse_copy,
-    reject_action,
 )
+from vdsim_gym.errors import ConcurrentUseError, ConfigError, UnsupportedEnvError
 
 # Batched dtype of each Python type of a single env's info value, as gymnasium's
 # SyncVectorEnv batches them (None: the float64 column as is).
@@ -41,9 +47,6 @@ _MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_
 _UNSET = object()
 Seeds = int | Sequence[int | None] | None
 
-
-# The most envs in one vector env: each holds its C++ core and course (~60 KiB).
-MAX_NUM_ENVS = 100_000
 
 class VDSimVectorEnv(VectorEnv):
     """``num_envs`` copies of a registered VDSim env in one batch.
@@ -76,21 +79,14 @@ class VDSimVectorEnv(VectorEnv):
         **kwargs: Any,
     ) -> None:
         spec = gym.spec(env_id)
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
-                or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        if num_envs > MAX_NUM_ENVS:  # each env holds its core and course (tens of KiB)
-            raise ValueError(f"num_envs = {num_envs} is more than the bound of {MAX_NUM_ENVS}"
-                             " envs in one vector env (about 60 KiB each); split the batch")
-        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
-            raise ValueError(f"threads must be an integer >= 0 (0: auto), got {threads!r}")
-        self.num_envs = n = int(num_envs)
+        self.num_envs = n = check_num_envs(num_envs)
+        threads = check_threads(threads)
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
         if max_episode_steps == "registered":
             max_episode_steps = spec.max_episode_steps
-        self.max_episode_steps = _check_max_steps(max_episode_steps)
+        self.max_episode_steps = check_max_episode_steps(max_episode_steps)
         if kwargs.get("render_mode") is not None:
-            raise ValueError(
+            raise ConfigError(
                 "the vector env does not render; render a single env "
                 f"(gym.make({env_id!r}, render_mode='rgb_array'))"
             )
@@ -98,7 +94,7 @@ class VDSimVectorEnv(VectorEnv):
         env0 = self.envs[0]
         for i, env in enumerate(self.envs):
             if env.latency is not None and env.latency.kind == "measured":
-                raise ValueError(
+                raise ConfigError(
                     f"env {i}: LatencyModel.measured() needs a delay per step from the caller; "
                     "the vector env draws delays from the model: use fixed/uniform/normal"
                 )
@@ -131,7 +127,7 @@ class VDSimVectorEnv(VectorEnv):
         self._has_latency = bool(self._latency_rows.any())
         self._needs_reset = True
         self._in_use = threading.Lock()  # held through reset() and step()
-        self._session = _core.VectorEnvCore([e._core for e in self.envs], int(threads))
+        self._session = _core.VectorEnvCore([e._core for e in self.envs], threads)
         self.threads: int = self._session.threads
         kinds = {float: 0, int: 1, bool: 2}
         self._session.bind_buffers(
@@ -194,10 +190,10 @@ class VDSimVectorEnv(VectorEnv):
     def _reset_mask(self, mask: Any) -> np.ndarray:
         n = self.num_envs
         if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_ or mask.shape != (n,):
-            raise ValueError(f"options['reset_mask'] must be a numpy bool array of shape ({n},)"
+            raise ConfigError(f"options['reset_mask'] must be a numpy bool array of shape ({n},)"
                              f", got {mask!r}")
         if not mask.any():
-            raise ValueError("options['reset_mask'] resets no env; set at least one True")
+            raise ConfigError("options['reset_mask'] resets no env; set at least one True")
         return mask.copy()
 
     def step(
@@ -355,27 +351,9 @@ class VDSimVectorEnv(VectorEnv):
             )
 
     def _check_actions(self, actions: Any) -> np.ndarray:
-        n, m = self.num_envs, len(self.action_names)
-        a = actions if actions.__class__ is np.ndarray else _as_array(actions, n, m)
-        if a.shape != (n, m):
-            raise ValueError(
-                f"actions must have shape (num_envs, {m}) = ({n}, {m}), got shape "
-                f"{a.shape}; one ({', '.join(self.action_names)}) row per env"
-            )
-        if a.dtype != np.float32 and a.dtype != np.float64:
-            a = _as_array(a, n, m)
-        if not a.flags.c_contiguous:
-            a = np.ascontiguousarray(a)
-        # One comparison catches out-of-range and NaN (NaN compares False); checked before
-        # anything is stepped, so a bad batch leaves every env as it was.
-        ok = np.abs(a) <= ACTION_TOL
-        if not ok.all():
-            i = int(np.flatnonzero(~ok.all(axis=1))[0])
-            try:
-                reject_action(a[i].tolist())
-            except ValueError as e:
-                raise ValueError(f"env {i}: actions[{i}] is invalid: {e}") from None
-        return a
+        """The batch as a C-contiguous float (N, m) array in range, checked before anything
+        is stepped, so a bad batch leaves every env as it was (_checks.check_actions)."""
+        return check_actions(actions, self.num_envs, self.action_names)
 
     def _seed_list(self, seed: Seeds) -> list[int | None]:
         n = self.num_envs
@@ -385,7 +363,7 @@ class VDSimVectorEnv(VectorEnv):
             return [int(seed) + i for i in range(n)]
         if isinstance(seed, Sequence) and len(seed) == n:
             return list(seed)
-        raise ValueError(f"seed must be None, an int or a list of {n} seeds, got {seed!r}")
+        raise ConfigError(f"seed must be None, an int or a list of {n} seeds, got {seed!r}")
 
     def _reset_row(self, i: int, seed: int | None, options: dict[str, Any] | None
                    ) -> dict[str, Any]:
@@ -493,13 +471,13 @@ def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
                 per_env_kwargs: Sequence[Mapping[str, Any]] | None) -> list[CoreEnv]:
     if per_env_kwargs is not None:
         if isinstance(per_env_kwargs, Mapping) or len(per_env_kwargs) != n:
-            raise ValueError(
+            raise ConfigError(
                 f"per_env_kwargs must be a sequence of {n} mappings (one per env), got "
                 f"{per_env_kwargs!r:.200}"
             )
         for i, kw in enumerate(per_env_kwargs):
             if not isinstance(kw, Mapping):
-                raise ValueError(f"per_env_kwargs[{i}] must be a mapping, got {kw!r}")
+                raise ConfigError(f"per_env_kwargs[{i}] must be a mapping, got {kw!r}")
     creator = load_env_creator(spec.entry_point)
     shared = {**spec.kwargs, **kwargs}
     envs: list[CoreEnv] = []
@@ -514,42 +492,22 @@ def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
             kw = {**kw, "vehicle": envs[0].vehicle}
         env = creator(**kw)
         if not isinstance(env, CoreEnv):
-            raise TypeError(f"{spec.id}: the vector env runs envs on a VDSim env core (CoreEnv)"
-                            f" only, got {type(env).__name__}")
+            raise UnsupportedEnvError(f"{spec.id}: the vector env runs envs on a VDSim env "
+                                      f"core (CoreEnv) only, got {type(env).__name__}")
         if envs and (env.observation_space != envs[0].observation_space
                      or env.action_space != envs[0].action_space):
-            raise ValueError(f"per_env_kwargs[{i}] changes the observation or action space")
+            raise ConfigError(f"per_env_kwargs[{i}] changes the observation or action space")
         envs.append(env)
     return envs
-
-
-def _as_array(actions: Any, n: int, m: int) -> np.ndarray:
-    try:
-        arr = np.asarray(actions)
-        if arr.dtype.kind not in "iuf":  # booleans, strings, complex, objects: not actions
-            raise TypeError
-        return np.ascontiguousarray(arr, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"actions must be a ({n}, {m}) array of real numbers in [-1, 1], got "
-            f"{actions!r:.200}"
-        ) from None
 
 
 def _autoreset_mode(mode: str | AutoresetMode) -> AutoresetMode:
     if isinstance(mode, AutoresetMode):
         if mode not in _MODES.values():
-            raise ValueError(f"autoreset_mode must be one of {sorted(_MODES)}, got {mode!r}")
+            raise ConfigError(f"autoreset_mode must be one of {sorted(_MODES)}, got {mode!r}")
         return mode
     try:
         return _MODES[mode]
     except (KeyError, TypeError):
-        raise ValueError(f"autoreset_mode must be one of {sorted(_MODES)}, got {mode!r}") from None
+        raise ConfigError(f"autoreset_mode must be one of {sorted(_MODES)}, got {mode!r}") from None
 
-
-def _check_max_steps(m: Any) -> int | None:
-    if m is None:
-        return None
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
-        raise ValueError(f"max_episode_steps must be a positive integer or None, got {m!r}")
-    return int(m)
