@@ -110,7 +110,7 @@ def _json_object(text: str) -> dict[str, Any]:
 
 
 def _delays(text: str) -> str:
-    from vdsim_gym.cli.sweep import parse_delays
+    from vdsim_gym.latency import parse_delays
 
     try:
         parse_delays(text)
