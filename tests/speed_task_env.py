@@ -17,7 +17,10 @@ from vdsim_gym.envs.vector import VDSimVectorEnv
 from vdsim_gym.plant import PhysicsSpec
 
 ENV_ID = "VDSimTest-Speed-v0"
-_NON_FINITE = 4  # SpeedTask::kNonFinite
+# The task's facts from its C++ spec (speed_task.hpp): flag bits, default weights.
+_SPEC = _core.SpeedEnvCore.default_spec()
+_NON_FINITE = dict(_SPEC.flags)["non_finite"]
+_WEIGHTS = dict(_SPEC.default_weights)
 
 
 class SpeedEnv(CoreEnv):
@@ -42,8 +45,8 @@ class SpeedEnv(CoreEnv):
                              f"{speed_range!r}")
         super().__init__(**kwargs)
 
-    def _make_core(self, physics: PhysicsSpec, *, w_speed: float = 1.0,
-                   w_smoothness: float = 0.05) -> Any:
+    def _make_core(self, physics: PhysicsSpec, *, w_speed: float = _WEIGHTS["speed"],
+                   w_smoothness: float = _WEIGHTS["smoothness"]) -> Any:
         return _core.SpeedEnvCore(physics.make_session(), physics.ticks_per_period,
                                   w_speed, w_smoothness)
 
@@ -53,8 +56,8 @@ class SpeedEnv(CoreEnv):
         return (vx0, v_set)
 
     def _after_reset(self, row: list[float]) -> dict[str, Any]:
-        _, speed_error, vx, t = row[:4]
-        return {"speed_error": speed_error, "vx": vx, "t": t}
+        col = self.info_names.index  # by name, as the step's info
+        return {k: tp(row[col(k)]) for k, tp in self.INFO_KEYS}
 
     @staticmethod
     def outcome(flags: int) -> str | None:

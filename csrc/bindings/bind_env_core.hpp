@@ -33,6 +33,19 @@ inline py::tuple names(const std::vector<std::string>& v) {
   return t;
 }
 
+// A spec's flag bits by name, and its default reward weights by term name.
+inline py::dict flags(const vdsim::EnvSpec& s) {
+  py::dict d;
+  for (const auto& [name, bit] : s.flags) d[py::str(name)] = bit;
+  return d;
+}
+inline py::dict default_weights(const vdsim::EnvSpec& s) {
+  py::dict d;
+  for (size_t i = 0; i < s.term_names.size(); ++i)
+    d[py::str(s.term_names[i])] = s.default_weights.at(i);
+  return d;
+}
+
 template <class Task>
 py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& m,
                                                                    const char* name) {
@@ -55,6 +68,16 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
     }
   };
   py::class_<Core, vdsim::EnvCoreBase> cls(m, name);
+  cls.def_static("default_spec", &Core::default_spec,
+                 "The spec of this env core with the task's default parameters and no action "
+                 "history: names, default reward weights, flag bits (what the Python env "
+                 "module reads at import)")
+      .def("obs_scale", [](const Core& e) {
+             py::array_t<double> out(e.spec().obs_size());
+             e.obs_scale(out.mutable_data());
+             return out;
+           }, "Physical value of each observation column = obs * scale: the task's "
+              "scales, then 1 for the action history's columns");
   if constexpr (N == 2) {
     cls.def("step", [step, checked](Core& e, double a0, double a1, FRow obs, DRow terms,
                                     DRow info, double measured_delay) {

@@ -28,13 +28,6 @@ void check_points(const DArrayIn& a, const char* what) {
     throw std::invalid_argument(std::string(what) + " must have shape (N, 2)");
 }
 
-template <size_t N>
-py::tuple names(const std::array<const char*, N>& a) {
-  py::tuple t(N);
-  for (size_t i = 0; i < N; ++i) t[i] = py::str(a[i]);
-  return t;
-}
-
 py::tuple as_tuple(const Projection& p) {
   return py::make_tuple(p.s, p.index, p.e_y, p.heading, p.kappa, p.v_ref);
 }
@@ -46,33 +39,47 @@ py::array_t<bool> hits_array(const ConeField& c) {
   return out;
 }
 
+// The path task's observation outside the env (a Plant's observation dict, the delay
+// budget): the same function PathTask::evaluate writes the env's observation with.
+struct PathObserver {
+  PathTracker path;
+  double max_steer = 0.0;
+  int64_t hint = -1;
+};
+
 }  // namespace
 
 void bind_task(py::module_& m) {
-  m.attr("PATH_OBS_NAMES") = names(kPathObsNames);
-  m.attr("PATH_TERM_NAMES") = names(kTermNames);
-  m.attr("PATH_STEP_INFO_NAMES") = [] {
-    EnvSpec s = PathTask::spec();
-    for (const char* n : kTimingInfoNames) s.info_names.emplace_back(n);
-    return vdsim_py::names(s.info_names);
-  }();
+  m.attr("OBS_CLIP") = kObsClip;  // every task's observation columns lie in +-OBS_CLIP
+  const EnvSpec path = PathEnvCore::default_spec();
+  m.attr("PATH_OBS_NAMES") = vdsim_py::names(path.obs_names);
+  m.attr("PATH_TERM_NAMES") = vdsim_py::names(path.term_names);
+  m.attr("PATH_STEP_INFO_NAMES") = vdsim_py::names(path.info_names);
   m.attr("PATH_PREVIEW_DISTANCES") = py::make_tuple(kPreviewDistances[0], kPreviewDistances[1],
                                                     kPreviewDistances[2], kPreviewDistances[3]);
-  py::dict flags;
-  flags["terminated"] = int(kTerminated);
-  flags["truncated"] = int(kTruncated);
-  flags["cone_hit"] = int(kConeHit);
-  flags["off_corridor"] = int(kOffCorridor);
-  flags["spin_out"] = int(kSpinOut);
-  flags["non_finite"] = int(kNonFinite);
-  flags["stalled"] = int(kStalled);
-  flags["time_limit"] = int(kFlagTimeLimit);
-  m.attr("PATH_FLAGS") = flags;
+  m.attr("PATH_FLAGS") = vdsim_py::flags(path);
   py::dict env_flags;  // the bits every env core shares (env_core.hpp)
   env_flags["terminated"] = kFlagTerminated;
   env_flags["truncated"] = kFlagTruncated;
   env_flags["time_limit"] = kFlagTimeLimit;
   m.attr("ENV_FLAGS") = env_flags;
+
+  // An env core's spec (EnvSpec): what a Python env class reads instead of copying.
+  py::class_<EnvSpec>(m, "EnvSpec")
+      .def_property_readonly("obs_names", [](const EnvSpec& s) {
+             return vdsim_py::names(s.obs_names); })
+      .def_property_readonly("action_names", [](const EnvSpec& s) {
+             return vdsim_py::names(s.action_names); })
+      .def_property_readonly("term_names", [](const EnvSpec& s) {
+             return vdsim_py::names(s.term_names); })
+      .def_property_readonly("info_names", [](const EnvSpec& s) {
+             return vdsim_py::names(s.info_names); })
+      .def_property_readonly("summary_names", [](const EnvSpec& s) {
+             return vdsim_py::names(s.summary_names); })
+      .def_property_readonly("default_weights", &vdsim_py::default_weights,
+                             "term name -> the task's default reward weight")
+      .def_property_readonly("flags", &vdsim_py::flags,
+                             "flag name -> bit: the shared ones and the task's own");
 
   py::class_<RewardWeights>(m, "RewardWeights")
       .def(py::init<>())
@@ -117,6 +124,30 @@ void bind_task(py::module_& m) {
            }, py::arg("s"))
       .def_property_readonly("length", &PathTracker::length);
 
+  py::class_<PathObserver>(m, "PathObserver")
+      .def("reset", [](PathObserver& o) { o.hint = -1; },
+           "Forget the projection hint (the next observation searches the whole path)")
+      .def("observe", [](PathObserver& o, double X, double Y, double psi, double vx, double vy,
+                         double r, double ax, double ay, double delta_rw, double prev_steer,
+                         double prev_long) {
+             py::array_t<float> out(kPathObsSize);
+             double e_psi;
+             const Projection p = path_observation(
+                 o.path, o.hint, {X, Y, psi, vx, vy, r, ax, ay, delta_rw, prev_steer, prev_long},
+                 o.max_steer, out.mutable_data(), e_psi);
+             o.hint = p.index;
+             return out;
+           }, py::arg("X"), py::arg("Y"), py::arg("psi"), py::arg("vx"), py::arg("vy"),
+           py::arg("r"), py::arg("ax"), py::arg("ay"), py::arg("delta_rw"),
+           py::arg("prev_steer"), py::arg("prev_long"),
+           "The path env's observation (float32, PATH_OBS_NAMES) at this finite state; "
+           "projects from the previous call's segment")
+      .def_property_readonly("obs_scale", [](const PathObserver& o) {
+             py::array_t<double> out(kPathObsSize);
+             path_obs_scale(o.max_steer, out.mutable_data());
+             return out;
+           });
+
   m.def("disc_hits_footprint",
         [](double cx, double cy, double radius, double x, double y, double psi, double front,
            double rear, double half_width) {
@@ -152,6 +183,8 @@ void bind_task(py::module_& m) {
              return vdsim_py::names(e.spec().info_names); })
       .def_property_readonly("summary_names", [](const EnvCoreBase& e) {
              return vdsim_py::names(e.spec().summary_names); })
+      .def_property_readonly("spec", [](const EnvCoreBase& e) { return e.spec(); },
+                             "This core's spec (with its action history's columns)")
       .def("summary", [](const EnvCoreBase& e) {
              py::array_t<double> out(e.spec().summary_size());
              e.summary(out.mutable_data());
@@ -181,11 +214,9 @@ void bind_task(py::module_& m) {
       .def("apply_command", [](PathEnvCore& e, double steer, double lon) {
              e.plant().command_now({steer, lon});
            }, py::arg("steer"), py::arg("longitudinal"))
-      .def("obs_scale", [](const PathEnvCore& e) {
-             py::array_t<double> out(kPathObsSize);
-             e.task().obs_scale(e.plant(), out.mutable_data());
-             return out;
-           })
+      .def("observer", [](const PathEnvCore& e) {
+             return PathObserver{e.task().path(), e.plant().vehicle().max_steer};
+           }, "A PathObserver on this core's course (set_course first) and vehicle")
       .def_property_readonly("session", [](PathEnvCore& e) -> Session& { return e.plant(); },
                              py::return_value_policy::reference_internal)
       .def_property_readonly("cone_hits", [](const PathEnvCore& e) {
@@ -201,31 +232,38 @@ void bind_task(py::module_& m) {
                throw std::invalid_argument("ticks_per_period must be >= 1");
              return new SpeedEnvCore(SpeedTaskParams{ticks_per_period, w_speed, w_smoothness},
                                      proto.vehicle(), proto.config());
-           }), py::arg("session"), py::arg("ticks_per_period"), py::arg("w_speed") = 1.0,
-           py::arg("w_smoothness") = 0.05,
+           }), py::arg("session"), py::arg("ticks_per_period"),
+           py::arg("w_speed") = SpeedTaskParams{}.w_speed,
+           py::arg("w_smoothness") = SpeedTaskParams{}.w_smoothness,
            "The speed-tracking test task (one longitudinal action), its own session")
       .def_property_readonly("session", [](SpeedEnvCore& e) -> Session& { return e.plant(); },
                              py::return_value_policy::reference_internal);
 
+  py::class_<AccWeights>(m, "AccWeights")  // one field per term (AccEnvCore's term_names)
+      .def(py::init<>())
+      .def_readwrite("gap", &AccWeights::gap)
+      .def_readwrite("speed", &AccWeights::speed)
+      .def_readwrite("jerk", &AccWeights::jerk)
+      .def_readwrite("comfort", &AccWeights::comfort)
+      .def_readwrite("safety", &AccWeights::safety)
+      .def_readwrite("collision", &AccWeights::collision)
+      .def_readwrite("alive", &AccWeights::alive);
+
+  py::class_<AccTaskParams>(m, "AccTaskParams")
+      .def(py::init<>())
+      .def_readwrite("ticks_per_period", &AccTaskParams::ticks_per_period)
+      .def_readwrite("time_headway", &AccTaskParams::time_headway)
+      .def_readwrite("min_distance", &AccTaskParams::min_distance)
+      .def_readwrite("ttc_safe", &AccTaskParams::ttc_safe)
+      .def_readwrite("ttc_cap", &AccTaskParams::ttc_cap)
+      .def_readwrite("weights", &AccTaskParams::weights);
+
   vdsim_py::bind_env_core<AccTask>(m, "AccEnvCore")
-      .def(py::init([](const Session& proto, std::int64_t ticks_per_period,
-                       double time_headway, double min_distance, double ttc_safe,
-                       std::vector<double> weights) {
-             if (ticks_per_period < 1)
+      .def(py::init([](const Session& proto, const AccTaskParams& task) {
+             if (task.ticks_per_period < 1)
                throw std::invalid_argument("ticks_per_period must be >= 1");
-             if (weights.size() != 7)
-               throw std::invalid_argument(
-                   "weights: gap, speed, jerk, comfort, safety, collision, alive");
-             AccTaskParams p;
-             p.ticks_per_period = ticks_per_period;
-             p.time_headway = time_headway;
-             p.min_distance = min_distance;
-             p.ttc_safe = ttc_safe;
-             p.weights = {weights[0], weights[1], weights[2], weights[3], weights[4], weights[5],
-                          weights[6]};
-             return new AccEnvCore(p, proto.vehicle(), proto.config());
-           }), py::arg("session"), py::arg("ticks_per_period"), py::arg("time_headway"),
-           py::arg("min_distance"), py::arg("ttc_safe"), py::arg("weights"),
+             return new AccEnvCore(task, proto.vehicle(), proto.config());
+           }), py::arg("session"), py::arg("task"),
            "The car-following task core (VDSim-ACC-v0), its own session")
       .def("set_scenario", [](AccEnvCore& e, DArrayIn speed, DArrayIn distance) {
              if (speed.ndim() != 1 || distance.ndim() != 1 || speed.size() != distance.size())

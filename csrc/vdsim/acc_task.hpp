@@ -63,19 +63,26 @@ class AccTask {
     front_ = v.cg_to_front + v.front_overhang;
   }
 
-  static const EnvSpec& spec() {
-    static const EnvSpec s = [] {
-      EnvSpec e;
-      e.obs_names = {"ego_speed", "set_speed", "gap", "rel_speed", "desired_gap", "ttc",
-                     "not_closing", "lead_present", "ax", "prev_accel"};
-      e.action_names = {"accel"};
-      e.term_names = {"gap", "speed", "jerk", "comfort", "safety", "collision", "alive"};
-      e.info_names = {"reward", "gap", "lead_speed", "ttc", "lead_present", "ego_speed",
-                      "ax", "t"};
-      e.summary_names = {"min_gap", "collision", "rms_jerk", "rms_time_gap_error"};
-      return e;
-    }();
-    return s;
+  static EnvSpec spec(const Params&) {
+    EnvSpec e;
+    e.obs_names = {"ego_speed", "set_speed", "gap", "rel_speed", "desired_gap", "ttc",
+                   "not_closing", "lead_present", "ax", "prev_accel"};
+    e.action_names = {"accel"};
+    e.term_names = {"gap", "speed", "jerk", "comfort", "safety", "collision", "alive"};
+    const AccWeights w{};  // in term_names' order
+    e.default_weights = {w.gap, w.speed, w.jerk, w.comfort, w.safety, w.collision, w.alive};
+    e.info_names = {"reward", "gap", "lead_speed", "ttc", "lead_present", "ego_speed",
+                    "ax", "t"};
+    e.summary_names = {"min_gap", "collision", "rms_jerk", "rms_time_gap_error"};
+    e.flags = {{"collision", kCollision}, {"non_finite", kNonFinite}};
+    return e;
+  }
+  // ego_speed, set_speed / 30 m/s, gap / 100 m, rel_speed / 10 m/s, desired_gap / 100 m,
+  // ttc / ttc_cap, the two flags, ax / 5 m/s^2, the previous action.
+  void obs_scale(const Session&, double* out) const {
+    const double s[kObsSize] = {30.0, 30.0, 100.0, 10.0, 100.0, params_.ttc_cap,
+                                1.0,  1.0,  5.0,   1.0};
+    std::copy(s, s + kObsSize, out);
   }
   int64_t ticks_per_period() const { return params_.ticks_per_period; }
   Command command_from_action(const Session& plant, const double* action) const {
@@ -128,12 +135,13 @@ class AccTask {
     if (!finite) flags |= kNonFinite | kFlagTerminated;
     else if (present_ && gap <= 0.0) flags |= kCollision | kFlagTerminated;
 
-    const double raw[kObsSize] = {v / 30.0, v_set_ / 30.0, gap / 100.0, (v_lead - v) / 10.0,
-                                  desired / 100.0, ttc / params_.ttc_cap,
-                                  closing ? 0.0 : 1.0, present_ ? 1.0 : 0.0, ax / 5.0,
-                                  action[0]};
+    const double raw[kObsSize] = {v, v_set_, gap, v_lead - v, desired, ttc,
+                                  closing ? 0.0 : 1.0, present_ ? 1.0 : 0.0, ax, action[0]};
+    double scale[kObsSize];
+    obs_scale(plant, scale);
     for (int j = 0; j < kObsSize; ++j)
-      obs[j] = finite ? static_cast<float>(std::clamp(raw[j], -10.0, 10.0)) : 0.0f;
+      obs[j] = finite ? static_cast<float>(std::clamp(raw[j] / scale[j], -kObsClip, kObsClip))
+                      : 0.0f;
 
     const AccWeights& w = params_.weights;
     const double a_span = action[0] >= prev_action[0] ? plant.vehicle().max_acceleration

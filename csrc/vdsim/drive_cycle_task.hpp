@@ -39,21 +39,35 @@ class DriveCycleTask {
   static constexpr int kActionSize = 1;
   static constexpr int kNonFinite = 4;  // flag bit
 
+  static constexpr int kObsSize = 10;
+
   DriveCycleTask(const Params& params, const DynoSession& plant) : params_(params) {
     const double tc = static_cast<double>(params.ticks_per_period) * plant.config().substep_dt;
     for (size_t i = 0; i < kCyclePreviewS.size(); ++i)
       offsets_[i] = static_cast<int64_t>(std::llround(kCyclePreviewS[i] / tc));
-    spec_.obs_names = {"cycle_0s", "cycle_0.5s", "cycle_1s", "cycle_2s", "cycle_3s",
-                       "cycle_5s", "speed", "accel", "pedal", "prev_action"};
-    // One name for both driver modes, so envs of either mode share a vector batch.
-    spec_.action_names = {params.action == CycleAction::Pedal ? "pedal" : "reference"};
-    spec_.term_names = {"tracking", "pedal_jerk", "energy"};
-    spec_.info_names = {"reward", "speed", "cycle_speed", "speed_error", "pedal", "throttle",
-                        "brake", "torque_front", "torque_rear", "t"};
-    spec_.summary_names = {"rms_speed_error", "max_abs_speed_error", "energy_wh", "distance_m"};
   }
 
-  const EnvSpec& spec() const { return spec_; }
+  static EnvSpec spec(const Params& params) {
+    EnvSpec e;
+    e.obs_names = {"cycle_0s", "cycle_0.5s", "cycle_1s", "cycle_2s", "cycle_3s",
+                   "cycle_5s", "speed", "accel", "pedal", "prev_action"};
+    // One name for both driver modes, so envs of either mode share a vector batch.
+    e.action_names = {params.action == CycleAction::Pedal ? "pedal" : "reference"};
+    e.term_names = {"tracking", "pedal_jerk", "energy"};
+    const Params d{};  // in term_names' order
+    e.default_weights = {d.w_tracking, d.w_pedal_jerk, d.w_energy};
+    e.info_names = {"reward", "speed", "cycle_speed", "speed_error", "pedal", "throttle",
+                    "brake", "torque_front", "torque_rear", "t"};
+    e.summary_names = {"rms_speed_error", "max_abs_speed_error", "energy_wh", "distance_m"};
+    e.flags = {{"non_finite", kNonFinite}};
+    return e;
+  }
+  // The cycle previews and the speed / 30 m/s, the filtered acceleration / 3 m/s^2, the
+  // pedal and the previous action as they are.
+  void obs_scale(const DynoSession&, double* out) const {
+    const double s[kObsSize] = {30.0, 30.0, 30.0, 30.0, 30.0, 30.0, 30.0, 3.0, 1.0, 1.0};
+    std::copy(s, s + kObsSize, out);
+  }
   int64_t ticks_per_period() const { return params_.ticks_per_period; }
   const Params& params() const { return params_; }
 
@@ -92,15 +106,17 @@ class DriveCycleTask {
     int flags = 0;
     if (!std::isfinite(v) || !std::isfinite(a_f)) {
       flags = kNonFinite | kFlagTerminated;
-      std::fill(obs, obs + 10, 0.0f);
+      std::fill(obs, obs + kObsSize, 0.0f);
     } else {
-      double raw[10];
-      for (size_t i = 0; i < offsets_.size(); ++i) raw[i] = at(k + offsets_[i]) / 30.0;
-      raw[6] = v / 30.0;
-      raw[7] = a_f / 3.0;
+      double raw[kObsSize], scale[kObsSize];
+      for (size_t i = 0; i < offsets_.size(); ++i) raw[i] = at(k + offsets_[i]);
+      raw[6] = v;
+      raw[7] = a_f;
       raw[8] = plant.pedal();
       raw[9] = action[0];
-      for (int j = 0; j < 10; ++j) obs[j] = static_cast<float>(std::clamp(raw[j], -kClip, kClip));
+      obs_scale(plant, scale);
+      for (int j = 0; j < kObsSize; ++j)
+        obs[j] = static_cast<float>(std::clamp(raw[j] / scale[j], -kObsClip, kObsClip));
     }
     double reward = 0.0;
     if (terms) {
@@ -144,9 +160,7 @@ class DriveCycleTask {
     if (cycle_.empty()) return 0.0;
     return cycle_[static_cast<size_t>(std::min<int64_t>(k, periods() - 1))];
   }
-  static constexpr double kClip = 10.0;
   Params params_;
-  EnvSpec spec_;
   std::array<int64_t, kCyclePreviewS.size()> offsets_{};
   std::vector<double> cycle_;
   int64_t n_ = 0;

@@ -15,7 +15,11 @@
 //   using ResetState;    what reset() places the plant in
 //   static constexpr int kActionSize;
 //   Task(const Params&, const Plant&);
-//   const EnvSpec& spec() const;             info_names: the task's columns only
+//   static EnvSpec spec(const Params&);      the task's own columns, default reward
+//                                            weights and flag bits (EnvSpec)
+//   void obs_scale(const Plant&, double* out) const;  // physical = obs * scale, one per
+//                        task observation column; evaluate() divides by these and clips
+//                        to +-kObsClip
 //   int64_t ticks_per_period() const;
 //   Command command_from_action(const Plant&, const double* action) const;  // clamped
 //   void reset(Plant&, const ResetState&);
@@ -58,6 +62,11 @@ constexpr int kFlagTerminated = 1;
 constexpr int kFlagTruncated = 2;
 constexpr int kFlagTimeLimit = 1 << 16;  // truncated by the env core's time limit
 
+// Every task's observation columns are normalized (physical / scale) and clipped to
+// [-kObsClip, kObsClip]; the observation space's bounds (the action history's columns,
+// actions in [-1, 1], are not).
+constexpr double kObsClip = 10.0;
+
 // Episode-summary fields every env core starts its summary row with: env steps taken,
 // the sum of their rewards, the plant's time [s]; the task's fields follow.
 constexpr int kSummaryBaseSize = 3;
@@ -66,9 +75,14 @@ constexpr std::array<const char*, kSummaryBaseSize> kSummaryBaseNames = {"steps"
 
 // Names (and so sizes) of an env core's rows: observation (float32), action, reward
 // terms, info (float64; the task's columns, then the timing columns) and the episode
-// summary (float64; the base fields, then the task's: what sweeps tabulate).
+// summary (float64; the base fields, then the task's: what sweeps tabulate); the default
+// weight of each reward term (its Params' default) and the flag bits by name (the task's
+// own, between the shared ones; the env core adds terminated, truncated, time_limit).
+// The one place these facts are written: the Python envs read them from the bindings.
 struct EnvSpec {
   std::vector<std::string> obs_names, action_names, term_names, info_names, summary_names;
+  std::vector<double> default_weights;              // one per term_names entry
+  std::vector<std::pair<std::string, int>> flags;   // (name, bit)
   int64_t obs_size() const { return static_cast<int64_t>(obs_names.size()); }
   int64_t action_size() const { return static_cast<int64_t>(action_names.size()); }
   int64_t term_size() const { return static_cast<int64_t>(term_names.size()); }
@@ -115,19 +129,40 @@ class EnvCore final : public EnvCoreBase {
   template <class... PlantArgs>
   explicit EnvCore(const typename Task::Params& params, PlantArgs&&... plant_args)
       : plant_(std::forward<PlantArgs>(plant_args)...), task_(params, plant_) {
-    spec_ = task_.spec();
-    task_info_ = spec_.info_size();
-    for (const char* n : kTimingInfoNames) spec_.info_names.emplace_back(n);
-    std::vector<std::string> summary(kSummaryBaseNames.begin(), kSummaryBaseNames.end());
-    summary.insert(summary.end(), spec_.summary_names.begin(), spec_.summary_names.end());
-    spec_.summary_names = std::move(summary);
-    task_obs_ = spec_.obs_size();
+    const EnvSpec task_spec = Task::spec(params);
+    task_info_ = task_spec.info_size();
+    task_obs_ = task_spec.obs_size();
+    spec_ = full_spec(task_spec);
   }
   EnvCore(const EnvCore&) = delete;
   EnvCore& operator=(const EnvCore&) = delete;
 
+  // The spec of an env core on this task (no action history): the task's, with the
+  // timing info columns, the summary's base fields and the shared flag bits added.
+  static EnvSpec full_spec(EnvSpec s) {
+    for (const char* n : kTimingInfoNames) s.info_names.emplace_back(n);
+    std::vector<std::string> summary(kSummaryBaseNames.begin(), kSummaryBaseNames.end());
+    summary.insert(summary.end(), s.summary_names.begin(), s.summary_names.end());
+    s.summary_names = std::move(summary);
+    std::vector<std::pair<std::string, int>> flags = {{"terminated", kFlagTerminated},
+                                                      {"truncated", kFlagTruncated}};
+    flags.insert(flags.end(), s.flags.begin(), s.flags.end());
+    flags.emplace_back("time_limit", kFlagTimeLimit);
+    s.flags = std::move(flags);
+    return s;
+  }
+  // The spec of an env core built with the task's default parameters.
+  static EnvSpec default_spec() { return full_spec(Task::spec(typename Task::Params{})); }
+
   const EnvSpec& spec() const override { return spec_; }
   int64_t task_info_size() const { return task_info_; }
+
+  // Physical value of each observation column = obs * scale (spec().obs_size() values):
+  // the task's scales, then 1 for the action history's columns.
+  void obs_scale(double* out) const {
+    task_.obs_scale(plant_, out);
+    std::fill(out + task_obs_, out + spec_.obs_size(), 1.0);
+  }
 
   // Appends the last k actions to the observation (see the file comment); changes the
   // spec's obs_names, so set it before the buffers are sized (and before a vector

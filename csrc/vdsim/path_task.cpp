@@ -199,17 +199,19 @@ void PathTask::vehicle_changed(const Session& plant) {
   footprint_.half_width = 0.5 * v.body_width;
 }
 
-const EnvSpec& PathTask::spec() {
-  static const EnvSpec spec = [] {
-    EnvSpec s;
-    for (const char* n : kPathObsNames) s.obs_names.emplace_back(n);
-    s.action_names = {"steer", "longitudinal"};
-    for (const char* n : kTermNames) s.term_names.emplace_back(n);
-    for (const char* n : kPathInfoNames) s.info_names.emplace_back(n);
-    s.summary_names = {"distance", "cone_hits", "rms_e_y", "max_abs_e_y", "pass_speed"};
-    return s;
-  }();
-  return spec;
+EnvSpec PathTask::spec(const TaskParams&) {
+  EnvSpec s;
+  for (const char* n : kPathObsNames) s.obs_names.emplace_back(n);
+  s.action_names = {"steer", "longitudinal"};
+  for (const char* n : kTermNames) s.term_names.emplace_back(n);
+  const RewardWeights w{};  // in kTermNames' order
+  s.default_weights = {w.tracking, w.heading, w.speed, w.smoothness,
+                       w.progress, w.cone,    w.terminal};
+  for (const char* n : kPathInfoNames) s.info_names.emplace_back(n);
+  s.summary_names = {"distance", "cone_hits", "rms_e_y", "max_abs_e_y", "pass_speed"};
+  s.flags = {{"cone_hit", kConeHit}, {"off_corridor", kOffCorridor}, {"spin_out", kSpinOut},
+             {"non_finite", kNonFinite}, {"stalled", kStalled}};
+  return s;
 }
 
 void PathTask::set_course(const double* path_xy, const double* speed, int64_t n_points,
@@ -220,11 +222,31 @@ void PathTask::set_course(const double* path_xy, const double* speed, int64_t n_
   hint_ = -1;
 }
 
-void PathTask::obs_scale(const Session& plant, double* out) const {
+void path_obs_scale(double max_steer, double* out) {
   const double fixed[kPathObsSize] = {2.0, 0.5, 30.0, 5.0, 1.0, 30.0, 10.0, 10.0,
-                                      plant.vehicle().max_steer, 1.0, 1.0, 0.1,
+                                      max_steer, 1.0, 1.0, 0.1,
                                       5.0, 5.0, 5.0, 5.0};
   std::copy(fixed, fixed + kPathObsSize, out);
+}
+
+Projection path_observation(const PathTracker& path, int64_t hint, const PathObsInput& in,
+                            double max_steer, float* obs, double& e_psi) {
+  const Projection p = path.project(in.X, in.Y, hint);
+  e_psi = wrap_angle(in.psi - p.heading);
+  const double c = std::cos(in.psi), sn = std::sin(in.psi);
+  double raw[kPathObsSize] = {p.e_y, e_psi, in.vx, in.vy, in.r, p.v_ref, in.ax, in.ay,
+                              in.delta_rw, in.prev_steer, in.prev_long, p.kappa,
+                              0.0, 0.0, 0.0, 0.0};
+  for (int j = 0; j < 4; ++j) {
+    double px, py;
+    path.point_at(p.s + kPreviewDistances[j], px, py);
+    raw[12 + j] = -sn * (px - in.X) + c * (py - in.Y);
+  }
+  double scale[kPathObsSize];
+  path_obs_scale(max_steer, scale);
+  for (int j = 0; j < kPathObsSize; ++j)
+    obs[j] = static_cast<float>(std::clamp(raw[j] / scale[j], -kObsClip, kObsClip));
+  return p;
 }
 
 Command PathTask::command_from_action(const Session& plant, const double* action) const {
@@ -280,25 +302,15 @@ int PathTask::evaluate(Session& session, const double* action, const double* pre
     return kNonFinite | kTerminated;
   }
 
-  const Projection p = path_.project(X, Y, hint_);
+  const Aux& aux = session.aux();
+  double e_psi;
+  const Projection p = path_observation(
+      path_, hint_,
+      {X, Y, psi, vx, vy, r, aux.ax, aux.ay, session.realized_steer(), action[0], action[1]},
+      session.vehicle().max_steer, obs_out, e_psi);
   const double control_period =
       static_cast<double>(params_.ticks_per_period) * session.config().substep_dt;
   hint_ = p.index;
-  const double e_psi = wrap_angle(psi - p.heading);
-  const Aux& aux = session.aux();
-  const double c = std::cos(psi), sn = std::sin(psi);
-  double raw[kPathObsSize] = {p.e_y, e_psi, vx, vy, r, p.v_ref, aux.ax, aux.ay,
-                              session.realized_steer(), action[0], action[1], p.kappa,
-                              0.0, 0.0, 0.0, 0.0};
-  for (int j = 0; j < 4; ++j) {
-    double px, py;
-    path_.point_at(p.s + kPreviewDistances[j], px, py);
-    raw[12 + j] = -sn * (px - X) + c * (py - Y);
-  }
-  double scale[kPathObsSize];
-  obs_scale(session, scale);
-  for (int j = 0; j < kPathObsSize; ++j)
-    obs_out[j] = static_cast<float>(std::clamp(raw[j] / scale[j], -kObsClip, kObsClip));
 
   int fresh = 0;
   double reward = 0.0;

@@ -116,7 +116,6 @@ constexpr std::array<const char*, kPathObsSize> kPathObsNames = {
     "prev_long", "kappa_ref", "preview_y_5m", "preview_y_10m", "preview_y_20m",
     "preview_y_30m"};
 constexpr std::array<double, 4> kPreviewDistances = {5.0, 10.0, 20.0, 30.0};  // [m]
-constexpr double kObsClip = 10.0;
 
 constexpr int kTermSize = 7;
 constexpr std::array<const char*, kTermSize> kTermNames = {
@@ -140,6 +139,23 @@ enum StepFlag : int {
   kStalled = 64,
 };
 
+// Scale of each observation column (physical = obs * scale); delta_rw's is the vehicle's
+// max_steer.
+void path_obs_scale(double max_steer, double* out);  // kPathObsSize values
+
+// What the path observation is computed from: the plant's pose and motion (body frame),
+// its accelerations, the realized road-wheel steer and the previous action.
+struct PathObsInput {
+  double X, Y, psi, vx, vy, r, ax, ay, delta_rw, prev_steer, prev_long;
+};
+// The path task's observation (kPathObsSize columns, normalized by path_obs_scale and
+// clipped to +-kObsClip) at a finite state, projected with hint (the previous segment;
+// -1: a global search): what PathTask::evaluate writes, and what PathObserver (the
+// bindings) computes from a Plant's observation outside the env. Returns the projection;
+// e_psi is the heading error.
+Projection path_observation(const PathTracker& path, int64_t hint, const PathObsInput& in,
+                            double max_steer, float* obs, double& e_psi);
+
 // The path-following task on the vehicle Session: projection on the reference path,
 // cones, observation, reward terms and termination. The env core (EnvCore<PathTask>,
 // alias PathEnvCore) adds actions, latency and timing around it.
@@ -154,7 +170,7 @@ class PathTask {
   // The footprint from the plant's (new) vehicle: CG to the bumpers, half width.
   void vehicle_changed(const Session& plant);
 
-  static const EnvSpec& spec();
+  static EnvSpec spec(const TaskParams& params = TaskParams{});
   int64_t ticks_per_period() const { return params_.ticks_per_period; }
   // Action (clamped) -> plant command, per the session's longitudinal mode.
   Command command_from_action(const Session& plant, const double* action) const;
@@ -169,7 +185,9 @@ class PathTask {
 
   void set_course(const double* path_xy, const double* speed, int64_t n_points,
                   const double* cones_xy, int64_t n_cones, double corridor_half_width);
-  void obs_scale(const Session& plant, double* out) const;  // kPathObsSize values
+  void obs_scale(const Session& plant, double* out) const {  // kPathObsSize values
+    path_obs_scale(plant.vehicle().max_steer, out);
+  }
   const PathTracker& path() const { return path_; }
   const ConeField& cones() const { return cones_; }
   const TaskParams& params() const { return params_; }

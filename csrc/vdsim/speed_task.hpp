@@ -4,6 +4,7 @@
 // tests/speed_task_env.py runs gym.make, make_vec, the SB3 adapter, latency and
 // sweeps on it with no edits to them); the ACC task is its grown-up sibling.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -31,17 +32,24 @@ class SpeedTask {
   SpeedTask(const Params& params, const Session&) : params_(params) {}
   void vehicle_changed(const Session&) {}  // nothing taken from the vehicle
 
-  static const EnvSpec& spec() {
-    static const EnvSpec s = [] {
-      EnvSpec e;
-      e.obs_names = {"vx", "v_set", "speed_error", "ax", "prev_long"};
-      e.action_names = {"longitudinal"};
-      e.term_names = {"speed", "smoothness"};
-      e.info_names = {"reward", "speed_error", "vx", "t"};
-      e.summary_names = {"rms_speed_error", "max_abs_speed_error"};
-      return e;
-    }();
-    return s;
+  static constexpr int kObsSize = 5;
+
+  static EnvSpec spec(const Params&) {
+    EnvSpec e;
+    e.obs_names = {"vx", "v_set", "speed_error", "ax", "prev_long"};
+    e.action_names = {"longitudinal"};
+    e.term_names = {"speed", "smoothness"};
+    const Params d{};  // in term_names' order
+    e.default_weights = {d.w_speed, d.w_smoothness};
+    e.info_names = {"reward", "speed_error", "vx", "t"};
+    e.summary_names = {"rms_speed_error", "max_abs_speed_error"};
+    e.flags = {{"non_finite", kNonFinite}};
+    return e;
+  }
+  // vx, v_set / 30 m/s, the speed error / 5 m/s, ax / 5 m/s^2, the previous action.
+  void obs_scale(const Session&, double* out) const {
+    const double s[kObsSize] = {30.0, 30.0, 5.0, 5.0, 1.0};
+    std::copy(s, s + kObsSize, out);
   }
   int64_t ticks_per_period() const { return params_.ticks_per_period; }
   Command command_from_action(const Session& plant, const double* action) const {
@@ -63,11 +71,13 @@ class SpeedTask {
     double reward = 0.0;
     if (!std::isfinite(vx) || !std::isfinite(ax)) {
       flags = kNonFinite | kFlagTerminated;
-      std::fill(obs, obs + 5, 0.0f);
+      std::fill(obs, obs + kObsSize, 0.0f);
     } else {
-      const double raw[5] = {vx / 30.0, v_set_ / 30.0, e / 5.0, ax / 5.0, action[0]};
-      for (int j = 0; j < 5; ++j)
-        obs[j] = static_cast<float>(std::clamp(raw[j], -kClip, kClip));
+      const double raw[kObsSize] = {vx, v_set_, e, ax, action[0]};
+      double scale[kObsSize];
+      obs_scale(plant, scale);
+      for (int j = 0; j < kObsSize; ++j)
+        obs[j] = static_cast<float>(std::clamp(raw[j] / scale[j], -kObsClip, kObsClip));
     }
     if (terms) {
       const double du = action[0] - prev_action[0];
@@ -94,7 +104,6 @@ class SpeedTask {
   }
 
  private:
-  static constexpr double kClip = 10.0;
   Params params_;
   double v_set_ = 0.0;
   int64_t n_ = 0;

@@ -21,12 +21,15 @@ from vdsim_gym.envs.core_env import (
 from vdsim_gym.plant import PhysicsSpec
 from vdsim_gym.timing import ceil_ticks
 
-TERM_NAMES = ("gap", "speed", "jerk", "comfort", "safety", "collision", "alive")
+# The task's facts come from its C++ spec (acc_task.hpp), never copied here.
+_SPEC = _core.AccEnvCore.default_spec()
+_PARAMS = _core.AccTaskParams()  # the task's default parameters
+TERM_NAMES: tuple[str, ...] = tuple(_SPEC.term_names)
 # The costs saturate at their weights (sum 1.0) and `alive` pays 1.0 per step survived, so
 # no step survived earns less than 0 and a collision never pays (docs/ENVS.md).
-DEFAULT_WEIGHTS = {"gap": 0.4, "speed": 0.2, "jerk": 0.1, "comfort": 0.1, "safety": 0.2,
-                   "collision": 100.0, "alive": 1.0}
-_COLLISION, _NON_FINITE = 4, 8  # AccTask flag bits
+DEFAULT_WEIGHTS: dict[str, float] = dict(_SPEC.default_weights)
+_FLAGS: dict[str, int] = dict(_SPEC.flags)
+_COLLISION, _NON_FINITE = _FLAGS["collision"], _FLAGS["non_finite"]
 
 
 class ACCEnv(CoreEnv):
@@ -99,15 +102,14 @@ class ACCEnv(CoreEnv):
         self._csv: LeadScenario | None = None
         self.duration = float(duration)
         super().__init__(**kwargs)
-        # Physical value of each observation column = obs * scale (controllers read it).
-        self.obs_scale = np.array([30.0, 30.0, 100.0, 10.0, 100.0, 10.0, 1.0, 1.0, 5.0, 1.0])
         if self.sensor_csv is not None:
             self._csv = load_sensor_csv(self.sensor_csv, dt=self.control_period,
                                         set_speed=30.0 if set_speed is None else set_speed)
             self.duration = (self._csv.periods - 1) * self.control_period
 
-    def _make_core(self, physics: PhysicsSpec, *, time_headway: float = 1.5,
-                   min_distance: float = 5.0, ttc_safe: float = 3.0,
+    def _make_core(self, physics: PhysicsSpec, *, time_headway: float = _PARAMS.time_headway,
+                   min_distance: float = _PARAMS.min_distance,
+                   ttc_safe: float = _PARAMS.ttc_safe,
                    reward_weights: Mapping[str, float] | None = None) -> Any:
         weights = merge_reward_weights(DEFAULT_WEIGHTS, reward_weights)
         for name, value in (("time_headway", time_headway), ("min_distance", min_distance),
@@ -117,9 +119,13 @@ class ACCEnv(CoreEnv):
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
         self.time_headway, self.min_distance = float(time_headway), float(min_distance)
         self.reward_weights = weights
-        return _core.AccEnvCore(physics.make_session(), physics.ticks_per_period,
-                                float(time_headway), float(min_distance), float(ttc_safe),
-                                [weights[k] for k in TERM_NAMES])
+        task = _core.AccTaskParams()
+        task.ticks_per_period = physics.ticks_per_period
+        task.time_headway, task.min_distance = float(time_headway), float(min_distance)
+        task.ttc_safe = float(ttc_safe)
+        for k, v in weights.items():
+            setattr(task.weights, k, v)
+        return _core.AccEnvCore(physics.make_session(), task)
 
     def _reset_task(self, seed: int | None) -> tuple[float, float]:
         if self._csv is not None:
@@ -143,7 +149,8 @@ class ACCEnv(CoreEnv):
         return acc_frame(self)
 
     def _after_reset(self, row: list[float]) -> dict[str, Any]:
-        return {k: tp(row[j + 1]) for j, (k, tp) in enumerate(self.INFO_KEYS)}
+        col = self.info_names.index  # by name, as the step's info (_bind_core)
+        return {k: tp(row[col(k)]) for k, tp in self.INFO_KEYS}
 
     @staticmethod
     def outcome(flags: int) -> str | None:

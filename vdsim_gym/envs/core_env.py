@@ -201,20 +201,21 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         return core
 
     def _set_obs_layout(self) -> None:
-        """Observation names, space and buffer from the core's spec: the task's columns
-        in [-10, 10], then the action history's in [-1, 1]."""
+        """Observation names, space, scales and buffer from the core's spec: the task's
+        columns in [-OBS_CLIP, OBS_CLIP] (the core's clip), then the action history's in
+        [-1, 1]."""
         self.obs_names: tuple[str, ...] = tuple(self._core.obs_names)
         n = len(self.obs_names)
         n_task = n - self.action_history * self._n_actions
+        clip = _core.OBS_CLIP
         if n_task == n:
-            self.observation_space = gym.spaces.Box(-10.0, 10.0, (n,), np.float32)
+            self.observation_space = gym.spaces.Box(-clip, clip, (n,), np.float32)
         else:
-            low = np.full(n, -10.0, np.float32)
+            low = np.full(n, -clip, np.float32)
             low[n_task:] = -1.0
             self.observation_space = gym.spaces.Box(low, -low, dtype=np.float32)
         self._obs = np.zeros(n, np.float32)
-        if "_obs_scale_task" in vars(self):
-            self.obs_scale = self._obs_scale_task
+        self.obs_scale = self._core.obs_scale()  # the task's, then 1 for the history
 
     @property
     def obs_scale(self) -> np.ndarray:

@@ -22,9 +22,12 @@ from vdsim_gym.envs.core_env import (
 )
 from vdsim_gym.timing import ceil_ticks
 
-TERM_NAMES = ("tracking", "pedal_jerk", "energy")
-DEFAULT_WEIGHTS = {"tracking": 1.0, "pedal_jerk": 0.1, "energy": 0.05}
-_NON_FINITE = 4  # DriveCycleTask flag bit
+# The task's facts come from its C++ spec (drive_cycle_task.hpp), never copied here.
+_SPEC = _core.DynoEnvCore.default_spec()
+_PARAMS = _core.DriveCycleParams()  # the task's default parameters
+TERM_NAMES: tuple[str, ...] = tuple(_SPEC.term_names)
+DEFAULT_WEIGHTS: dict[str, float] = dict(_SPEC.default_weights)
+_NON_FINITE = dict(_SPEC.flags)["non_finite"]
 
 
 class DynoEnv(CoreEnv):
@@ -94,11 +97,10 @@ class DynoEnv(CoreEnv):
         self.cycle_index = 0  # of the cycle drawn at the last reset, in self.cycles
         super().__init__(**kwargs)
         self._speeds = [c.resample(self.control_period) for c in self.cycles]
-        # Physical value of each observation column = obs * scale.
-        self.obs_scale = np.array([30.0] * 7 + [3.0, 1.0, 1.0])
 
-    def _make_core(self, physics: DynoPhysics, *, ref_speed_max: float = 40.0,
-                   ref_accel_max: float = 2.0, ref_decel_max: float = 3.0,
+    def _make_core(self, physics: DynoPhysics, *, ref_speed_max: float = _PARAMS.ref_speed_max,
+                   ref_accel_max: float = _PARAMS.ref_accel_max,
+                   ref_decel_max: float = _PARAMS.ref_decel_max,
                    reward_weights: Mapping[str, float] | None = None) -> Any:
         weights = merge_reward_weights(DEFAULT_WEIGHTS, reward_weights)
         for name, value in (("ref_speed_max", ref_speed_max), ("ref_accel_max", ref_accel_max),
@@ -111,8 +113,8 @@ class DynoEnv(CoreEnv):
         p.action = getattr(_core.CycleAction, physics.longitudinal)
         p.ref_speed_max, p.ref_accel_max = float(ref_speed_max), float(ref_accel_max)
         p.ref_decel_max = float(ref_decel_max)
-        p.w_tracking, p.w_pedal_jerk = weights["tracking"], weights["pedal_jerk"]
-        p.w_energy = weights["energy"]
+        for k, v in weights.items():  # DriveCycleParams.w_<term>
+            setattr(p, f"w_{k}", v)
         self.reward_weights = weights
         return _core.DynoEnvCore(p, physics.vehicle.to_core(), physics.sim_config())
 
@@ -134,7 +136,8 @@ class DynoEnv(CoreEnv):
         return dyno_frame(self)
 
     def _after_reset(self, row: list[float]) -> dict[str, Any]:
-        return {k: tp(row[j + 1]) for j, (k, tp) in enumerate(self.INFO_KEYS)}
+        col = self.info_names.index  # by name, as the step's info (_bind_core)
+        return {k: tp(row[col(k)]) for k, tp in self.INFO_KEYS}
 
     def set_driver(self, driver: str | Mapping[str, Any] | None) -> None:
         """Rebuilds the core with another robot driver (None: the action is the pedal;

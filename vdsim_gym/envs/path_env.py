@@ -20,12 +20,13 @@ from vdsim_gym.envs.course import Course
 from vdsim_gym.plant import PhysicsSpec
 from vdsim_gym.tracking import check_path
 
-OBS_NAMES: tuple[str, ...] = tuple(_core.PATH_OBS_NAMES)
-REWARD_TERM_NAMES: tuple[str, ...] = tuple(_core.PATH_TERM_NAMES)
-DEFAULT_REWARD_WEIGHTS: dict[str, float] = {
-    k: getattr(_core.RewardWeights(), k) for k in REWARD_TERM_NAMES
-}
-_FLAGS: dict[str, int] = dict(_core.PATH_FLAGS)  # the path task's termination causes
+# The task's facts come from its C++ spec (path_task.hpp), never copied here.
+_SPEC = _core.PathEnvCore.default_spec()
+_PARAMS = _core.TaskParams()  # the task's default parameters
+OBS_NAMES: tuple[str, ...] = tuple(_SPEC.obs_names)
+REWARD_TERM_NAMES: tuple[str, ...] = tuple(_SPEC.term_names)
+DEFAULT_REWARD_WEIGHTS: dict[str, float] = dict(_SPEC.default_weights)
+_FLAGS: dict[str, int] = dict(_SPEC.flags)  # the path task's termination causes
 _START_NOISE_Y = 0.05  # uniform lateral offset at reset, +- [m]
 _START_NOISE_PSI = math.radians(0.5)  # uniform heading offset at reset, +- [rad]
 
@@ -177,14 +178,13 @@ class PathTrackingEnv(CoreEnv):
         self,
         *,
         reward_weights: Mapping[str, float] | None = None,
-        terminate_on_cone: bool = True,
-        stall_time: float = 2.0,
+        terminate_on_cone: bool = _PARAMS.terminate_on_cone,
+        stall_time: float = _PARAMS.stall_time,
         **kwargs: Any,
     ) -> None:
         self.course: Course | None = None
         super().__init__(reward_weights=reward_weights, terminate_on_cone=terminate_on_cone,
                          stall_time=stall_time, **kwargs)
-        self.obs_scale: np.ndarray = self._core.obs_scale()
 
     def _make_core(self, physics: PhysicsSpec, *, reward_weights: Mapping[str, float] | None,
                    terminate_on_cone: bool, stall_time: float) -> Any:
@@ -219,7 +219,6 @@ class PathTrackingEnv(CoreEnv):
 
     def _after_core_rebuild(self) -> None:
         self.course = None  # the new core has no course yet: the next reset sets one
-        self.obs_scale = self._core.obs_scale()
 
     def _reset_task(self, seed: int | None) -> tuple[float, ...]:
         course = self._next_course()
@@ -228,9 +227,9 @@ class PathTrackingEnv(CoreEnv):
         return self._initial_state(course)
 
     def _after_reset(self, row: list[float]) -> dict[str, Any]:
-        _, e_y, s, t, _, X, Y, *_ = row
-        self._step_log = [(X, Y)]
-        return {"e_y": e_y, "s": s, "t": t, "cone_hits": 0}
+        col = self.info_names.index  # by name, as the step's info (_bind_core)
+        self._step_log = [tuple(row[col(k)] for k in self.STEP_LOG)]
+        return {k: tp(row[col(k)]) for k, tp in self.INFO_KEYS}
 
     def _frame(self) -> np.ndarray:
         """The bird's-eye frame (vdsim_gym.envs.render_frames.path_frame): the course,
@@ -246,6 +245,16 @@ class PathTrackingEnv(CoreEnv):
         to [-1, 1]; the Action Space table)."""
         a0, a1 = np.asarray(action, dtype=float).reshape(2).tolist()
         return self._core.command_from_action(a0, a1)
+
+    def path_observer(self) -> Any:
+        """The core's path observation outside the env: a ``_core.PathObserver`` on this
+        episode's course and the env's vehicle, whose ``observe(X, Y, psi, vx, vy, r, ax,
+        ay, delta_rw, prev_steer, prev_long)`` returns the task's observation columns as
+        ``PathEnvCore`` computes them (the same C++ function; ``reset()`` forgets the
+        projection hint). Requires a course (after ``reset()``)."""
+        if self.course is None:
+            raise ValueError("reset the env first: its course is chosen at reset")
+        return self._core.observer()
 
     @property
     def cone_hit_flags(self) -> np.ndarray:

@@ -1,0 +1,122 @@
+"""Task facts come from the C++ task spec only (issue 28): every env's observation
+bounds are the core's one clip, its scales the core's, its reward terms, default weights
+and flag bits the spec's; reset info is read by column name; the Plant-side path
+observation is the core's own."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import vdsim_gym
+from vdsim_gym import _core
+from vdsim_gym.envs import acc, dyno, path_env
+
+CORES = {"VDSim-DLC-v0": _core.PathEnvCore, "VDSim-PathFollow-v0": _core.PathEnvCore,
+         "VDSim-ACC-v0": _core.AccEnvCore, "VDSim-Dyno-v0": _core.DynoEnvCore}
+
+
+def test_every_registered_env_is_covered():
+    assert set(CORES) == set(vdsim_gym.envs.ENV_IDS)
+
+
+@pytest.mark.parametrize("env_id", sorted(CORES))
+def test_env_reads_its_spec(env_id):
+    env = gym.make(env_id).unwrapped
+    spec = CORES[env_id].default_spec()
+    core_spec = env._core.spec
+    assert env.obs_names == spec.obs_names == core_spec.obs_names
+    assert env.reward_term_names == spec.term_names
+    assert env.info_names == spec.info_names
+    assert env.summary_names == spec.summary_names
+    assert list(spec.default_weights) == list(spec.term_names)
+    assert set(spec.flags) >= {"terminated", "truncated", "time_limit"}
+    assert {k: spec.flags[k] for k in ("terminated", "truncated", "time_limit")} == \
+        dict(_core.ENV_FLAGS)
+    # One clip for every task column: the core's.
+    np.testing.assert_array_equal(env.observation_space.high, _core.OBS_CLIP)
+    np.testing.assert_array_equal(env.observation_space.low, -_core.OBS_CLIP)
+    np.testing.assert_array_equal(env.obs_scale, env._core.obs_scale())
+    assert env.obs_scale.shape == (len(env.obs_names),) and np.all(env.obs_scale > 0)
+
+
+def test_default_weights_are_the_params_defaults():
+    p = _core.TaskParams().weights
+    assert path_env.DEFAULT_REWARD_WEIGHTS == {k: getattr(p, k)
+                                               for k in path_env.REWARD_TERM_NAMES}
+    w = _core.AccTaskParams().weights
+    assert acc.DEFAULT_WEIGHTS == {k: getattr(w, k) for k in acc.TERM_NAMES}
+    d = _core.DriveCycleParams()
+    assert dyno.DEFAULT_WEIGHTS == {k: getattr(d, f"w_{k}") for k in dyno.TERM_NAMES}
+    assert acc.TERM_NAMES == tuple(_core.AccEnvCore.default_spec().term_names)
+    assert dyno.TERM_NAMES == tuple(_core.DynoEnvCore.default_spec().term_names)
+
+
+def test_given_weights_reach_the_core():
+    env = gym.make("VDSim-ACC-v0", reward_weights={"alive": 0.0, "gap": 0.0, "speed": 0.0,
+                                                   "jerk": 0.0, "comfort": 0.0,
+                                                   "safety": 0.0}).unwrapped
+    env.reset(seed=1)
+    _, r, *_, info = env.step(np.zeros(1, np.float32))
+    assert r == 0.0 and set(info["reward_terms"].values()) == {0.0}
+    env = gym.make("VDSim-Dyno-v0", reward_weights={"energy": 0.0}).unwrapped
+    env.reset(seed=1)
+    *_, info = env.step(np.zeros(1, np.float32))
+    assert info["reward_terms"]["energy"] == 0.0
+
+
+def test_scale_follows_action_history_and_the_vehicle():
+    env = gym.make("VDSim-DLC-v0", action_history=2).unwrapped
+    n = len(_core.PATH_OBS_NAMES)
+    assert env.obs_scale.shape == (n + 4,)
+    np.testing.assert_array_equal(env.obs_scale[n:], 1.0)
+    assert env.obs_scale[env.obs_names.index("delta_rw")] == env.vehicle.max_steer
+    np.testing.assert_array_equal(env.observation_space.high[n:], 1.0)
+    env.set_action_history(0)
+    assert env.obs_scale.shape == (n,)
+
+
+@pytest.mark.parametrize("env_id", sorted(CORES))
+def test_reset_info_is_read_by_name(env_id):
+    """The reset info has the step info's task keys and their values at reset, read from
+    the info row by column name (as every step's info is)."""
+    env = gym.make(env_id).unwrapped
+    _, info = env.reset(seed=2)
+    row = env._info
+    for k, tp in type(env).INFO_KEYS:
+        assert type(info[k]) is tp and info[k] == tp(row[env.info_names.index(k)]), k
+    *_, step_info = env.step(np.zeros(env.action_space.shape, np.float32))
+    assert {k for k, _ in type(env).INFO_KEYS} <= set(step_info)
+
+
+def test_outcomes_use_the_spec_bits():
+    f = dict(_core.AccEnvCore.default_spec().flags)
+    assert acc.ACCEnv.outcome(f["terminated"] | f["collision"]) == "collision"
+    assert acc.ACCEnv.outcome(f["terminated"] | f["non_finite"]) == "non_finite"
+    f = dict(_core.DynoEnvCore.default_spec().flags)
+    assert dyno.DynoEnv.outcome(f["terminated"] | f["non_finite"]) == "non_finite"
+    f = dict(_core.PATH_FLAGS)
+    assert path_env.episode_outcome(f["terminated"] | f["stalled"]) == "stalled"
+
+
+def test_path_observer_is_the_cores_observation():
+    """PathObserver (what eval.policy_adapter uses on the Plant) computes the env's
+    observation from the state the env's core is in, bit for bit."""
+    env = gym.make("VDSim-DLC-v0").unwrapped
+    with pytest.raises(ValueError, match="reset"):
+        env.path_observer()
+    obs, _ = env.reset(seed=5)
+    obs_ref = env.path_observer()
+    np.testing.assert_array_equal(obs_ref.obs_scale, env.obs_scale)
+    prev = (0.0, 0.0)
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        p = env.plant_observation()
+        vec = obs_ref.observe(p["X"], p["Y"], p["psi"], p["vx"], p["vy"], p["r"], p["ax"],
+                              p["ay"], p["delta_rw"], *prev)
+        np.testing.assert_array_equal(vec, obs)
+        a = rng.uniform(-0.3, 0.3, 2).astype(np.float32)
+        a[1] = 0.2
+        obs, *_ = env.step(a)
+        prev = (float(a[0]), float(a[1]))
