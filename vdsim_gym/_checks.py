@@ -221,6 +221,18 @@ def check_finite(value: Any, name: str) -> float:
     return float(value)
 
 
+def check_number(value: Any, name: str, lo: float, hi: float, *, open_low: bool = False,
+                 open_high: bool = False, what: str = "a number") -> float:
+    """A real number in [lo, hi] (``open_low`` / ``open_high``: that end excluded); NaN
+    and inf fail unless the bounds admit them. ``{name} must be {what} in (lo, hi], ...``."""
+    ok = is_real(value) and (lo < value if open_low else lo <= value) \
+        and (value < hi if open_high else value <= hi)
+    if not ok:
+        raise ConfigError(f"{name} must be {what} in {'(' if open_low else '['}{lo:g}, "
+                          f"{hi:g}{')' if open_high else ']'}, got {value!r}")
+    return float(value)
+
+
 def check_seconds(value: Any, name: str, *, allow_zero: bool = False,
                   maximum: float | None = None, hint: str = "") -> float:
     """A duration: a finite number of seconds > 0 (>= 0 with ``allow_zero``), at most
@@ -229,8 +241,9 @@ def check_seconds(value: Any, name: str, *, allow_zero: bool = False,
     if ok and (maximum is None or value <= maximum):
         return float(value)
     if maximum is not None:
-        bound = f"in [0, {maximum:g}]" if allow_zero else f"in (0, {maximum:g}]"
-        raise ConfigError(f"{name} must be a number of seconds {bound}, got {value!r}{hint}")
+        low = ">= 0" if allow_zero else "> 0"
+        raise ConfigError(f"{name} must be a number of seconds {low} and <= {maximum:g}, got "
+                          f"{value!r}{hint}")
     if allow_zero:
         raise ConfigError(f"{name} must be a finite number of seconds >= 0, got "
                           f"{value!r}{hint}")
@@ -249,5 +262,5 @@ def check_measured_delay(value: Any, max_delay: float) -> float:
 __all__ = ["ACTION_TOL", "MAX_ACTION_HISTORY", "MAX_NUM_ENVS", "check_action",
            "check_action_history", "check_actions", "check_decimation", "check_finite",
            "check_flag", "check_integer", "check_max_episode_steps", "check_measured_delay",
-           "check_num_envs", "check_seconds", "check_threads", "coerce_action", "is_integer",
-           "is_real", "reject_action"]
+           "check_num_envs", "check_number", "check_seconds", "check_threads",
+           "coerce_action", "is_integer", "is_real", "reject_action"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym.envs.core_env import CoreEnv
+from vdsim_gym.errors import ConfigError
+from vdsim_gym.wrappers._common import vdsim_base
 
 
 class AccelCommandWrapper(
@@ -21,12 +22,9 @@ class AccelCommandWrapper(
     """
 
     def __init__(self, env: gym.Env) -> None:
-        base = env.unwrapped
-        if not isinstance(base, CoreEnv):
-            raise TypeError("AccelCommandWrapper supports the VDSim envs (vdsim_gym.envs."
-                            f"core_env.CoreEnv and its subclasses), got {type(base).__name__}")
+        base = vdsim_base(env, "AccelCommandWrapper")
         if base.longitudinal == "accel":
-            raise ValueError("the env's longitudinal action is already an acceleration "
+            raise ConfigError("the env's longitudinal action is already an acceleration "
                              "target (longitudinal='accel'); do not wrap it again")
         gym.utils.RecordConstructorArgs.__init__(self)
         gym.Wrapper.__init__(self, env)

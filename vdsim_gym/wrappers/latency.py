@@ -14,8 +14,11 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 
+from vdsim_gym._checks import check_action_history
 from vdsim_gym.envs.core_env import CoreEnv
+from vdsim_gym.errors import ConfigError, UnsupportedEnvError
 from vdsim_gym.latency import LatencyModel
+from vdsim_gym.wrappers._common import vdsim_base
 
 
 class LatencyWrapper(
@@ -48,19 +51,10 @@ class LatencyWrapper(
         overrun: str = "skip",
         action_history: int = 0,
     ) -> None:
-        if not isinstance(env.unwrapped, CoreEnv):
-            raise TypeError(
-                "LatencyWrapper supports the VDSim envs (VDSim-DLC-v0, "
-                "VDSim-PathFollow-v0, ...: vdsim_gym.envs.core_env.CoreEnv and its "
-                f"subclasses), got {type(env.unwrapped).__name__}"
-            )
-        if isinstance(action_history, bool) or not isinstance(action_history, (int, np.integer)) \
-                or action_history < 0:
-            raise ValueError(
-                f"action_history must be an integer >= 0 (0: no history), got {action_history!r}"
-            )
+        core: CoreEnv = vdsim_base(env, "LatencyWrapper")
+        action_history = check_action_history(action_history)
         if latency is None:
-            raise ValueError(
+            raise ConfigError(
                 "latency must be a LatencyModel, e.g. LatencyModel.fixed(0.01); for no "
                 "latency do not wrap the env"
             )
@@ -68,18 +62,17 @@ class LatencyWrapper(
             self, latency=latency, overrun=overrun, action_history=action_history
         )
         gym.Wrapper.__init__(self, env)
-        core: CoreEnv = env.unwrapped
         if action_history:
             if core.action_history:
-                raise ValueError(
+                raise ConfigError(
                     f"the env already appends an action history (action_history="
                     f"{core.action_history}); give it once, to gym.make or to LatencyWrapper")
             _check_transparent(env)
         core.configure_latency(latency, overrun)
         if action_history:
-            core.set_action_history(int(action_history))
+            core.set_action_history(action_history)
         self.latency, self.overrun = core.latency, core.overrun
-        self.action_history = int(action_history)
+        self.action_history = action_history
         self.obs_names: tuple[str, ...] = core.obs_names
 
     def set_next_delay(self, c: float) -> None:
@@ -104,7 +97,7 @@ def _check_transparent(env: gym.Env) -> None:
     w = env
     while isinstance(w, gym.Wrapper):
         if isinstance(w, gym.ObservationWrapper) or w._observation_space is not None:
-            raise TypeError(
+            raise UnsupportedEnvError(
                 f"action_history: {type(w).__name__} changes the observations between "
                 "LatencyWrapper and the env, and the history is appended by the env itself; "
                 "apply LatencyWrapper directly on the env (before observation-changing "

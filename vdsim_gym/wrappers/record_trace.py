@@ -8,7 +8,8 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym.envs.core_env import CoreEnv
+from vdsim_gym._checks import check_decimation
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.provenance import plant_meta
 from vdsim_gym.eval.trace_recording import course_overlays
 from vdsim_gym.recording import (
@@ -18,6 +19,7 @@ from vdsim_gym.recording import (
     vehicle_channels,
     write_trace,
 )
+from vdsim_gym.wrappers._common import vdsim_base
 
 
 class RecordTrace(
@@ -36,23 +38,17 @@ class RecordTrace(
 
     def __init__(self, env: gym.Env, path: str | Path, *, decimation: int | None = None,
                  channels: tuple[str, ...] = ()) -> None:
-        base = env.unwrapped
-        if not isinstance(base, CoreEnv):
-            raise TypeError("RecordTrace supports the VDSim envs (CoreEnv and its "
-                            f"subclasses), got {type(base).__name__}")
+        base = vdsim_base(env, "RecordTrace")
         gym.utils.RecordConstructorArgs.__init__(self)
         gym.Wrapper.__init__(self, env)
         self.path_template = str(path)
         if Path(self.path_template).is_dir():
-            raise ValueError(f"RecordTrace path {self.path_template!r} is a folder; give a "
+            raise ConfigError(f"RecordTrace path {self.path_template!r} is a folder; give a "
                              "file path such as runs/ep_{episode}.vdtrace")
         self.channels = check_trace_channels(channels)
         p = base.physics
-        d = default_decimation(p.substep_dt, p.ticks_per_period) if decimation is None \
-            else decimation
-        if isinstance(d, bool) or not isinstance(d, int) or d < 1:
-            raise ValueError(f"decimation must be a whole number of substeps >= 1, got {d!r}")
-        self.decimation = d
+        self.decimation = default_decimation(p.substep_dt, p.ticks_per_period) \
+            if decimation is None else check_decimation(decimation)
         self.episode = -1
         self.written: list[Path] = []
         self._open = False

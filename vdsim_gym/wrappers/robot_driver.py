@@ -8,8 +8,10 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 
+from vdsim_gym._checks import check_action, check_number
 from vdsim_gym.dyno.driver import Actuator, RobotDriver
-from vdsim_gym.envs.core_env import CoreEnv
+from vdsim_gym.errors import ConfigError
+from vdsim_gym.wrappers._common import vdsim_base
 
 # The action column that carries the longitudinal command, per env.
 _LONGITUDINAL_COLUMNS = ("longitudinal", "accel", "pedal", "reference")
@@ -42,16 +44,14 @@ class RobotDriverWrapper(
                  actuator: Actuator | None = None, ref_speed_max: float = 40.0,
                  ref_accel_max: float | None = None, ref_decel_max: float | None = None,
                  **driver: Any) -> None:
-        base = env.unwrapped
-        if not isinstance(base, CoreEnv):
-            raise TypeError("RobotDriverWrapper supports the VDSim envs (CoreEnv and its "
-                            f"subclasses), got {type(base).__name__}")
+        base = vdsim_base(env, "RobotDriverWrapper")
         self.driver = RobotDriver(mode, delay_s=delay_s, actuator=actuator, **driver)
         cols = [j for j, n in enumerate(base.action_names) if n in _LONGITUDINAL_COLUMNS]
         if len(cols) != 1:
-            raise ValueError(f"{type(base).__name__} has no single longitudinal action column "
+            raise ConfigError(f"{type(base).__name__} has no single longitudinal action column "
                              f"(actions {base.action_names})")
         self._col = cols[0]
+        self._action_names = base.action_names
         gym.utils.RecordConstructorArgs.__init__(self)
         gym.Wrapper.__init__(self, env)
         dyno = base.physics.level == "dyno"
@@ -60,14 +60,16 @@ class RobotDriverWrapper(
         elif base.longitudinal != "pedal":
             base.set_longitudinal("pedal")
         vehicle = base.vehicle
-        self.ref_speed_max = float(ref_speed_max)
-        self.ref_accel_max = float(ref_accel_max if ref_accel_max is not None else
-                                   2.0 if dyno else vehicle.max_acceleration)
-        self.ref_decel_max = float(ref_decel_max if ref_decel_max is not None else
-                                   3.0 if dyno else vehicle.max_deceleration)
-        for name in ("ref_speed_max", "ref_accel_max", "ref_decel_max"):
-            if not 0 < getattr(self, name) <= 100:
-                raise ValueError(f"{name} must be in (0, 100], got {getattr(self, name)!r}")
+        self.ref_speed_max = check_number(ref_speed_max, "ref_speed_max", 0, 100,
+                                          open_low=True, what="a speed [m/s]")
+        self.ref_accel_max = check_number(
+            ref_accel_max if ref_accel_max is not None else
+            2.0 if dyno else vehicle.max_acceleration, "ref_accel_max", 0, 100,
+            open_low=True, what="an acceleration [m/s^2]")
+        self.ref_decel_max = check_number(
+            ref_decel_max if ref_decel_max is not None else
+            3.0 if dyno else vehicle.max_deceleration, "ref_decel_max", 0, 100,
+            open_low=True, what="a deceleration [m/s^2]")
         self._speed = (lambda: base._core.speed) if dyno else (lambda: float(base.state[3]))
         self._dt = base.control_period
 
@@ -84,12 +86,9 @@ class RobotDriverWrapper(
 
     def step(self, action: np.ndarray
              ) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
-        a = np.array(action, dtype=np.float64).reshape(-1)
-        if a.shape != self.action_space.shape:
-            raise ValueError(f"action must have shape {self.action_space.shape}, got "
-                             f"{np.shape(action)}")
-        if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1.0 + 1e-6):
-            raise ValueError(f"action {a.tolist()} must be finite and within [-1, 1]; clip it")
+        # The env's own check (the same types, shape, tolerance and errors), before the
+        # driver steps.
+        a = np.array(check_action(action, self._action_names))
         ref = self.reference(float(np.clip(a[self._col], -1.0, 1.0)))
         v = self._speed()
         if self.driver.mode == "speed":
