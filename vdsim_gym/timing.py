@@ -10,15 +10,12 @@ from __future__ import annotations
 import math
 
 from vdsim_gym import _core
+from vdsim_gym._checks import check_seconds
 
 
 def check_substep_dt(substep_dt: float) -> float:
-    if not isinstance(substep_dt, (int, float)) or not math.isfinite(substep_dt) or substep_dt <= 0:
-        raise ValueError(
-            f"substep_dt must be a positive number of seconds, got {substep_dt!r}; "
-            "the default is 5e-4 (0.5 ms)"
-        )
-    return float(substep_dt)
+    """The integration substep [s]: a positive finite number (not a bool)."""
+    return check_seconds(substep_dt, "substep_dt", hint="; the default is 5e-4 (0.5 ms)")
 
 
 def whole_ticks(seconds: float, substep_dt: float, what: str, allow_zero: bool = False) -> int:

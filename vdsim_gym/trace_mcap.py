@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym._checks import check_integer
 from vdsim_gym.trace import Trace, read_trace
 
 WORLD = "world"
@@ -412,10 +413,7 @@ def to_mcap(trace_or_path: Trace | str | Path, out: str | Path, *,
     ``t`` in ns. A ValueError names the file for a bad input or target; an ImportError
     names the extra when ``mcap`` is missing."""
     tr = trace_or_path if isinstance(trace_or_path, Trace) else read_trace(trace_or_path)
-    if isinstance(start_time_ns, bool) or not isinstance(start_time_ns, (int, np.integer)) \
-            or start_time_ns < 0:
-        raise ValueError(f"start_time_ns must be a whole number of ns >= 0, got "
-                         f"{start_time_ns!r}")
+    start_time_ns = check_integer(start_time_ns, "start_time_ns", what="a whole number of ns")
     out = _target(out, tr.path)
     try:
         from mcap.well_known import MessageEncoding, SchemaEncoding

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym._checks import check_integer
+
 
 @dataclass(frozen=True)
 class Row:
@@ -90,9 +92,8 @@ def load_warning() -> str | None:
 
 
 def check_count(value: int, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{what} must be an integer >= 1, got {value!r}")
-    return value
+    """A count of calls, steps or repeats: an integer >= 1."""
+    return check_integer(value, what, minimum=1)
 
 
 def best_time(fn: Callable[[], None], calls: int, repeats: int) -> float:

@@ -29,6 +29,7 @@ import gymnasium as gym
 
 import vdsim_gym.envs  # noqa: F401  (registration)
 from vdsim_gym import _table
+from vdsim_gym._checks import check_seconds
 from vdsim_gym.config import load_vehicle
 from vdsim_gym.eval.closed_loop import ClosedLoopEval, EvalResult
 from vdsim_gym.eval.policy_adapter import PolicyController
@@ -136,12 +137,9 @@ OVERLAY_CASES = ("A sync", "B fixed 10 ms", "B fixed 20 ms", "B fixed 25 ms queu
 
 def check_duration(duration: float) -> float:
     """A finite duration in (0, MAX_DURATION] s that is a whole number of substeps."""
-    if isinstance(duration, bool) or not isinstance(duration, (int, float)) \
-            or not math.isfinite(duration) or not 0 < duration <= MAX_DURATION:
-        raise ValueError(f"duration must be a number of seconds > 0 and <= {MAX_DURATION:g}, "
-                         f"got {duration!r}")
+    duration = check_seconds(duration, "duration", maximum=MAX_DURATION)
     whole_ticks(duration, SUBSTEP_DT, "duration")
-    return float(duration)
+    return duration
 
 
 def _progress(items: list[Case]) -> Iterable[Case]:

@@ -8,23 +8,19 @@ from pathlib import Path
 from typing import Any
 
 from vdsim_gym import _core
+from vdsim_gym._checks import check_number, check_seconds
 from vdsim_gym.dyno.config import DynoConfig, load_dyno
 
 MAX_SUBSTEPS_PER_CALL = 10_000_000  # a dt this long in substeps is refused (overflow guard)
 
 
 def check_dt(dt: Any) -> float:
-    if isinstance(dt, bool) or not isinstance(dt, (int, float)) or not math.isfinite(dt) \
-            or dt <= 0:
-        raise ValueError(f"dt must be a positive number of seconds, got {dt!r}")
-    return float(dt)
+    """A step [s]: a positive finite number."""
+    return check_seconds(dt, "dt")
 
 
 def _pedal(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
-    return float(value)
+    return check_number(value, name, 0.0, 1.0)
 
 
 class DynoBench:

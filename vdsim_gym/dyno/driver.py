@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from typing import Any
 
 from vdsim_gym import _core
+from vdsim_gym._checks import check_finite, check_flag
 from vdsim_gym.dyno.bench import check_dt
 from vdsim_gym.errors import ActuatorError, DelayRoundingWarning
 from vdsim_gym.latency import MAX_DELAY_S
@@ -29,11 +29,7 @@ def delay_steps(delay_s: float, dt: float) -> tuple[int, bool]:
     return n, abs(q - n) <= 1e-9 * max(1.0, q)
 
 
-def _finite(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return float(value)
+_finite = check_finite
 
 
 def _limit(value: float | None, name: str) -> float:
@@ -87,8 +83,7 @@ class RobotDriver:
         if actuator is not None and not callable(actuator):
             raise TypeError(f"actuator must be callable as actuator(throttle, brake, dt) -> "
                             f"(throttle, brake), got {actuator!r}")
-        if not isinstance(openpilot_hold, bool):
-            raise TypeError(f"openpilot_hold must be a bool, got {openpilot_hold!r}")
+        openpilot_hold = check_flag(openpilot_hold, "openpilot_hold")
         p = _core.RobotDriverParams()
         p.mode = getattr(_core.DriverMode, mode)
         for name, value in (("kp", kp), ("ki", ki), ("kp_accel", kp_accel),

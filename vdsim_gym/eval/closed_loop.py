@@ -35,7 +35,7 @@ import gymnasium as gym
 
 from vdsim_gym import _core
 from vdsim_gym._signals import sigterm_as_interrupt
-from vdsim_gym.errors import ConcurrentUseError
+from vdsim_gym.errors import ConcurrentUseError, ConfigError, UnsupportedEnvError
 from vdsim_gym.eval.driver import Command, Controller, _Driver, _PlantDriver
 from vdsim_gym.eval.env_run import EnvPolicyRun
 from vdsim_gym.eval.result import ControllerError, EvalResult, _Samples
@@ -63,9 +63,9 @@ MAX_EVAL_DURATION_S = 86_400.0
 def _check_duration(duration: Any) -> Any:
     if isinstance(duration, (int, float)) and not isinstance(duration, bool) \
             and duration > MAX_EVAL_DURATION_S:
-        raise ValueError(f"duration = {duration!r} s is longer than the bound of "
-                         f"{MAX_EVAL_DURATION_S:g} s (a day of simulated time: the run's "
-                         "trace is held in memory); evaluate shorter runs")
+        raise ConfigError(f"duration = {duration!r} s is longer than the bound of "
+                          f"{MAX_EVAL_DURATION_S:g} s (a day of simulated time: the run's "
+                          "trace is held in memory); evaluate shorter runs")
     return duration
 
 
@@ -125,26 +125,26 @@ class ClosedLoopEval:
         trace_decimation: int | None = None,
     ) -> None:
         if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+            raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
         self.mode = mode
         if mode != "wallclock" and (cpu_affinity is not None or watchdog is not None):
-            raise ValueError("cpu_affinity= and watchdog= apply to mode='wallclock' only")
+            raise ConfigError("cpu_affinity= and watchdog= apply to mode='wallclock' only")
         if mode == "wallclock" and latency is not None:
-            raise ValueError(f"mode='wallclock' measures the real delay of the controller on "
-                             f"this host; a latency model ({latency!r}) is for "
-                             "mode='virtual_async'. Drop latency=")
+            raise ConfigError(f"mode='wallclock' measures the real delay of the controller on "
+                              f"this host; a latency model ({latency!r}) is for "
+                              "mode='virtual_async'. Drop latency=")
         if overrun is not None:
             check_overrun(overrun)
         if latency is not None:
             check_latency(latency)
         if mode == "sync":
             if latency is not None and latency != LatencyModel.fixed(0.0):
-                raise ValueError(
+                raise ConfigError(
                     f"mode='sync' has no computation delay; got latency={latency!r}. "
                     "Use mode='virtual_async' to insert a latency model"
                 )
             if overrun is not None:
-                raise ValueError(
+                raise ConfigError(
                     f"mode='sync' has no computation delay, so no overruns; got "
                     f"overrun={overrun!r}. Use mode='virtual_async' with a latency model for "
                     "overrun policies, or drop overrun="
@@ -174,19 +174,19 @@ class ClosedLoopEval:
             self._init_trace(*trace_args)
             return
         if policy is not None:
-            raise ValueError("policy= runs on an env: give env='VDSim-DLC-v0' (or an env "
-                             "instance) with it, or pass a callback as controller=")
+            raise ConfigError("policy= runs on an env: give env='VDSim-DLC-v0' (or an env "
+                              "instance) with it, or pass a callback as controller=")
         if controller is None or not callable(controller):
             extra = (" An object with an SB3-style predict() runs through an env: "
                      "ClosedLoopEval(env='VDSim-DLC-v0', policy=model)."
                      if hasattr(controller, "predict") else "")
-            raise ValueError(
+            raise ConfigError(
                 "controller must be a callable controller(obs, t) -> (delta_rad, longitudinal),"
                 f" got {controller!r}.{extra}"
             )
         kwargs = dict(plant_kwargs or {})
         if "control_period" in kwargs:
-            raise ValueError(
+            raise ConfigError(
                 "give control_period to ClosedLoopEval(control_period=...), not in plant_kwargs"
             )
         control_period = 0.02 if control_period is None else control_period
@@ -202,7 +202,7 @@ class ClosedLoopEval:
         if path is not None:
             self._trace = EvalTrace(path, channels, decimation, self._driver)
         elif channels or decimation is not None:
-            raise ValueError("trace_channels= and trace_decimation= need trace_path=")
+            raise ConfigError("trace_channels= and trace_decimation= need trace_path=")
 
     def _init_plant(self, plant: Plant, controller: Controller,
                     initial_state: Mapping[str, float] | None, ref_point: Any,
@@ -218,7 +218,7 @@ class ClosedLoopEval:
     def _check_delay_fits(self) -> None:
         if self.latency is not None and self.latency.reproducible \
                 and self.latency.max_delay > self.duration:
-            raise ValueError(
+            raise ConfigError(
                 f"latency {self.latency} can delay a command by up to "
                 f"{self.latency.max_delay:g} s, longer than the run (duration={self.duration:g}"
                 " s): no such command would ever apply; use a longer duration or a shorter "
@@ -229,34 +229,34 @@ class ClosedLoopEval:
                   duration: Any, reference_path: Any, initial_state: Any) -> None:
         """The env form: ``policy`` steps ``env`` (its core does the task; env_run)."""
         if plant_kwargs is not None or controller is not None:
-            raise ValueError("give either env= and policy=, or plant_kwargs= and controller=, "
-                             "not both")
+            raise ConfigError("give either env= and policy=, or plant_kwargs= and controller=, "
+                              "not both")
         if reference_path is not None or initial_state is not None:
-            raise ValueError("with env= the env gives the course and the start state "
-                             "(reset(seed=seed)); reference_path= and initial_state= apply "
-                             "to the Plant form (plant_kwargs= and controller=)")
+            raise ConfigError("with env= the env gives the course and the start state "
+                              "(reset(seed=seed)); reference_path= and initial_state= apply "
+                              "to the Plant form (plant_kwargs= and controller=)")
         if policy is None or not callable(getattr(policy, "predict", None)):
-            raise ValueError(f"policy must have an SB3-style predict(obs) method, got {policy!r}")
+            raise ConfigError(f"policy must have an SB3-style predict(obs) method, got {policy!r}")
         if isinstance(env, str):
             from vdsim_gym.training import required_env_kwargs
 
             env = gym.make(env, **required_env_kwargs(policy, env_kwargs, "env_kwargs"))
         elif env_kwargs:
-            raise ValueError("env_kwargs apply only when env is an id string")
+            raise ConfigError("env_kwargs apply only when env is an id string")
         from vdsim_gym.envs.core_env import CoreEnv
 
         base = env.unwrapped
         if not isinstance(base, CoreEnv):
-            raise TypeError(f"env must be a VDSim env (VDSim-DLC-v0, VDSim-PathFollow-v0, ...),"
-                            f" got {type(base).__name__}")
+            raise UnsupportedEnvError(f"env must be a VDSim env (VDSim-DLC-v0, "
+                                      f"VDSim-PathFollow-v0, ...), got {type(base).__name__}")
         if getattr(base, "latency", None) is not None:
-            raise ValueError("the env has its own latency; give latency= and overrun= to "
-                             "ClosedLoopEval instead, so its timing model is the one used")
+            raise ConfigError("the env has its own latency; give latency= and overrun= to "
+                              "ClosedLoopEval instead, so its timing model is the one used")
         phys = base.physics
         if control_period is not None and whole_ticks(
                 control_period, phys.substep_dt, "control_period") != phys.ticks_per_period:
-            raise ValueError(f"control_period={control_period} differs from the env's "
-                             f"{phys.control_period}; set it on the env (env_kwargs)")
+            raise ConfigError(f"control_period={control_period} differs from the env's "
+                              f"{phys.control_period}; set it on the env (env_kwargs)")
         if duration is None:
             steps = env.spec.max_episode_steps if env.spec is not None else None
             duration = (steps * phys.control_period if steps is not None else

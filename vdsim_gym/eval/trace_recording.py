@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym._checks import check_decimation
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.recording import (
     check_trace_channels,
     default_decimation,
@@ -35,15 +37,11 @@ class EvalTrace:
                  driver: Any) -> None:
         self.path = Path(path)
         if self.path.is_dir():
-            raise ValueError(f"trace_path {str(path)!r} is a folder; give a file path such "
-                             "as runs/a.vdtrace")
+            raise ConfigError(f"trace_path {str(path)!r} is a folder; give a file path such "
+                              "as runs/a.vdtrace")
         self.channels = check_trace_channels(channels)
-        if decimation is None:
-            decimation = default_decimation(driver.substep_dt, driver.ticks_per_period)
-        if isinstance(decimation, bool) or not isinstance(decimation, int) or decimation < 1:
-            raise ValueError(f"trace_decimation must be a whole number of substeps >= 1, got "
-                             f"{decimation!r}")
-        self.decimation = decimation
+        self.decimation = default_decimation(driver.substep_dt, driver.ticks_per_period) \
+            if decimation is None else check_decimation(decimation, "trace_decimation")
 
     @staticmethod
     def session(driver: Any) -> Any:

@@ -23,6 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym._checks import check_integer, check_seconds, is_integer
+from vdsim_gym.errors import ConfigError
+
 from vdsim_gym import _core
 from vdsim_gym.eval.env_run import EnvPolicyRun
 from vdsim_gym.eval.result import _Samples
@@ -55,39 +58,31 @@ def check_options(cpu_affinity: Any, watchdog: Any,
     sim, ctrl = None, None
     if cpu_affinity is not None:
         if not isinstance(cpu_affinity, Mapping) or not set(cpu_affinity) <= {"sim", "ctrl"}:
-            raise ValueError(f"cpu_affinity must be a dict with keys 'sim' (one CPU) and/or "
-                             f"'ctrl' (a list of CPUs), got {cpu_affinity!r}")
+            raise ConfigError(f"cpu_affinity must be a dict with keys 'sim' (one CPU) and/or "
+                              f"'ctrl' (a list of CPUs), got {cpu_affinity!r}")
         n = os.cpu_count() or 1
         if "sim" in cpu_affinity:
-            sim = cpu_affinity["sim"]
-            if isinstance(sim, bool) or not isinstance(sim, int) or not 0 <= sim < n:
-                raise ValueError(f"cpu_affinity['sim'] must be a CPU number in [0, {n - 1}], "
-                                 f"got {sim!r}")
+            sim = check_integer(cpu_affinity["sim"], "cpu_affinity['sim']", maximum=n - 1,
+                                what="a CPU number")
         if "ctrl" in cpu_affinity:
             raw = cpu_affinity["ctrl"]
-            cpus = [raw] if isinstance(raw, int) and not isinstance(raw, bool) else raw
+            cpus = [raw] if is_integer(raw) else raw
             if not isinstance(cpus, (list, tuple, set)) or not cpus or not all(
-                    isinstance(c, int) and not isinstance(c, bool) and 0 <= c < n
-                    for c in cpus):
-                raise ValueError(f"cpu_affinity['ctrl'] must be a non-empty list of CPU "
-                                 f"numbers in [0, {n - 1}], got {raw!r}")
-            ctrl = tuple(sorted(set(cpus)))
+                    is_integer(c) and 0 <= c < n for c in cpus):
+                raise ConfigError(f"cpu_affinity['ctrl'] must be a non-empty list of CPU "
+                                  f"numbers in [0, {n - 1}], got {raw!r}")
+            ctrl = tuple(sorted({int(c) for c in cpus}))
     timeout, failsafe, given = None, None, None
     if watchdog is not None:
         if not isinstance(watchdog, Mapping) or set(watchdog) != {"timeout_s", "failsafe_u"}:
-            raise ValueError(f"watchdog must be a dict with 'timeout_s' [s] and 'failsafe_u' "
-                             f"(a command), got {watchdog!r}")
-        timeout = watchdog["timeout_s"]
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
-                or not math.isfinite(timeout) or timeout <= 0:
-            raise ValueError(f"watchdog['timeout_s'] must be a positive number of seconds, "
-                             f"got {timeout!r}")
+            raise ConfigError(f"watchdog must be a dict with 'timeout_s' [s] and 'failsafe_u' "
+                              f"(a command), got {watchdog!r}")
+        timeout = check_seconds(watchdog["timeout_s"], "watchdog['timeout_s']")
         given = watchdog["failsafe_u"]
         try:
             failsafe = tuple(check_command(given))
         except ValueError as err:
-            raise ValueError(f"watchdog['failsafe_u']: {err}") from None
-        timeout = float(timeout)
+            raise ConfigError(f"watchdog['failsafe_u']: {err}") from None
     return WallclockOptions(sim, ctrl, timeout, failsafe, given)
 
 
