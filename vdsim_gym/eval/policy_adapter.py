@@ -5,58 +5,45 @@ runs a policy that reads the path env's observation vector (``env.unwrapped.obs_
 as a callback on the Plant; ``ClosedLoopEval(env=..., policy=...)`` runs on the env's own
 core instead (``vdsim_gym.eval.env_run``) and is tested against this Python path.
 ``PathObservation`` turns the Plant's observation dict into that vector with the core's
-own path projection (``_core.PathTracker``), the same computation ``PathEnvCore`` runs in
-C++ (tests/cli/test_delay_budget.py checks the vectors bit for bit); ``PolicyController``
-wraps the policy as a ``controller(obs, t)`` callback, so every evaluation mode drives
-the Plant through the one event loop.
+own path observation (``PathTrackingEnv.path_observer()``: the C++ function
+``PathEnvCore`` writes the env's observation with; tests/cli/test_delay_budget.py checks
+the vectors bit for bit); ``PolicyController`` wraps the policy as a ``controller(obs,
+t)`` callback, so every evaluation mode drives the Plant through the one event loop.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym import _core
 from vdsim_gym.controllers import stanley_pi
+from vdsim_gym.envs.path_env import OBS_NAMES
 
 
 class PathObservation:
     """Plant observation dict -> the path env's observation vector (normalized float32).
 
-    Same columns, scales, clipping and projection (the core's ``PathTracker`` with the
-    previous segment as search hint) as ``PathEnvCore::evaluate``; ``prev_action`` fills
-    the prev_steer / prev_long columns.
+    The core computes it (``env.unwrapped.path_observer()``: same columns, scales,
+    clipping and projection, with the previous segment as search hint, as
+    ``PathEnvCore``); ``prev_action`` fills the prev_steer / prev_long columns. The task's
+    columns only: an env with an action history appends its actions after them.
     """
 
     def __init__(self, env: gym.Env) -> None:
         base = env.unwrapped
-        if base.course is None:
-            raise ValueError("reset the env first: its course is chosen at reset")
+        self._observer = base.path_observer()  # refuses before the first reset
         self.course = base.course
-        self.names: tuple[str, ...] = tuple(base.obs_names)
-        self.scale = np.asarray(base.obs_scale, dtype=float)
-        self.tracker = _core.PathTracker(self.course.path, self.course.speed)
-        self.previews = tuple(_core.PATH_PREVIEW_DISTANCES)
-        self._hint = -1
+        self.names: tuple[str, ...] = OBS_NAMES
 
     def reset(self) -> None:
-        self._hint = -1
+        self._observer.reset()
 
     def __call__(self, obs: dict[str, float], prev_action: tuple[float, float]) -> np.ndarray:
-        X, Y, psi = obs["X"], obs["Y"], obs["psi"]
-        s, index, e_y, heading, kappa, v_ref = self.tracker.project(X, Y, self._hint)
-        self._hint = index
-        c, sn = math.cos(psi), math.sin(psi)
-        raw = [e_y, math.remainder(psi - heading, 2.0 * math.pi), obs["vx"], obs["vy"],
-               obs["r"], v_ref, obs["ax"], obs["ay"], obs["delta_rw"], prev_action[0],
-               prev_action[1], kappa]
-        for d in self.previews:
-            px, py = self.tracker.point_at(s + d)
-            raw.append(-sn * (px - X) + c * (py - Y))
-        return np.clip(np.asarray(raw) / self.scale, -10.0, 10.0).astype(np.float32)
+        return self._observer.observe(obs["X"], obs["Y"], obs["psi"], obs["vx"], obs["vy"],
+                                      obs["r"], obs["ax"], obs["ay"], obs["delta_rw"],
+                                      float(prev_action[0]), float(prev_action[1]))
 
 
 class PolicyController:
