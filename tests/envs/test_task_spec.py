@@ -120,3 +120,19 @@ def test_path_observer_is_the_cores_observation():
         a[1] = 0.2
         obs, *_ = env.step(a)
         prev = (float(a[0]), float(a[1]))
+
+
+def test_path_manual_numbers_are_the_cores():
+    """The path envs' manual (SHARED_DOC) shows the scales and default weights; they are
+    documentation of the core's values, checked here against it."""
+    import re
+
+    doc = path_env.SHARED_DOC
+    env = gym.make("VDSim-DLC-v0").unwrapped
+    for m in re.finditer(r"^\s*\| (\d+)(?:-(\d+))? \| (\S+) \| [^|]+ \| (\S+) \|", doc, re.M):
+        lo, hi, scale = int(m[1]), int(m[2] or m[1]), m[4]
+        want = env.vehicle.max_steer if scale == "max_steer" else float(scale)
+        np.testing.assert_array_equal(env.obs_scale[lo:hi + 1], want)
+    weights = dict(re.findall(r"^\s*- ``(\w+)`` = .*\[([\d.]+)\]$", doc, re.M))
+    assert {k: float(v) for k, v in weights.items()} == path_env.DEFAULT_REWARD_WEIGHTS
+    assert f"clipped to\n    [-{_core.OBS_CLIP:g}, {_core.OBS_CLIP:g}]" in doc
