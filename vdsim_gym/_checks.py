@@ -142,6 +142,20 @@ def check_actions(actions: Any, n: int, names: Sequence[str]) -> np.ndarray:
     return a
 
 
+def check_policy_action(raw: Any, n: int) -> np.ndarray:
+    """A policy's ``predict`` output as ``n`` finite float64 values clipped to [-1, 1]
+    (stable-baselines3's convention for Box actions: out of range is clipped, not
+    refused; any shape with n values, e.g. (1, n)). ``InvalidActionError`` when it is not
+    n real numbers or not finite; callers prefix the sample."""
+    try:
+        a = np.asarray(raw, dtype=float).reshape(n)
+    except (TypeError, ValueError):
+        raise InvalidActionError(f"expected {n} action values, got {raw!r}") from None
+    if not np.all(np.isfinite(a)):
+        raise InvalidActionError(f"action must be finite, got {a.tolist()}")
+    return np.clip(a, -1.0, 1.0)
+
+
 def _as_batch(actions: Any, n: int, m: int) -> np.ndarray:
     try:
         arr = np.asarray(actions)
@@ -262,5 +276,6 @@ def check_measured_delay(value: Any, max_delay: float) -> float:
 __all__ = ["ACTION_TOL", "MAX_ACTION_HISTORY", "MAX_NUM_ENVS", "check_action",
            "check_action_history", "check_actions", "check_decimation", "check_finite",
            "check_flag", "check_integer", "check_max_episode_steps", "check_measured_delay",
-           "check_num_envs", "check_number", "check_seconds", "check_threads",
+           "check_num_envs", "check_number", "check_policy_action", "check_seconds",
+           "check_threads",
            "coerce_action", "is_integer", "is_real", "reject_action"]

@@ -24,6 +24,7 @@ from stable_baselines3.common.vec_env.base_vec_env import (
 )
 
 from vdsim_gym.envs.vector import VDSimVectorEnv
+from vdsim_gym.errors import ConfigError
 
 # Methods that would desynchronize a row from the batch (its core is stepped by the
 # vector session, its episode state lives in the vector env).
@@ -36,8 +37,8 @@ class VDSimSB3VecEnv(VecEnv):
 
     def __init__(self, venv: VDSimVectorEnv) -> None:
         if venv.autoreset_mode != gym.vector.AutoresetMode.SAME_STEP:
-            raise ValueError("VDSimSB3VecEnv needs a VDSimVectorEnv with autoreset_mode="
-                             "'same_step' (SB3 resets in the step that ends an episode)")
+            raise ConfigError("VDSimSB3VecEnv needs a VDSimVectorEnv with autoreset_mode="
+                              "'same_step' (SB3 resets in the step that ends an episode)")
         self.venv = venv
         super().__init__(venv.num_envs, venv.single_observation_space,
                          venv.single_action_space)

@@ -238,7 +238,7 @@ class ClosedLoopEval:
         if policy is None or not callable(getattr(policy, "predict", None)):
             raise ConfigError(f"policy must have an SB3-style predict(obs) method, got {policy!r}")
         if isinstance(env, str):
-            from vdsim_gym.training import required_env_kwargs
+            from vdsim_gym.policies import required_env_kwargs
 
             env = gym.make(env, **required_env_kwargs(policy, env_kwargs, "env_kwargs"))
         elif env_kwargs:
@@ -350,8 +350,9 @@ class ClosedLoopEval:
         wall = time.perf_counter() - t0
         try:
             command = self._driver.check(raw)
-        except ValueError as err:
-            raise ValueError(f"controller output at sample k={k}, t={t:.6g} s: {err}") from None
+        except ValueError as err:  # the same class (InvalidActionError for an action)
+            raise type(err)(f"controller output at sample k={k}, t={t:.6g} s: {err}") \
+                from None
         return command, wall
 
     def _loop_sync(self) -> tuple:

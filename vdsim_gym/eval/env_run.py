@@ -26,6 +26,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from vdsim_gym._checks import check_policy_action
+from vdsim_gym.errors import InvalidActionError
 from vdsim_gym.eval.driver import STATE_COLUMNS
 from vdsim_gym.eval.result import ControllerError, _Samples
 from vdsim_gym.latency import LatencyModel
@@ -70,17 +72,11 @@ class EnvPolicyRun:
                 f"policy raised at sample k={k}, t={t:.6g} s: {type(err).__name__}: {err}",
                 k, t) from err
         wall = time.perf_counter() - t0
-        n = len(self.base.action_names)
-        try:
-            a = np.asarray(action, dtype=float).reshape(n)
-        except (TypeError, ValueError):
-            raise ValueError(f"policy output at sample k={k}, t={t:.6g} s: expected {n} "
-                             f"action values, got {action!r}") from None
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"policy output at sample k={k}, t={t:.6g} s: action must be "
-                             f"finite, got {a.tolist()}")
-        # SB3's convention for Box actions: predict's output is clipped to the space.
-        return np.clip(a, -1.0, 1.0), wall
+        try:  # SB3's convention for Box actions: predict's output is clipped to the space
+            return check_policy_action(action, len(self.base.action_names)), wall
+        except InvalidActionError as err:
+            raise InvalidActionError(f"policy output at sample k={k}, t={t:.6g} s: {err}") \
+                from None
 
     def run(self, stop: threading.Event) -> tuple[list[tuple], _Samples, int, bool,
                                                   dict[str, Any]]:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from vdsim_gym._checks import check_integer, check_seconds, is_integer
+from vdsim_gym._checks import check_integer, check_policy_action, check_seconds, is_integer
 from vdsim_gym.errors import ConfigError
 
 from vdsim_gym import _core
@@ -345,13 +345,7 @@ class EnvWallclockDriver(EnvPolicyRun):
         return action
 
     def check(self, raw: Any) -> tuple[float, ...]:
-        try:
-            a = np.asarray(raw, dtype=float).reshape(self._n)
-        except (TypeError, ValueError):
-            raise ValueError(f"expected {self._n} action values, got {raw!r}") from None
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"action must be finite, got {a.tolist()}")
-        return tuple(np.clip(a, -1.0, 1.0).tolist())  # SB3's clipping of Box actions
+        return tuple(check_policy_action(raw, self._n).tolist())  # clipped, as SB3 does
 
     def command_now(self, action: tuple[float, ...]) -> None:
         self.core.latch(np.asarray(action, dtype=float))
