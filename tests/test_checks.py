@@ -1,0 +1,180 @@
+"""vdsim_gym._checks (one check per input) and the error hierarchy of vdsim_gym.errors:
+one rule for integers, durations and actions wherever the input arrives, errors that
+keep their built-in classes, and no second copy of a bound."""
+
+from __future__ import annotations
+
+import pickle
+import re
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from vdsim_gym import _checks, errors
+from vdsim_gym._checks import (
+    ACTION_TOL,
+    check_action,
+    check_actions,
+    check_action_history,
+    check_decimation,
+    check_flag,
+    check_integer,
+    check_num_envs,
+    check_number,
+    check_policy_action,
+    check_seconds,
+)
+
+PACKAGE = Path(__file__).parents[1] / "vdsim_gym"
+NAMES = ("steer", "longitudinal")
+
+
+def test_every_error_is_a_vdsim_error_and_keeps_its_builtin_class():
+    for cls, builtin in ((errors.InvalidActionError, ValueError),
+                         (errors.ConfigError, ValueError), (errors.TraceError, ValueError),
+                         (errors.UnknownKeywordError, TypeError),
+                         (errors.UnsupportedEnvError, TypeError),
+                         (errors.UnsupportedRenderModeError, TypeError),
+                         (errors.ConcurrentUseError, RuntimeError),
+                         (errors.ActuatorError, RuntimeError),
+                         (errors.ControllerError, RuntimeError)):
+        assert issubclass(cls, errors.VDSimError) and issubclass(cls, builtin), cls
+    assert issubclass(errors.InvalidActionError, gym.error.InvalidAction)
+    assert issubclass(errors.DelayRoundingWarning, errors.VDSimWarning)
+    assert issubclass(errors.VDSimWarning, UserWarning)
+    # The old import paths are the same classes.
+    from vdsim_gym import ConfigError
+    from vdsim_gym.config import ConfigError as ConfigError2
+    from vdsim_gym.dyno import ActuatorError, DelayRoundingWarning
+    from vdsim_gym.eval import ControllerError
+    from vdsim_gym.trace import TraceError
+
+    assert ConfigError is ConfigError2 is errors.ConfigError
+    assert (TraceError, ActuatorError, ControllerError, DelayRoundingWarning) == (
+        errors.TraceError, errors.ActuatorError, errors.ControllerError,
+        errors.DelayRoundingWarning)
+    e = pickle.loads(pickle.dumps(errors.ControllerError("boom", 3, 0.06)))
+    assert (str(e), e.k, e.t) == ("boom", 3, 0.06)
+
+
+@pytest.mark.parametrize("good", [4, np.int64(4), np.uint8(4)])
+def test_integers_are_python_or_numpy_ones(good):
+    assert check_num_envs(good) == 4 and type(check_num_envs(good)) is int
+    assert check_integer(good, "n") == 4 and check_decimation(good) == 4
+    assert check_action_history(good) == 4
+
+
+@pytest.mark.parametrize("bad", [True, np.bool_(True), 4.0, "4", None, 0])
+def test_bools_floats_and_strings_are_not_counts(bad):
+    with pytest.raises(errors.ConfigError, match="num_envs must be a positive integer"):
+        check_num_envs(bad)
+    with pytest.raises(errors.ConfigError, match="decimation must be a whole number"):
+        check_decimation(bad)
+
+
+def test_bounds_are_named():
+    with pytest.raises(ValueError, match=r"num_envs = 100001 is more than the bound of 100000"):
+        check_num_envs(100_001)
+    with pytest.raises(ValueError, match=r"action_history must be an integer in \[0, 1000\]"):
+        check_action_history(1001)
+    with pytest.raises(ValueError, match=r"duration must be a number of seconds > 0 and "
+                                         r"<= 600, got 601"):
+        check_seconds(601, "duration", maximum=600)
+    with pytest.raises(ValueError, match=r"x must be a number in \(0, 100\], got nan"):
+        check_number(float("nan"), "x", 0, 100, open_low=True)
+
+
+@pytest.mark.parametrize("bad", [True, float("nan"), float("inf"), -1.0, 0.0, "1"])
+def test_durations_are_positive_finite_numbers(bad):
+    with pytest.raises(errors.ConfigError, match="dt must be a positive number of seconds"):
+        check_seconds(bad, "dt")
+    assert check_seconds(np.float32(0.5), "dt") == 0.5
+
+
+def test_flags_are_bools():
+    assert check_flag(np.bool_(False), "f") is False
+    for bad in (0, 1, "no", None):
+        with pytest.raises(errors.ConfigError, match="f must be True or False"):
+            check_flag(bad, "f")
+
+
+@pytest.mark.parametrize("action", [np.array([1.0 + 5e-7, -1.0], np.float32),
+                                    np.array([0.5, 1.0]), [0.5, -1], (0, 0),
+                                    np.array([1, 0], np.int8)])
+def test_actions_within_the_tolerance_pass(action):
+    a = check_action(action, NAMES)
+    assert isinstance(a, list) and len(a) == 2 and all(type(v) is float for v in a)
+
+
+@pytest.mark.parametrize("action, match", [
+    (np.array([1.0 + 2e-6, 0.0]), r"out of range.*\[-1, 1\]"),
+    ([np.nan, 0.0], "NaN"), ([0.0, np.inf], "inf"), ([True, False], "2 real numbers"),
+    (["0.1", "0.2"], "2 real numbers"), ([[0.1, 0.2]], r"shape \(2,\)"),
+])
+def test_bad_actions_raise_invalid_action(action, match):
+    with pytest.raises(errors.InvalidActionError, match=match):
+        check_action(action, NAMES)
+
+
+def test_batches_name_the_row():
+    a = np.zeros((3, 2), np.float32)
+    assert check_actions(a, 3, NAMES) is a  # in range, float32, contiguous: as it is
+    a[2, 1] = np.nan
+    with pytest.raises(errors.InvalidActionError, match=r"env 2: actions\[2\].*NaN"):
+        check_actions(a, 3, NAMES)
+    assert check_actions([[0, 1]] * 3, 3, NAMES).dtype == np.float64
+
+
+def test_policy_output_is_clipped_not_refused():
+    np.testing.assert_array_equal(check_policy_action([[1.5, -0.2]], 2), [1.0, -0.2])
+    with pytest.raises(errors.InvalidActionError, match="expected 2 action values"):
+        check_policy_action([1.0], 2)
+    with pytest.raises(errors.InvalidActionError, match="action must be finite"):
+        check_policy_action([np.nan, 0.0], 2)
+
+
+def test_the_action_tolerance_is_written_once():
+    """ACTION_TOL is the only copy of the 1e-6 slack: the env, the vector env, the robot
+    driver and the C++ fast steps (passed as action_tol) all use it."""
+    pattern = re.compile(r"1\.0 \+ 1e-6|1 \+ 1e-6")
+    hits = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+            if pattern.search(p.read_text())]
+    assert hits == ["_checks.py"], hits
+    from vdsim_gym.envs import core_env, vector
+
+    assert core_env.ACTION_TOL is vector.ACTION_TOL is ACTION_TOL
+
+
+def test_wrappers_and_bench_options_follow_the_shared_rules():
+    """Inconsistencies the shared checks removed: the robot driver's own action check
+    (strings, booleans and (1, n) arrays were converted), LatencyWrapper's unbounded
+    action_history, substep_dt=True read as 1 s, openpilot_hold refusing numpy bools."""
+    from vdsim_gym import LatencyModel
+    from vdsim_gym.dyno import RobotDriver
+    from vdsim_gym.wrappers import LatencyWrapper, RobotDriverWrapper
+
+    env = RobotDriverWrapper(gym.make("VDSim-Dyno-v0"), "speed")
+    env.reset(seed=0)
+    for bad in (np.array(["0.5"]), [True], np.array([[0.5]])):
+        with pytest.raises(errors.InvalidActionError):
+            env.step(bad)
+    env.step(np.array([0.5], np.float32))
+    with pytest.raises(errors.ConfigError, match=r"action_history must be an integer in "
+                                                 r"\[0, 1000\]"):
+        LatencyWrapper(gym.make("VDSim-DLC-v0"), LatencyModel.fixed(0.01),
+                       action_history=5000)
+    with pytest.raises(ValueError, match="substep_dt must be a positive number of seconds"):
+        gym.make("VDSim-DLC-v0", substep_dt=True)
+    RobotDriver(openpilot_hold=np.bool_(True))
+    with pytest.raises(ValueError, match="openpilot_hold must be True or False"):
+        RobotDriver(openpilot_hold=1)
+
+
+def test_the_checks_module_imports_nothing_above_it():
+    src = (PACKAGE / "_checks.py").read_text()
+    imports = re.findall(r"^(?:from|import) ([\w.]+)", src, re.M)
+    assert set(imports) <= {"__future__", "math", "collections.abc", "typing", "numpy",
+                            "vdsim_gym.errors"}, imports
+    assert set(_checks.__all__) <= set(dir(_checks))
