@@ -1,4 +1,4 @@
-"""Train stable-baselines3 agents on the VDSim envs, and load what a run saved.
+"""Train stable-baselines3 agents on the VDSim envs.
 
 ``train(algo, env_id, ...)`` reads the algorithm's hyperparameters from
 ``agents/hyperparams/<algo>.yml`` (rl-zoo3's format: one block per env id), builds the
@@ -17,13 +17,11 @@ and writes a run folder:
         evaluations.npz, monitor.csv  EvalCallback's log; episode returns and lengths
         checkpoints/, tb/             periodic checkpoints; TensorBoard logs
 
-``load_policy(run_dir)`` gives an object with SB3's ``predict`` that normalizes the
-observation with the saved statistics first, so a trained model runs through the same
-evaluation and sweep code as a baseline; its ``required_env_kwargs`` (the run's
-``action_history``) rebuild the observation it was trained on, and the sweep and
-``ClosedLoopEval`` apply them; ``shipped_model(name)`` is the run folder of a policy that
-ships with the package (agents/models). ``agents/train.py`` is the command line.
-Needs the ``train`` extra (stable-baselines3, tensorboard, tqdm, rich).
+Loading what a run saved is ``vdsim_gym.policies`` (``load_policy``, ``TrainedPolicy``,
+``shipped_model``, ``shipped_models``, ``required_env_kwargs``, ``TrainingError``), below
+the evaluation code that uses it; they stay importable from here.
+``plot_learning_curves(run, png)`` draws a run's learning curves. ``agents/train.py`` is
+the command line. Needs the ``train`` extra (stable-baselines3, tensorboard, tqdm, rich).
 """
 
 from __future__ import annotations
@@ -41,17 +39,22 @@ import numpy as np
 
 from vdsim_gym._files import load_yaml
 from vdsim_gym._signals import raise_on_sigterm, restore_sigterm
+from vdsim_gym.policies import (  # re-exported: loading lives in vdsim_gym.policies
+    ALGOS,
+    TrainedPolicy,
+    TrainingError,
+    check_algo,
+    load_policy,
+    required_env_kwargs,
+    shipped_model,
+    shipped_models,
+)
 
-ALGOS = ("ppo", "sac", "td3")
 ON_POLICY = ("ppo",)
 # rl-zoo3 keys this trainer does not support (rl_zoo3 itself does).
 _UNSUPPORTED_ZOO_KEYS = ("env_wrapper", "frame_stack", "callback", "vec_env_wrapper",
                          "normalize_kwargs", "replay_buffer_class",
                          "replay_buffer_kwargs")
-
-
-class TrainingError(ValueError):
-    """A training configuration that cannot run, with the cause and the fix."""
 
 
 # ------------------------------------------------------------------ configuration
@@ -90,20 +93,6 @@ def parse_randomize(value: Any) -> Any:
             msg = f"--randomize {str(value)!r}: {msg}"
         raise TrainingError(msg + "; e.g. --randomize mass=0.9:1.15,friction=0.8:1.0,"
                             "latency=0:40ms (docs/TRAINING.md)") from None
-
-
-def required_env_kwargs(policy: Any, env_kwargs: Mapping[str, Any] | None,
-                        where: str = "env kwargs") -> dict[str, Any]:
-    """``env_kwargs`` with what ``policy`` needs of its env's observation
-    (``policy.required_env_kwargs``, e.g. a trained run's ``action_history``); a
-    different value given for such a key is a ValueError naming both."""
-    out = dict(env_kwargs or {})
-    for key, value in (getattr(policy, "required_env_kwargs", None) or {}).items():
-        if key in out and out[key] != value:
-            raise ValueError(f"{where} sets {key}={out[key]!r}, but the policy was trained with "
-                             f"{key}={value!r} (its observation depends on it); drop it")
-        out[key] = value
-    return out
 
 
 def _eval_policy_kwargs(text: str, where: str) -> dict[str, Any]:
@@ -147,13 +136,6 @@ def load_hyperparams(algo: str, env_id: str, path: str | Path | None = None
         block["policy_kwargs"] = _eval_policy_kwargs(block["policy_kwargs"],
                                                      f"{file} [{env_id}]")
     return block
-
-
-def check_algo(algo: str) -> str:
-    name = str(algo).lower()
-    if name not in ALGOS:
-        raise TrainingError(f"unknown algorithm {algo!r}; choose from {', '.join(ALGOS)}")
-    return name
 
 
 def _normalize_kwargs(value: Any) -> dict[str, Any] | None:
@@ -484,106 +466,6 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
                                             str(run_dir / "checkpoints"), name_prefix="model",
                                             save_vecnormalize=norm is not None))
     return CallbackList(callbacks)
-
-
-# ------------------------------------------------------------------ loading
-
-class TrainedPolicy:
-    """A saved run as an SB3-style policy: ``predict(obs)`` normalizes ``obs`` with the
-    run's VecNormalize statistics (if any), then asks the model (deterministic by
-    default). Works on one observation or a batch. ``required_env_kwargs``: the env
-    options its observation was trained with (``{"action_history": k}`` for k > 0, else
-    empty): build its env with them, ``gym.make(env_id, **policy.required_env_kwargs)``
-    (the sweep and ``ClosedLoopEval`` with an env id do). ``env_kwargs``: every gym.make
-    kwarg it was trained with (its run's config.yml; {} without one), which
-    ``vdsim-gym sweep --own-env`` / ``compare.py --own-env`` sweep it on."""
-
-    def __init__(self, model: Any, obs_rms: Any = None, clip_obs: float = 10.0,
-                 epsilon: float = 1e-8, name: str = "",
-                 required_env_kwargs: Mapping[str, Any] | None = None,
-                 env_kwargs: Mapping[str, Any] | None = None) -> None:
-        self.model, self.obs_rms, self.clip_obs, self.epsilon = model, obs_rms, clip_obs, epsilon
-        self.name = name
-        self.required_env_kwargs: dict[str, Any] = dict(required_env_kwargs or {})
-        self.env_kwargs = {**dict(env_kwargs or {}), **self.required_env_kwargs}
-
-    def normalize(self, obs: np.ndarray) -> np.ndarray:
-        if self.obs_rms is None:
-            return obs
-        out = (obs - self.obs_rms.mean) / np.sqrt(self.obs_rms.var + self.epsilon)
-        return np.clip(out, -self.clip_obs, self.clip_obs).astype(np.float32)
-
-    def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
-                deterministic: bool = True) -> tuple[np.ndarray, Any]:
-        obs = np.asarray(observation, dtype=np.float32)
-        return self.model.predict(self.normalize(obs), state=state,
-                                  episode_start=episode_start, deterministic=deterministic)
-
-
-def shipped_models() -> list[str]:
-    """Names of the trained policies that ship with the package (docs/RESULTS.md):
-    ``agents/models/<name>`` in a source tree, ``vdsim_gym/_data/models`` in a wheel."""
-    from vdsim_gym._data import models_dir
-
-    return sorted(p.name for p in models_dir().iterdir() if (p / "model.zip").is_file())
-
-
-def shipped_model(name: str) -> Path:
-    """The run folder of the shipped policy ``name`` (``shipped_models()``, e.g.
-    "dlc_ppo"): ``load_policy(shipped_model("dlc_ppo"))``, or ``str()`` of it as a sweep
-    controller spec (``vdsim_gym.cli.sweep.load_controller``). An unknown name is a
-    TrainingError listing the shipped ones."""
-    from vdsim_gym._data import models_dir
-
-    names = shipped_models()
-    if not isinstance(name, str) or name not in names:
-        raise TrainingError(f"no shipped model {name!r}; the package ships "
-                            f"{', '.join(names) or 'none'}")
-    return models_dir() / name
-
-
-def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
-    """The policy of a run folder (``which``: "model", the final one, or "best_model",
-    EvalCallback's best), or of a ``.zip`` path: with its folder's vecnormalize.pkl
-    (best_vecnormalize.pkl for best_model.zip: the statistics when it was saved) when
-    present.
-
-    Trust: loading unpickles ``vecnormalize.pkl`` and the model's serialized entries
-    (stable-baselines3's ``load`` does too), and unpickling runs code the file names.
-    Load only run folders you trust, as with ``torch.load`` and SB3 (docs/TRAINING.md,
-    "Using a trained model")."""
-    import pickle
-
-    import stable_baselines3 as sb3
-
-    path = Path(run)
-    if path.suffix == ".zip":
-        zip_path, folder = path, path.parent
-    else:
-        zip_path, folder = path / f"{which}.zip", path
-    if not zip_path.exists():
-        raise TrainingError(f"no saved model at {zip_path}; a run folder holds model.zip "
-                            "(and best_model.zip once an evaluation ran)")
-    algo, history, env_kwargs = "ppo", 0, {}
-    cfg = folder / "config.yml"
-    if cfg.exists():
-        config = load_yaml(cfg.read_text()) or {}
-        algo = config.get("algo", "ppo")
-        env_kwargs = dict(config.get("env_kwargs") or {})
-        history = int(config.get("action_history") or env_kwargs.get("action_history") or 0)
-    model = {"ppo": sb3.PPO, "sac": sb3.SAC, "td3": sb3.TD3}[check_algo(algo)].load(
-        zip_path, device="cpu")
-    obs_rms, clip, eps = None, 10.0, 1e-8
-    stats = folder / ("best_vecnormalize.pkl" if zip_path.stem == "best_model"
-                      else "vecnormalize.pkl")
-    if stats.exists():
-        with stats.open("rb") as fh:
-            vn = pickle.load(fh)  # noqa: S301  (our own run folder)
-        obs_rms = vn.obs_rms if vn.norm_obs else None
-        clip, eps = vn.clip_obs, vn.epsilon
-    return TrainedPolicy(model, obs_rms, clip, eps, name=str(zip_path),
-                         required_env_kwargs={"action_history": history} if history else None,
-                         env_kwargs=env_kwargs)
 
 
 def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,

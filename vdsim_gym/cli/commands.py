@@ -21,8 +21,8 @@ from vdsim_gym.cli.options import (
     _out_dir,
     _presets,
 )
-from vdsim_gym.cli.sweep import _SB3_ALGOS
 from vdsim_gym.plant import DEFAULT_INTEGRATOR, INTEGRATORS
+from vdsim_gym.policies import _SB3_ALGOS
 
 
 def _demo(args: argparse.Namespace) -> int:

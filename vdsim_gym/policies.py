@@ -1,0 +1,326 @@
+"""Policies by name: a trained run loaded as a policy, the models that ship with the
+package, and the controller specs of the command lines.
+
+``load_policy(run_dir)`` gives an object with SB3's ``predict`` that normalizes the
+observation with the run's saved statistics first, so a trained model runs through the
+same evaluation and sweep code as a baseline; its ``required_env_kwargs`` (the run's
+``action_history``) rebuild the observation it was trained on, and ``required_env_kwargs``
+here merges them into an env's kwargs (the sweep and ``ClosedLoopEval`` do).
+``shipped_model(name)`` is the run folder of a policy that ships with the package
+(agents/models). ``load_controller(spec)`` is the registry behind ``vdsim-gym sweep
+--controller`` and ``agents/compare.py``: "stanley[:key=value,...]", "acc_pid[:...]",
+"idm[:...]", "cycle_follower[:...]", a run folder or an SB3 model file.
+
+This module sits below ``vdsim_gym.eval`` and ``vdsim_gym.training`` (docs/ARCHITECTURE.md,
+"Layers"): evaluation applies a trained policy's env options without importing the
+trainer. stable-baselines3 (the ``train`` extra) is imported only when a model is loaded.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vdsim_gym._files import load_yaml
+
+ALGOS = ("ppo", "sac", "td3")
+
+
+class TrainingError(ValueError):
+    """A training configuration that cannot run, or a run folder or model that cannot be
+    loaded, with the cause and the fix."""
+
+
+def check_algo(algo: str) -> str:
+    name = str(algo).lower()
+    if name not in ALGOS:
+        raise TrainingError(f"unknown algorithm {algo!r}; choose from {', '.join(ALGOS)}")
+    return name
+
+
+def required_env_kwargs(policy: Any, env_kwargs: Mapping[str, Any] | None,
+                        where: str = "env kwargs") -> dict[str, Any]:
+    """``env_kwargs`` with what ``policy`` needs of its env's observation
+    (``policy.required_env_kwargs``, e.g. a trained run's ``action_history``); a
+    different value given for such a key is a ValueError naming both."""
+    out = dict(env_kwargs or {})
+    for key, value in (getattr(policy, "required_env_kwargs", None) or {}).items():
+        if key in out and out[key] != value:
+            raise ValueError(f"{where} sets {key}={out[key]!r}, but the policy was trained with "
+                             f"{key}={value!r} (its observation depends on it); drop it")
+        out[key] = value
+    return out
+
+
+# ------------------------------------------------------------------ trained runs
+
+class TrainedPolicy:
+    """A saved run as an SB3-style policy: ``predict(obs)`` normalizes ``obs`` with the
+    run's VecNormalize statistics (if any), then asks the model (deterministic by
+    default). Works on one observation or a batch. ``required_env_kwargs``: the env
+    options its observation was trained with (``{"action_history": k}`` for k > 0, else
+    empty): build its env with them, ``gym.make(env_id, **policy.required_env_kwargs)``
+    (the sweep and ``ClosedLoopEval`` with an env id do). ``env_kwargs``: every gym.make
+    kwarg it was trained with (its run's config.yml; {} without one), which
+    ``vdsim-gym sweep --own-env`` / ``compare.py --own-env`` sweep it on."""
+
+    def __init__(self, model: Any, obs_rms: Any = None, clip_obs: float = 10.0,
+                 epsilon: float = 1e-8, name: str = "",
+                 required_env_kwargs: Mapping[str, Any] | None = None,
+                 env_kwargs: Mapping[str, Any] | None = None) -> None:
+        self.model, self.obs_rms, self.clip_obs, self.epsilon = model, obs_rms, clip_obs, epsilon
+        self.name = name
+        self.required_env_kwargs: dict[str, Any] = dict(required_env_kwargs or {})
+        self.env_kwargs = {**dict(env_kwargs or {}), **self.required_env_kwargs}
+
+    def normalize(self, obs: np.ndarray) -> np.ndarray:
+        if self.obs_rms is None:
+            return obs
+        out = (obs - self.obs_rms.mean) / np.sqrt(self.obs_rms.var + self.epsilon)
+        return np.clip(out, -self.clip_obs, self.clip_obs).astype(np.float32)
+
+    def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
+                deterministic: bool = True) -> tuple[np.ndarray, Any]:
+        obs = np.asarray(observation, dtype=np.float32)
+        return self.model.predict(self.normalize(obs), state=state,
+                                  episode_start=episode_start, deterministic=deterministic)
+
+
+def shipped_models() -> list[str]:
+    """Names of the trained policies that ship with the package (docs/RESULTS.md):
+    ``agents/models/<name>`` in a source tree, ``vdsim_gym/_data/models`` in a wheel."""
+    from vdsim_gym._data import models_dir
+
+    return sorted(p.name for p in models_dir().iterdir() if (p / "model.zip").is_file())
+
+
+def shipped_model(name: str) -> Path:
+    """The run folder of the shipped policy ``name`` (``shipped_models()``, e.g.
+    "dlc_ppo"): ``load_policy(shipped_model("dlc_ppo"))``, or ``str()`` of it as a sweep
+    controller spec (``load_controller``). An unknown name is a
+    TrainingError listing the shipped ones."""
+    from vdsim_gym._data import models_dir
+
+    names = shipped_models()
+    if not isinstance(name, str) or name not in names:
+        raise TrainingError(f"no shipped model {name!r}; the package ships "
+                            f"{', '.join(names) or 'none'}")
+    return models_dir() / name
+
+
+def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
+    """The policy of a run folder (``which``: "model", the final one, or "best_model",
+    EvalCallback's best), or of a ``.zip`` path: with its folder's vecnormalize.pkl
+    (best_vecnormalize.pkl for best_model.zip: the statistics when it was saved) when
+    present.
+
+    Trust: loading unpickles ``vecnormalize.pkl`` and the model's serialized entries
+    (stable-baselines3's ``load`` does too), and unpickling runs code the file names.
+    Load only run folders you trust, as with ``torch.load`` and SB3 (docs/TRAINING.md,
+    "Using a trained model")."""
+    import pickle
+
+    import stable_baselines3 as sb3
+
+    path = Path(run)
+    if path.suffix == ".zip":
+        zip_path, folder = path, path.parent
+    else:
+        zip_path, folder = path / f"{which}.zip", path
+    if not zip_path.exists():
+        raise TrainingError(f"no saved model at {zip_path}; a run folder holds model.zip "
+                            "(and best_model.zip once an evaluation ran)")
+    algo, history, env_kwargs = "ppo", 0, {}
+    cfg = folder / "config.yml"
+    if cfg.exists():
+        config = load_yaml(cfg.read_text()) or {}
+        algo = config.get("algo", "ppo")
+        env_kwargs = dict(config.get("env_kwargs") or {})
+        history = int(config.get("action_history") or env_kwargs.get("action_history") or 0)
+    model = {"ppo": sb3.PPO, "sac": sb3.SAC, "td3": sb3.TD3}[check_algo(algo)].load(
+        zip_path, device="cpu")
+    obs_rms, clip, eps = None, 10.0, 1e-8
+    stats = folder / ("best_vecnormalize.pkl" if zip_path.stem == "best_model"
+                      else "vecnormalize.pkl")
+    if stats.exists():
+        with stats.open("rb") as fh:
+            vn = pickle.load(fh)  # noqa: S301  (our own run folder)
+        obs_rms = vn.obs_rms if vn.norm_obs else None
+        clip, eps = vn.clip_obs, vn.epsilon
+    return TrainedPolicy(model, obs_rms, clip, eps, name=str(zip_path),
+                         required_env_kwargs={"action_history": history} if history else None,
+                         env_kwargs=env_kwargs)
+
+
+# ------------------------------------------------------------------ controller specs
+
+_SB3_ALGOS = ("PPO", "SAC", "TD3", "A2C", "DDPG")
+
+
+def _parse_params(text: str) -> dict[str, float]:
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise ValueError(f"controller parameter {part!r}: write key=value")
+        try:
+            out[key.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"controller parameter {part!r}: {value!r} is not a "
+                             "number") from None
+    return out
+
+
+def _baseline(spec: str, params: str) -> Any:
+    from vdsim_gym.controllers import PISpeed, Stanley, stanley_pi
+
+    try:
+        p = _parse_params(params)
+    except ValueError as exc:
+        raise ValueError(f"{spec!r}: {exc}") from None
+    pi = {k: p.pop(k) for k in ("kp", "ki") if k in p}
+    stanley_sig = inspect.signature(Stanley.__init__)
+    try:  # unknown parameters fail now, not in a worker
+        stanley_sig.bind(None, None, wheelbase=1, cg_to_front=1, max_steer=1, **p)
+        inspect.signature(PISpeed.__init__).bind(None, None, dt=1, **pi)
+    except TypeError as exc:
+        tunable = [k for k, q in stanley_sig.parameters.items() if q.default is not q.empty]
+        raise ValueError(f"{spec!r}: {exc}; Stanley takes {', '.join(tunable)}, the PI "
+                         "speed loop kp, ki") from None
+    return functools.partial(stanley_pi, stanley=p or None, pi=pi or None)
+
+
+def _sb3_model(spec: str, algo: str | None) -> tuple[str, Any]:
+    path = Path(spec)
+    if path.is_dir() and (path / "model.zip").exists():
+        path = path / "model.zip"  # an agents/train.py run folder
+    if not path.exists() and path.with_suffix(".zip").exists():
+        path = path.with_suffix(".zip")
+    stats = "best_vecnormalize.pkl" if path.stem == "best_model" else "vecnormalize.pkl"
+    if path.exists() and (path.parent / stats).exists():
+        # trained with observation normalization (agents/train.py): the policy normalizes
+        # with the run's statistics, named after its run folder
+        name = path.parent.name if path.stem in ("model", "best_model") else path.stem
+        if path.stem == "best_model":
+            name += "/best"
+        return name, load_policy(path)
+    if not path.exists():
+        raise ValueError(f"{spec!r} is not a baseline (stanley or stanley:key=value,...) and "
+                         f"no such SB3 model file ({path.with_suffix('.zip')} does not exist)")
+    try:
+        import stable_baselines3 as sb3
+    except ImportError as exc:
+        raise ImportError(f"{spec!r} is an SB3 model file: loading it needs "
+                          "stable-baselines3; pip install 'vdsim-gym[train]'") from exc
+
+    names = [_check_algo(algo)] if algo else list(_SB3_ALGOS)
+    errors = []
+    for n in names:
+        try:
+            return path.stem, getattr(sb3, n).load(path, device="cpu")
+        except Exception as exc:  # noqa: BLE001  (try the next algorithm)
+            errors.append(f"{n}: {type(exc).__name__}: {exc}")
+    raise ValueError(f"{spec!r}: could not load {path} as an SB3 model ({'; '.join(errors)}); "
+                     f"pass --algo ({', '.join(_SB3_ALGOS)}) if it is one")
+
+
+def _check_algo(algo: str) -> str:
+    if not isinstance(algo, str) or algo.upper() not in _SB3_ALGOS:
+        raise ValueError(f"--algo {algo!r}: not an SB3 algorithm; use one of "
+                         f"{', '.join(_SB3_ALGOS)}")
+    return algo.upper()
+
+
+def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
+    """(name, policy) from "stanley", "stanley:gain=2,kp=0.3" (kp, ki go to the PI speed
+    loop, the rest to Stanley), "acc_pid[:...]", "idm[:...]" (VDSim-ACC-v0's baselines),
+    "cycle_follower[:...]" (VDSim-Dyno-v0's) or the path of a saved SB3 model (``algo`` or each of
+    PPO, SAC, TD3, A2C, DDPG is tried), or an agents/train.py run folder or model in one
+    (its vecnormalize.pkl normalizes the observations; named after the folder). Errors
+    start with the quoted spec."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"{spec!r} is not a controller; pass stanley, stanley:key=value,... "
+                         "or the path of a saved SB3 model")
+    name, _, params = spec.partition(":")
+    if name == "stanley":
+        return spec, _baseline(spec, params)
+    if name in ("acc_pid", "idm"):
+        return spec, _car_following(spec, name, params)
+    if name == "cycle_follower":
+        return spec, _cycle_follower(spec, params)
+    return _sb3_model(spec, algo)
+
+
+def _cycle_follower(spec: str, params: str) -> Any:
+    """VDSim-Dyno-v0's baseline: "cycle_follower[:lookahead_s=..,horizon_s=..]"."""
+    from vdsim_gym.controllers import cycle_follower
+
+    raw = dict(item.split("=", 1) for item in params.split(",") if "=" in item) \
+        if params else {}
+    if params and len(raw) != len([i for i in params.split(",") if i]):
+        raise ValueError(f"{spec!r}: parameters are key=value, comma-separated")
+    unknown = sorted(set(raw) - {"lookahead_s", "horizon_s"})
+    if unknown:
+        raise ValueError(f"{spec!r}: unknown parameter {unknown[0]!r}; cycle_follower takes "
+                         "lookahead_s, horizon_s")
+    return functools.partial(cycle_follower, **{k: _param_number(spec, v)
+                                                for k, v in raw.items()})
+
+
+def _car_following(spec: str, name: str, params: str) -> Any:
+    """The car-following baselines (VDSim-ACC-v0): "acc_pid[:gains=FILE,
+    emergency_ttc_threshold=S,emergency_hysteresis=S]" and "idm[:v0=..,time_headway=..,
+    min_gap=..,a_max=..,b_comfort=..,delta=..]"."""
+    from vdsim_gym.controllers import IDM, acc_pid, idm_follower, load_gains
+
+    raw = dict(item.split("=", 1) for item in params.split(",") if "=" in item) \
+        if params else {}
+    if params and len(raw) != len([i for i in params.split(",") if i]):
+        raise ValueError(f"{spec!r}: parameters are key=value, comma-separated")
+    if name == "acc_pid":
+        unknown = sorted(set(raw) - {"gains", "emergency_ttc_threshold",
+                                     "emergency_hysteresis"})
+        if unknown:
+            raise ValueError(f"{spec!r}: unknown parameter {unknown[0]!r}; acc_pid takes "
+                             "gains (a tuning_results.yaml file), emergency_ttc_threshold, "
+                             "emergency_hysteresis")
+        kw: dict[str, Any] = {}
+        if "gains" in raw:
+            try:
+                kw["gains"] = load_gains(raw["gains"])
+            except ValueError as exc:
+                raise ValueError(f"{spec!r}: {exc}") from None
+        if "emergency_ttc_threshold" in raw:
+            kw["emergency_ttc_threshold"] = _param_number(spec, raw["emergency_ttc_threshold"])
+        if "emergency_hysteresis" in raw:
+            kw["emergency_hysteresis"] = _param_number(spec, raw["emergency_hysteresis"])
+            if kw["emergency_hysteresis"] < 0:
+                raise ValueError(f"{spec!r}: emergency_hysteresis must be >= 0 s")
+        return functools.partial(acc_pid, **kw)
+    fields = set(inspect.signature(IDM).parameters) - {"max_acceleration", "max_deceleration"}
+    unknown = sorted(set(raw) - fields)
+    if unknown:
+        raise ValueError(f"{spec!r}: unknown parameter {unknown[0]!r}; idm takes "
+                         f"{', '.join(sorted(fields))}")
+    kw = {k: _param_number(spec, v) for k, v in raw.items()}
+    try:
+        IDM(**kw)  # bad values now, not in a worker
+    except ValueError as exc:
+        raise ValueError(f"{spec!r}: {exc}") from None
+    return functools.partial(idm_follower, **kw)
+
+
+def _param_number(spec: str, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{spec!r}: {text!r} is not a number") from None
+
+
+__all__ = ["ALGOS", "TrainedPolicy", "TrainingError", "check_algo", "load_controller",
+           "load_policy", "required_env_kwargs", "shipped_model", "shipped_models"]
