@@ -11,6 +11,7 @@ import math
 
 from vdsim_gym import _core
 from vdsim_gym._checks import check_seconds
+from vdsim_gym.errors import ConfigError
 
 
 def check_substep_dt(substep_dt: float) -> float:
@@ -22,20 +23,20 @@ def whole_ticks(seconds: float, substep_dt: float, what: str, allow_zero: bool =
     """``seconds`` in substeps; a clear error when it is not a whole, valid number."""
     if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) \
             or not math.isfinite(seconds):
-        raise ValueError(f"{what} must be a finite number of seconds, got {seconds!r}")
+        raise ConfigError(f"{what} must be a finite number of seconds, got {seconds!r}")
     if seconds < 0 or (seconds == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "positive"
-        raise ValueError(f"{what} must be {bound}, got {seconds!r} s")
+        raise ConfigError(f"{what} must be {bound}, got {seconds!r} s")
     n = _core.whole_ticks(float(seconds), substep_dt)
     if n == -2:  # beyond 2^53 substeps: int64 tick arithmetic would overflow
-        raise ValueError(
+        raise ConfigError(
             f"{what} = {seconds!r} s is too long: {seconds / substep_dt:.3g} substeps of "
             f"{substep_dt!r} s, more than the clock's limit of 2**53; use a shorter time")
     if n < 0:
         # The nearest multiples around it, never 0 (or below): the smallest valid
         # suggestion is one substep.
         lo = max(math.floor(seconds / substep_dt), 1) * substep_dt
-        raise ValueError(
+        raise ConfigError(
             f"{what} = {seconds!r} s is not a whole multiple of substep_dt = {substep_dt!r} s; "
             f"use a multiple such as {lo:.6g} or {lo + substep_dt:.6g} s"
         )

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym._checks import check_integer
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.trace import Trace, read_trace
 
 WORLD = "world"
@@ -386,21 +387,21 @@ def _pose_rows(tr: Trace) -> np.ndarray | None:
 def _log_times(t: np.ndarray, start_time_ns: int, path: Path) -> list[int]:
     ns = t * 1e9 + start_time_ns
     if len(ns) and (ns.min() < 0 or ns.max() >= 2.0**63):
-        raise ValueError(f"{path}: t runs from {t.min():g} to {t.max():g} s; with "
-                         f"start_time_ns={start_time_ns} MCAP log times (ns from 0 to "
-                         "2^63) cannot hold it; pass a start time that makes them so")
+        raise ConfigError(f"{path}: t runs from {t.min():g} to {t.max():g} s; with "
+                          f"start_time_ns={start_time_ns} MCAP log times (ns from 0 to "
+                          "2^63) cannot hold it; pass a start time that makes them so")
     return [start_time_ns + round(x * 1e9) for x in t.tolist()]
 
 
 def _target(out: str | Path, source: Path | None) -> Path:
     out = Path(out)
     if out.is_dir():
-        raise ValueError(f"{out}: is a folder; give the MCAP file's path (e.g. run.mcap)")
+        raise ConfigError(f"{out}: is a folder; give the MCAP file's path (e.g. run.mcap)")
     if not out.parent.is_dir():
-        raise ValueError(f"{out}: the folder {str(out.parent)!r} does not exist; create it "
-                         "or write elsewhere")
+        raise ConfigError(f"{out}: the folder {str(out.parent)!r} does not exist; create it "
+                          "or write elsewhere")
     if source is not None and out.exists() and out.resolve() == source.resolve():
-        raise ValueError(f"{out}: is the trace itself; give the MCAP file another name")
+        raise ConfigError(f"{out}: is the trace itself; give the MCAP file another name")
     return out
 
 
@@ -427,7 +428,7 @@ def to_mcap(trace_or_path: Trace | str | Path, out: str | Path, *,
     try:
         fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
     except OSError as exc:
-        raise ValueError(f"{out}: cannot write there ({exc.strerror})") from None
+        raise ConfigError(f"{out}: cannot write there ({exc.strerror})") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             w = Writer(fh, compression=CompressionType.ZSTD)

@@ -9,6 +9,7 @@ from typing import Any
 
 from vdsim_gym import _core
 from vdsim_gym._checks import check_number, check_seconds
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.dyno.config import DynoConfig, load_dyno
 
 MAX_SUBSTEPS_PER_CALL = 10_000_000  # a dt this long in substeps is refused (overflow guard)
@@ -42,7 +43,7 @@ class DynoBench:
     def reset(self, v0: float = 0.0) -> float:
         """Back to speed ``v0`` [m/s], torques and their lag at rest; returns the speed."""
         if isinstance(v0, bool) or not isinstance(v0, (int, float)) or not math.isfinite(v0):
-            raise ValueError(f"v0 must be a finite speed [m/s], got {v0!r}")
+            raise ConfigError(f"v0 must be a finite speed [m/s], got {v0!r}")
         self._core.reset(float(v0))
         return self._core.v
 
@@ -51,9 +52,9 @@ class DynoBench:
         The step is cut into ceil(dt / max_substep) equal substeps."""
         dt = check_dt(dt)
         if dt / self.config.max_substep > MAX_SUBSTEPS_PER_CALL:
-            raise ValueError(f"dt = {dt!r} s is {dt / self.config.max_substep:.3g} substeps "
-                             f"of {self.config.max_substep} s, more than "
-                             f"{MAX_SUBSTEPS_PER_CALL}; step in shorter calls")
+            raise ConfigError(f"dt = {dt!r} s is {dt / self.config.max_substep:.3g} substeps "
+                              f"of {self.config.max_substep} s, more than "
+                              f"{MAX_SUBSTEPS_PER_CALL}; step in shorter calls")
         return self._core.step(_pedal(throttle, "throttle"), _pedal(brake, "brake"), dt)
 
     @property

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from vdsim_gym import _core
 from vdsim_gym._checks import check_finite, check_flag
 from vdsim_gym.dyno.bench import check_dt
-from vdsim_gym.errors import ActuatorError, DelayRoundingWarning
+from vdsim_gym.errors import ActuatorError, ConfigError, DelayRoundingWarning
 from vdsim_gym.latency import MAX_DELAY_S
 
 MODES = ("speed", "accel")
@@ -23,8 +23,8 @@ def delay_steps(delay_s: float, dt: float) -> tuple[int, bool]:
     within a relative 1e-9; a bound keeps the line finite."""
     q = delay_s / dt
     if q > MAX_DELAY_STEPS:
-        raise ValueError(f"delay_s / dt = {q:.3g} steps is more than {MAX_DELAY_STEPS}; "
-                         "use a larger dt or a shorter delay")
+        raise ConfigError(f"delay_s / dt = {q:.3g} steps is more than {MAX_DELAY_STEPS}; "
+                          "use a larger dt or a shorter delay")
     n = round(q)
     return n, abs(q - n) <= 1e-9 * max(1.0, q)
 
@@ -37,8 +37,8 @@ def _limit(value: float | None, name: str) -> float:
         return math.inf
     v = _finite(value, name)
     if v <= 0:
-        raise ValueError(f"{name} must be None (off) or a positive magnitude [m/s^2], "
-                         f"got {value!r}")
+        raise ConfigError(f"{name} must be None (off) or a positive magnitude [m/s^2], "
+                          f"got {value!r}")
     return v
 
 
@@ -74,12 +74,12 @@ class RobotDriver:
                  openpilot_hold: bool = False, stop_speed_mps: float = 0.3,
                  stop_accel_mps2: float = 0.1) -> None:
         if mode not in MODES:
-            raise ValueError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
+            raise ConfigError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
         delay = _finite(delay_s, "delay_s")
         if delay < 0:
-            raise ValueError(f"delay_s must be >= 0 s, got {delay_s!r} (0 is no delay)")
+            raise ConfigError(f"delay_s must be >= 0 s, got {delay_s!r} (0 is no delay)")
         if delay > MAX_DELAY_S:
-            raise ValueError(f"delay_s = {delay_s!r} s is beyond the {MAX_DELAY_S:g} s bound")
+            raise ConfigError(f"delay_s = {delay_s!r} s is beyond the {MAX_DELAY_S:g} s bound")
         if actuator is not None and not callable(actuator):
             raise TypeError(f"actuator must be callable as actuator(throttle, brake, dt) -> "
                             f"(throttle, brake), got {actuator!r}")
@@ -93,12 +93,12 @@ class RobotDriver:
                             ("stop_speed", stop_speed_mps)):
             v = _finite(value, name)
             if v < 0:
-                raise ValueError(f"{name} must be >= 0, got {value!r}")
+                raise ConfigError(f"{name} must be >= 0, got {value!r}")
             setattr(p, name, v)
         for name, value in (("max_throttle", max_throttle), ("max_brake", max_brake)):
             v = _finite(value, name)
             if not 0 < v <= 1:
-                raise ValueError(f"{name} must be in (0, 1], got {value!r}")
+                raise ConfigError(f"{name} must be in (0, 1], got {value!r}")
             setattr(p, name, v)
         p.stop_accel = _finite(stop_accel_mps2, "stop_accel_mps2")
         p.max_accel = _limit(max_accel_mps2, "max_accel_mps2")
@@ -123,8 +123,8 @@ class RobotDriver:
         v_ref, v, dt = _finite(v_ref, "v_ref"), _finite(v, "v"), check_dt(dt)
         if a_ref is None:
             if self.mode == "accel":
-                raise ValueError("mode='accel' tracks an acceleration: pass "
-                                 "step(v_ref, v, dt, a_ref=...) [m/s^2]")
+                raise ConfigError("mode='accel' tracks an acceleration: pass "
+                                  "step(v_ref, v, dt, a_ref=...) [m/s^2]")
             a = 0.0
         else:
             a = _finite(a_ref, "a_ref")
