@@ -49,9 +49,9 @@ COMPILED = ("_core",)  # extension modules: no .py file, but importable names
 # each must still occur (remove it here when it is fixed).
 PENDING: dict[tuple[str, str], str] = {
     ("vdsim_gym.wrappers.record_trace", "vdsim_gym.eval.provenance"):
-        "RecordTrace should import vdsim_gym.provenance (the trace layer), not the eval shim",
+        "plant_meta is vdsim_gym.provenance's (the trace layer); eval.provenance re-exports it",
     ("vdsim_gym.wrappers.record_trace", "vdsim_gym.eval.trace_recording"):
-        "RecordTrace should import vdsim_gym.recording (session_channels), not the eval shim",
+        "course_overlays is vdsim_gym.recording's; eval.trace_recording re-exports it",
     ("vdsim_gym.wrappers.record_trace", "vdsim_gym.eval"):
         "the parent package of the two imports above",
 }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 try:
-    from vdsim_gym import _core
+    from vdsim_gym import _core  # noqa: F401  (a missing build fails here, explained below)
 except ImportError as _exc:  # the source tree without a build (or a broken install)
     from pathlib import Path as _Path
 
@@ -18,11 +18,10 @@ from vdsim_gym import envs as _envs  # noqa: F401  (importing registers the Gymn
 from vdsim_gym.config import ActuatorConfig, ConfigError, VehicleConfig, load_vehicle
 from vdsim_gym.latency import LatencyModel
 from vdsim_gym.plant import Plant
+from vdsim_gym.provenance import GIT_DIRTY as __git_dirty__
+from vdsim_gym.provenance import GIT_SHA as __git_sha__
+from vdsim_gym.provenance import VERSION as __version__
 from vdsim_gym.sb3_vec_env import make_sb3_vec_env
-
-__version__: str = _core.__version__
-__git_sha__: str = _core.git_sha
-__git_dirty__: bool | None = None if _core.git_dirty < 0 else bool(_core.git_dirty)
 
 __all__ = [
     "ActuatorConfig",

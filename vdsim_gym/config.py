@@ -16,10 +16,17 @@ from typing import Any
 
 import yaml
 
-from vdsim_gym._files import load_yaml
 from vdsim_gym import _core
 from vdsim_gym._data import vehicles_dir
+from vdsim_gym._files import load_yaml
 from vdsim_gym.errors import ConfigError  # noqa: F401  (vdsim_gym.config.ConfigError)
+
+# The wheels of each model level (L1: one per axle; L2: four), in the order of the core's
+# state, observation and trace rows.
+WHEELS = {"L1": ("F", "R"), "L2": ("FL", "FR", "RL", "RR")}
+# Result/trace column of the longitudinal command per mode: a force [N], a pedal [-1, 1]
+# or an acceleration target [m/s^2] (never recorded as a force).
+COMMAND_COLUMNS = {"force": "u_fx", "pedal": "u_pedal", "accel": "u_ax"}
 
 
 @dataclass(frozen=True)

@@ -138,11 +138,11 @@ def steady_state_ramp(vehicle: VehicleConfig | str = "generic_sedan", level: str
     first). The understeer gradient
     is the least-squares slope of delta - L r / v (the steer beyond Ackermann) against ay
     over ``fit_band``; the limit is the largest 0.5 s mean of ay."""
-    import vdsim_gym
+    from vdsim_gym.plant import Plant
 
     v = load_vehicle(vehicle)
-    plant = vdsim_gym.Plant(level=level, vehicle=v, control_period=0.01,
-                            longitudinal="force", **plant_kwargs)
+    plant = Plant(level=level, vehicle=v, control_period=0.01, longitudinal="force",
+                  **plant_kwargs)
     obs = plant.reset({"vx": speed})
     lo_f, hi_f = plant.longitudinal_range
     kp, ki = 4.0 * v.mass, 1.0 * v.mass  # [N/(m/s)], [N/m]: ~0.25 s speed loop
@@ -200,12 +200,12 @@ def step_steer(vehicle: VehicleConfig | str = "generic_sedan", level: str = "L2"
     balance, ``L ay / v^2 + K(ay) ay``; the measured ay is reported), constant
     longitudinal force holding the initial drag; ISO 7401's response times are measured
     from the instant the steer passes half its final value."""
-    import vdsim_gym
+    from vdsim_gym.plant import Plant
 
     v = load_vehicle(vehicle)
     steer = v.wheelbase * ay / speed**2 + understeer_gradient(v, ay) * ay
-    plant = vdsim_gym.Plant(level=level, vehicle=v, control_period=0.001,
-                            longitudinal="force", **plant_kwargs)
+    plant = Plant(level=level, vehicle=v, control_period=0.001, longitudinal="force",
+                  **plant_kwargs)
     obs = plant.reset({"vx": speed})
     lo_f, hi_f = plant.longitudinal_range
     force = min(max(0.5 * v.air_density * v.drag_coefficient * v.frontal_area * speed**2

@@ -16,35 +16,19 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym import _core
-from vdsim_gym.config import ActuatorConfig, VehicleConfig, load_actuator, load_vehicle
+from vdsim_gym.config import (  # noqa: F401  (COMMAND_COLUMNS: importable from here)
+    COMMAND_COLUMNS,
+    WHEELS,
+    ActuatorConfig,
+    VehicleConfig,
+    load_actuator,
+    load_vehicle,
+)
+from vdsim_gym.provenance import accel_conversion  # noqa: F401  (importable from here)
 from vdsim_gym.timing import check_substep_dt, whole_ticks
 
 LEVELS = ("L1", "L2")
 LONGITUDINAL_MODES = ("force", "pedal", "accel")
-# Result/trace column of the longitudinal command per mode: a force [N], a pedal [-1, 1]
-# or an acceleration target [m/s^2] (never recorded as a force).
-COMMAND_COLUMNS = {"force": "u_fx", "pedal": "u_pedal", "accel": "u_ax"}
-
-
-def accel_conversion(physics: PhysicsSpec) -> dict[str, Any] | None:
-    """What turns an acceleration target into wheel torque (``meta["accel_conversion"]``),
-    None unless ``longitudinal="accel"``."""
-    if physics.longitudinal != "accel":
-        return None
-    v = physics.vehicle
-    return {
-        "converter": "vdsim AccelCascade (csrc/vdsim/accel_cascade.hpp), every "
-                     f"integration step ({physics.substep_dt * physics.step_ticks:g} s at most)",
-        "law": "pedal = clamp(u_ff + kp (a* - a_m) + ki I, -1, 1); conditional-integration "
-               "anti-windup; a_m: first-order filtered (dvx/dt - r vy)",
-        "feed_forward": "mass, drag and rolling resistance: (m a* + F_drag + F_roll) r_w / "
-                        "T_cap (drive torque and power cap, or full brake torque)",
-        "kp": v.accel_kp, "ki": v.accel_ki, "filter_tau_s": v.accel_filter_tau,
-        "mass_kg": v.mass, "drive_torque_ref_nm": v.drive_torque_max,
-        "drive_power_ref_w": v.drive_power_max, "brake_torque_ref_nm": v.total_brake_torque,
-        "target_range_mps2": [-v.max_deceleration, v.max_acceleration],
-        "then": "the pedal through the vehicle's powertrain map and brakes",
-    }
 INTEGRATORS = ("euler", "heun", "rk4", "semi_implicit", "etd2")
 # Integrators that treat the stiff wheel spins (and a differential's coupling) implicitly.
 IMPLICIT_INTEGRATORS = ("semi_implicit", "etd2")
@@ -58,7 +42,6 @@ DEFAULT_INTEGRATOR = "etd2"
 # steps of up to 5 ms between events (commands, delays and traces stay on the substep
 # grid); the explicit integrators step every substep (their stability needs it).
 DEFAULT_MAX_STEP = {"semi_implicit": 5e-3, "etd2": 5e-3}
-WHEELS = {"L1": ("F", "R"), "L2": ("FL", "FR", "RL", "RR")}
 # The longest control period [s]: a step integrates it in one call (at 0.5 ms, 20 000
 # substeps); a controller slower than this is not a control loop.
 MAX_CONTROL_PERIOD_S = 10.0
@@ -407,7 +390,7 @@ class Plant:
                     overlays: Sequence[Mapping[str, Any]] = ()) -> Any:
         """Writes the rows recorded since ``start_trace`` (or the last reset), with a
         closing row at the current time, to ``path`` (atomically); recording goes on."""
-        from vdsim_gym.eval.provenance import plant_meta
+        from vdsim_gym.provenance import plant_meta
         from vdsim_gym.recording import vehicle_channels, write_trace
 
         d = self.session.trace_decimation

@@ -1,10 +1,16 @@
-"""Provenance of a result: what it ran on (version, git sha, dirty flag, parameter hash).
+"""Provenance of a run: what it ran on (version, git sha, dirty flag, parameter hash) and
+the plant's part of a result's ``meta``, which traces and results both carry.
 
-The git sha and dirty flag are baked into the core module at build time
-(``vdsim_gym.__git_sha__``, ``vdsim_gym.__git_dirty__``); ``param_hash`` is the sha256 of
-the canonical JSON (sorted keys, no whitespace, floats by ``repr``) of the vehicle
-configuration, the physics options and the actuator, so two results with the same hash
-ran the same plant.
+The git sha and dirty flag are baked into the core module at build time (``VERSION``,
+``GIT_SHA``, ``GIT_DIRTY`` here; ``vdsim_gym.__version__``, ``__git_sha__`` and
+``__git_dirty__`` are the same values); ``param_hash`` is the sha256 of the canonical JSON
+(sorted keys, no whitespace, floats by ``repr``) of the vehicle configuration, the physics
+options and the actuator, so two results with the same hash ran the same plant.
+
+This module sits in the trace layer, below the plant (docs/ARCHITECTURE.md, "Layers"):
+``physics`` arguments are ``vdsim_gym.plant.PhysicsSpec`` objects (or the dyno's
+``DynoPhysics``), read by their fields, not imported. ``vdsim_gym.eval.provenance``
+re-exports it.
 """
 
 from __future__ import annotations
@@ -15,8 +21,11 @@ import json
 import math
 from typing import Any
 
-import vdsim_gym
-from vdsim_gym.plant import PhysicsSpec, accel_conversion
+from vdsim_gym import _core
+
+VERSION: str = _core.__version__
+GIT_SHA: str = _core.git_sha  # "unknown" outside a git checkout
+GIT_DIRTY: bool | None = None if _core.git_dirty < 0 else bool(_core.git_dirty)
 
 
 def _canonical(value: Any) -> Any:
@@ -32,7 +41,7 @@ def _canonical(value: Any) -> Any:
     return value
 
 
-def physics_dict(physics: PhysicsSpec) -> dict[str, Any]:
+def physics_dict(physics: Any) -> dict[str, Any]:
     """Everything that defines the plant: vehicle, actuator and the physics options."""
     d = {
         "vehicle": physics.vehicle,
@@ -49,7 +58,7 @@ def physics_dict(physics: PhysicsSpec) -> dict[str, Any]:
     return _canonical(d)
 
 
-def param_hash(physics: PhysicsSpec) -> str:
+def param_hash(physics: Any) -> str:
     """sha256 (hex) of the canonical JSON of ``physics_dict``."""
     text = json.dumps(physics_dict(physics), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
@@ -58,13 +67,34 @@ def param_hash(physics: PhysicsSpec) -> str:
 def build_info() -> dict[str, Any]:
     """vdsim_gym version, the git sha baked at build time and its dirty flag."""
     return {
-        "vdsim_gym_version": vdsim_gym.__version__,
-        "git_sha": vdsim_gym.__git_sha__,
-        "git_dirty": vdsim_gym.__git_dirty__,
+        "vdsim_gym_version": VERSION,
+        "git_sha": GIT_SHA,
+        "git_dirty": GIT_DIRTY,
     }
 
 
-def plant_meta(physics: PhysicsSpec, ref_point: tuple[float, float] | None,
+def accel_conversion(physics: Any) -> dict[str, Any] | None:
+    """What turns an acceleration target into wheel torque (``meta["accel_conversion"]``),
+    None unless ``longitudinal="accel"``."""
+    if physics.longitudinal != "accel":
+        return None
+    v = physics.vehicle
+    return {
+        "converter": "vdsim AccelCascade (csrc/vdsim/accel_cascade.hpp), every "
+                     f"integration step ({physics.substep_dt * physics.step_ticks:g} s at most)",
+        "law": "pedal = clamp(u_ff + kp (a* - a_m) + ki I, -1, 1); conditional-integration "
+               "anti-windup; a_m: first-order filtered (dvx/dt - r vy)",
+        "feed_forward": "mass, drag and rolling resistance: (m a* + F_drag + F_roll) r_w / "
+                        "T_cap (drive torque and power cap, or full brake torque)",
+        "kp": v.accel_kp, "ki": v.accel_ki, "filter_tau_s": v.accel_filter_tau,
+        "mass_kg": v.mass, "drive_torque_ref_nm": v.drive_torque_max,
+        "drive_power_ref_w": v.drive_power_max, "brake_torque_ref_nm": v.total_brake_torque,
+        "target_range_mps2": [-v.max_deceleration, v.max_acceleration],
+        "then": "the pedal through the vehicle's powertrain map and brakes",
+    }
+
+
+def plant_meta(physics: Any, ref_point: tuple[float, float] | None,
                ref_point_setting: Any = None) -> dict[str, Any]:
     """The plant's part of a result's ``meta``."""
     v = physics.vehicle
@@ -86,3 +116,7 @@ def plant_meta(physics: PhysicsSpec, ref_point: tuple[float, float] | None,
         "accel_conversion": None if physics.level == "dyno" else accel_conversion(physics),
         **({"driver": _canonical(physics.driver)} if physics.level == "dyno" else {}),
     }
+
+
+__all__ = ["GIT_DIRTY", "GIT_SHA", "VERSION", "accel_conversion", "build_info", "param_hash",
+           "physics_dict", "plant_meta"]

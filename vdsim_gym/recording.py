@@ -2,7 +2,8 @@
 ``decimation`` substeps (``Session`` / ``DynoSession`` ``trace_decimation``); this module
 turns those rows into the trace's channels and manifest and writes them
 (``vdsim_gym.trace.TraceWriter``). Used by ``ClosedLoopEval(trace_path=...)``,
-``Plant.enable_trace`` and ``vdsim_gym.wrappers.RecordTrace``.
+``Plant.start_trace`` / ``write_trace`` and ``vdsim_gym.wrappers.RecordTrace``; it sits in
+the trace layer, below the plant (docs/ARCHITECTURE.md, "Layers").
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-import vdsim_gym
-from vdsim_gym.plant import COMMAND_COLUMNS, WHEELS
+from vdsim_gym.config import COMMAND_COLUMNS, WHEELS
+from vdsim_gym.provenance import GIT_DIRTY, GIT_SHA, VERSION
 from vdsim_gym.trace import TraceWriter
 
 MIN_RATE_HZ = 100.0  # the default decimation keeps at least this row rate
@@ -121,6 +122,15 @@ def geometry(vehicle: Any) -> dict[str, Any]:
     return g
 
 
+def course_overlays(course: Any) -> list[dict[str, Any]]:
+    """A path env's course as overlays: the reference path and the cones."""
+    out = [{"name": "reference", "kind": "path2d", "points": course.path}]
+    if len(course.cones):
+        out.append({"name": "cones", "kind": "path2d", "style": "points",
+                    "points": course.cones})
+    return out
+
+
 def write_trace(path: str | Path, channels: list[tuple[str, np.ndarray, str, dict]], *,
                 meta: Mapping[str, Any], physics: Any, decimation: int,
                 seed: int | None = None, timing: Mapping[str, np.ndarray] | None = None,
@@ -129,12 +139,12 @@ def write_trace(path: str | Path, channels: list[tuple[str, np.ndarray, str, dic
                 ) -> Path:
     """The trace at ``path`` (atomically): channels, the timing channels when given, the
     manifest from ``meta`` (a result's or a plant's) and ``physics``."""
-    repro = {"version": vdsim_gym.__version__, "git_sha": vdsim_gym.__git_sha__,
-             "git_dirty": vdsim_gym.__git_dirty__, "param_hash": meta.get("param_hash"),
+    repro = {"version": VERSION, "git_sha": GIT_SHA,
+             "git_dirty": GIT_DIRTY, "param_hash": meta.get("param_hash"),
              "seed": seed, "run_id": uuid.uuid4().hex, "substep_dt_s": physics.substep_dt,
              "control_period_s": physics.control_period, "decimation": decimation}
     manifest: dict[str, Any] = {
-        "producer": {"name": "vdsim_gym", "version": vdsim_gym.__version__},
+        "producer": {"name": "vdsim_gym", "version": VERSION},
         "role": "plant", "model_level": physics.level, "repro": repro,
         "geometry": geometry(physics.vehicle), "vehicle": physics.vehicle.name,
         "longitudinal": physics.longitudinal,
@@ -158,5 +168,5 @@ def write_trace(path: str | Path, channels: list[tuple[str, np.ndarray, str, dic
     return writer.write()
 
 
-__all__ = ["TRACE_CHANNELS", "check_trace_channels", "default_decimation", "dyno_channels",
-           "geometry", "timing_channels", "vehicle_channels", "write_trace"]
+__all__ = ["TRACE_CHANNELS", "check_trace_channels", "course_overlays", "default_decimation",
+           "dyno_channels", "geometry", "timing_channels", "vehicle_channels", "write_trace"]

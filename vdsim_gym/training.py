@@ -208,8 +208,8 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     import yaml
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
-    import vdsim_gym
-    from vdsim_gym import make_sb3_vec_env
+    from vdsim_gym.provenance import VERSION
+    from vdsim_gym.sb3_vec_env import make_sb3_vec_env
 
     algo = check_algo(algo)
     tensorboard = _check_extras(tensorboard, progress_bar)
@@ -312,7 +312,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         "hyperparams": _jsonable(algo_kwargs), "eval_freq": eval_freq,
         "eval_episodes": eval_episodes, "num_threads": num_threads,
         "hyperparams_file": str(hyperparams_file or f"agents/hyperparams/{algo}.yml"),
-        "versions": {"vdsim_gym": vdsim_gym.__version__, "stable_baselines3": sb3.__version__,
+        "versions": {"vdsim_gym": VERSION, "stable_baselines3": sb3.__version__,
                      "python": platform.python_version(), "numpy": np.__version__},
         "command": " ".join(sys.argv),
         "started": stamp,

@@ -149,7 +149,7 @@ def ppo_env_share(num_envs: int = 8, total_timesteps: int = 16384, light: bool =
     env, batch 64, 10 epochs)."""
     from stable_baselines3 import PPO
 
-    from vdsim_gym import make_sb3_vec_env
+    from vdsim_gym.sb3_vec_env import make_sb3_vec_env
 
     venv = make_sb3_vec_env(ENV_ID, num_envs, seed=0, threads=0, **env_kwargs)
     spent = [0.0]

@@ -153,7 +153,7 @@ class EnvPolicyRun:
             float(info.get(c, math.nan)) for c in self.info_columns)
 
     def meta(self) -> dict[str, Any]:
-        from vdsim_gym.eval.provenance import plant_meta
+        from vdsim_gym.provenance import plant_meta
 
         return plant_meta(self.base.physics, None, None)
 

@@ -15,21 +15,13 @@ from vdsim_gym._checks import check_decimation
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.recording import (
     check_trace_channels,
+    course_overlays,  # importable from here too
     default_decimation,
     dyno_channels,
     timing_channels,
     vehicle_channels,
     write_trace,
 )
-
-
-def course_overlays(course: Any) -> list[dict[str, Any]]:
-    """A path env's course as overlays: the reference path and the cones."""
-    out = [{"name": "reference", "kind": "path2d", "points": course.path}]
-    if len(course.cones):
-        out.append({"name": "cones", "kind": "path2d", "style": "points",
-                    "points": course.cones})
-    return out
 
 
 class EvalTrace:
