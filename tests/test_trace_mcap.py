@@ -204,11 +204,12 @@ def test_nan_null_arrays_regions_and_a_start_time(tmp_path):
 
 def test_the_write_is_atomic(traces, tmp_path, monkeypatch):
     """A write that fails midway leaves the previous file as it was and no temporary."""
+    import vdsim_gym._mcap_writer as writer
     import vdsim_gym.trace_mcap as tm
 
     out = tmp_path / "run.mcap"
     out.write_bytes(b"the previous export")
-    real = tm._signal_rows
+    real = writer._signal_rows
 
     def failing(tr, block=4096):
         for i, row in enumerate(real(tr, block)):
@@ -216,7 +217,7 @@ def test_the_write_is_atomic(traces, tmp_path, monkeypatch):
                 raise RuntimeError("disk on fire")
             yield row
 
-    monkeypatch.setattr(tm, "_signal_rows", failing)
+    monkeypatch.setattr(writer, "_signal_rows", failing)
     with pytest.raises(RuntimeError, match="disk on fire"):
         tm.to_mcap(traces["dyno"], out)
     assert out.read_bytes() == b"the previous export"

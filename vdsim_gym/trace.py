@@ -328,10 +328,12 @@ def attach_overlay(path: str | Path, overlay: Mapping[str, Any]) -> Path:
 
 def to_mcap(trace_or_path: Trace | str | Path, out: str | Path, **kwargs: Any) -> Path:
     """The trace as an MCAP file for Foxglove or PlotJuggler: ``vdsim_gym.trace_mcap.
-    to_mcap`` (imported here only when called; it needs the ``export`` extra)."""
-    from vdsim_gym.trace_mcap import to_mcap as _to_mcap
+    to_mcap`` (its writer is imported here only when called; it needs the ``export``
+    extra)."""
+    from vdsim_gym._mcap_writer import write_mcap
 
-    return _to_mcap(trace_or_path, out, **kwargs)
+    tr = trace_or_path if isinstance(trace_or_path, Trace) else read_trace(trace_or_path)
+    return write_mcap(tr, out, **kwargs)
 
 
 __all__ = ["MAX_MEMBER_BYTES", "OVERLAY_KINDS", "SCHEMA_VERSION", "Trace", "TraceError",
