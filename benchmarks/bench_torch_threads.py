@@ -27,7 +27,8 @@ import torch
 threads, what, repeats, timesteps = sys.argv[1:5]
 if threads != "default":
     torch.set_num_threads(int(threads))
-from vdsim_gym.training import load_policy, shipped_model, train
+from vdsim_gym.policies import load_policy, shipped_model
+from vdsim_gym.training import train
 if what == "predict":
     policy = load_policy(shipped_model("dlc_ppo"))
     obs = np.random.default_rng(0).normal(size=(64, 16)).astype(np.float32)
