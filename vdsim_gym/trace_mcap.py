@@ -30,8 +30,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vdsim_gym._mcap_writer import (
+from vdsim_gym._mcap_writer import (  # noqa: F401  (BODY_HEIGHT_M, CONE_*: importable here)
     BASE_LINK,
+    BODY_HEIGHT_M,
+    CONE_DIAMETER_M,
+    CONE_HEIGHT_M,
     INSTALL_HINT,
     SIGNALS_SCHEMA,
     TOPIC_POSE,
