@@ -47,14 +47,7 @@ COMPILED = ("_core",)  # extension modules: no .py file, but importable names
 
 # (importer, imported) pairs that run up a layer today in files another change owns;
 # each must still occur (remove it here when it is fixed).
-PENDING: dict[tuple[str, str], str] = {
-    ("vdsim_gym.wrappers.record_trace", "vdsim_gym.eval.provenance"):
-        "plant_meta is vdsim_gym.provenance's (the trace layer); eval.provenance re-exports it",
-    ("vdsim_gym.wrappers.record_trace", "vdsim_gym.eval.trace_recording"):
-        "course_overlays is vdsim_gym.recording's; eval.trace_recording re-exports it",
-    ("vdsim_gym.wrappers.record_trace", "vdsim_gym.eval"):
-        "the parent package of the two imports above",
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)

@@ -148,10 +148,6 @@ class ACCEnv(CoreEnv):
 
         return acc_frame(self)
 
-    def _after_reset(self, row: list[float]) -> dict[str, Any]:
-        col = self.info_names.index  # by name, as the step's info (_bind_core)
-        return {k: tp(row[col(k)]) for k, tp in self.INFO_KEYS}
-
     @staticmethod
     def outcome(flags: int) -> str | None:
         if flags & TERMINATED:

@@ -36,6 +36,7 @@ from vdsim_gym._checks import (  # noqa: F401
     check_action,
     check_action_history,
     check_flag,
+    check_measured_delay,
     reject_action,
 )
 from vdsim_gym.errors import (ConcurrentUseError, UnknownKeywordError,
@@ -374,8 +375,13 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         raise NotImplementedError
 
     def _after_reset(self, row: list[float]) -> dict[str, Any]:
-        """The reset info from the info row."""
-        return {}
+        """The reset info: the task's ``INFO_KEYS`` read from the info row by name (as
+        ``_bind_core`` reads the step's), and the step log started with the row's
+        ``STEP_LOG`` columns."""
+        col = self.info_names.index
+        if self.STEP_LOG:
+            self._step_log = [tuple(row[col(k)] for k in self.STEP_LOG)]
+        return {k: tp(row[col(k)]) for k, tp in self.INFO_KEYS}
 
     def render(self) -> Any:
         """``render_mode="rgb_array"``: this moment's frame, an (H, W, 3) uint8 array
@@ -543,11 +549,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
                 "set_next_delay() applies to latency=LatencyModel.measured() only; this env "
                 f"has latency={self.latency!r} (its delays come from the model)"
             )
-        if isinstance(c, bool) or not isinstance(c, (int, float, np.floating)) \
-                or not math.isfinite(c) or not 0 <= c <= MAX_DELAY_S:
-            raise ValueError(f"delay must be a finite number of seconds in [0, MAX_DELAY_S = "
-                             f"{MAX_DELAY_S:g}], got {c!r}")
-        self._next_delay = float(c)
+        self._next_delay = check_measured_delay(c, MAX_DELAY_S)
 
     def _latency_seed(self, model: LatencyModel, seed: int | None) -> int:
         """Seed of this episode's delays: a stream derived from the reset seed, so the

@@ -135,10 +135,6 @@ class DynoEnv(CoreEnv):
 
         return dyno_frame(self)
 
-    def _after_reset(self, row: list[float]) -> dict[str, Any]:
-        col = self.info_names.index  # by name, as the step's info (_bind_core)
-        return {k: tp(row[col(k)]) for k, tp in self.INFO_KEYS}
-
     def set_driver(self, driver: str | Mapping[str, Any] | None) -> None:
         """Rebuilds the core with another robot driver (None: the action is the pedal;
         what ``RobotDriverWrapper`` does): same bench, task, latency and time limit.

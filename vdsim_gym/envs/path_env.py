@@ -226,11 +226,6 @@ class PathTrackingEnv(CoreEnv):
             self._set_course(course)
         return self._initial_state(course)
 
-    def _after_reset(self, row: list[float]) -> dict[str, Any]:
-        col = self.info_names.index  # by name, as the step's info (_bind_core)
-        self._step_log = [tuple(row[col(k)] for k in self.STEP_LOG)]
-        return {k: tp(row[col(k)]) for k, tp in self.INFO_KEYS}
-
     def _frame(self) -> np.ndarray:
         """The bird's-eye frame (vdsim_gym.envs.render_frames.path_frame): the course,
         the driven path, the body with the wheels at the actuator's angle, a scale bar,

@@ -10,10 +10,10 @@ import numpy as np
 
 from vdsim_gym._checks import check_decimation
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.eval.provenance import plant_meta
-from vdsim_gym.eval.trace_recording import course_overlays
+from vdsim_gym.provenance import plant_meta
 from vdsim_gym.recording import (
     check_trace_channels,
+    course_overlays,
     default_decimation,
     dyno_channels,
     vehicle_channels,
