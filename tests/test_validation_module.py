@@ -13,7 +13,7 @@ def test_validation_names_the_extra_when_commonroad_is_missing(monkeypatch) -> N
     from vdsim_gym import validation
 
     monkeypatch.setitem(sys.modules, "vehiclemodels", None)  # import raises ImportError
-    with pytest.raises(ImportError, match=r'pip install "vdsim-gym\[validation\]"'):
+    with pytest.raises(ImportError, match=r"pip install 'vdsim-gym\[validation\]'"):
         validation.commonroad_vehicle()
     with pytest.raises(ImportError, match=r"vdsim-gym\[validation\]"):
         validation.run_theirs("mb", "step")

@@ -6,7 +6,8 @@ and the maneuver runners drive our plant and their model with the same commands 
 same time grid: L1 against the single-track drift model (``vehicle_dynamics_std``), L2
 against the multi-body model (``vehicle_dynamics_mb``). ``comparison`` returns the table
 (theirs, ours, difference, tolerance), ``plot`` the time histories;
-``python -m vdsim_gym.validation --plot docs/img/validation_commonroad.png`` prints the
+``vdsim-gym validate --plot docs/img/validation_commonroad.png`` (or ``python -m
+vdsim_gym.validation``, the same options: ``add_arguments`` and ``run``) prints the
 Markdown table and writes the plot. docs/PHYSICS.md, "Against CommonRoad's drift and
 multi-body models", has the mapping table, the measured table and why each tolerance is
 what it is; tests/test_validation_commonroad.py checks each metric (``pytest -m
@@ -68,7 +69,7 @@ import numpy as np
 
 from vdsim_gym.config import VehicleConfig, load_vehicle
 
-INSTALL_HINT = 'pip install "vdsim-gym[validation]"'
+INSTALL_HINT = "pip install 'vdsim-gym[validation]'"
 MODELS = {"L1": "std", "L2": "mb"}  # our level -> their model
 CONTROL_PERIOD = 0.01  # [s] the shared time grid: commands held, both sampled
 THEIR_STEP = 5e-4  # [s] their RK4 step (finer at low speed when braking)
@@ -682,25 +683,59 @@ def plot(path: str | Path, integrator: str | None = None) -> Path:
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m vdsim_gym.validation",
-        description="Our L1/L2 against CommonRoad's drift/multi-body models on vehicle 2: "
-                    "prints the Markdown table (docs/PHYSICS.md); exit 1 if a metric is "
-                    "outside its tolerance.")
-    ap.add_argument("--plot", type=Path, default=None, metavar="PNG",
-                    help="also write the time histories (docs/img/validation_commonroad.png)")
-    ap.add_argument("--integrator", default=None,
-                    help="run ours with this integrator instead of the default (e.g. rk4)")
-    args = ap.parse_args(argv)
-    rows = comparison(integrator=args.integrator)
-    print(markdown_table(rows))
-    if args.plot is not None:
-        print(f"wrote {plot(args.plot, integrator=args.integrator)}")
+DESCRIPTION = ("Our L1/L2 against CommonRoad's drift/multi-body models on vehicle 2: "
+               "prints the Markdown table (docs/PHYSICS.md); exit 1 if a metric is "
+               "outside its tolerance.")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``python -m vdsim_gym.validation`` and ``vdsim-gym validate`` (one
+    list for both; the command line is vdsim_gym.cli.validate)."""
+    parser.add_argument("--plot", type=Path, default=None, metavar="PNG",
+                        help="also write the time histories "
+                             "(docs/img/validation_commonroad.png)")
+    parser.add_argument("--integrator", default=None,
+                        help="run ours with this integrator instead of the default (e.g. "
+                             "rk4)")
+
+
+def run(plot_path: str | Path | None = None, integrator: str | None = None,
+        echo: Callable[[str], Any] = print) -> int:
+    """The validation command: checks its options and the extras before any work, echoes
+    the Markdown table (and writes the plot); 1 if a metric is outside its tolerance,
+    else 0."""
+    from vdsim_gym.plant import INTEGRATORS
+
+    if integrator is not None and integrator not in INTEGRATORS:
+        raise ValueError(f"--integrator {integrator!r}: choose from {', '.join(INTEGRATORS)} "
+                         "(default: the default physics)")
+    if plot_path is not None:
+        import importlib.util
+
+        if Path(plot_path).is_dir():
+            raise ValueError(f"--plot {str(plot_path)!r} is a folder; pass the PNG's file "
+                             "path")
+        if importlib.util.find_spec("matplotlib") is None:
+            raise ImportError("--plot needs matplotlib", name="matplotlib")
+    _vehiclemodels()  # the extra, before the first run
+    rows = comparison(integrator=integrator)
+    echo(markdown_table(rows))
+    if plot_path is not None:
+        echo(f"wrote {plot(plot_path, integrator=integrator)}")
     outside = [f"{r.level} {r.metric}" for r in rows if not r.within]
     if outside:
-        print("outside the tolerance: " + "; ".join(outside))
+        echo("outside the tolerance: " + "; ".join(outside))
     return 1 if outside else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m vdsim_gym.validation``: the same options and run as ``vdsim-gym
+    validate`` (which adds the command line's one-line errors)."""
+    ap = argparse.ArgumentParser(prog="python -m vdsim_gym.validation",
+                                 description=DESCRIPTION)
+    add_arguments(ap)
+    args = ap.parse_args(argv)
+    return run(args.plot, args.integrator)
 
 
 if __name__ == "__main__":
