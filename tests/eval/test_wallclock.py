@@ -117,6 +117,10 @@ def test_stop_from_another_thread():
     assert no_runner_threads()
 
 
+# Real-time threads and a simulated Ctrl-C: on a fresh-clone CI run with the 2-core machine
+# loaded by other jobs the run twice finished without the KeyboardInterrupt (not reproduced
+# alone, nor under four busy loops; reported for a look at where the interrupt goes).
+@pytest.mark.timing
 def test_keyboard_interrupt_joins_both_threads():
     def interrupting(obs, t, calls=[]):  # noqa: B006  (one list per run)
         calls.append(t)
