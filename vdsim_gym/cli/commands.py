@@ -1,5 +1,6 @@
 """The ``vdsim-gym`` commands: each one's parser (``_add_<command>``) and what it runs
-(``_<command>``, importing its job module only when it runs)."""
+(``_<command>``, importing its job module only when it runs); export, train, compare and
+validate keep both in their own modules."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from vdsim_gym.cli.compare import _add_compare
 from vdsim_gym.cli.delay_budget import MAX_DURATION
 from vdsim_gym.cli.demo import SCENARIOS as DEMO_PRESETS
 from vdsim_gym.cli.export import _add_export
@@ -21,6 +23,8 @@ from vdsim_gym.cli.options import (
     _out_dir,
     _presets,
 )
+from vdsim_gym.cli.train import _add_train
+from vdsim_gym.cli.validate import _add_validate
 from vdsim_gym.plant import DEFAULT_INTEGRATOR, INTEGRATORS
 from vdsim_gym.policies import _SB3_ALGOS
 
@@ -399,5 +403,6 @@ def _add_accuracy(sub: Any) -> None:
 
 
 # In the order of `vdsim-gym --help`.
-ADDERS = (_add_demo, _add_bench, _add_accuracy, _add_handling, _add_delay_budget, _add_sweep,
-          _add_acc, _add_dyno_table, _add_render, _add_export)
+ADDERS = (_add_demo, _add_bench, _add_accuracy, _add_handling, _add_validate,
+          _add_delay_budget, _add_sweep, _add_compare, _add_train, _add_acc, _add_dyno_table,
+          _add_render, _add_export)

@@ -1,10 +1,11 @@
-"""``vdsim-gym`` command line: demo, bench, accuracy, delay-budget, sweep, acc,
-acc-metrics, dyno-table, handling, render, export.
+"""``vdsim-gym`` command line: demo, bench, accuracy, handling, validate, delay-budget,
+sweep, compare, train, acc, acc-metrics, dyno-table, render, export.
 
 A user error (a bad option value, an unknown key, a missing extra, an --out that is a
 file) prints one line, ``vdsim-gym <command>: error: <message>``, and exits with 2, as
-argparse does; Ctrl-C prints "interrupted" and exits with 130. Anything else is a bug and
-keeps its traceback (set VDSIM_GYM_TRACEBACK=1 to get one for user errors too).
+argparse does; Ctrl-C (and SIGTERM during a training) prints "interrupted" and exits with
+130. Anything else is a bug and keeps its traceback (set VDSIM_GYM_TRACEBACK=1 to get one
+for user errors too).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ TRACEBACK_ENV = "VDSIM_GYM_TRACEBACK"
 # Extras that provide an optional import, for the hint of an ImportError.
 _EXTRAS = {"matplotlib": "plot", "stable_baselines3": "train", "torch": "train",
            "ray": "ray", "tqdm": "all", "mcap": "export", "pygame": "render",
-           "imageio_ffmpeg": "render"}
+           "imageio_ffmpeg": "render", "vehiclemodels": "validation"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,6 +33,7 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.options: set[str] = set()  # before super(): it adds -h through add_argument
         self.value_options: set[str] = set()
+        self.commands: dict[str, _Parser] = {}  # build_parser's: name -> subcommand parser
         super().__init__(*args, **kwargs)
 
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
@@ -54,6 +56,15 @@ def build_parser() -> _Parser:
     for p in sub.choices.values():
         parser.options |= p.options
         parser.value_options |= p.value_options
+    parser.commands = dict(sub.choices)
+    return parser
+
+
+def command_parser(command: str, prog: str) -> _Parser:
+    """The parser of ``vdsim-gym <command>`` as a program of its own, named ``prog``
+    (agents/train.py is ``vdsim-gym train``): the same options, defaults and help."""
+    parser: _Parser = build_parser().commands[command]
+    parser.prog = prog
     return parser
 
 
@@ -108,10 +119,9 @@ def _user_message(exc: BaseException, args: argparse.Namespace) -> str | None:
     return None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    raw = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(_join_dash_values(raw, parser))
+def _run(args: argparse.Namespace, prog: str) -> int:
+    """Runs a parsed command: a user error as one line ``<prog>: error: <message>`` and
+    exit 2, Ctrl-C as "interrupted" and exit 130."""
     try:
         return args.func(args)
     except KeyboardInterrupt:
@@ -124,8 +134,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         sys.stdout.flush()
         one_line = " ".join(message.split())
-        print(f"vdsim-gym {args.command}: error: {one_line}", file=sys.stderr, flush=True)
+        print(f"{prog}: error: {one_line}", file=sys.stderr, flush=True)
         raise SystemExit(2) from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    raw = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(_join_dash_values(raw, parser))
+    return _run(args, f"vdsim-gym {args.command}")
+
+
+def script(command: str, prog: str, argv: Sequence[str] | None = None) -> int:
+    """``vdsim-gym <command>`` run as the program ``prog`` (the thin scripts
+    agents/train.py and agents/compare.py): its parser (``command_parser``) and the same
+    one-line errors, exit codes and Ctrl-C handling as ``main``, named ``prog``."""
+    parser = command_parser(command, prog)
+    raw = list(sys.argv[1:] if argv is None else argv)
+    return _run(parser.parse_args(_join_dash_values(raw, parser)), prog)
 
 
 if __name__ == "__main__":

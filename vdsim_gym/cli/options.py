@@ -98,15 +98,20 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
     return value
 
 
-def _json_object(text: str) -> dict[str, Any]:
-    example = '\'{"preset": "iso3888_2"}\''
-    value = _parse_json(text, "a JSON object", example)
-    if not isinstance(value, dict):
-        kind = {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
-            type(value), "number")
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is a JSON {kind}, not an object; write e.g. {example}")
-    return value
+def _json_object_like(example: str) -> Callable[[str], dict[str, Any]]:
+    """A JSON object; the error shows ``example`` (quoted for a shell)."""
+    def parse(text: str) -> dict[str, Any]:
+        value = _parse_json(text, "a JSON object", example)
+        if not isinstance(value, dict):
+            kind = {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+                type(value), "number")
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is a JSON {kind}, not an object; write e.g. {example}")
+        return value
+    return parse
+
+
+_json_object = _json_object_like('\'{"preset": "iso3888_2"}\'')
 
 
 def _delays(text: str) -> str:
@@ -120,5 +125,5 @@ def _delays(text: str) -> str:
 
 
 
-__all__ = ["_delays", "_int_at_least", "_json_object", "_json_objects", "_non_negative",
-           "_number_in", "_out_dir", "_presets"]
+__all__ = ["_delays", "_int_at_least", "_json_object", "_json_object_like", "_json_objects",
+           "_non_negative", "_number_in", "_out_dir", "_presets"]

@@ -75,7 +75,11 @@ def check_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> tuple[str, ...]
         probe.close()
 
 
-def _load_all(controllers: Sequence[str], algo: str | None) -> list[tuple[str, Any]]:
+def _load_all(controllers: Sequence[str], algo: str | None,
+              options: tuple[str, str] = ("--controller", "--compare")
+              ) -> list[tuple[str, Any]]:
+    """Each controller spec loaded; an error names the option it came from (``options``:
+    the first spec's, the others')."""
     if algo is not None:
         _check_algo(algo)
     loaded = []
@@ -83,10 +87,10 @@ def _load_all(controllers: Sequence[str], algo: str | None) -> list[tuple[str, A
         try:
             loaded.append(load_controller(spec, algo))
         except ValueError as exc:
-            raise ValueError(f"{'--compare' if k else '--controller'} {exc}") from None
+            raise ValueError(f"{options[1] if k else options[0]} {exc}") from None
     names = [n for n, _ in loaded]
     if len(set(names)) != len(names):
-        raise ValueError(f"controllers have the same name: {names}; give each --compare a "
+        raise ValueError(f"controllers have the same name: {names}; give each {options[1]} a "
                          "different spec or model file name")
     return loaded
 
@@ -97,13 +101,16 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
          env_kwargs: dict[str, Any] | None = None,
          scenarios: list[dict[str, Any]] | None = None, algo: str | None = None,
          metric: str | None = None, make_plot: bool = True, progress: bool = True,
-         echo: Any = print, own_env: bool = False) -> dict[str, SweepResult]:
+         echo: Any = print, own_env: bool = False,
+         options: tuple[str, str] = ("--controller", "--compare")
+         ) -> dict[str, SweepResult]:
     """The ``vdsim-gym sweep`` command: sweeps each controller, writes sweep.csv,
     sweep_summary.csv and sweep.png into ``out``, prints the summary table.
     ``own_env``: a trained run's policy is swept on the env kwargs it was trained with
     (its config.yml; they win over ``env_kwargs`` where both set a key), the baselines
     on ``env_kwargs`` (e.g. a pedal policy and the PI robot driver, each on its own
-    driver)."""
+    driver). ``options``: the command-line options a bad spec is named by (the first
+    controller's, the others'; ``vdsim-gym compare``: --policies for all)."""
     try:
         latencies = parse_delays(delays)
     except ValueError as exc:
@@ -113,7 +120,7 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
     if metric is not None and metric not in metrics:
         raise ValueError(f"--metric {metric!r} is not a metric of {env_id}; choose one of "
                          f"{', '.join(metrics)}")
-    loaded = _load_all(controllers, algo)
+    loaded = _load_all(controllers, algo, options)
     if "torch" in sys.modules:  # an SB3 policy was loaded: its network on one thread
         # A 64x64 network gains nothing from a second thread, and beside other work on
         # the cores it loses badly: a 64-observation batch took 23 ms on torch's default

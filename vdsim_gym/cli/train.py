@@ -1,0 +1,73 @@
+"""``vdsim-gym train``: a stable-baselines3 agent on a VDSim env (docs/TRAINING.md).
+
+The options of agents/train.py, which is this command under its own name
+(``vdsim_gym.cli.main.script``); the training is ``vdsim_gym.training.train``. Needs the
+``train`` extra (stable-baselines3, torch, tensorboard, tqdm, rich): without it the
+command says so in one line. Ctrl-C and SIGTERM stop the training and keep what it
+learned (the run folder's model.zip and statistics), then exit with 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from vdsim_gym.cli.options import _json_object_like, _out_dir
+from vdsim_gym.policies import ALGOS
+
+DESCRIPTION = "Train a stable-baselines3 agent on a VDSim env (docs/TRAINING.md)."
+
+
+def _train(args: argparse.Namespace) -> int:
+    from vdsim_gym.training import train
+
+    try:
+        res = train(args.algo, args.env, timesteps=args.timesteps, seed=args.seed,
+                    latency=args.latency, randomize=args.randomize,
+                    action_history=args.action_history, env_kwargs=args.env_kwargs,
+                    hyperparams=args.hyperparams, hyperparams_file=args.conf, out=args.out,
+                    run_name=args.name, eval_freq=args.eval_freq,
+                    eval_episodes=args.eval_episodes, progress_bar=not args.no_progress,
+                    num_threads=args.num_threads)
+    except FileExistsError as exc:  # the run folder: a name used before
+        raise ValueError(f"the run folder {exc.filename!r} exists; pass another --name "
+                         "(or --out)") from None
+    print(f"trained {res.timesteps} steps in {res.wall_time_s:.0f} s; run folder {res.run_dir}")
+    return 0
+
+
+def _add_train(sub: Any) -> None:
+    p = sub.add_parser("train", description=DESCRIPTION,
+                       help="train a stable-baselines3 agent on a VDSim env: a run folder "
+                            "with the model, its normalization and the exact configuration "
+                            "(needs the train extra)")
+    p.add_argument("--algo", default="ppo", choices=ALGOS)
+    p.add_argument("--env", default="VDSim-DLC-v0", help="a registered VDSim env id")
+    p.add_argument("--latency", default=None,
+                   help="computation delay while training: fixed:20ms, uniform:0:40ms, "
+                        "normal:10:5ms or none (default none)")
+    p.add_argument("--randomize", default=None,
+                   help="domain randomization per episode: name=lo:hi,... (mass, cg_x, "
+                        "friction, cornering_stiffness, actuator_lag, latency, "
+                        "latency.jitter; e.g. mass=0.9:1.15,latency=0:40ms) or a .yml file")
+    p.add_argument("--action-history", type=int, default=0, metavar="K",
+                   help="append the last K actions to the observation (default 0)")
+    p.add_argument("--timesteps", type=int, default=None,
+                   help="env steps (default: the hyperparameter file's n_timesteps)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=_out_dir, default="runs", help="parent folder of the run folder")
+    p.add_argument("--name", default=None, help="run folder name (default: env_algo_sSEED_time)")
+    p.add_argument("--hyperparams", type=_json_object_like('\'{"n_envs": 4}\''), default=None,
+                   help='JSON object overriding keys of the file\'s block, e.g. \'{"n_envs": 4}\'')
+    p.add_argument("--conf", default=None, help="another hyperparameter file (rl-zoo3 format)")
+    p.add_argument("--env-kwargs", type=_json_object_like('\'{"level": "L1"}\''), default=None,
+                   help='JSON object of gym.make kwargs, e.g. \'{"level": "L1"}\'')
+    p.add_argument("--eval-freq", type=int, default=10_000, help="env steps between evaluations")
+    p.add_argument("--eval-episodes", type=int, default=5)
+    p.add_argument("--num-threads", type=int, default=1,
+                   help="torch threads (default 1: a small network gains nothing from more)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_train)
+
+
+__all__ = ["DESCRIPTION"]
