@@ -20,8 +20,9 @@ and writes a run folder:
 Loading what a run saved is ``vdsim_gym.policies`` (``load_policy``, ``TrainedPolicy``,
 ``shipped_model``, ``shipped_models``, ``required_env_kwargs``, ``TrainingError``), below
 the evaluation code that uses it; they stay importable from here.
-``plot_learning_curves(run, png)`` draws a run's learning curves. ``agents/train.py`` is
-the command line. Needs the ``train`` extra (stable-baselines3, tensorboard, tqdm, rich).
+``plot_learning_curves(run, png)`` draws a run's learning curves. ``vdsim-gym train``
+(``vdsim_gym.cli.train``; ``agents/train.py`` is the same command) is the command line.
+Needs the ``train`` extra (stable-baselines3, tensorboard, tqdm, rich).
 """
 
 from __future__ import annotations
