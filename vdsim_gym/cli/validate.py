@@ -5,7 +5,7 @@ The options are ``python -m vdsim_gym.validation``'s (``validation.add_arguments
 list for both) and so is the run (``validation.run``): the Markdown table, the plot with
 ``--plot``, exit 1 if a metric is outside its tolerance. Needs the ``validation`` extra
 (commonroad-vehicle-models): without it the command says so in one line, before any
-work. It runs ten maneuvers on both sides (about a minute).
+work. It runs ten maneuvers on both sides (about half a minute).
 """
 
 from __future__ import annotations
