@@ -2,7 +2,24 @@
 
 All timing runs on integer ticks, ``t = tick * substep_dt``. A duration that must be a
 whole number of substeps is checked with a relative tolerance, never by float division
-that drifts (0.06 / 0.0005 is 120 ticks, not 121).
+that drifts (0.06 / 0.0005 is 120 ticks, not 121). Every seconds-to-ticks conversion of
+the package goes through this module (which calls the C++ helpers of
+``csrc/vdsim/schedule.hpp``, so both sides round alike and saturate at 2**53 ticks).
+
+One quantization rule per kind of delay:
+
+- computation latency c_k: the apply tick is ``ceil((t_start + c_k) / dt)``
+  (:func:`ceil_ticks`): a command never acts before it has been computed;
+- a duration given as configuration (control period, actuator dead time, time step,
+  trace decimation): a whole number of substeps, else an error naming the nearest
+  valid values (:func:`whole_ticks`);
+- the robot driver's transport delay and times on a sampled record (trace rows, drive
+  cycles, windows of a metric): the nearest whole number of steps, half to even
+  (:func:`nearest_ticks`; the driver warns when its delay was not whole).
+
+The transport delays themselves (actuator dead time, the robot driver's delay, the
+dyno's pedal line) run on the core's one ``DelayLine``; computation latency on its
+command schedule (docs/ARCHITECTURE.md).
 """
 
 from __future__ import annotations
@@ -46,3 +63,10 @@ def whole_ticks(seconds: float, substep_dt: float, what: str, allow_zero: bool =
 def ceil_ticks(seconds: float, substep_dt: float) -> int:
     """ceil(seconds / substep_dt) with a tolerance: an apply tick for a delay."""
     return _core.ceil_ticks(float(seconds), substep_dt)
+
+
+def nearest_ticks(seconds: float, dt: float) -> tuple[int, bool]:
+    """``round(seconds / dt)`` (half to even) and whether the quotient was within the
+    clock's tolerance of that integer; saturates at +-2**53 (callers bound their inputs)."""
+    n, exact = _core.nearest_ticks(float(seconds), float(dt))
+    return int(n), bool(exact)

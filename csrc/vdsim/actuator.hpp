@@ -1,4 +1,5 @@
-// Steering actuator chain run once per substep: dead time -> first-order lag (exact
+// Steering actuator chain run once per substep: dead time (the one DelayLine of
+// schedule.hpp) -> first-order lag (exact
 // zero-order-hold discretization) -> rate limit -> saturation.
 #pragma once
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "params.hpp"
+#include "schedule.hpp"
 
 namespace vdsim {
 
@@ -14,22 +16,19 @@ class SteerActuator {
  public:
   SteerActuator() = default;
   SteerActuator(const ActuatorParams& p, double dt, int64_t dead_ticks)
-      : p_(p), dt_(dt), buffer_(static_cast<size_t>(std::max<int64_t>(dead_ticks, 0)) + 1, 0.0) {
+      : p_(p), dt_(dt), dead_(dead_ticks, 0.0) {
     alpha_ = p.time_constant > 0.0 ? 1.0 - std::exp(-dt / p.time_constant) : 1.0;
     max_step_ = p.rate_limit * dt;
   }
 
   void reset(double value) {
-    std::fill(buffer_.begin(), buffer_.end(), value);
-    head_ = 0;
+    dead_.reset(value);  // the reset value comes out until a request is dead_ticks old
     lag_ = out_ = std::clamp(value, -p_.max_angle, p_.max_angle);
   }
 
   // Feeds this substep's request and returns the realized angle for this substep.
   double step(double request) {
-    buffer_[head_] = request;
-    head_ = (head_ + 1) % buffer_.size();
-    const double delayed = buffer_[head_];  // request from dead_ticks substeps ago
+    const double delayed = dead_.push(request);  // the request of dead_ticks substeps ago
     lag_ += alpha_ * (delayed - lag_);
     const double limited = out_ + std::clamp(lag_ - out_, -max_step_, max_step_);
     out_ = std::clamp(limited, -p_.max_angle, p_.max_angle);
@@ -39,8 +38,7 @@ class SteerActuator {
  private:
   ActuatorParams p_{};
   double dt_ = 0.0;
-  std::vector<double> buffer_{0.0};
-  size_t head_ = 0;
+  DelayLine<double> dead_;
   double alpha_ = 1.0, max_step_ = 0.0, lag_ = 0.0, out_ = 0.0;
 };
 

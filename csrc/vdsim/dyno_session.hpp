@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <vector>
 
@@ -75,7 +74,7 @@ class DynoSession {
     command_ = initial;
     schedule_.clear();
     driver_.reset();
-    line_.clear();
+    line_.reset(0.0);
     pedal_ = throttle_ = brake_ = 0.0;
     a_filt_ = 0.0;
     energy_pos_ = distance_ = 0.0;
@@ -101,11 +100,8 @@ class DynoSession {
         br = p.brake;
       } else {  // the action is the pedal; a pedal-mode robot presses it delay_steps late
         double p = std::clamp(command_.longitudinal, -1.0, 1.0);
-        if (config_.delay_steps > 0) {  // the driver's delay line: 0 until one is old enough
-          line_.push_back(p);
-          while (static_cast<int64_t>(line_.size()) > config_.delay_steps + 1) line_.pop_front();
-          p = static_cast<int64_t>(line_.size()) <= config_.delay_steps ? 0.0 : line_.front();
-        }
+        // the driver's transport delay on the same DelayLine: 0 until one is old enough
+        p = line_.push(p, config_.delay_steps);
         th = std::fmax(p, 0.0);
         br = std::fmax(-p, 0.0);
       }
@@ -155,7 +151,7 @@ class DynoSession {
   DynoParams bench_;
   DynoSimConfig config_;
   RobotDriver driver_;
-  std::deque<double> line_;  // pedal-mode transport delay (no driver law)
+  DelayLine<double> line_;  // pedal-mode transport delay (no driver law)
   DynoState state_{};
   int64_t tick_ = 0;
   Command command_{};

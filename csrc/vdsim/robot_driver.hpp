@@ -7,15 +7,16 @@
 // integral. Accel mode: the same PI on e = a_ref - a_f, a_f = dv/dt through a first-order
 // filter (backward Euler: a_f += dt / (tau + dt) (a_raw - a_f)), a_ref clamped to the
 // envelope. The pedal p in [-max_brake, max_throttle] gives throttle = max(p, 0),
-// brake = max(-p, 0): never both. The delay line returns the command of `delay_steps`
+// brake = max(-p, 0): never both. The delay line (schedule.hpp's DelayLine) returns the command of `delay_steps`
 // calls ago, (0, 0) until one exists; `pedal` stays the fresh command.
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <utility>
+
+#include "schedule.hpp"
 
 namespace vdsim {
 
@@ -58,22 +59,14 @@ class RobotDriver {
     v_prev_ = 0.0;
     a_filt_ = 0.0;
     pedal_ = 0.0;
-    line_.clear();
+    line_.reset(Pedal{});
   }
 
   // One control step: the fresh command is computed (pedal()), the one that reaches the
   // car (delay_steps calls old) is returned. has_a_ref: a_ref is given.
   Pedal step(double v_ref, double v, double dt, double a_ref, bool has_a_ref,
              int64_t delay_steps) {
-    const Pedal fresh = compute(v_ref, v, dt, a_ref, has_a_ref);
-    if (delay_steps <= 0) {
-      line_.clear();
-      return fresh;
-    }
-    line_.push_back(fresh);
-    while (static_cast<int64_t>(line_.size()) > delay_steps + 1) line_.pop_front();
-    if (static_cast<int64_t>(line_.size()) <= delay_steps) return Pedal{};
-    return line_.front();
+    return line_.push(compute(v_ref, v, dt, a_ref, has_a_ref), delay_steps);
   }
 
   double pedal() const { return pedal_; }
@@ -137,7 +130,7 @@ class RobotDriver {
   double v_prev_ = 0.0;
   double a_filt_ = 0.0;
   double pedal_ = 0.0;
-  std::deque<Pedal> line_;
+  DelayLine<Pedal> line_;  // the transport delay: (0, 0) until a command is old enough
 };
 
 }  // namespace vdsim

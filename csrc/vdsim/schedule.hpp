@@ -1,10 +1,32 @@
-// The integer substep clock and the command schedule: a queue of (apply_tick, command).
-// Every kind of delay (evaluation latency, gym latency wrapper, robot driver transport
-// delay) is expressed as an apply tick in this one queue.
+// The integer substep clock, the command schedule and the delay line.
+//
+// Two mechanisms carry every delay, on the one integer clock:
+// - CommandSchedule, a queue of (apply_tick, command): a command takes effect at a tick
+//   chosen when it is sent (computation latency in modes A and B and in the envs, with
+//   skip and queue overruns; the gym latency wrapper).
+// - DelayLine, a transport delay of a fixed number of calls on a stream that gets a value
+//   every call (the steering actuator's dead time, a substep per call; the robot driver's
+//   transport delay, a driver step per call; the dyno's pedal-mode line). It is the
+//   schedule's special case, a value sent every tick with apply tick = tick + n and the
+//   last applied one held, starting from a fill value (tests/cpp/test_delay_lines.cpp
+//   checks that the two agree value for value), kept as a ring because it runs every
+//   substep.
+//
+// Quantization, one rule per kind of delay (seconds -> ticks only through the helpers
+// below, and vdsim_gym.timing in Python, which calls them):
+// - computation latency c_k: the apply tick is ceil((t_start + c_k) / dt) (ceil_ticks):
+//   a command never acts before it is computed;
+// - a dead time given as a configuration (actuator dead_time, control period, time
+//   step): a whole number of substeps, else an error (whole_ticks);
+// - the robot driver's transport delay delay_s: the nearest whole number of driver steps,
+//   half to even, with a warning when it is not whole (nearest_ticks): the reference
+//   driver's rule, where the step dt is the caller's and not known in advance.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <vector>
 
 namespace vdsim {
 
@@ -43,6 +65,23 @@ inline int64_t ceil_ticks(double seconds, double dt) {
   return static_cast<int64_t>(std::ceil(q));
 }
 
+// round(seconds / dt) to the nearest integer, half to even, saturating at +-kMaxTicks
+// (NaN: kMaxTicks); `exact` says whether the quotient was within kTickTol of it.
+inline int64_t nearest_ticks(double seconds, double dt, bool* exact = nullptr) {
+  const double q = seconds / dt;
+  if (!(q <= static_cast<double>(kMaxTicks))) {
+    if (exact) *exact = false;
+    return kMaxTicks;
+  }
+  if (q < -static_cast<double>(kMaxTicks)) {
+    if (exact) *exact = false;
+    return -kMaxTicks;
+  }
+  const double n = std::nearbyint(q);  // the default rounding mode: half to even
+  if (exact) *exact = std::fabs(q - n) <= kTickTol * std::fmax(1.0, std::fabs(q));
+  return static_cast<int64_t>(n);
+}
+
 class CommandSchedule {
  public:
   struct Entry {
@@ -75,6 +114,66 @@ class CommandSchedule {
 
  private:
   std::deque<Entry> queue_;
+};
+
+// A transport delay of n calls: push(v) returns the value pushed n calls before, `fill`
+// until one exists (and v itself when n <= 0). n may change from call to call (the robot
+// driver's n follows its caller's dt): the line keeps the last n + 1 values, so after a
+// longer n it returns `fill` until it holds enough again, as a FIFO trimmed to n + 1
+// would. reset() empties it.
+template <class T>
+class DelayLine {
+ public:
+  DelayLine() = default;
+  explicit DelayLine(int64_t n, const T& fill = T{}) : delay_(std::max<int64_t>(n, 0)) {
+    reserve(delay_);
+    reset(fill);
+  }
+
+  void reset(const T& fill) {
+    fill_ = fill;
+    count_ = 0;
+    head_ = 0;
+  }
+  void reset() { reset(fill_); }
+
+  T push(const T& v) { return push(v, delay_); }
+  T push(const T& v, int64_t n) {
+    if (n <= 0) {
+      count_ = 0;
+      return v;
+    }
+    reserve(n);
+    const size_t cap = ring_.size();
+    ring_[head_] = v;
+    head_ = head_ + 1 == cap ? 0 : head_ + 1;
+    count_ = std::min<size_t>(count_ + 1, static_cast<size_t>(n) + 1);
+    if (count_ <= static_cast<size_t>(n)) return fill_;
+    // the newest value sits at head_ - 1; the one of n calls before at head_ - 1 - n
+    return ring_[(head_ + cap - 1 - static_cast<size_t>(n)) % cap];
+  }
+
+  int64_t delay() const { return delay_; }
+  size_t size() const { return count_; }  // values held (at most n + 1)
+  const T& fill() const { return fill_; }
+
+ private:
+  // Room for n + 1 values, keeping the ones held in order.
+  void reserve(int64_t n) {
+    const size_t need = static_cast<size_t>(n) + 1;
+    if (ring_.size() >= need) return;
+    std::vector<T> grown(need, fill_);
+    const size_t cap = ring_.size();
+    for (size_t i = 0; i < count_; ++i)  // oldest first
+      grown[i] = ring_[(head_ + cap - count_ + i) % cap];
+    ring_.swap(grown);
+    head_ = count_ % need;
+  }
+
+  std::vector<T> ring_;
+  size_t head_ = 0, count_ = 0;
+  int64_t delay_ = 0;
+  T fill_{};
 };
 
 }  // namespace vdsim

@@ -1,6 +1,9 @@
-// The transport delay lines: the robot driver's (csrc/vdsim/robot_driver.hpp), the dyno
-// session's pedal-mode copy of it (csrc/vdsim/dyno_session.hpp) and the steering
-// actuator's dead-time ring (csrc/vdsim/actuator.hpp).
+// The transport delay: the one DelayLine (csrc/vdsim/schedule.hpp) on its own, against
+// the command schedule fed the same stream and against a FIFO trimmed to n + 1 (the
+// obviously correct forms), and where it is used: the robot driver's transport delay
+// (csrc/vdsim/robot_driver.hpp), the dyno session's pedal-mode line
+// (csrc/vdsim/dyno_session.hpp) and the steering actuator's dead time
+// (csrc/vdsim/actuator.hpp).
 //
 // Expectations from the headers and the docs: the driver returns the fresh command of
 // delay_steps calls ago, (0, 0) until one exists, and `pedal` stays the fresh command
@@ -12,6 +15,7 @@
 // ticks later.
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <vector>
 
@@ -23,6 +27,8 @@
 
 using vdsim::ActuatorParams;
 using vdsim::Command;
+using vdsim::CommandSchedule;
+using vdsim::DelayLine;
 using vdsim::DynoParams;
 using vdsim::DynoSession;
 using vdsim::DynoSimConfig;
@@ -33,9 +39,82 @@ using vdsim::SteerActuator;
 
 namespace {
 
-// docs/DYNO.md's rule: round(delay_s / dt), half to even (the default rounding mode).
+// docs/DYNO.md's rule: round(delay_s / dt), half to even: schedule.hpp's nearest_ticks.
 int64_t driver_delay_steps(double delay_s, double dt) {
-  return static_cast<int64_t>(std::nearbyint(delay_s / dt));
+  return vdsim::nearest_ticks(delay_s, dt);
+}
+
+void test_nearest_ticks() {
+  bool exact = false;
+  CHECK_EQ(vdsim::nearest_ticks(0.3, 0.02, &exact), int64_t{15});
+  CHECK(exact);  // 0.3 / 0.02 = 14.999999999999998: within the clock's tolerance
+  CHECK_EQ(vdsim::nearest_ticks(0.31, 0.02, &exact), int64_t{16});  // 15.5: half to even
+  CHECK(!exact);
+  CHECK_EQ(vdsim::nearest_ticks(0.29, 0.02, &exact), int64_t{14});  // 14.5 -> 14
+  CHECK(!exact);
+  CHECK_EQ(vdsim::nearest_ticks(-0.05, 0.02, &exact), int64_t{-2});  // -2.5 -> -2
+  CHECK_EQ(vdsim::nearest_ticks(1e300, 1e-3, &exact), vdsim::kMaxTicks);  // saturates
+  CHECK(!exact);
+  CHECK_EQ(vdsim::nearest_ticks(-1e300, 1e-3, &exact), -vdsim::kMaxTicks);
+  CHECK_EQ(vdsim::nearest_ticks(std::numeric_limits<double>::quiet_NaN(), 1e-3, &exact),
+           vdsim::kMaxTicks);
+  CHECK(!exact);
+  CHECK_EQ(vdsim::nearest_ticks(0.06, 0.0005), int64_t{120});  // without the flag
+}
+
+// The line is the schedule's special case: a value sent every tick with apply tick
+// tick + n, the last applied held, `fill` in force at the start.
+void test_line_equals_schedule(int64_t n) {
+  for (int round = 0; round < 2; ++round) {
+    const double fill = round == 0 ? 0.0 : -0.25;
+    DelayLine<double> line(n, fill);
+    CommandSchedule schedule;
+    Command current{fill, 0.0};
+    int64_t bad = -1;
+    for (int64_t tick = 0; tick < 300; ++tick) {
+      const double v = std::sin(0.1 * static_cast<double>(tick)) + 0.01 * static_cast<double>(tick);
+      schedule.push(tick + n, Command{v, 0.0});
+      schedule.apply_due(tick, current);
+      const double got = line.push(v);
+      if (got != current.steer && bad < 0) bad = tick;
+    }
+    CHECK_MSG(bad < 0, "n " << n << ", fill " << fill << ": first tick that differs " << bad);
+    CHECK_EQ(schedule.pending(), static_cast<size_t>(n));  // the line holds them too
+    CHECK_EQ(line.size(), static_cast<size_t>(n) + (n > 0 ? 1 : 0));
+  }
+}
+
+// A delay that changes from call to call (the robot driver's n follows its caller's dt)
+// against a FIFO trimmed to n + 1 and read at its front: the same values, and reset()
+// empties both.
+void test_line_variable_delay() {
+  DelayLine<double> line;
+  std::deque<double> fifo;
+  const double fill = 0.0;
+  int64_t bad = -1;
+  uint64_t state = 0x9E3779B97F4A7C15ULL;
+  for (int64_t i = 0; i < 2000; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const int64_t r = static_cast<int64_t>(state >> 59);  // 0..31
+    const int64_t n = i % 97 < 80 ? r % 6 : r - 4;        // mostly short, some long, some <= 0
+    const double v = static_cast<double>(i) + 0.5;
+    if (i == 1000) {  // reset() empties the line
+      line.reset();
+      fifo.clear();
+    }
+    double expected;
+    if (n <= 0) {
+      fifo.clear();
+      expected = v;
+    } else {
+      fifo.push_back(v);
+      while (static_cast<int64_t>(fifo.size()) > n + 1) fifo.pop_front();
+      expected = static_cast<int64_t>(fifo.size()) <= n ? fill : fifo.front();
+    }
+    const double got = line.push(v, n);
+    if ((got != expected || line.size() != fifo.size()) && bad < 0) bad = i;
+  }
+  CHECK_MSG(bad < 0, "first call that differs from the trimmed FIFO " << bad);
 }
 
 Pedal split(double p) { return Pedal{std::fmax(p, 0.0), std::fmax(-p, 0.0)}; }
@@ -256,6 +335,9 @@ void test_dyno_driver_line(int64_t n) {
 }  // namespace
 
 int main() {
+  test_nearest_ticks();
+  for (int64_t n : {0, 1, 3, 40}) test_line_equals_schedule(n);
+  test_line_variable_delay();
   test_driver_quantization();
   for (int64_t n : {0, 1, 2, 4, 15}) {
     test_driver_step(n);

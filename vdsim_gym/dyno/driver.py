@@ -12,6 +12,7 @@ from vdsim_gym._checks import check_finite, check_flag
 from vdsim_gym.dyno.bench import check_dt
 from vdsim_gym.errors import ActuatorError, ConfigError, DelayRoundingWarning
 from vdsim_gym.latency import MAX_DELAY_S
+from vdsim_gym.timing import nearest_ticks
 
 MODES = ("speed", "accel")
 MAX_DELAY_STEPS = 10_000_000  # delay_s / dt beyond this is refused (memory, overflow)
@@ -19,14 +20,13 @@ Actuator = Callable[[float, float, float], "tuple[float, float]"]
 
 
 def delay_steps(delay_s: float, dt: float) -> tuple[int, bool]:
-    """round(delay_s / dt) (half to even, as Python's round) and whether that was exact
-    within a relative 1e-9; a bound keeps the line finite."""
+    """The transport delay in driver steps: ``timing.nearest_ticks`` (round(delay_s / dt),
+    half to even) and whether that was exact; a bound keeps the line finite."""
     q = delay_s / dt
     if q > MAX_DELAY_STEPS:
         raise ConfigError(f"delay_s / dt = {q:.3g} steps is more than {MAX_DELAY_STEPS}; "
                           "use a larger dt or a shorter delay")
-    n = round(q)
-    return n, abs(q - n) <= 1e-9 * max(1.0, q)
+    return nearest_ticks(delay_s, dt)
 
 
 _finite = check_finite
