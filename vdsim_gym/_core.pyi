@@ -1,0 +1,2245 @@
+# Generated from the built vdsim_gym._core by `python tools/gen_core_stubs.py` (pybind11-stubgen); do not edit.
+# tests/test_typing.py fails while this file differs from a fresh one.
+"""
+vdsim C++ core (private; use vdsim_gym)
+"""
+from __future__ import annotations
+import collections.abc
+import numpy
+import numpy.typing
+import typing
+__all__: list[str] = ['AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'ConeField', 'CycleAction', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'GymStepper', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'Session', 'SimConfig', 'SpeedEnvCore', 'TRACE_ROW_SIZE', 'TaskParams', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'fast_atan', 'fast_sin_pi', 'git_dirty', 'git_sha', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'solve_box_qp', 'solve_spd_banded', 'tire_forces', 'whole_ticks']
+class Level:
+    """
+    Members:
+    
+      L1
+    
+      L2
+    """
+    L1: typing.ClassVar[Level]
+    L2: typing.ClassVar[Level]
+    __members__: typing.ClassVar[dict[str, Level]]
+    @typing.overload
+    def __eq__(self, other: Level) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: Level) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class Longitudinal:
+    """
+    Members:
+    
+      force
+    
+      pedal
+    
+      accel
+    """
+    __members__: typing.ClassVar[dict[str, Longitudinal]]
+    accel: typing.ClassVar[Longitudinal]
+    force: typing.ClassVar[Longitudinal]
+    pedal: typing.ClassVar[Longitudinal]
+    @typing.overload
+    def __eq__(self, other: Longitudinal) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: Longitudinal) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class Integrator:
+    """
+    Members:
+    
+      euler
+    
+      heun
+    
+      rk4
+    
+      semi_implicit
+    
+      etd2
+    """
+    __members__: typing.ClassVar[dict[str, Integrator]]
+    etd2: typing.ClassVar[Integrator]
+    euler: typing.ClassVar[Integrator]
+    heun: typing.ClassVar[Integrator]
+    rk4: typing.ClassVar[Integrator]
+    semi_implicit: typing.ClassVar[Integrator]
+    @typing.overload
+    def __eq__(self, other: Integrator) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: Integrator) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class MFCurve:
+    def __init__(self) -> None:
+        ...
+    @property
+    def B(self) -> float:
+        ...
+    @B.setter
+    def B(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def C(self) -> float:
+        ...
+    @C.setter
+    def C(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def D(self) -> float:
+        ...
+    @D.setter
+    def D(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def E(self) -> float:
+        ...
+    @E.setter
+    def E(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class CombinedSlipParams:
+    weighting: bool
+    def __init__(self) -> None:
+        ...
+    @property
+    def rbx1(self) -> float:
+        ...
+    @rbx1.setter
+    def rbx1(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def rbx2(self) -> float:
+        ...
+    @rbx2.setter
+    def rbx2(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def rby1(self) -> float:
+        ...
+    @rby1.setter
+    def rby1(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def rby2(self) -> float:
+        ...
+    @rby2.setter
+    def rby2(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def rby3(self) -> float:
+        ...
+    @rby3.setter
+    def rby3(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def rcx1(self) -> float:
+        ...
+    @rcx1.setter
+    def rcx1(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def rcy1(self) -> float:
+        ...
+    @rcy1.setter
+    def rcy1(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def rex1(self) -> float:
+        ...
+    @rex1.setter
+    def rex1(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def rey1(self) -> float:
+        ...
+    @rey1.setter
+    def rey1(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class TireParams:
+    combined: CombinedSlipParams
+    lateral: MFCurve
+    longitudinal: MFCurve
+    def __init__(self) -> None:
+        ...
+    @property
+    def fz_nominal(self) -> float:
+        ...
+    @fz_nominal.setter
+    def fz_nominal(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def mu(self) -> float:
+        ...
+    @mu.setter
+    def mu(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def pdy2(self) -> float:
+        ...
+    @pdy2.setter
+    def pdy2(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def pky2(self) -> float:
+        ...
+    @pky2.setter
+    def pky2(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def relaxation_length(self) -> float:
+        ...
+    @relaxation_length.setter
+    def relaxation_length(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class VehicleParams:
+    tire: TireParams
+    def __init__(self) -> None:
+        ...
+    def total_brake_torque(self) -> float:
+        ...
+    @property
+    def accel_filter_tau(self) -> float:
+        ...
+    @accel_filter_tau.setter
+    def accel_filter_tau(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def accel_ki(self) -> float:
+        ...
+    @accel_ki.setter
+    def accel_ki(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def accel_kp(self) -> float:
+        ...
+    @accel_kp.setter
+    def accel_kp(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def air_density(self) -> float:
+        ...
+    @air_density.setter
+    def air_density(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def body_width(self) -> float:
+        ...
+    @body_width.setter
+    def body_width(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def brake_torque_max(self) -> float:
+        ...
+    @brake_torque_max.setter
+    def brake_torque_max(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def cg_height(self) -> float:
+        ...
+    @cg_height.setter
+    def cg_height(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def cg_to_front(self) -> float:
+        ...
+    @cg_to_front.setter
+    def cg_to_front(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def cg_to_rear(self) -> float:
+        ...
+    @cg_to_rear.setter
+    def cg_to_rear(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def compliance_steer_front(self) -> float:
+        ...
+    @compliance_steer_front.setter
+    def compliance_steer_front(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def compliance_steer_rear(self) -> float:
+        ...
+    @compliance_steer_rear.setter
+    def compliance_steer_rear(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def diff_coupling_front(self) -> float:
+        ...
+    @diff_coupling_front.setter
+    def diff_coupling_front(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def diff_coupling_rear(self) -> float:
+        ...
+    @diff_coupling_rear.setter
+    def diff_coupling_rear(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def drag_coefficient(self) -> float:
+        ...
+    @drag_coefficient.setter
+    def drag_coefficient(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def drive_power_max(self) -> float:
+        ...
+    @drive_power_max.setter
+    def drive_power_max(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def drive_torque_max(self) -> float:
+        ...
+    @drive_torque_max.setter
+    def drive_torque_max(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def front_brake_share(self) -> float:
+        ...
+    @front_brake_share.setter
+    def front_brake_share(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def front_drive_share(self) -> float:
+        ...
+    @front_drive_share.setter
+    def front_drive_share(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def front_overhang(self) -> float:
+        ...
+    @front_overhang.setter
+    def front_overhang(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def frontal_area(self) -> float:
+        ...
+    @frontal_area.setter
+    def frontal_area(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def load_transfer_tau(self) -> float:
+        ...
+    @load_transfer_tau.setter
+    def load_transfer_tau(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def mass(self) -> float:
+        ...
+    @mass.setter
+    def mass(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_acceleration(self) -> float:
+        ...
+    @max_acceleration.setter
+    def max_acceleration(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_deceleration(self) -> float:
+        ...
+    @max_deceleration.setter
+    def max_deceleration(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_steer(self) -> float:
+        ...
+    @max_steer.setter
+    def max_steer(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def rear_overhang(self) -> float:
+        ...
+    @rear_overhang.setter
+    def rear_overhang(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def roll_stiffness_front(self) -> float:
+        ...
+    @roll_stiffness_front.setter
+    def roll_stiffness_front(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def rolling_resistance(self) -> float:
+        ...
+    @rolling_resistance.setter
+    def rolling_resistance(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def steering_ratio(self) -> float:
+        ...
+    @steering_ratio.setter
+    def steering_ratio(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def track(self) -> float:
+        ...
+    @track.setter
+    def track(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def wheel_inertia(self) -> float:
+        ...
+    @wheel_inertia.setter
+    def wheel_inertia(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def wheel_radius(self) -> float:
+        ...
+    @wheel_radius.setter
+    def wheel_radius(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def yaw_inertia(self) -> float:
+        ...
+    @yaw_inertia.setter
+    def yaw_inertia(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class LowSpeedParams:
+    def __init__(self) -> None:
+        ...
+    @property
+    def kinematic_blend_speed(self) -> float:
+        ...
+    @kinematic_blend_speed.setter
+    def kinematic_blend_speed(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def kinematic_tau(self) -> float:
+        ...
+    @kinematic_tau.setter
+    def kinematic_tau(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def rolling_speed_eps(self) -> float:
+        ...
+    @rolling_speed_eps.setter
+    def rolling_speed_eps(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def slip_speed_floor(self) -> float:
+        ...
+    @slip_speed_floor.setter
+    def slip_speed_floor(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class ActuatorParams:
+    enabled: bool
+    def __init__(self) -> None:
+        ...
+    @property
+    def dead_time(self) -> float:
+        ...
+    @dead_time.setter
+    def dead_time(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_angle(self) -> float:
+        ...
+    @max_angle.setter
+    def max_angle(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def rate_limit(self) -> float:
+        ...
+    @rate_limit.setter
+    def rate_limit(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def time_constant(self) -> float:
+        ...
+    @time_constant.setter
+    def time_constant(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class SimConfig:
+    actuator: ActuatorParams
+    integrator: Integrator
+    level: Level
+    longitudinal: Longitudinal
+    low: LowSpeedParams
+    def __init__(self) -> None:
+        ...
+    @property
+    def actuator_dead_ticks(self) -> int:
+        ...
+    @actuator_dead_ticks.setter
+    def actuator_dead_ticks(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def step_ticks(self) -> int:
+        ...
+    @step_ticks.setter
+    def step_ticks(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def substep_dt(self) -> float:
+        ...
+    @substep_dt.setter
+    def substep_dt(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class Command:
+    def __init__(self, steer: typing.SupportsFloat | typing.SupportsIndex = 0.0, longitudinal: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        ...
+    @property
+    def longitudinal(self) -> float:
+        ...
+    @longitudinal.setter
+    def longitudinal(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def steer(self) -> float:
+        ...
+    @steer.setter
+    def steer(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class Session:
+    def __init__(self, vehicle: VehicleParams, config: SimConfig) -> None:
+        ...
+    def advance(self, n: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        n substeps (GIL released; Ctrl-C stops a long advance)
+        """
+    def command_now(self, steer: typing.SupportsFloat | typing.SupportsIndex, longitudinal: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    def drop_pending(self) -> None:
+        ...
+    def get_aux(self, out: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        ...
+    def get_state(self, out: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        ...
+    def record_trace_row(self) -> None:
+        """
+        The row of the current tick (a run's closing row), unless already recorded
+        """
+    def reset(self, x: typing.SupportsFloat | typing.SupportsIndex, y: typing.SupportsFloat | typing.SupportsIndex, psi: typing.SupportsFloat | typing.SupportsIndex, vx: typing.SupportsFloat | typing.SupportsIndex, vy: typing.SupportsFloat | typing.SupportsIndex, r: typing.SupportsFloat | typing.SupportsIndex, initial: Command = ...) -> None:
+        ...
+    def schedule(self, apply_tick: typing.SupportsInt | typing.SupportsIndex, steer: typing.SupportsFloat | typing.SupportsIndex, longitudinal: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    def set_actuator(self, actuator: ActuatorParams, dead_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Replace the steering actuator chain (its dead time in ticks); reset() after
+        """
+    def set_state(self, state: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        ...
+    def set_vehicle(self, vehicle: VehicleParams) -> None:
+        """
+        Replace the vehicle parameters and all that the session derives from them (axle tires, tire shape, coupling, slip lag), as the constructor does; reset() after. A refused vehicle (ValueError) leaves the session unchanged.
+        """
+    def take_trace(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The rows recorded so far, (n, TRACE_ROW_SIZE); moved out
+        """
+    @property
+    def actuator(self) -> ActuatorParams:
+        """
+        A copy of the steering actuator parameters in use
+        """
+    @property
+    def command(self) -> tuple[float, float]:
+        ...
+    @property
+    def pending(self) -> int:
+        ...
+    @property
+    def realized_steer(self) -> float:
+        ...
+    @property
+    def tick(self) -> int:
+        ...
+    @property
+    def time(self) -> float:
+        ...
+    @property
+    def trace_decimation(self) -> int:
+        """
+        Record a trace row every d substeps (0: off); reset() and take_trace() clear the rows
+        """
+    @trace_decimation.setter
+    def trace_decimation(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def vehicle(self) -> VehicleParams:
+        """
+        A copy of the vehicle parameters in use
+        """
+class LatencyKind:
+    """
+    Members:
+    
+      fixed
+    
+      uniform
+    
+      normal
+    
+      measured
+    """
+    __members__: typing.ClassVar[dict[str, LatencyKind]]
+    fixed: typing.ClassVar[LatencyKind]
+    measured: typing.ClassVar[LatencyKind]
+    normal: typing.ClassVar[LatencyKind]
+    uniform: typing.ClassVar[LatencyKind]
+    @typing.overload
+    def __eq__(self, other: LatencyKind) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: LatencyKind) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class OverrunPolicy:
+    """
+    Members:
+    
+      skip
+    
+      queue
+    """
+    __members__: typing.ClassVar[dict[str, OverrunPolicy]]
+    queue: typing.ClassVar[OverrunPolicy]
+    skip: typing.ClassVar[OverrunPolicy]
+    @typing.overload
+    def __eq__(self, other: OverrunPolicy) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: OverrunPolicy) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class LatencySpec:
+    kind: LatencyKind
+    def __init__(self) -> None:
+        ...
+    @property
+    def c(self) -> float:
+        ...
+    @c.setter
+    def c(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def hi(self) -> float:
+        ...
+    @hi.setter
+    def hi(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def lo(self) -> float:
+        ...
+    @lo.setter
+    def lo(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def mu(self) -> float:
+        ...
+    @mu.setter
+    def mu(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def sd(self) -> float:
+        ...
+    @sd.setter
+    def sd(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def seed(self) -> int:
+        ...
+    @seed.setter
+    def seed(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+class LatencySampler:
+    def __init__(self, spec: LatencySpec) -> None:
+        ...
+    def draw(self) -> float:
+        ...
+    def draw_many(self, n: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    def reseed(self, seed: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+class SampleTiming:
+    @property
+    def apply_tick(self) -> int:
+        ...
+    @property
+    def c(self) -> float:
+        ...
+    @property
+    def call_tick(self) -> int:
+        ...
+    @property
+    def k(self) -> int:
+        ...
+    @property
+    def overrun(self) -> bool:
+        ...
+    @property
+    def sample_tick(self) -> int:
+        ...
+    @property
+    def t_finish(self) -> float:
+        ...
+    @property
+    def t_start(self) -> float:
+        ...
+class AsyncTimeline:
+    def __init__(self, substep_dt: typing.SupportsFloat | typing.SupportsIndex, period_ticks: typing.SupportsInt | typing.SupportsIndex, policy: OverrunPolicy) -> None:
+        ...
+    def call_tick(self, k: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    def commit(self, k: typing.SupportsInt | typing.SupportsIndex, c: typing.SupportsFloat | typing.SupportsIndex) -> SampleTiming:
+        ...
+    def grid_time(self, k: typing.SupportsInt | typing.SupportsIndex) -> float:
+        ...
+    def reset(self) -> None:
+        ...
+    @property
+    def n_overrun(self) -> int:
+        ...
+    @property
+    def n_skipped(self) -> int:
+        ...
+    @property
+    def next_k(self) -> int:
+        ...
+    @property
+    def period_ticks(self) -> int:
+        ...
+class EnvSpec:
+    @property
+    def action_names(self) -> tuple:
+        ...
+    @property
+    def default_weights(self) -> dict:
+        """
+        term name -> the task's default reward weight
+        """
+    @property
+    def flags(self) -> dict:
+        """
+        flag name -> bit: the shared ones and the task's own
+        """
+    @property
+    def info_names(self) -> tuple:
+        ...
+    @property
+    def obs_names(self) -> tuple:
+        ...
+    @property
+    def summary_names(self) -> tuple:
+        ...
+    @property
+    def term_names(self) -> tuple:
+        ...
+class RewardWeights:
+    def __init__(self) -> None:
+        ...
+    @property
+    def cone(self) -> float:
+        ...
+    @cone.setter
+    def cone(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def heading(self) -> float:
+        ...
+    @heading.setter
+    def heading(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def progress(self) -> float:
+        ...
+    @progress.setter
+    def progress(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def smoothness(self) -> float:
+        ...
+    @smoothness.setter
+    def smoothness(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def speed(self) -> float:
+        ...
+    @speed.setter
+    def speed(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def terminal(self) -> float:
+        ...
+    @terminal.setter
+    def terminal(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def tracking(self) -> float:
+        ...
+    @tracking.setter
+    def tracking(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class TaskParams:
+    terminate_on_cone: bool
+    weights: RewardWeights
+    def __init__(self) -> None:
+        ...
+    @property
+    def beta_min_speed(self) -> float:
+        ...
+    @beta_min_speed.setter
+    def beta_min_speed(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def cone_radius(self) -> float:
+        ...
+    @cone_radius.setter
+    def cone_radius(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def corridor_half_width(self) -> float:
+        ...
+    @corridor_half_width.setter
+    def corridor_half_width(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def spin_beta(self) -> float:
+        ...
+    @spin_beta.setter
+    def spin_beta(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def spin_heading(self) -> float:
+        ...
+    @spin_heading.setter
+    def spin_heading(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def stall_speed_fraction(self) -> float:
+        ...
+    @stall_speed_fraction.setter
+    def stall_speed_fraction(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def stall_time(self) -> float:
+        ...
+    @stall_time.setter
+    def stall_time(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def ticks_per_period(self) -> int:
+        ...
+    @ticks_per_period.setter
+    def ticks_per_period(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+class PathTracker:
+    def __init__(self, path: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        ...
+    def point_at(self, s: typing.SupportsFloat | typing.SupportsIndex) -> tuple[float, float]:
+        ...
+    def project(self, x: typing.SupportsFloat | typing.SupportsIndex, y: typing.SupportsFloat | typing.SupportsIndex, hint: typing.SupportsInt | typing.SupportsIndex = -1) -> tuple:
+        """
+        (s, index, e_y, heading, kappa, v_ref) of the closest path point
+        """
+    @property
+    def length(self) -> float:
+        ...
+class PathObserver:
+    def observe(self, X: typing.SupportsFloat | typing.SupportsIndex, Y: typing.SupportsFloat | typing.SupportsIndex, psi: typing.SupportsFloat | typing.SupportsIndex, vx: typing.SupportsFloat | typing.SupportsIndex, vy: typing.SupportsFloat | typing.SupportsIndex, r: typing.SupportsFloat | typing.SupportsIndex, ax: typing.SupportsFloat | typing.SupportsIndex, ay: typing.SupportsFloat | typing.SupportsIndex, delta_rw: typing.SupportsFloat | typing.SupportsIndex, prev_steer: typing.SupportsFloat | typing.SupportsIndex, prev_long: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float32]:
+        """
+        The path env's observation (float32, PATH_OBS_NAMES) at this finite state; projects from the previous call's segment
+        """
+    def reset(self) -> None:
+        """
+        Forget the projection hint (the next observation searches the whole path)
+        """
+    @property
+    def obs_scale(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+class ConeField:
+    def __init__(self, cones: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], path: PathTracker) -> None:
+        ...
+    def reset_hits(self) -> None:
+        ...
+    def update(self, x: typing.SupportsFloat | typing.SupportsIndex, y: typing.SupportsFloat | typing.SupportsIndex, psi: typing.SupportsFloat | typing.SupportsIndex, s: typing.SupportsFloat | typing.SupportsIndex, front: typing.SupportsFloat | typing.SupportsIndex, rear: typing.SupportsFloat | typing.SupportsIndex, half_width: typing.SupportsFloat | typing.SupportsIndex, radius: typing.SupportsFloat | typing.SupportsIndex) -> int:
+        ...
+    @property
+    def hits(self) -> numpy.typing.NDArray[numpy.bool]:
+        ...
+    @property
+    def total_hits(self) -> int:
+        ...
+class EnvCoreBase:
+    def summary(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The episode so far (summary_names): steps, return, time, the task's fields
+        """
+    @property
+    def action_names(self) -> tuple:
+        ...
+    @property
+    def info_names(self) -> tuple:
+        ...
+    @property
+    def obs_names(self) -> tuple:
+        ...
+    @property
+    def spec(self) -> EnvSpec:
+        """
+        This core's spec (with its action history's columns)
+        """
+    @property
+    def summary_names(self) -> tuple:
+        ...
+    @property
+    def term_names(self) -> tuple:
+        ...
+class PathEnvCore(EnvCoreBase):
+    @staticmethod
+    def default_spec() -> EnvSpec:
+        """
+        The spec of this env core with the task's default parameters and no action history: names, default reward weights, flag bits (what the Python env module reads at import)
+        """
+    def __init__(self, session: Session, task: TaskParams) -> None:
+        """
+        A path task core with its own session built from the (validated) session's params
+        """
+    def advance_physics(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        """
+        Benchmark reference: one control period of physics only
+        """
+    def apply_command(self, steer: typing.SupportsFloat | typing.SupportsIndex, longitudinal: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    def clear_latency(self) -> None:
+        ...
+    def command_for(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float]:
+        """
+        The plant command (steer, longitudinal) of an action now
+        """
+    def command_from_action(self, a_steer: typing.SupportsFloat | typing.SupportsIndex, a_long: typing.SupportsFloat | typing.SupportsIndex) -> tuple[float, float]:
+        ...
+    def latch(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        """
+        Mode C: the action's command takes effect now
+        """
+    def obs_scale(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Physical value of each observation column = obs * scale: the task's scales, then 1 for the action history's columns
+        """
+    def observer(self) -> PathObserver:
+        """
+        A PathObserver on this core's course (set_course first) and vehicle
+        """
+    def peek(self, obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64]) -> int:
+        """
+        Mode C: the observation and info of the plant now (no advance, no scoring); flags
+        """
+    def reset(self, state: typing.Annotated[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], "FixedSize(6)"], obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64], latency_seed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        """
+        Place the plant; with latency, restart the timeline and reseed the delays
+        """
+    def set_action_history(self, k: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Append the last k actions to the observation (changes obs_names; reset after)
+        """
+    def set_actuator(self, actuator: ActuatorParams, dead_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Replace the plant's steering actuator chain; reset() after
+        """
+    def set_course(self, path: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], cones: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], corridor_half_width: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    def set_latency(self, spec: LatencySpec, policy: OverrunPolicy) -> None:
+        """
+        Mode-B latency (takes effect at the next reset)
+        """
+    def set_vehicle(self, vehicle: VehicleParams) -> None:
+        """
+        Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
+        """
+    def step(self, a_steer: typing.SupportsFloat | typing.SupportsIndex, a_long: typing.SupportsFloat | typing.SupportsIndex, obs: numpy.typing.NDArray[numpy.float32], terms: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.float64], measured_delay: typing.SupportsFloat | typing.SupportsIndex = ...) -> int:
+        """
+        One env step (GIL released); measured_delay [s] for LatencyKind.measured
+        """
+    @property
+    def action_history(self) -> int:
+        ...
+    @property
+    def cone_hits(self) -> numpy.typing.NDArray[numpy.bool]:
+        ...
+    @property
+    def control_period(self) -> float:
+        ...
+    @property
+    def has_latency(self) -> bool:
+        ...
+    @property
+    def n_overrun(self) -> int:
+        ...
+    @property
+    def n_skipped(self) -> int:
+        ...
+    @property
+    def next_k(self) -> int:
+        ...
+    @property
+    def next_sample(self) -> tuple[int, int, float]:
+        """
+        (k, call_tick, t_start [s]) of the next sample
+        """
+    @property
+    def path_length(self) -> float:
+        ...
+    @property
+    def session(self) -> Session:
+        ...
+    @property
+    def task(self) -> TaskParams:
+        ...
+    @property
+    def task_info_size(self) -> int:
+        ...
+    @property
+    def tick(self) -> int:
+        """
+        The plant's substep counter
+        """
+    @property
+    def time(self) -> float:
+        """
+        The plant's time [s]
+        """
+    @property
+    def time_limit_ticks(self) -> int:
+        """
+        Episode time limit in substeps from reset (0: none); truncates with TIME_LIMIT
+        """
+    @time_limit_ticks.setter
+    def time_limit_ticks(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+class SpeedEnvCore(EnvCoreBase):
+    @staticmethod
+    def default_spec() -> EnvSpec:
+        """
+        The spec of this env core with the task's default parameters and no action history: names, default reward weights, flag bits (what the Python env module reads at import)
+        """
+    def __init__(self, session: Session, ticks_per_period: typing.SupportsInt | typing.SupportsIndex, w_speed: typing.SupportsFloat | typing.SupportsIndex = 1.0, w_smoothness: typing.SupportsFloat | typing.SupportsIndex = 0.05) -> None:
+        """
+        The speed-tracking test task (one longitudinal action), its own session
+        """
+    def advance_physics(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        """
+        Benchmark reference: one control period of physics only
+        """
+    def clear_latency(self) -> None:
+        ...
+    def command_for(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float]:
+        """
+        The plant command (steer, longitudinal) of an action now
+        """
+    def latch(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        """
+        Mode C: the action's command takes effect now
+        """
+    def obs_scale(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Physical value of each observation column = obs * scale: the task's scales, then 1 for the action history's columns
+        """
+    def peek(self, obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64]) -> int:
+        """
+        Mode C: the observation and info of the plant now (no advance, no scoring); flags
+        """
+    def reset(self, state: typing.Annotated[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], "FixedSize(2)"], obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64], latency_seed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        """
+        Place the plant; with latency, restart the timeline and reseed the delays
+        """
+    def set_action_history(self, k: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Append the last k actions to the observation (changes obs_names; reset after)
+        """
+    def set_actuator(self, actuator: ActuatorParams, dead_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Replace the plant's steering actuator chain; reset() after
+        """
+    def set_latency(self, spec: LatencySpec, policy: OverrunPolicy) -> None:
+        """
+        Mode-B latency (takes effect at the next reset)
+        """
+    def set_vehicle(self, vehicle: VehicleParams) -> None:
+        """
+        Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
+        """
+    def step(self, action: typing.SupportsFloat | typing.SupportsIndex, obs: numpy.typing.NDArray[numpy.float32], terms: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.float64], measured_delay: typing.SupportsFloat | typing.SupportsIndex = ...) -> int:
+        """
+        One env step (GIL released); measured_delay [s] for LatencyKind.measured
+        """
+    @property
+    def action_history(self) -> int:
+        ...
+    @property
+    def control_period(self) -> float:
+        ...
+    @property
+    def has_latency(self) -> bool:
+        ...
+    @property
+    def n_overrun(self) -> int:
+        ...
+    @property
+    def n_skipped(self) -> int:
+        ...
+    @property
+    def next_k(self) -> int:
+        ...
+    @property
+    def next_sample(self) -> tuple[int, int, float]:
+        """
+        (k, call_tick, t_start [s]) of the next sample
+        """
+    @property
+    def session(self) -> Session:
+        ...
+    @property
+    def task_info_size(self) -> int:
+        ...
+    @property
+    def tick(self) -> int:
+        """
+        The plant's substep counter
+        """
+    @property
+    def time(self) -> float:
+        """
+        The plant's time [s]
+        """
+    @property
+    def time_limit_ticks(self) -> int:
+        """
+        Episode time limit in substeps from reset (0: none); truncates with TIME_LIMIT
+        """
+    @time_limit_ticks.setter
+    def time_limit_ticks(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+class AccWeights:
+    def __init__(self) -> None:
+        ...
+    @property
+    def alive(self) -> float:
+        ...
+    @alive.setter
+    def alive(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def collision(self) -> float:
+        ...
+    @collision.setter
+    def collision(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def comfort(self) -> float:
+        ...
+    @comfort.setter
+    def comfort(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def gap(self) -> float:
+        ...
+    @gap.setter
+    def gap(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def jerk(self) -> float:
+        ...
+    @jerk.setter
+    def jerk(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def safety(self) -> float:
+        ...
+    @safety.setter
+    def safety(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def speed(self) -> float:
+        ...
+    @speed.setter
+    def speed(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class AccTaskParams:
+    weights: AccWeights
+    def __init__(self) -> None:
+        ...
+    @property
+    def min_distance(self) -> float:
+        ...
+    @min_distance.setter
+    def min_distance(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def ticks_per_period(self) -> int:
+        ...
+    @ticks_per_period.setter
+    def ticks_per_period(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def time_headway(self) -> float:
+        ...
+    @time_headway.setter
+    def time_headway(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def ttc_cap(self) -> float:
+        ...
+    @ttc_cap.setter
+    def ttc_cap(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def ttc_safe(self) -> float:
+        ...
+    @ttc_safe.setter
+    def ttc_safe(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class AccEnvCore(EnvCoreBase):
+    @staticmethod
+    def default_spec() -> EnvSpec:
+        """
+        The spec of this env core with the task's default parameters and no action history: names, default reward weights, flag bits (what the Python env module reads at import)
+        """
+    def __init__(self, session: Session, task: AccTaskParams) -> None:
+        """
+        The car-following task core (VDSim-ACC-v0), its own session
+        """
+    def advance_physics(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        """
+        Benchmark reference: one control period of physics only
+        """
+    def clear_latency(self) -> None:
+        ...
+    def command_for(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float]:
+        """
+        The plant command (steer, longitudinal) of an action now
+        """
+    def latch(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        """
+        Mode C: the action's command takes effect now
+        """
+    def obs_scale(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Physical value of each observation column = obs * scale: the task's scales, then 1 for the action history's columns
+        """
+    def peek(self, obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64]) -> int:
+        """
+        Mode C: the observation and info of the plant now (no advance, no scoring); flags
+        """
+    def reset(self, state: typing.Annotated[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], "FixedSize(2)"], obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64], latency_seed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        """
+        Place the plant; with latency, restart the timeline and reseed the delays
+        """
+    def set_action_history(self, k: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Append the last k actions to the observation (changes obs_names; reset after)
+        """
+    def set_actuator(self, actuator: ActuatorParams, dead_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Replace the plant's steering actuator chain; reset() after
+        """
+    def set_latency(self, spec: LatencySpec, policy: OverrunPolicy) -> None:
+        """
+        Mode-B latency (takes effect at the next reset)
+        """
+    def set_scenario(self, lead_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], distance: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        ...
+    def set_vehicle(self, vehicle: VehicleParams) -> None:
+        """
+        Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
+        """
+    def step(self, action: typing.SupportsFloat | typing.SupportsIndex, obs: numpy.typing.NDArray[numpy.float32], terms: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.float64], measured_delay: typing.SupportsFloat | typing.SupportsIndex = ...) -> int:
+        """
+        One env step (GIL released); measured_delay [s] for LatencyKind.measured
+        """
+    @property
+    def action_history(self) -> int:
+        ...
+    @property
+    def control_period(self) -> float:
+        ...
+    @property
+    def has_latency(self) -> bool:
+        ...
+    @property
+    def n_overrun(self) -> int:
+        ...
+    @property
+    def n_skipped(self) -> int:
+        ...
+    @property
+    def next_k(self) -> int:
+        ...
+    @property
+    def next_sample(self) -> tuple[int, int, float]:
+        """
+        (k, call_tick, t_start [s]) of the next sample
+        """
+    @property
+    def periods(self) -> int:
+        ...
+    @property
+    def session(self) -> Session:
+        ...
+    @property
+    def task_info_size(self) -> int:
+        ...
+    @property
+    def tick(self) -> int:
+        """
+        The plant's substep counter
+        """
+    @property
+    def time(self) -> float:
+        """
+        The plant's time [s]
+        """
+    @property
+    def time_limit_ticks(self) -> int:
+        """
+        Episode time limit in substeps from reset (0: none); truncates with TIME_LIMIT
+        """
+    @time_limit_ticks.setter
+    def time_limit_ticks(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+class VectorEnvCore:
+    def __init__(self, cores: collections.abc.Sequence, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        """
+        N env cores (one spec) stepped together; threads=0: all cores from 16 envs up, else inline; 1: inline
+        """
+    def __len__(self) -> int:
+        ...
+    def advance_physics(self, actions: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        """
+        Benchmark reference: every env's physics for one control period (command now, advance), without latency, task, observation or reward (GIL released)
+        """
+    def bind_buffers(self, obs: numpy.ndarray, rewards: numpy.ndarray, flags: numpy.ndarray, terms: numpy.ndarray, info: numpy.ndarray, elapsed: numpy.ndarray, term_keys: collections.abc.Sequence[str], base_cols: collections.abc.Sequence[tuple[str, typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex]], timing_cols: collections.abc.Sequence[tuple[str, typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex]]) -> None:
+        """
+        The env's batch buffers and info layout for step_fast (checked once here)
+        """
+    def close(self) -> None:
+        """
+        Stop and join the workers (idempotent)
+        """
+    def set_actuator(self, i: typing.SupportsInt | typing.SupportsIndex, actuator: ActuatorParams, dead_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Replace env i's steering actuator chain between steps (reset the env after)
+        """
+    def set_vehicle(self, i: typing.SupportsInt | typing.SupportsIndex, vehicle: VehicleParams) -> None:
+        """
+        Replace env i's vehicle parameters between steps (reset the env after)
+        """
+    def step(self, actions: numpy.ndarray, step_mask: numpy.ndarray, obs: numpy.ndarray, rewards: numpy.ndarray, flags: numpy.ndarray, terms: numpy.ndarray, info: numpy.ndarray) -> None:
+        """
+        One env step of every env whose step_mask is nonzero (GIL released)
+        """
+    def step_fast(self, actions: typing.Any, max_steps: typing.SupportsInt | typing.SupportsIndex, timing: bool, tol: typing.SupportsFloat | typing.SupportsIndex, rows: bool = False) -> typing.Any:
+        """
+        Every env's step with Gymnasium's return values built in C++ (see the source)
+        """
+    @property
+    def closed(self) -> bool:
+        ...
+    @property
+    def num_envs(self) -> int:
+        ...
+    @property
+    def threads(self) -> int:
+        ...
+class DynoParams:
+    def __init__(self) -> None:
+        ...
+    def effective_mass(self) -> float:
+        ...
+    def total_brake_torque(self) -> float:
+        ...
+    @property
+    def brake_torque_max(self) -> float:
+        ...
+    @brake_torque_max.setter
+    def brake_torque_max(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def front_power_max(self) -> float:
+        ...
+    @front_power_max.setter
+    def front_power_max(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def front_share(self) -> float:
+        ...
+    @front_share.setter
+    def front_share(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def front_torque_max(self) -> float:
+        ...
+    @front_torque_max.setter
+    def front_torque_max(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def grade(self) -> float:
+        ...
+    @grade.setter
+    def grade(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def gravity(self) -> float:
+        ...
+    @gravity.setter
+    def gravity(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def limiter_taper(self) -> float:
+        ...
+    @limiter_taper.setter
+    def limiter_taper(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def mass(self) -> float:
+        ...
+    @mass.setter
+    def mass(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_substep(self) -> float:
+        ...
+    @max_substep.setter
+    def max_substep(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def rear_power_max(self) -> float:
+        ...
+    @rear_power_max.setter
+    def rear_power_max(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def rear_torque_max(self) -> float:
+        ...
+    @rear_torque_max.setter
+    def rear_torque_max(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def road_load_a(self) -> float:
+        ...
+    @road_load_a.setter
+    def road_load_a(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def road_load_b(self) -> float:
+        ...
+    @road_load_b.setter
+    def road_load_b(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def road_load_c(self) -> float:
+        ...
+    @road_load_c.setter
+    def road_load_c(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def roller_inertia(self) -> float:
+        ...
+    @roller_inertia.setter
+    def roller_inertia(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def speed_limit(self) -> float:
+        ...
+    @speed_limit.setter
+    def speed_limit(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def speed_update(self) -> int:
+        ...
+    @speed_update.setter
+    def speed_update(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def torque_lag_hz(self) -> float:
+        ...
+    @torque_lag_hz.setter
+    def torque_lag_hz(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def torque_lag_zeta(self) -> float:
+        ...
+    @torque_lag_zeta.setter
+    def torque_lag_zeta(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def wheel_inertia(self) -> float:
+        ...
+    @wheel_inertia.setter
+    def wheel_inertia(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def wheel_radius(self) -> float:
+        ...
+    @wheel_radius.setter
+    def wheel_radius(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class DynoBenchCore:
+    @staticmethod
+    def demand(params: DynoParams, throttle: typing.SupportsFloat | typing.SupportsIndex, v: typing.SupportsFloat | typing.SupportsIndex) -> tuple[float, float]:
+        ...
+    @staticmethod
+    def substeps(dt: typing.SupportsFloat | typing.SupportsIndex, max_substep: typing.SupportsFloat | typing.SupportsIndex) -> int:
+        ...
+    def __init__(self, params: DynoParams) -> None:
+        ...
+    def reset(self, v: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        ...
+    def step(self, throttle: typing.SupportsFloat | typing.SupportsIndex, brake: typing.SupportsFloat | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex) -> float:
+        ...
+    @property
+    def accel(self) -> float:
+        ...
+    @property
+    def axle_torque(self) -> tuple[float, float]:
+        ...
+    @property
+    def params(self) -> DynoParams:
+        ...
+    @property
+    def v(self) -> float:
+        ...
+class DriverMode:
+    """
+    Members:
+    
+      speed
+    
+      accel
+    """
+    __members__: typing.ClassVar[dict[str, DriverMode]]
+    accel: typing.ClassVar[DriverMode]
+    speed: typing.ClassVar[DriverMode]
+    @typing.overload
+    def __eq__(self, other: DriverMode) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: DriverMode) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class RobotDriverParams:
+    mode: DriverMode
+    openpilot_hold: bool
+    def __init__(self) -> None:
+        ...
+    @property
+    def accel_filter_s(self) -> float:
+        ...
+    @accel_filter_s.setter
+    def accel_filter_s(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def ki(self) -> float:
+        ...
+    @ki.setter
+    def ki(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def ki_accel(self) -> float:
+        ...
+    @ki_accel.setter
+    def ki_accel(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def kp(self) -> float:
+        ...
+    @kp.setter
+    def kp(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def kp_accel(self) -> float:
+        ...
+    @kp_accel.setter
+    def kp_accel(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_accel(self) -> float:
+        ...
+    @max_accel.setter
+    def max_accel(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_brake(self) -> float:
+        ...
+    @max_brake.setter
+    def max_brake(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_decel(self) -> float:
+        ...
+    @max_decel.setter
+    def max_decel(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_throttle(self) -> float:
+        ...
+    @max_throttle.setter
+    def max_throttle(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def ramp_band(self) -> float:
+        ...
+    @ramp_band.setter
+    def ramp_band(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def standstill_brake(self) -> float:
+        ...
+    @standstill_brake.setter
+    def standstill_brake(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def standstill_ref(self) -> float:
+        ...
+    @standstill_ref.setter
+    def standstill_ref(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def stop_accel(self) -> float:
+        ...
+    @stop_accel.setter
+    def stop_accel(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def stop_speed(self) -> float:
+        ...
+    @stop_speed.setter
+    def stop_speed(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class RobotDriverCore:
+    def __init__(self, params: RobotDriverParams) -> None:
+        ...
+    def copy(self) -> RobotDriverCore:
+        ...
+    def reset(self) -> None:
+        ...
+    def step(self, v_ref: typing.SupportsFloat | typing.SupportsIndex, v: typing.SupportsFloat | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, a_ref: typing.SupportsFloat | typing.SupportsIndex, has_a_ref: bool, delay_steps: typing.SupportsInt | typing.SupportsIndex) -> tuple[float, float]:
+        ...
+    @property
+    def filtered_accel(self) -> float:
+        ...
+    @property
+    def integral(self) -> float:
+        ...
+    @property
+    def line_size(self) -> int:
+        ...
+    @property
+    def params(self) -> RobotDriverParams:
+        ...
+    @property
+    def pedal(self) -> float:
+        ...
+    @property
+    def ramp(self) -> float:
+        ...
+class PedalActuatorParams:
+    enabled: bool
+    def __init__(self) -> None:
+        ...
+    @property
+    def rate_limit(self) -> float:
+        ...
+    @rate_limit.setter
+    def rate_limit(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def time_constant(self) -> float:
+        ...
+    @time_constant.setter
+    def time_constant(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class DynoSimConfig:
+    actuator: PedalActuatorParams
+    driver: RobotDriverParams
+    driver_on: bool
+    def __init__(self) -> None:
+        ...
+    @property
+    def accel_filter_s(self) -> float:
+        ...
+    @accel_filter_s.setter
+    def accel_filter_s(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def delay_steps(self) -> int:
+        ...
+    @delay_steps.setter
+    def delay_steps(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def substep_dt(self) -> float:
+        ...
+    @substep_dt.setter
+    def substep_dt(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class CycleAction:
+    """
+    Members:
+    
+      speed
+    
+      accel
+    
+      pedal
+    """
+    __members__: typing.ClassVar[dict[str, CycleAction]]
+    accel: typing.ClassVar[CycleAction]
+    pedal: typing.ClassVar[CycleAction]
+    speed: typing.ClassVar[CycleAction]
+    @typing.overload
+    def __eq__(self, other: CycleAction) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: CycleAction) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class DriveCycleParams:
+    action: CycleAction
+    def __init__(self) -> None:
+        ...
+    @property
+    def ref_accel_max(self) -> float:
+        ...
+    @ref_accel_max.setter
+    def ref_accel_max(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def ref_decel_max(self) -> float:
+        ...
+    @ref_decel_max.setter
+    def ref_decel_max(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def ref_speed_max(self) -> float:
+        ...
+    @ref_speed_max.setter
+    def ref_speed_max(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def ticks_per_period(self) -> int:
+        ...
+    @ticks_per_period.setter
+    def ticks_per_period(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def w_energy(self) -> float:
+        ...
+    @w_energy.setter
+    def w_energy(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def w_pedal_jerk(self) -> float:
+        ...
+    @w_pedal_jerk.setter
+    def w_pedal_jerk(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def w_tracking(self) -> float:
+        ...
+    @w_tracking.setter
+    def w_tracking(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class DynoSession:
+    def record_trace_row(self) -> None:
+        ...
+    def take_trace(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    @property
+    def tick(self) -> int:
+        ...
+    @property
+    def time(self) -> float:
+        ...
+    @property
+    def trace_decimation(self) -> int:
+        ...
+    @trace_decimation.setter
+    def trace_decimation(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+class DynoEnvCore(EnvCoreBase):
+    @staticmethod
+    def default_spec() -> EnvSpec:
+        """
+        The spec of this env core with the task's default parameters and no action history: names, default reward weights, flag bits (what the Python env module reads at import)
+        """
+    def __init__(self, task: DriveCycleParams, bench: DynoParams, config: DynoSimConfig) -> None:
+        """
+        The drive-cycle task on the chassis dyno (VDSim-Dyno-v0)
+        """
+    def advance_physics(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        """
+        Benchmark reference: one control period of physics only
+        """
+    def clear_latency(self) -> None:
+        ...
+    def command_for(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float]:
+        """
+        The plant command (steer, longitudinal) of an action now
+        """
+    def latch(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        """
+        Mode C: the action's command takes effect now
+        """
+    def obs_scale(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Physical value of each observation column = obs * scale: the task's scales, then 1 for the action history's columns
+        """
+    def peek(self, obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64]) -> int:
+        """
+        Mode C: the observation and info of the plant now (no advance, no scoring); flags
+        """
+    def reference(self, action: typing.SupportsFloat | typing.SupportsIndex) -> float:
+        ...
+    def reset(self, state: typing.Annotated[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], "FixedSize(1)"], obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64], latency_seed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        """
+        Place the plant; with latency, restart the timeline and reseed the delays
+        """
+    def set_action_history(self, k: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Append the last k actions to the observation (changes obs_names; reset after)
+        """
+    def set_actuator(self, actuator: ActuatorParams, dead_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Replace the plant's steering actuator chain; reset() after
+        """
+    def set_cycle(self, speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        ...
+    def set_latency(self, spec: LatencySpec, policy: OverrunPolicy) -> None:
+        """
+        Mode-B latency (takes effect at the next reset)
+        """
+    def set_vehicle(self, vehicle: VehicleParams) -> None:
+        """
+        Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
+        """
+    def step(self, action: typing.SupportsFloat | typing.SupportsIndex, obs: numpy.typing.NDArray[numpy.float32], terms: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.float64], measured_delay: typing.SupportsFloat | typing.SupportsIndex = ...) -> int:
+        """
+        One env step (GIL released); measured_delay [s] for LatencyKind.measured
+        """
+    @property
+    def action_history(self) -> int:
+        ...
+    @property
+    def axle_torque(self) -> tuple[float, float]:
+        ...
+    @property
+    def control_period(self) -> float:
+        ...
+    @property
+    def distance(self) -> float:
+        ...
+    @property
+    def driver_pedal(self) -> float:
+        ...
+    @property
+    def energy_j(self) -> float:
+        ...
+    @property
+    def filtered_accel(self) -> float:
+        ...
+    @property
+    def has_latency(self) -> bool:
+        ...
+    @property
+    def n_overrun(self) -> int:
+        ...
+    @property
+    def n_skipped(self) -> int:
+        ...
+    @property
+    def next_k(self) -> int:
+        ...
+    @property
+    def next_sample(self) -> tuple[int, int, float]:
+        """
+        (k, call_tick, t_start [s]) of the next sample
+        """
+    @property
+    def pedal(self) -> float:
+        ...
+    @property
+    def periods(self) -> int:
+        ...
+    @property
+    def session(self) -> DynoSession:
+        ...
+    @property
+    def speed(self) -> float:
+        ...
+    @property
+    def task_info_size(self) -> int:
+        ...
+    @property
+    def tick(self) -> int:
+        """
+        The plant's substep counter
+        """
+    @property
+    def time(self) -> float:
+        """
+        The plant's time [s]
+        """
+    @property
+    def time_limit_ticks(self) -> int:
+        """
+        Episode time limit in substeps from reset (0: none); truncates with TIME_LIMIT
+        """
+    @time_limit_ticks.setter
+    def time_limit_ticks(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+class RealTimeRunner:
+    def __init__(self, session: Session, substep_dt: typing.SupportsFloat | typing.SupportsIndex, n_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def join(self) -> None:
+        ...
+    def lock(self) -> None:
+        """
+        Acquire the session's mutex (the GIL is released while waiting)
+        """
+    def note_command(self) -> None:
+        """
+        Under the lock: a command was latched
+        """
+    def request_stop(self) -> None:
+        ...
+    def set_watchdog(self, timeout_ticks: typing.SupportsInt | typing.SupportsIndex, steer: typing.SupportsFloat | typing.SupportsIndex, longitudinal: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    def sleep_until(self, seconds: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    def start(self, sim_cpu: typing.SupportsInt | typing.SupportsIndex = -1) -> None:
+        ...
+    def tick_wall(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Wall time [s since start] at which each tick completed (after join)
+        """
+    def unlock(self) -> None:
+        ...
+    def wall_now(self) -> float:
+        """
+        Seconds of steady clock since start
+        """
+    @property
+    def affinity_applied(self) -> bool:
+        ...
+    @property
+    def failsafe_latches(self) -> int:
+        ...
+    @property
+    def finished(self) -> bool:
+        ...
+    @property
+    def max_lag(self) -> float:
+        ...
+    @property
+    def ticks_done(self) -> int:
+        ...
+    @property
+    def wall_elapsed(self) -> float:
+        ...
+class DynoRealTimeRunner:
+    def __init__(self, session: DynoSession, substep_dt: typing.SupportsFloat | typing.SupportsIndex, n_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def join(self) -> None:
+        ...
+    def lock(self) -> None:
+        """
+        Acquire the session's mutex (the GIL is released while waiting)
+        """
+    def note_command(self) -> None:
+        """
+        Under the lock: a command was latched
+        """
+    def request_stop(self) -> None:
+        ...
+    def set_watchdog(self, timeout_ticks: typing.SupportsInt | typing.SupportsIndex, steer: typing.SupportsFloat | typing.SupportsIndex, longitudinal: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    def sleep_until(self, seconds: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    def start(self, sim_cpu: typing.SupportsInt | typing.SupportsIndex = -1) -> None:
+        ...
+    def tick_wall(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Wall time [s since start] at which each tick completed (after join)
+        """
+    def unlock(self) -> None:
+        ...
+    def wall_now(self) -> float:
+        """
+        Seconds of steady clock since start
+        """
+    @property
+    def affinity_applied(self) -> bool:
+        ...
+    @property
+    def failsafe_latches(self) -> int:
+        ...
+    @property
+    def finished(self) -> bool:
+        ...
+    @property
+    def max_lag(self) -> float:
+        ...
+    @property
+    def ticks_done(self) -> int:
+        ...
+    @property
+    def wall_elapsed(self) -> float:
+        ...
+class GymStepper:
+    def __call__(self, action: typing.Any, measured_delay: typing.SupportsFloat | typing.SupportsIndex = ..., log: typing.Any = None) -> typing.Any:
+        """
+        (obs, reward, flags, info), or None when the action needs the slow path
+        """
+    def __init__(self, core: typing.Any, obs: numpy.typing.NDArray[numpy.float32], terms: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.float64], term_keys: collections.abc.Sequence[str], info_cols: collections.abc.Sequence[tuple[str, typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex]], timing_cols: collections.abc.Sequence[tuple[str, typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex]], log_cols: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], action_tol: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        A single env's step() in one call over an env core and its caller-owned rows; info_cols/timing_cols: (key, column, kind 0 float / 1 int / 2 bool)
+        """
+    @property
+    def timing(self) -> bool:
+        """
+        Report the timing keys (latency on)
+        """
+    @timing.setter
+    def timing(self, arg0: bool) -> None:
+        ...
+def axle_tire(vehicle: VehicleParams, axle: typing.SupportsInt | typing.SupportsIndex) -> TireParams:
+    """
+    The tire an axle's wheels use (0 front, 1 rear): the vehicle's tire with the compliance steer's equivalent lateral stiffness (model_common.hpp).
+    """
+def ceil_ticks(seconds: typing.SupportsFloat | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex) -> int:
+    ...
+def disc_hits_footprint(cx: typing.SupportsFloat | typing.SupportsIndex, cy: typing.SupportsFloat | typing.SupportsIndex, radius: typing.SupportsFloat | typing.SupportsIndex, x: typing.SupportsFloat | typing.SupportsIndex, y: typing.SupportsFloat | typing.SupportsIndex, psi: typing.SupportsFloat | typing.SupportsIndex, front: typing.SupportsFloat | typing.SupportsIndex, rear: typing.SupportsFloat | typing.SupportsIndex, half_width: typing.SupportsFloat | typing.SupportsIndex) -> bool:
+    ...
+def fast_atan(x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
+    ...
+def fast_sin_pi(a: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
+    ...
+def mf_peak_u(curve: MFCurve) -> float:
+    ...
+def mf_shape(bx: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], C: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], E: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], fast: typing.Annotated[numpy.typing.ArrayLike, numpy.bool] = False) -> typing.Any:
+    ...
+def nearest_ticks(seconds: typing.SupportsFloat | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex) -> tuple[int, bool]:
+    ...
+def solve_box_qp(hess: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lo: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], hi: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], fixed_idx: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], fixed_val: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rho: typing.SupportsFloat | typing.SupportsIndex, sigma: typing.SupportsFloat | typing.SupportsIndex = 1e-06, alpha: typing.SupportsFloat | typing.SupportsIndex = 1.6, max_iter: typing.SupportsInt | typing.SupportsIndex = 5000, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-06) -> tuple[numpy.typing.NDArray[numpy.float64], int, float, float]:
+    """
+    min 1/2 y'Hy s.t. lo <= A y <= hi, y[fixed_idx] = fixed_val (ADMM, deterministic): (y, iterations, primal_residual, dual_residual)
+    """
+def solve_spd_banded(mat: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rhs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    x with mat x = rhs for a symmetric positive definite banded mat (Cholesky in band storage, plain loops: deterministic)
+    """
+def tire_forces(params: TireParams, fz: typing.SupportsFloat | typing.SupportsIndex, kappa: typing.SupportsFloat | typing.SupportsIndex, tan_alpha: typing.SupportsFloat | typing.SupportsIndex, fast: bool = False, fast_algebra: bool = False) -> tuple[float, float]:
+    ...
+def whole_ticks(seconds: typing.SupportsFloat | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex) -> int:
+    ...
+AUX_SIZE: int = 22
+CYCLE_PREVIEW_S: list[float] = [0.0, 0.5, 1.0, 2.0, 3.0, 5.0]
+DYNO_TRACE_ROW_SIZE: int = 10
+ENV_FLAGS: dict[str, int] = {'terminated': 1, 'truncated': 2, 'time_limit': 65536}
+OBS_CLIP: float = 10.0
+PATH_FLAGS: dict[str, int] = {'terminated': 1, 'truncated': 2, 'cone_hit': 4, 'off_corridor': 8, 'spin_out': 16, 'non_finite': 32, 'stalled': 64, 'time_limit': 65536}
+PATH_OBS_NAMES: tuple[str, ...] = ('e_y', 'e_psi', 'vx', 'vy', 'r', 'v_ref', 'ax', 'ay', 'delta_rw', 'prev_steer', 'prev_long', 'kappa_ref', 'preview_y_5m', 'preview_y_10m', 'preview_y_20m', 'preview_y_30m')
+PATH_PREVIEW_DISTANCES: tuple[float, ...] = (5.0, 10.0, 20.0, 30.0)
+PATH_STEP_INFO_NAMES: tuple[str, ...] = ('reward', 'e_y', 's', 't', 'vx', 'X', 'Y', 'psi', 'new_hits', 'cone_hits', 't_sample', 't_apply', 'c_k', 'overrun', 'skipped', 'n_overrun', 'n_skipped')
+PATH_TERM_NAMES: tuple[str, ...] = ('tracking', 'heading', 'speed', 'smoothness', 'progress', 'cone', 'terminal')
+STATE_SIZE: int = 18
+TRACE_ROW_SIZE: int = 32
+__version__: str
+git_dirty: int
+git_sha: str
