@@ -188,8 +188,10 @@ class ACCController:
         lead = lead_speed is not None and distance is not None \
             and math.isfinite(lead_speed) and math.isfinite(distance)
         ttc = None
-        if lead and ego_speed > lead_speed:
-            ttc = distance / (ego_speed - lead_speed)
+        if lead:
+            assert lead_speed is not None and distance is not None  # what lead means
+            if ego_speed > lead_speed:
+                ttc = distance / (ego_speed - lead_speed)
         if not lead:
             mode = "cruise"
         elif ttc is not None and (ttc < c.emergency_ttc_threshold or (
@@ -207,9 +209,11 @@ class ACCController:
         if mode == "cruise":
             accel = self.speed_pid.compute(e_speed, dt)
         elif mode == "emergency":
+            assert distance is not None  # not cruise: there is a lead
             accel = -c.max_deceleration
             distance_error = distance - (c.min_distance + c.time_headway * ego_speed)
         else:
+            assert distance is not None
             distance_error = distance - (c.min_distance + c.time_headway * ego_speed)
             a_dist = self.distance_pid.compute(distance_error, dt)
             if self.speed_pid.output(e_speed, dt) < a_dist:  # the cap is active

@@ -22,7 +22,7 @@ class CarFollowingPolicy:
     from the observation)."""
 
     def __init__(self, env: gym.Env | Any, make: Any) -> None:
-        base = getattr(env, "unwrapped", env)
+        base: Any = getattr(env, "unwrapped", env)  # a VDSim env: its own attributes
         if tuple(getattr(base, "action_names", ())) != ("accel",):
             raise ValueError("a car-following baseline needs VDSim-ACC-v0 (action 'accel')")
         if base.longitudinal != "accel":
@@ -118,7 +118,7 @@ def acc_pid(env: gym.Env | Any, *, gains: ACCGains | None = None,
     if not (math.isfinite(emergency_hysteresis) and emergency_hysteresis >= 0.0):
         raise ValueError(f"emergency_hysteresis = {emergency_hysteresis!r} s must be >= 0 "
                          "(0: no hysteresis, the reference's rule)")
-    base = env.unwrapped
+    base: Any = env.unwrapped  # VDSim-ACC-v0: its own attributes
     cfg = ACCConfig(set_speed=30.0, time_headway=base.time_headway,
                     min_distance=base.min_distance,
                     emergency_ttc_threshold=emergency_ttc_threshold,
@@ -132,7 +132,7 @@ def acc_pid(env: gym.Env | Any, *, gains: ACCGains | None = None,
 def idm_follower(env: gym.Env | Any, **idm: Any) -> CarFollowingPolicy:
     """The IDM baseline on ``env``: vehicle limits from it, desired speed v0 the episode's
     set speed (unless ``v0`` is given), Treiber's other parameters unless given."""
-    base = env.unwrapped
+    base: Any = env.unwrapped  # VDSim-ACC-v0: its own attributes
     model = IDM(**{"max_acceleration": base.vehicle.max_acceleration,
                    "max_deceleration": base.vehicle.max_deceleration, **idm})
     return CarFollowingPolicy(env, lambda: _IDMRow(model, "v0" not in idm))

@@ -25,7 +25,7 @@ class ObsLayout:
 
     @classmethod
     def from_env(cls, env: gym.Env | Any) -> ObsLayout:
-        base = getattr(env, "unwrapped", env)
+        base: Any = getattr(env, "unwrapped", env)  # a VDSim env: its own attributes
         return cls(tuple(base.obs_names), np.asarray(base.obs_scale, dtype=float))
 
     def column(self, obs: np.ndarray, name: str) -> np.ndarray:

@@ -20,7 +20,7 @@ from vdsim_gym.controllers.base import as_batch
 class CycleFollower:
     def __init__(self, env: gym.Env | Any, *, lookahead_s: float = 0.0,
                  horizon_s: float = 1.0) -> None:
-        base = getattr(env, "unwrapped", env)
+        base: Any = getattr(env, "unwrapped", env)  # VDSim-Dyno-v0: its own attributes
         if not tuple(getattr(base, "obs_names", ()))[:1] == ("cycle_0s",):
             raise ValueError("CycleFollower needs VDSim-Dyno-v0 (its cycle preview columns)")
         self.mode = base.longitudinal
@@ -36,9 +36,11 @@ class CycleFollower:
         self.names = base.obs_names
         self.scale = base.obs_scale
         core = base._core
-        self.v_max = core.reference(1.0) if self.mode == "speed" else None
-        self.a_max, self.d_max = (core.reference(1.0), -core.reference(-1.0)) \
-            if self.mode == "accel" else (None, None)
+        # The driver's full-scale references: speed [m/s] in speed mode, acceleration and
+        # deceleration [m/s^2] in accel mode.
+        self.v_max: float | None = core.reference(1.0) if self.mode == "speed" else None
+        self.a_max: float | None = core.reference(1.0) if self.mode == "accel" else None
+        self.d_max: float | None = -core.reference(-1.0) if self.mode == "accel" else None
 
     def _cycle_at(self, obs: np.ndarray, t_ahead: float) -> np.ndarray:
         cols = obs[:, :len(self.preview)] * self.scale[:len(self.preview)]
@@ -48,9 +50,11 @@ class CycleFollower:
                 deterministic: bool = True) -> tuple[np.ndarray, Any]:
         obs, single = as_batch(observation, len(self.names))
         if self.mode == "speed":
+            assert self.v_max is not None
             v_ref = self._cycle_at(obs, self.lookahead)
             a = 2.0 * v_ref / self.v_max - 1.0
         else:
+            assert self.a_max is not None and self.d_max is not None
             v = obs[:, self.names.index("speed")] * self.scale[self.names.index("speed")]
             a_ref = (self._cycle_at(obs, self.horizon) - v) / self.horizon
             a = np.where(a_ref >= 0, a_ref / self.a_max, a_ref / self.d_max)

@@ -32,7 +32,8 @@ class PISpeed:
 
     @classmethod
     def from_env(cls, env: gym.Env | Any, **kwargs: Any) -> PISpeed:
-        return cls(ObsLayout.from_env(env), dt=env.unwrapped.control_period, **kwargs)
+        base: Any = env.unwrapped  # a VDSim env: its own attributes
+        return cls(ObsLayout.from_env(env), dt=base.control_period, **kwargs)
 
     def reset(self) -> None:
         self._integral = np.zeros(0)

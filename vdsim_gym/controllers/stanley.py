@@ -56,7 +56,7 @@ class Stanley:
 
     @classmethod
     def from_env(cls, env: gym.Env | Any, **kwargs: Any) -> Stanley:
-        base = env.unwrapped
+        base: Any = env.unwrapped  # a VDSim env: its own attributes
         v = base.vehicle
         return cls(ObsLayout.from_env(env), wheelbase=v.wheelbase, cg_to_front=v.cg_to_front,
                    max_steer=v.max_steer, **kwargs)
