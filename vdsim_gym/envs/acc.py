@@ -107,7 +107,9 @@ class ACCEnv(CoreEnv):
                                         set_speed=30.0 if set_speed is None else set_speed)
             self.duration = (self._csv.periods - 1) * self.control_period
 
-    def _make_core(self, physics: PhysicsSpec, *, time_headway: float = _PARAMS.time_headway,
+    # Narrower than CoreEnv._make_core(physics, **task_kwargs) on purpose: these keyword-only
+    # parameters are the env's own gym.make keywords (CoreEnv reads them to refuse others).
+    def _make_core(self, physics: PhysicsSpec, *, time_headway: float = _PARAMS.time_headway,  # type: ignore[override]
                    min_distance: float = _PARAMS.min_distance,
                    ttc_safe: float = _PARAMS.ttc_safe,
                    reward_weights: Mapping[str, float] | None = None) -> Any:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +87,8 @@ class DynoEnv(CoreEnv):
                      "energy_wh": "tractive energy [Wh]", "distance_m": "distance [m]"}
     DEFAULT_TIME_LIMIT = None
 
-    def __init__(self, *, cycle: str | Path | DriveCycle | Sequence[Any] = "urban_stop_and_go",
+    def __init__(self, *,
+                 cycle: str | Path | DriveCycle | list[Any] | tuple[Any, ...] = "urban_stop_and_go",
                  **kwargs: Any) -> None:
         cycles = list(cycle) if isinstance(cycle, (list, tuple)) else [cycle]
         if not cycles:
@@ -98,7 +99,10 @@ class DynoEnv(CoreEnv):
         super().__init__(**kwargs)
         self._speeds = [c.resample(self.control_period) for c in self.cycles]
 
-    def _make_core(self, physics: DynoPhysics, *, ref_speed_max: float = _PARAMS.ref_speed_max,
+    # Narrower than CoreEnv._make_core(physics, **task_kwargs) on purpose (PHYSICS is
+    # DynoPhysics; the keyword-only parameters are the env's own gym.make keywords, which
+    # CoreEnv reads to refuse others).
+    def _make_core(self, physics: DynoPhysics, *, ref_speed_max: float = _PARAMS.ref_speed_max,  # type: ignore[override]
                    ref_accel_max: float = _PARAMS.ref_accel_max,
                    ref_decel_max: float = _PARAMS.ref_decel_max,
                    reward_weights: Mapping[str, float] | None = None) -> Any:

@@ -186,7 +186,9 @@ class PathTrackingEnv(CoreEnv):
         super().__init__(reward_weights=reward_weights, terminate_on_cone=terminate_on_cone,
                          stall_time=stall_time, **kwargs)
 
-    def _make_core(self, physics: PhysicsSpec, *, reward_weights: Mapping[str, float] | None,
+    # Narrower than CoreEnv._make_core(physics, **task_kwargs) on purpose: these keyword-only
+    # parameters are the env's own gym.make keywords (CoreEnv reads them to refuse others).
+    def _make_core(self, physics: PhysicsSpec, *, reward_weights: Mapping[str, float] | None,  # type: ignore[override]
                    terminate_on_cone: bool, stall_time: float) -> Any:
         task = _core.TaskParams()
         task.ticks_per_period = physics.ticks_per_period
