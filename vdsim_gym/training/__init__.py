@@ -1,0 +1,50 @@
+"""Train stable-baselines3 agents on the VDSim envs.
+
+``train(algo, env_id, ...)`` reads the algorithm's hyperparameters from
+``agents/hyperparams/<algo>.yml`` (rl-zoo3's format: one block per env id), builds the
+env on the C++ vector session (``make_sb3_vec_env``: ``n_envs`` envs for PPO, a single
+env for the off-policy algorithms), wraps it in ``VecNormalize`` and ``VecMonitor``,
+evaluates on a separate env with ``EvalCallback``, saves checkpoints and TensorBoard logs,
+and writes a run folder:
+
+    <out>/<env_id>_<algo>_s<seed>_<stamp>/
+        model.zip, vecnormalize.pkl   the final model and its normalization statistics
+        best_model.zip, best_vecnormalize.pkl   EvalCallback's best (deterministic mean
+                                      return) and the statistics at that moment
+        config.yml                    the exact configuration (hyperparameters, env
+                                      kwargs, randomization, action history, timesteps,
+                                      seed, versions, command)
+        evaluations.npz, monitor.csv  EvalCallback's log; episode returns and lengths
+        checkpoints/, tb/             periodic checkpoints; TensorBoard logs
+
+Loading what a run saved is ``vdsim_gym.policies`` (``load_policy``, ``TrainedPolicy``,
+``shipped_model``, ``shipped_models``, ``required_env_kwargs``, ``TrainingError``), below
+the evaluation code that uses it; they stay importable from here.
+``plot_learning_curves(run, png)`` draws a run's learning curves. ``vdsim-gym train``
+(``vdsim_gym.cli.train``; ``agents/train.py`` is the same command) is the command line.
+Needs the ``train`` extra (stable-baselines3, tensorboard, tqdm, rich).
+"""
+
+from __future__ import annotations
+
+from vdsim_gym.training.run import (
+    ALGOS,
+    ON_POLICY,
+    TrainedPolicy,
+    TrainingError,
+    TrainResult,
+    check_algo,
+    load_hyperparams,
+    load_policy,
+    parse_latency,
+    parse_randomize,
+    plot_learning_curves,
+    required_env_kwargs,
+    shipped_model,
+    shipped_models,
+    train,
+)
+
+__all__ = ["ALGOS", "TrainResult", "TrainedPolicy", "TrainingError", "load_hyperparams",
+           "load_policy", "parse_latency", "parse_randomize", "plot_learning_curves",
+           "required_env_kwargs", "shipped_model", "shipped_models", "train"]
