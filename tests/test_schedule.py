@@ -52,3 +52,36 @@ def test_schedule_past_tick_applies_at_next_substep_and_drop_pending():
     s.drop_pending()
     s.advance(15)
     assert s.realized_steer == 0.2 and s.pending == 0
+
+
+# ------------------------------------------------------- the clock's conversions (timing)
+
+def test_timing_rounding_rules_against_plain_python():
+    """timing's conversions (the C++ helpers of schedule.hpp) against obviously-correct
+    Python: floor / nearest (half to even, Python's round) with the clock's relative
+    tolerance of 1e-9, on values that sit on, near and between whole ticks."""
+    import math
+
+    import numpy as np
+
+    from vdsim_gym.timing import ceil_ticks, floor_ticks, nearest_ticks, nearest_ticks_array
+
+    def near(q: float) -> bool:
+        return abs(q - round(q)) <= 1e-9 * max(1.0, abs(q))
+
+    rng = np.random.default_rng(0)
+    dts = (5e-4, 1e-3, 0.02, 0.05, 0.1)
+    values = [0.06, 0.0604, 0.0599, 0.3, 0.31, 0.29, 1.25, 30.0, 0.0]
+    values += [float(v) for v in rng.uniform(0.0, 5.0, 200)]
+    values += [k * dt for k in range(0, 50) for dt in dts]  # on the grid, float products
+    for dt in dts:
+        for s in values:
+            q = s / dt
+            n, exact = nearest_ticks(s, dt)
+            assert n == round(q) and exact == near(q), (s, dt)
+            assert floor_ticks(s, dt) == (round(q) if near(q) else math.floor(q)), (s, dt)
+            assert ceil_ticks(s, dt) == (round(q) if near(q) else math.ceil(q)), (s, dt)
+        arr = np.array(values)
+        assert nearest_ticks_array(arr, dt).tolist() == [nearest_ticks(s, dt)[0] for s in values]
+    assert floor_ticks(0.06, 0.0005) == 120 == ceil_ticks(0.06, 0.0005)  # not 119 or 121
+    assert nearest_ticks(1e300, 1e-3) == (2**53, False)  # saturates: no int64 overflow

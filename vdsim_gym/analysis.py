@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from vdsim_gym.dyno.bench import DynoBench
 from vdsim_gym.dyno.driver import RobotDriver
+from vdsim_gym.timing import nearest_ticks
 
 LOOP_MODES = ("speed", "accel", "accel_from_speed")
 
@@ -107,7 +109,7 @@ def loop_margins(model: LoopModel | None = None, *, w_min: float = 1e-2,
 
 
 def settles(mode: str, delay_s: float, *, dt: float = 0.01, vehicle: str = "ev_dyno_bench",
-            **driver: float) -> bool:
+            **driver: Any) -> bool:
     """Whether a small step in the linear range settles: speed modes from 5 to 5.5 m/s for
     120 s (the speed), accel mode a_ref 0.1 m/s^2 from 2 m/s for 50 s (the filtered
     acceleration). Settled: the peak-to-peak over the last 10 s is below 0.9 of the 10 s
@@ -119,7 +121,7 @@ def settles(mode: str, delay_s: float, *, dt: float = 0.01, vehicle: str = "ev_d
     bench = DynoBench(vehicle, v0=2.0 if mode == "accel" else 5.0)
     drv = RobotDriver("speed" if mode == "speed" else "accel", delay_s=delay_s, **driver)
     horizon = LoopModel.aref_horizon_s
-    n = int(round((50.0 if mode == "accel" else 120.0) / dt))
+    n = nearest_ticks(50.0 if mode == "accel" else 120.0, dt)[0]
     v, trace = bench.speed, np.empty(n)
     for k in range(n):
         if mode == "speed":
@@ -129,16 +131,16 @@ def settles(mode: str, delay_s: float, *, dt: float = 0.01, vehicle: str = "ev_d
         else:
             v = bench.step(*drv.step(0.0, v, dt, a_ref=0.1), dt)
         trace[k] = drv.filtered_accel if mode == "accel" else v
-    w = int(round(10.0 / dt))
+    w = nearest_ticks(10.0, dt)[0]
     late, before = np.ptp(trace[-w:]), np.ptp(trace[-2 * w:-w])
     return bool(late < 1e-4 or late < 0.9 * before)
 
 
 def time_domain_delay_margin(mode: str = "speed", *, dt: float = 0.01,
-                             max_delay_s: float = 1.5, **driver: float) -> float:
+                             max_delay_s: float = 1.5, **driver: Any) -> float:
     """The smallest delay (a whole number of steps of ``dt``) at which the simulated loop
     stops settling (bisection: settling is monotonic in the delay here)."""
-    lo, hi = 0, int(round(max_delay_s / dt))
+    lo, hi = 0, nearest_ticks(max_delay_s, dt)[0]
     if not settles(mode, 0.0, dt=dt, **driver):
         return 0.0
     if settles(mode, hi * dt, dt=dt, **driver):

@@ -25,7 +25,7 @@ from vdsim_gym.config import (  # noqa: F401  (COMMAND_COLUMNS: importable from 
     load_vehicle,
 )
 from vdsim_gym.provenance import accel_conversion  # noqa: F401  (importable from here)
-from vdsim_gym.timing import check_substep_dt, whole_ticks
+from vdsim_gym.timing import check_substep_dt, floor_ticks, whole_ticks
 
 LEVELS = ("L1", "L2")
 LONGITUDINAL_MODES = ("force", "pedal", "accel")
@@ -127,7 +127,7 @@ def default_step_ticks(integrator: str, substep_dt: float) -> int:
     limit = DEFAULT_MAX_STEP.get(integrator)
     if limit is None:
         return 1
-    return max(1, math.floor(limit / substep_dt * (1.0 + 1e-9)))
+    return max(1, floor_ticks(limit, substep_dt))
 
 
 @dataclass(frozen=True)

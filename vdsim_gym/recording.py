@@ -8,7 +8,6 @@ the trace layer, below the plant (docs/ARCHITECTURE.md, "Layers").
 
 from __future__ import annotations
 
-import math
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ import numpy as np
 
 from vdsim_gym.config import COMMAND_COLUMNS, WHEELS
 from vdsim_gym.provenance import GIT_DIRTY, GIT_SHA, VERSION
+from vdsim_gym.timing import floor_ticks, nearest_ticks_array
 from vdsim_gym.trace import TraceWriter
 
 MIN_RATE_HZ = 100.0  # the default decimation keeps at least this row rate
@@ -28,7 +28,7 @@ TIMING_CHANNELS = (("t_sample", "s"), ("t_apply", "s"), ("c_k", "s"), ("overrun"
 def default_decimation(substep_dt: float, ticks_per_period: int) -> int:
     """The largest divisor d of the control period (in substeps) with d substeps no
     longer than 1 / MIN_RATE_HZ: rows on the control grid at >= 100 Hz."""
-    limit = max(1, math.floor(1.0 / (MIN_RATE_HZ * substep_dt) + 1e-9))
+    limit = max(1, floor_ticks(1.0 / MIN_RATE_HZ, substep_dt))
     return max(d for d in range(1, ticks_per_period + 1)
                if ticks_per_period % d == 0 and d <= limit)
 
@@ -96,7 +96,7 @@ def timing_channels(t_rows: np.ndarray, samples: Sequence[Mapping[str, Any]],
     ticks = np.array([s["apply_tick"] for s in rows], dtype=np.int64)
     order = np.argsort(ticks, kind="stable")
     ticks = ticks[order]
-    row_ticks = np.round(t_rows / substep_dt).astype(np.int64)
+    row_ticks = nearest_ticks_array(t_rows, substep_dt)
     idx = np.searchsorted(ticks, row_ticks, side="right") - 1
     have = idx >= 0
     src = [rows[int(i)] for i in order]

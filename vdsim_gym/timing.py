@@ -13,9 +13,13 @@ One quantization rule per kind of delay:
 - a duration given as configuration (control period, actuator dead time, time step,
   trace decimation): a whole number of substeps, else an error naming the nearest
   valid values (:func:`whole_ticks`);
-- the robot driver's transport delay and times on a sampled record (trace rows, drive
-  cycles, windows of a metric): the nearest whole number of steps, half to even
-  (:func:`nearest_ticks`; the driver warns when its delay was not whole).
+- a count that must fit within a limit (the integration step within ``max_step``, a
+  trace decimation within its rate, a drive cycle's samples within its duration): the
+  most whole ticks that fit (:func:`floor_ticks`);
+- the robot driver's transport delay and times on a sampled record (trace rows, a
+  scenario's periods, windows of a metric, the cycle preview): the nearest whole number
+  of steps, half to even (:func:`nearest_ticks`, :func:`nearest_ticks_array`; the driver
+  warns when its delay was not whole).
 
 The transport delays themselves (actuator dead time, the robot driver's delay, the
 dyno's pedal line) run on the core's one ``DelayLine``; computation latency on its
@@ -25,6 +29,8 @@ command schedule (docs/ARCHITECTURE.md).
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from vdsim_gym import _core
 from vdsim_gym._checks import check_seconds
@@ -70,3 +76,13 @@ def nearest_ticks(seconds: float, dt: float) -> tuple[int, bool]:
     clock's tolerance of that integer; saturates at +-2**53 (callers bound their inputs)."""
     n, exact = _core.nearest_ticks(float(seconds), float(dt))
     return int(n), bool(exact)
+
+
+def floor_ticks(seconds: float, dt: float) -> int:
+    """``floor(seconds / dt)`` with the clock's tolerance: the most whole ticks that fit."""
+    return int(_core.floor_ticks(float(seconds), float(dt)))
+
+
+def nearest_ticks_array(seconds: np.ndarray, dt: float) -> np.ndarray:
+    """:func:`nearest_ticks` of every element (int64; half to even, as ``np.rint``)."""
+    return np.rint(np.asarray(seconds, dtype=float) / dt).astype(np.int64)

@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -164,6 +165,24 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
              const std::int64_t k = tl.next_k();
              return py::make_tuple(k, tl.call_tick(k), tl.start_time(k));
            }, "(k, call_tick, t_start [s]) of the next sample")
+      .def("command_in_force", [](const Core& e, std::optional<std::int64_t> tick) {
+             // The plant's schedule is the one record of which command acts when.
+             const auto& sched = e.plant().commands();
+             const auto& c = tick ? sched.in_force_during(*tick) : sched.in_force();
+             return py::make_tuple(c.sample_tick, c.apply_tick, c.command.steer,
+                                   c.command.longitudinal);
+           }, py::arg("tick") = py::none(),
+           "(sample_tick, apply_tick, steer, longitudinal) of the command in force now, or "
+           "during substep `tick` (at or after now: a pending one due by then); sample_tick "
+           "-1 is the reset command")
+      .def_property_readonly("pending_commands", [](const Core& e) {
+             py::list out;
+             for (const auto& c : e.plant().commands().entries())
+               out.append(py::make_tuple(c.sample_tick, c.apply_tick, c.command.steer,
+                                         c.command.longitudinal));
+             return out;
+           }, "The scheduled commands not yet applied, by apply tick: (sample_tick, "
+              "apply_tick, steer, longitudinal)")
       .def_property_readonly("tick", [](const Core& e) { return e.plant().tick(); },
                              "The plant's substep counter")
       .def_property_readonly("control_period", &Core::control_period)

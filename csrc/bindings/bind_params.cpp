@@ -87,6 +87,7 @@ void bind_params(py::module_& m) {
   m.def("mf_peak_u", &mf_peak_u, py::arg("curve"));
   m.def("whole_ticks", &whole_ticks, py::arg("seconds"), py::arg("dt"));
   m.def("ceil_ticks", &ceil_ticks, py::arg("seconds"), py::arg("dt"));
+  m.def("floor_ticks", &floor_ticks, py::arg("seconds"), py::arg("dt"));
   m.def("nearest_ticks", [](double seconds, double dt) {
           bool exact = false;
           const int64_t n = nearest_ticks(seconds, dt, &exact);

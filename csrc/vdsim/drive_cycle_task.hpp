@@ -44,7 +44,7 @@ class DriveCycleTask {
   DriveCycleTask(const Params& params, const DynoSession& plant) : params_(params) {
     const double tc = static_cast<double>(params.ticks_per_period) * plant.config().substep_dt;
     for (size_t i = 0; i < kCyclePreviewS.size(); ++i)
-      offsets_[i] = static_cast<int64_t>(std::llround(kCyclePreviewS[i] / tc));
+      offsets_[i] = nearest_ticks(kCyclePreviewS[i], tc);  // periods ahead
   }
 
   static EnvSpec spec(const Params& params) {

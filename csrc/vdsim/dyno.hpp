@@ -25,6 +25,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "schedule.hpp"
+
 namespace vdsim {
 
 struct DynoParams {
@@ -99,9 +101,7 @@ inline double lag_rk4(double& x, double& xd, double u, double wn, double zeta, d
 
 // Number of substeps for a caller's dt (ceil with a relative tolerance: 0.06 / 0.02 is 3).
 inline int64_t dyno_substeps(double dt, double max_substep) {
-  const double q = dt / max_substep;
-  const double n = std::ceil(q - 1e-9 * std::fmax(1.0, q));
-  return std::max<int64_t>(1, static_cast<int64_t>(n));
+  return std::max<int64_t>(1, ceil_ticks(dt, max_substep));
 }
 
 // Resistance acting like friction at speed v: road load plus the brake [N].

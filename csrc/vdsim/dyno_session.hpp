@@ -73,6 +73,7 @@ class DynoSession {
     tick_ = 0;
     command_ = initial;
     schedule_.clear();
+    schedule_.set_in_force(0, initial, -1);
     driver_.reset();
     line_.reset(0.0);
     pedal_ = throttle_ = brake_ = 0.0;
@@ -81,8 +82,14 @@ class DynoSession {
     trace_.clear();
     last_trace_tick_ = -1;
   }
-  void command_now(const Command& c) { command_ = c; }
-  void schedule(int64_t apply_tick, const Command& c) { schedule_.push(apply_tick, c); }
+  void command_now(const Command& c) {
+    command_ = c;
+    schedule_.set_in_force(tick_, c, tick_);
+  }
+  void schedule(int64_t apply_tick, const Command& c, int64_t sample_tick = -1) {
+    schedule_.push(apply_tick, c, sample_tick);
+  }
+  const CommandSchedule& commands() const { return schedule_; }
   void drop_pending() { schedule_.clear(); }
 
   void advance(int64_t n) {

@@ -9,8 +9,9 @@
 // steps any env core through EnvCoreBase and reads every size from the spec.
 //
 // Task interface (see PathTask):
-//   using Plant;         plant type: advance(n), command_now(c), schedule(tick, c),
-//                        tick(), time(), config().substep_dt
+//   using Plant;         plant type: advance(n), command_now(c),
+//                        schedule(apply_tick, c, sample_tick), commands() (its
+//                        CommandSchedule), tick(), time(), config().substep_dt
 //   using Params;        the task's parameters (ticks_per_period among them)
 //   using ResetState;    what reset() places the plant in
 //   static constexpr int kActionSize;
@@ -51,11 +52,14 @@
 namespace vdsim {
 
 // Columns every env core appends to its task's info row: the step's sample timing (mode
-// B): t_sample, t_apply [s], c_k [s], overrun (0/1), periods skipped by this step, and the
-// episode totals. Without latency: t_apply = t_sample, the rest 0.
-constexpr int kTimingInfoSize = 7;
+// B): t_sample, t_apply [s], c_k [s], overrun (0/1), periods skipped by this step, the
+// episode totals, and the sample and apply ticks on the substep clock (integers, exact in
+// a double up to kMaxTicks: the ticks themselves, where t_apply / dt would be rounded
+// back). Without latency: apply = sample = the step's start, the rest 0.
+constexpr int kTimingInfoSize = 9;
 constexpr std::array<const char*, kTimingInfoSize> kTimingInfoNames = {
-    "t_sample", "t_apply", "c_k", "overrun", "skipped", "n_overrun", "n_skipped"};
+    "t_sample", "t_apply",   "c_k",         "overrun",   "skipped",
+    "n_overrun", "n_skipped", "sample_tick", "apply_tick"};
 
 // Flag bits every env core shares; a task's own bits (why it terminated) sit between.
 constexpr int kFlagTerminated = 1;
@@ -234,17 +238,19 @@ class EnvCore final : public EnvCoreBase {
     double timing[kTimingInfoSize];
     if (!latency_on_) {
       const double t0 = plant_.time();
+      const int64_t tick0 = plant_.tick();
       plant_.command_now(cmd);
       plant_.advance(period);
       timing[0] = timing[1] = t0;
-      std::fill(timing + 2, timing + kTimingInfoSize, 0.0);
+      std::fill(timing + 2, timing + 7, 0.0);
+      timing[7] = timing[8] = static_cast<double>(tick0);
     } else {
       const int64_t k = timeline_.next_k();
       const double c = sampler_.spec().kind == LatencyKind::Measured ? measured_delay
                                                                      : sampler_.draw();
       const int64_t skipped_before = timeline_.n_skipped();
       const SampleTiming s = timeline_.commit(k, c);
-      plant_.schedule(s.apply_tick, cmd);
+      plant_.schedule(s.apply_tick, cmd, s.sample_tick);
       plant_.advance(timeline_.next_k() * period - plant_.tick());
       const double dt = plant_.config().substep_dt;
       timing[0] = static_cast<double>(s.sample_tick) * dt;
@@ -254,6 +260,8 @@ class EnvCore final : public EnvCoreBase {
       timing[4] = static_cast<double>(timeline_.n_skipped() - skipped_before);
       timing[5] = static_cast<double>(timeline_.n_overrun());
       timing[6] = static_cast<double>(timeline_.n_skipped());
+      timing[7] = static_cast<double>(s.sample_tick);
+      timing[8] = static_cast<double>(s.apply_tick);
     }
     int flags =
         task_.evaluate(plant_, action_.data(), prev_action_.data(), obs, terms, info, true);

@@ -18,9 +18,13 @@
 //   a command never acts before it is computed;
 // - a dead time given as a configuration (actuator dead_time, control period, time
 //   step): a whole number of substeps, else an error (whole_ticks);
+// - a count that must fit within a limit (the integration step within max_step, a trace
+//   decimation within its rate, the bench's substeps cover a step: floor_ticks, or
+//   ceil_ticks for a count that must cover);
 // - the robot driver's transport delay delay_s: the nearest whole number of driver steps,
 //   half to even, with a warning when it is not whole (nearest_ticks): the reference
-//   driver's rule, where the step dt is the caller's and not known in advance.
+//   driver's rule, where the step dt is the caller's and not known in advance; the same
+//   rounding for times on a sampled record (the drive cycle's preview, trace rows).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -65,6 +69,17 @@ inline int64_t ceil_ticks(double seconds, double dt) {
   return static_cast<int64_t>(std::ceil(q));
 }
 
+// floor(seconds / dt) with the same tolerance (the most whole ticks that fit in `seconds`:
+// a step or a decimation no longer than a limit). Saturates as ceil_ticks.
+inline int64_t floor_ticks(double seconds, double dt) {
+  const double q = seconds / dt;
+  if (!(q <= static_cast<double>(kMaxTicks))) return kMaxTicks;
+  if (q < -static_cast<double>(kMaxTicks)) return -kMaxTicks;
+  const double n = std::nearbyint(q);
+  if (std::fabs(q - n) <= kTickTol * std::fmax(1.0, std::fabs(q))) return static_cast<int64_t>(n);
+  return static_cast<int64_t>(std::floor(q));
+}
+
 // round(seconds / dt) to the nearest integer, half to even, saturating at +-kMaxTicks
 // (NaN: kMaxTicks); `exact` says whether the quotient was within kTickTol of it.
 inline int64_t nearest_ticks(double seconds, double dt, bool* exact = nullptr) {
@@ -87,25 +102,45 @@ class CommandSchedule {
   struct Entry {
     int64_t apply_tick;
     Command command;
+    int64_t sample_tick = -1;  // the tick it was sampled at (-1: the reset command)
   };
 
   // Keeps the queue ordered by apply tick; equal ticks keep arrival order.
-  void push(int64_t apply_tick, const Command& c) {
+  void push(int64_t apply_tick, const Command& c, int64_t sample_tick = -1) {
     auto it = queue_.end();
     while (it != queue_.begin() && std::prev(it)->apply_tick > apply_tick) --it;
-    queue_.insert(it, Entry{apply_tick, c});
+    queue_.insert(it, Entry{apply_tick, c, sample_tick});
   }
 
   // Applies every command whose tick has come; returns true when `current` changed.
   bool apply_due(int64_t tick, Command& current) {
     bool changed = false;
     while (!queue_.empty() && queue_.front().apply_tick <= tick) {
-      current = queue_.front().command;
+      applied_ = queue_.front();
+      current = applied_.command;
       queue_.pop_front();
       changed = true;
     }
     return changed;
   }
+
+  // A command put in force directly at `tick` (the plant's command_now, reset).
+  void set_in_force(int64_t tick, const Command& c, int64_t sample_tick) {
+    applied_ = Entry{tick, c, sample_tick};
+  }
+  // The command in force: the last one applied (or set), with its ticks.
+  const Entry& in_force() const { return applied_; }
+  // The one in force during substep `tick` (at or after the last apply): the last pending
+  // command due by then, else the one in force now.
+  const Entry& in_force_during(int64_t tick) const {
+    const Entry* e = &applied_;
+    for (const Entry& q : queue_) {
+      if (q.apply_tick > tick) break;
+      e = &q;
+    }
+    return *e;
+  }
+  const std::deque<Entry>& entries() const { return queue_; }  // pending, by apply tick
 
   size_t pending() const { return queue_.size(); }
   void clear() { queue_.clear(); }
@@ -114,6 +149,7 @@ class CommandSchedule {
 
  private:
   std::deque<Entry> queue_;
+  Entry applied_{0, Command{}, -1};
 };
 
 // A transport delay of n calls: push(v) returns the value pushed n calls before, `fill`

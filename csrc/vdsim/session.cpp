@@ -73,6 +73,7 @@ void Session::reset(double x, double y, double psi, double vx, double vy, double
   tick_ = 0;
   command_ = initial;
   schedule_.clear();
+  schedule_.set_in_force(0, initial, -1);
   actuator_.reset(initial.steer);
   steer_ = initial.steer;
   cascade_.reset(vx);

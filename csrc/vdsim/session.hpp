@@ -56,8 +56,15 @@ class Session {
   void reset(double x, double y, double psi, double vx, double vy, double r,
              const Command& initial = Command{});
   // Replaces the command in force now (mode A); pending scheduled commands remain.
-  void command_now(const Command& c) { command_ = c; }
-  void schedule(int64_t apply_tick, const Command& c) { schedule_.push(apply_tick, c); }
+  void command_now(const Command& c) {
+    command_ = c;
+    schedule_.set_in_force(tick_, c, tick_);
+  }
+  void schedule(int64_t apply_tick, const Command& c, int64_t sample_tick = -1) {
+    schedule_.push(apply_tick, c, sample_tick);
+  }
+  // The command in force and the pending ones, with their sample and apply ticks.
+  const CommandSchedule& commands() const { return schedule_; }
   void drop_pending() { schedule_.clear(); }
   size_t pending() const { return schedule_.pending(); }
 

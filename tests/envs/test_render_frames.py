@@ -15,8 +15,17 @@ import pytest
 
 import vdsim_gym
 from vdsim_gym.envs import render_frames as rf
-from vdsim_gym.envs.render_frames import (CONE, CONE_HIT, EGO, HEIGHT_PX, LEAD,
-                                          PATH_HEIGHT_PX, PATH_WIDTH_PX, PREVIEW, WIDTH_PX)
+from vdsim_gym.envs.render_frames import (
+    CONE,
+    CONE_HIT,
+    EGO,
+    HEIGHT_PX,
+    LEAD,
+    PATH_HEIGHT_PX,
+    PATH_WIDTH_PX,
+    PREVIEW,
+    WIDTH_PX,
+)
 
 ENV_IDS = ("VDSim-DLC-v0", "VDSim-PathFollow-v0", "VDSim-ACC-v0", "VDSim-Dyno-v0")
 SIZES = {"VDSim-DLC-v0": (PATH_HEIGHT_PX, PATH_WIDTH_PX),
@@ -76,8 +85,11 @@ def test_path_frame_draws_the_course_the_car_and_hit_cones():
 
 def test_path_frame_shows_the_command_in_force_and_the_pending_one_as_the_core_has_them():
     """Queue policy, 30 ms on a 20 ms period: commands wait in the core's schedule. The
-    env's log of sent commands agrees with the schedule at every step (its pending count,
-    and the command in force is the core's), and the frame names both."""
+    core's record (``command_in_force``, ``pending_commands``) agrees at every step with a
+    slow reference built from the steps' integer sample and apply ticks in info: after
+    advancing to tick T, a command applied at tick a < T is in force (the newest such),
+    one with a >= T is pending (the core applies at the start of a substep). The frame
+    names both."""
     from vdsim_gym.controllers import stanley_pi
 
     env = gym.make("VDSim-DLC-v0", render_mode="rgb_array",
@@ -85,15 +97,33 @@ def test_path_frame_shows_the_command_in_force_and_the_pending_one_as_the_core_h
     base = env.unwrapped
     policy = stanley_pi(env)
     obs, _ = env.reset(seed=0)
+    assert base._core.command_in_force()[0] == -1  # the reset command
+    sent = []  # (sample_tick, apply_tick, plant command) of every step
     for k in range(60):
-        obs, *_ = env.step(policy.predict(obs)[0])
-        session = base._core.session
-        assert len(base._render_commands) == session.pending >= 1
-        if k == 0:  # the first command applies 10 ms into the second step
-            assert base._render_in_force is None and session.command == (0.0, 0.0)
+        action = policy.predict(obs)[0]
+        obs, _, _, _, info = env.step(action)
+        assert isinstance(info["apply_tick"], int) and isinstance(info["sample_tick"], int)
+        assert info["apply_tick"] * base.substep_dt == pytest.approx(info["t_apply"], abs=1e-12)
+        sent.append((info["sample_tick"], info["apply_tick"], base.action_to_command(action)))
+        now = base._core.tick
+        applied = [c for c in sent if c[1] < now]
+        waiting = [c for c in sent if c[1] >= now]
+        pending = base._core.pending_commands
+        assert [p[:2] for p in pending] == [c[:2] for c in waiting] and len(waiting) >= 1
+        for p, c in zip(pending, waiting, strict=True):
+            assert np.allclose(p[2:], c[2])
+        k_sample, k_apply, steer, lon = base._core.command_in_force()
+        if not applied:  # the first command applies 10 ms into the second step
+            assert k == 0 and k_sample == -1 and (steer, lon) == (0.0, 0.0)
             continue
-        assert np.allclose(base.action_to_command(base._render_in_force[2]), session.command)
-        assert base._render_in_force[1] < base._core.time < base._render_commands[0][1] + 1e-9
+        assert (k_sample, k_apply) == applied[-1][:2]
+        assert np.allclose((steer, lon), applied[-1][2])
+        assert (steer, lon) == base._core.session.command
+        # during a later substep: the newest pending command due by then
+        later = base._core.command_in_force(waiting[0][1])
+        assert later[:2] == waiting[0][:2]
+        assert base._core.command_in_force(now)[:2] == (
+            waiting[0][:2] if waiting[0][1] == now else applied[-1][:2])
     lines, in_force, pending = rf._command_lines(base, base._core.time)
     assert lines[0].startswith("in force:") and lines[1].startswith("pending:")
     # in force: sampled before the observation, applied already; pending: applies later

@@ -25,6 +25,7 @@ from vdsim_gym import _core
 from vdsim_gym.cli.bench import Stages
 from vdsim_gym.config import load_vehicle
 from vdsim_gym.plant import DEFAULT_INTEGRATOR, default_step_ticks, make_session
+from vdsim_gym.timing import nearest_ticks
 
 GATE = 0.02  # relative error allowed for ay and r [-]
 SAMPLE_DT = 0.01  # common sampling and input-hold grid [s]
@@ -87,7 +88,7 @@ def simulate(level: str, integrator: str, substep: float, scenario: str,
                            longitudinal="force", actuator=None, integrator=integrator,
                            step_ticks=step_ticks)
     session.reset(0.0, 0.0, 0.0, SPEED, 0.0, 0.0)
-    ticks = round(SAMPLE_DT / substep)
+    ticks = nearest_ticks(SAMPLE_DT, substep)[0]
     n = round(duration / SAMPLE_DT)
     state, aux = np.zeros(_core.STATE_SIZE), np.zeros(_core.AUX_SIZE)
     out = np.empty((n, 2))
@@ -106,7 +107,7 @@ def cost_per_second(level: str, integrator: str, substep: float, repeats: int = 
     session = make_session(level=level, vehicle=load_vehicle(), substep_dt=substep,
                            longitudinal="force", actuator=None, integrator=integrator,
                            step_ticks=step_ticks)
-    ticks = round(1.0 / substep)
+    ticks = nearest_ticks(1.0, substep)[0]
     best = math.inf
     for _ in range(repeats):
         session.reset(0.0, 0.0, 0.0, SPEED, 0.0, 0.0)
@@ -189,7 +190,7 @@ def low_speed_errors(integrator: str, substep: float, level: str = "L2") -> tupl
             t = k * SAMPLE_DT
             pedal = 1.0 if t < 1.5 else (-0.5 if t >= 2.0 else 0.0)
             session.command_now(0.2 if t < 3.0 else 0.0, pedal)
-            session.advance(round(SAMPLE_DT / dt))
+            session.advance(nearest_ticks(SAMPLE_DT, dt)[0])
             session.get_state(state)
             out[k] = state
         return out

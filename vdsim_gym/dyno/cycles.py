@@ -13,6 +13,7 @@ import numpy as np
 
 from vdsim_gym._data import cycles_dir
 from vdsim_gym._files import open_csv, read_yaml
+from vdsim_gym.timing import floor_ticks
 
 MAX_CYCLE_S = 36_000.0  # [s] ten hours: longer is a unit mistake
 MAX_SPEED = 100.0  # [m/s]
@@ -30,7 +31,7 @@ class DriveCycle:
 
     def resample(self, dt: float) -> np.ndarray:
         """Speed at 0, dt, 2 dt, ... up to the duration (linear interpolation)."""
-        n = int(math.floor(self.duration / dt + 1e-9)) + 1
+        n = floor_ticks(self.duration, dt) + 1
         return np.interp(np.arange(n) * dt, self.time, self.speed)
 
 

@@ -23,6 +23,7 @@ import numpy as np
 from vdsim_gym.dyno.bench import DynoBench
 from vdsim_gym.dyno.config import load_dyno
 from vdsim_gym.dyno.driver import RobotDriver
+from vdsim_gym.timing import nearest_ticks
 
 # The reference's speed-mode figures: delay -> (peak toward 15, min after the drop to 5,
 # speed 30 s after each step).
@@ -61,7 +62,7 @@ def run_procedure(mode: str = "speed", delay_s: float = 0.0, *, dt: float = 0.05
     bench = DynoBench(dataclasses.replace(load_dyno(vehicle), speed_update=speed_update))
     driver = RobotDriver(mode, delay_s=delay_s, max_accel_mps2=envelope,
                          max_decel_mps2=envelope, **driver)
-    refs = np.concatenate([np.full(int(round(d / dt)), v) for v, d in phases])
+    refs = np.concatenate([np.full(nearest_ticks(d, dt)[0], v) for v, d in phases])
     v, out = 0.0, np.empty(len(refs))
     for k, v_ref in enumerate(refs):
         a_ref = (v_ref - v) / AREF_HORIZON_S if mode == "accel" else None
@@ -77,8 +78,8 @@ def delay_table(delays: Sequence[float] = (0.0, 0.3, 0.5, 0.8),
     """The procedure for each mode and delay; ``driver``: further RobotDriver options
     for every run (e.g. accel gains ``kp_accel=0.0425, ki_accel=0.025``, docs/DYNO.md)."""
     rows = []
-    n1 = int(round(30.0 / dt))
-    w = int(round(SETTLE_WINDOW / dt))
+    n1 = nearest_ticks(30.0, dt)[0]
+    w = nearest_ticks(SETTLE_WINDOW, dt)[0]
     for mode in modes:
         for delay in delays:
             t, v = run_procedure(mode, delay, dt=dt, envelope=envelope,

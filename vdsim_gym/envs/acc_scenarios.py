@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from vdsim_gym._files import open_csv
+from vdsim_gym.timing import nearest_ticks
 
 FAMILIES = ("cruise", "follow", "cut_in", "hard_brake", "stop_and_go", "lead_leaves")
 
@@ -36,7 +37,7 @@ def draw(family: str, rng: np.random.Generator, *, duration: float, dt: float,
     """One scenario of ``family`` over ``duration`` [s] at period ``dt`` [s]."""
     if family not in FAMILIES:
         raise ValueError(f"unknown scenario {family!r}; valid: {', '.join(FAMILIES)}")
-    n = int(round(duration / dt)) + 1
+    n = nearest_ticks(duration, dt)[0] + 1
     t = np.arange(n) * dt
     v_set = float(rng.uniform(20.0, 30.0)) if set_speed is None else float(set_speed)
     speed = np.full(n, np.nan)

@@ -20,7 +20,6 @@ import dataclasses
 import inspect
 import math
 import threading
-from collections import deque
 from collections.abc import Mapping
 from typing import Any, SupportsFloat
 
@@ -28,6 +27,7 @@ import gymnasium as gym
 import numpy as np
 
 from vdsim_gym import _core
+
 # The input checks live in vdsim_gym._checks; ACTION_TOL, MAX_ACTION_HISTORY, check_flag
 # and reject_action stay importable from here.
 from vdsim_gym._checks import (  # noqa: F401
@@ -39,8 +39,7 @@ from vdsim_gym._checks import (  # noqa: F401
     check_measured_delay,
     reject_action,
 )
-from vdsim_gym.errors import (ConcurrentUseError, UnknownKeywordError,
-                              UnsupportedRenderModeError)
+from vdsim_gym.errors import ConcurrentUseError, UnknownKeywordError, UnsupportedRenderModeError
 from vdsim_gym.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
 from vdsim_gym.plant import PhysicsSpec, actuator_params, observe_session
 from vdsim_gym.randomization import EpisodeParams, Randomization
@@ -52,7 +51,8 @@ MAX_TIME_LIMIT_S = 3600.0  # [s]: longer episodes are a mistake (seconds, not st
 # Timing keys every env core appends (with latency), with the Python type of each value.
 TIMING_KEYS: tuple[tuple[str, type], ...] = (
     ("t_sample", float), ("t_apply", float), ("c_k", float), ("overrun", bool),
-    ("skipped", int), ("n_overrun", int), ("n_skipped", int))
+    ("skipped", int), ("n_overrun", int), ("n_skipped", int), ("sample_tick", int),
+    ("apply_tick", int))
 # Tag of the latency seed stream derived from the reset seed (independent of np_random).
 _LATENCY_STREAM = 0x1A7E_5EED
 PHYSICS_KEYS: tuple[str, ...] = tuple(
@@ -143,11 +143,8 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         # Short labelled notes a frame shows (e.g. {"mode": "follow"}: acc_pid sets its
         # mode on the env it was built for); anyone may set or clear them.
         self.render_notes: dict[str, Any] = {}
-        # With a render mode: the commands sent and not yet applied [(t_sample, t_apply,
-        # action)] in apply order, the one in force (None: the reset command) and the
-        # human window.
-        self._render_commands: deque[tuple[float, float, tuple[float, ...]]] = deque()
-        self._render_in_force: tuple[float, float, tuple[float, ...]] | None = None
+        # The human window (the frames read the command in force and the pending ones
+        # from the core's schedule).
         self._window: Any = None
         # render_mode="human": wait between frames to show the episode at real time.
         self.render_real_time = True
@@ -401,20 +398,6 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         self._window.show(frame, self.metadata["render_fps"] if self.render_real_time else None)
         return None
 
-    def _log_command(self, t0: float, action: Any, info: dict[str, Any]) -> None:
-        """Notes the step's command (sampled at t_sample, applied at t_apply: the timing
-        keys with latency, else the step's start) for the frame's command in force and
-        pending ones. Apply times increase step after step (the controller's samples
-        follow each other), so the applied ones leave from the front."""
-        log = self._render_commands
-        log.append((info.get("t_sample", t0), info.get("t_apply", t0),
-                    tuple(np.asarray(action, float).ravel().tolist())))
-        # The core applies a command at the start of its tick's substep: one due at the
-        # step's end is still pending (the next step applies it first).
-        now = self._core.time - 0.5 * self.substep_dt
-        while log and log[0][1] < now:
-            self._render_in_force = log.popleft()
-
     def _frame(self) -> np.ndarray:
         """The task's frame now (a task that lists render modes defines it)."""
         raise NotImplementedError(f"{type(self).__name__} does not render")
@@ -570,8 +553,6 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
             raise ConcurrentUseError.of(f"this {type(self).__name__}")
         try:
             out = self._reset(seed, options)
-            self._render_commands.clear()
-            self._render_in_force = None
         finally:
             self._in_use.release()
         if self.render_mode == "human":
@@ -584,11 +565,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         if not self._in_use.acquire(False):
             raise ConcurrentUseError.of(f"this {type(self).__name__}")
         try:
-            if self.render_mode is None:
-                return self._step(action)
-            t0 = self._core.time
             out = self._step(action)
-            self._log_command(t0, action, out[4])
         finally:
             self._in_use.release()
         if self.render_mode == "human":

@@ -207,23 +207,25 @@ def _lon_text(env: Any, value: float) -> str:
 
 
 def _command_lines(env: Any, t: float) -> tuple[list[str], tuple | None, tuple | None]:
-    """The command in force now (the core's, with its sample time from the env's log) and
-    the newest pending one (the core's schedule holds ``session.pending`` of them):
-    (text lines, in force (t_sample, t_apply), pending (t_sample, t_apply))."""
-    in_force, pending = env._render_in_force, env._render_commands
-    session = env._core.session
-    steer, lon = session.command
+    """The command in force now and the newest pending one, as the core's command schedule
+    holds them (``core.command_in_force()``, ``core.pending_commands``: sample and apply
+    ticks and the plant command): (text lines, in force (t_sample, t_apply), pending
+    (t_sample, t_apply)), times in seconds on the substep clock."""
+    core, dt = env._core, env.substep_dt
+    k_sample, k_apply, steer, lon = core.command_in_force()
+    pending = core.pending_commands
     head = f"in force: steer {_deg(steer)}   {_lon_text(env, lon)}   "
-    lines = [head + ("(the reset command)" if in_force is None else
-                     f"sampled {1e3 * (t - in_force[0]):4.0f} ms before this observation")]
+    lines = [head + ("(the reset command)" if k_sample < 0 else
+                     f"sampled {1e3 * (t - k_sample * dt):4.0f} ms before this observation")]
+    newest = None
     if pending:
-        ts, ta, action = pending[-1]
-        p_steer, p_lon = env._core.command_from_action(*action)
-        count = f" ({session.pending} pending)" if session.pending > 1 else ""
+        p_sample, p_apply, p_steer, p_lon = pending[-1]
+        newest = (p_sample * dt, p_apply * dt)
+        count = f" ({len(pending)} pending)" if len(pending) > 1 else ""
         lines.append(f"pending:  steer {_deg(p_steer)}   {_lon_text(env, p_lon)}   sampled "
-                     f"{1e3 * (t - ts):4.0f} ms ago, applies in {1e3 * (ta - t):4.0f} ms{count}")
-    return lines, (None if in_force is None else in_force[:2]), \
-        (pending[-1][:2] if pending else None)
+                     f"{1e3 * (t - newest[0]):4.0f} ms ago, applies in "
+                     f"{1e3 * (newest[1] - t):4.0f} ms{count}")
+    return lines, (None if k_sample < 0 else (k_sample * dt, k_apply * dt)), newest
 
 
 def _time_strip(draw: Any, box: tuple[float, float, float, float], t: float, span: float,
@@ -364,7 +366,10 @@ def dyno_frame(env: Any, behind_s: float = 20.0, ahead_s: float = 10.0) -> np.nd
     t = info["t"]
     speeds = env._speeds[env.cycle_index] if env.cycle is not None else np.zeros(2)
     dt = env.control_period
-    k0, k1 = max(0, int((t - behind_s) / dt)), min(len(speeds), int((t + ahead_s) / dt) + 1)
+    from vdsim_gym.timing import floor_ticks  # (this module imports no core at load)
+
+    k0 = max(0, floor_ticks(t - behind_s, dt))
+    k1 = min(len(speeds), floor_ticks(t + ahead_s, dt) + 1)
     window = speeds[k0:k1]
     v_max = max(5.0, float(np.max(speeds)), info["speed"]) * 1.1
     left, right, top, bottom = 50, WIDTH_PX - 120, 50, HEIGHT_PX - 22

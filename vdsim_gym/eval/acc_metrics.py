@@ -35,6 +35,7 @@ import numpy as np
 from vdsim_gym._files import open_csv
 from vdsim_gym.controllers.acc import MODES
 from vdsim_gym.eval.acc_workflow import COLUMNS
+from vdsim_gym.timing import nearest_ticks
 
 _REQUIRED = ("time", "ego_speed", "acceleration_cmd", "mode")
 
@@ -92,8 +93,9 @@ def read_results(path: str | Path) -> ResultsTable:
                 cols[name].append(value)
     if not cols["time"]:
         raise ValueError(f"{path}: no data rows under the header")
-    return ResultsTable(**{c: tuple(v) if c == "mode" else np.asarray(v, float)
-                           for c, v in cols.items()})
+    columns: dict[str, Any] = {c: tuple(v) if c == "mode" else np.asarray(v, float)
+                               for c, v in cols.items()}
+    return ResultsTable(**columns)
 
 
 def segments(mode: Sequence[str]) -> list[tuple[str, int, int]]:
@@ -148,9 +150,9 @@ def segmented_metrics(table: ResultsTable, *, set_speed: float, dt: float,
         rise = float(t[a0 + hit[0]] - t[a0]) if hit.size else None
     overshoot = (float(max(np.max(v[cruise]) - set_speed, 0.0) / set_speed * 100.0)
                  if cruise.any() else None)
-    s_win, s_ok = _window(segs, "cruise", max(int(round(speed_ss_window / dt)), 1))
+    s_win, s_ok = _window(segs, "cruise", max(nearest_ticks(speed_ss_window, dt)[0], 1))
     speed_ss = None if s_win is None else float(np.mean(np.abs(set_speed - v[s_win])))
-    f_win, f_ok = _window(segs, "follow", max(int(round(follow_stable_window / dt)), 1))
+    f_win, f_ok = _window(segs, "follow", max(nearest_ticks(follow_stable_window, dt)[0], 1))
     dist_ss = None if f_win is None else _num(np.nanmean(np.abs(table.distance_error[f_win])))
     logged = table.distance[~np.isnan(table.distance)]
     dmin = float(logged.min()) if logged.size else None
@@ -161,7 +163,7 @@ def segmented_metrics(table: ResultsTable, *, set_speed: float, dt: float,
         "time_starts_at_zero": bool(abs(t[0]) <= 1e-9),
         "time_monotonic": bool(np.all(steps > 0)),
         "dt_consistent": bool(np.all(np.abs(steps - dt) <= 1e-6 * max(dt, 1.0))),
-        "row_count_matches_duration": len(t) == int(round((t[-1] - t[0]) / dt)) + 1,
+        "row_count_matches_duration": len(t) == nearest_ticks(t[-1] - t[0], dt)[0] + 1,
         "distance_blank_iff_no_lead": bool(np.array_equal(~np.isnan(table.distance),
                                                           lead_rows)),
         "min_distance_above_threshold": dmin is None or dmin > min_safe_distance,

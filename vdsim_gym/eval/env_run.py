@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections import deque
 from typing import Any
 
 import gymnasium as gym
@@ -98,8 +97,7 @@ class EnvPolicyRun:
         obs, info = env.reset(seed=self.seed)
         rows: list[tuple] = []
         samples = _Samples()
-        scheduled: deque[dict[str, Any]] = deque()
-        in_force: dict[str, Any] | None = None
+        by_sample: dict[int, dict[str, Any]] = {}  # sample tick -> its samples row
         initial = (0.0,) * len(self.command_columns)  # the plant's command after reset
         stopped, first, summary = False, True, {"outcome": None}
         while True:
@@ -127,15 +125,18 @@ class EnvPolicyRun:
                 break
             if timed:
                 base.set_next_delay(c)
+            # The core's schedule says which command acts during substep `now` among those
+            # sent before; this step's own one does if it applies at once (sent last, it
+            # is applied last at its tick).
+            before = core.command_in_force(now)[0]
             obs, _, terminated, truncated, info = env.step(action)
-            apply_tick = round(info["t_apply"] / dt) if timed else now
+            apply_tick = info["apply_tick"] if timed else now
             row = samples.add(k=k, t_sample=t_sample, t_start=t_start, t_call=call_tick * dt,
                               c_k=c, apply_tick=apply_tick,
                               overrun=bool(info.get("overrun", False)), command=command,
                               t_compute_s=wall)
-            scheduled.append(row)
-            while scheduled and scheduled[0]["apply_tick"] <= now:
-                in_force = scheduled.popleft()
+            by_sample[now] = row
+            in_force = row if apply_tick <= now else by_sample.get(before)
             rows.append((t_sample, state, initial if in_force is None else in_force["command"],
                          in_force))
             if terminated or truncated:

@@ -22,6 +22,7 @@ from vdsim_gym.recording import (
     vehicle_channels,
     write_trace,
 )
+from vdsim_gym.timing import nearest_ticks
 
 
 class EvalTrace:
@@ -70,7 +71,7 @@ class EvalTrace:
             if ev.mode != "sync":
                 s = result.samples
                 dt = d.substep_dt
-                samples = [{"apply_tick": int(round(ta / dt)), "t_sample": ts, "c_k": c,
+                samples = [{"apply_tick": nearest_ticks(ta, dt)[0], "t_sample": ts, "c_k": c,
                             "overrun": o}
                            for ta, ts, c, o, ok in zip(s["t_apply"], s["t_sample"], s["c_k"],
                                                        s["overrun"], s["applied"], strict=True)

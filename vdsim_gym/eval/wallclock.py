@@ -25,6 +25,7 @@ import numpy as np
 
 from vdsim_gym._checks import check_integer, check_policy_action, check_seconds, is_integer
 from vdsim_gym.errors import ConfigError
+from vdsim_gym.timing import ceil_ticks
 
 from vdsim_gym import _core
 from vdsim_gym.eval.env_run import EnvPolicyRun
@@ -132,7 +133,7 @@ class WallclockRun:
         runner = getattr(d, "runner_class", _core.RealTimeRunner)(session, dt, self.end_tick)
         o = self.options
         if o.watchdog_timeout_s is not None:
-            ticks = max(1, math.ceil(o.watchdog_timeout_s / dt - 1e-9))
+            ticks = max(1, ceil_ticks(o.watchdog_timeout_s, dt))
             runner.set_watchdog(ticks, *o.failsafe)
         self.rows: list[tuple] = []
         self.samples = _Samples()
