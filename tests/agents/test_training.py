@@ -101,7 +101,7 @@ def test_ppo_smoke_run_saves_and_the_loaded_policy_acts_alike(env_id, tmp_path):
 
 def test_summary_keys_copy_each_finished_episodes_metrics():
     """What VecMonitor writes to monitor.csv: the episode summary's metrics, flat."""
-    from vdsim_gym.training.run import _with_summary_keys
+    from vdsim_gym.training.callbacks import _with_summary_keys
 
     keys = ("rms_e_y", "cone_hits", "pass_speed")
     venv = _with_summary_keys(make_sb3_vec_env("VDSim-DLC-v0", 2, seed=1), keys)

@@ -23,27 +23,29 @@ the evaluation code that uses it; they stay importable from here.
 ``plot_learning_curves(run, png)`` draws a run's learning curves. ``vdsim-gym train``
 (``vdsim_gym.cli.train``; ``agents/train.py`` is the same command) is the command line.
 Needs the ``train`` extra (stable-baselines3, tensorboard, tqdm, rich).
+
+The modules, one job each: ``hyperparams`` (rl-zoo3's files), ``options`` (a run's options
+checked before any work), ``run`` (``train``: the learn loop, the run folder, SIGTERM),
+``callbacks`` (evaluation, checkpoints, the metrics in monitor.csv) and ``curves`` (the
+plot).
 """
 
 from __future__ import annotations
 
-from vdsim_gym.training.run import (
+from vdsim_gym.policies import (  # re-exported: loading lives in vdsim_gym.policies
     ALGOS,
-    ON_POLICY,
     TrainedPolicy,
     TrainingError,
-    TrainResult,
-    check_algo,
-    load_hyperparams,
+    check_algo,  # noqa: F401  (importable from here, as before the split)
     load_policy,
-    parse_latency,
-    parse_randomize,
-    plot_learning_curves,
     required_env_kwargs,
     shipped_model,
     shipped_models,
-    train,
 )
+from vdsim_gym.training.curves import plot_learning_curves
+from vdsim_gym.training.hyperparams import load_hyperparams
+from vdsim_gym.training.options import parse_latency, parse_randomize
+from vdsim_gym.training.run import ON_POLICY, TrainResult, train  # noqa: F401
 
 __all__ = ["ALGOS", "TrainResult", "TrainedPolicy", "TrainingError", "load_hyperparams",
            "load_policy", "parse_latency", "parse_randomize", "plot_learning_curves",

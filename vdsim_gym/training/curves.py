@@ -1,0 +1,86 @@
+"""A run's learning curves: ``plot_learning_curves`` draws the return and the task metric
+against env steps and wall time from the run folder's monitor.csv and evaluations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from vdsim_gym._files import load_yaml
+from vdsim_gym.policies import TrainingError
+
+
+def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,
+                         max_steps: int | None = None, metric: str | None = None) -> Path:
+    """Training episodes' return and task metric against env steps and wall time.
+
+    The top row is the return, the bottom row the task's metric (``metric``, default the
+    env's first: e_y RMSE, min gap, speed-error RMS), both from ``monitor.csv`` as a
+    ``window``-episode running mean, with EvalCallback's deterministic evaluations
+    (``evaluations.npz``, ``eval_metrics.npz``) on the steps axis. A run from before the
+    metric columns existed gets the return row alone."""
+    import csv
+
+    from vdsim_gym._plotting import figure
+
+    run = Path(run)
+    with (run / "monitor.csv").open() as fh:
+        rows = list(csv.DictReader(line for line in fh if not line.startswith("#")))
+    if not rows:
+        raise TrainingError(f"{run / 'monitor.csv'} has no finished episode yet")
+    extra = [k for k in rows[0] if k not in ("r", "l", "t")]
+    if metric is not None and metric not in extra:
+        raise TrainingError(f"metric {metric!r} is not in {run / 'monitor.csv'}; it has "
+                            f"{', '.join(extra) or 'no task metric columns'}")
+    metric = metric or (extra[0] if extra else None)
+    steps = np.cumsum([int(float(r["l"])) for r in rows])
+    wall = np.array([float(r["t"]) for r in rows]) / 60.0
+    keep = steps <= (max_steps or steps[-1])
+    k = min(window, int(keep.sum()))
+    series = [("r", "episode return")] + ([(metric, _metric_label(run, metric))]
+                                          if metric else [])
+    fig = figure(figsize=(11, 3.6 * len(series)))
+    axes = fig.subplots(len(series), 2, squeeze=False)
+    evals = {"r": run / "evaluations.npz", metric: run / "eval_metrics.npz"}
+    for (key, label), (a1, a2) in zip(series, axes, strict=True):
+        y = np.array([float(r[key]) if r[key] not in ("", None) else np.nan for r in rows])
+        y, st, wt = y[keep], steps[keep], wall[keep]
+        ok = np.isfinite(y)
+        smooth = np.convolve(y[ok], np.ones(k) / k, mode="valid") if ok.sum() >= k else None
+        a1.plot(st[ok], y[ok], ".", ms=1.5, alpha=0.25, color="C0")
+        if smooth is not None:
+            a1.plot(st[ok][k - 1:], smooth, color="C0", label=f"training, {k}-episode mean")
+            a2.plot(wt[ok][k - 1:], smooth, color="C0")
+        path = evals[key]
+        if path.exists():
+            d = np.load(path)
+            vals = d["results"] if key == "r" else d[key]
+            sel = d["timesteps"] <= (max_steps or d["timesteps"].max())
+            with np.errstate(all="ignore"):
+                mean = np.nanmean(np.asarray(vals, float), axis=1)
+            a1.plot(d["timesteps"][sel], mean[sel], "o-", ms=3, color="C1",
+                    label="evaluation (deterministic)")
+        a1.set_xlabel("env steps")
+        a2.set_xlabel("wall time [min]")
+        for ax in (a1, a2):
+            ax.set_ylabel(label)
+            ax.grid(alpha=0.3)
+        a1.legend(fontsize=8)
+    axes[0][0].set_title(run.name)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    return Path(png)
+
+
+def _metric_label(run: Path, metric: str) -> str:
+    """The env's label for a metric ("e_y RMSE [m]"), from the run's env id."""
+    import gymnasium as gym
+    from gymnasium.envs.registration import load_env_creator
+
+    try:
+        env_id = load_yaml((run / "config.yml").read_text())["env_id"]
+        cls = load_env_creator(gym.spec(env_id).entry_point)
+        return getattr(cls, "METRIC_LABELS", {}).get(metric, metric)
+    except (OSError, KeyError, TypeError, gym.error.Error):  # no config: the raw name
+        return metric
