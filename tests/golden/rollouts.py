@@ -167,8 +167,72 @@ def fingerprint() -> dict[str, Any]:
                                                       "avx512vl", "avx512bw"))}
 
 
+# ACC and the dyno (added 2026-12-04, recorded on the commit before the delay-line
+# refactor of issue 28): the acceleration cascade under every integrator, the robot
+# driver's modes and transport delay, the dyno's pedal line and pedal actuator, latency.
+ACC_CASES: dict[str, dict[str, Any]] = {
+    f"acc/{family}/{physics}/{lat}": {"scenario": family, **pkw, **lkw}
+    for family in ("follow", "cut_in", "hard_brake", "stop_and_go")
+    for physics, pkw in (("default", {}), ("semi_implicit", {"integrator": "semi_implicit"}),
+                         ("heun", REFERENCE))
+    for lat, lkw in (("none", {}), ("uniform_skip", LATENCIES["uniform_skip"]))
+    if lat == "none" or family in ("cut_in", "stop_and_go")
+}
+DYNO_CASES: dict[str, dict[str, Any]] = {
+    "dyno/speed": {"driver": "speed"},
+    "dyno/speed_delay": {"driver": {"mode": "speed", "delay_s": 0.3}},
+    "dyno/accel": {"driver": "accel"},
+    "dyno/accel_delay_envelope": {"driver": {"mode": "accel", "delay_s": 0.2,
+                                             "max_accel_mps2": 1.8, "max_decel_mps2": 2.5}},
+    "dyno/pedal_line": {"driver": {"mode": "pedal", "delay_s": 0.3}},
+    "dyno/pedal_actuator": {"driver": None,
+                            "pedal_actuator": {"time_constant": 0.15, "rate_limit": 4.0}},
+    "dyno/speed_actuator_latency": {"driver": {"mode": "speed", "delay_s": 0.1},
+                                    "pedal_actuator": {"time_constant": 0.1},
+                                    "latency": LatencyModel.uniform(0.0, 0.08, seed=3)},
+    "dyno/highway": {"cycle": "highway", "driver": "speed"},
+}
+TASK_STEPS = 300
+
+
+def task_digest(env_id: str, kwargs: dict[str, Any], seed: int = 11) -> str:
+    """ACC (acc_pid) or the dyno (cycle_follower): obs, reward, flags, terms and the
+    task's physical info per step over TASK_STEPS steps, resetting at episode ends."""
+    from vdsim_gym.controllers import acc_pid, cycle_follower
+
+    env = gym.make(env_id, **kwargs)
+    if env_id == "VDSim-ACC-v0":
+        predict = acc_pid(env).predict
+    elif env.unwrapped.action_names == ("pedal",):  # no driver law: a P pedal on the cycle
+        names = list(env.unwrapped.obs_names)
+        i_ref, i_v = names.index("cycle_0s"), names.index("speed")
+
+        def predict(o: np.ndarray) -> tuple[np.ndarray, None]:
+            return np.clip([3.0 * (o[i_ref] - o[i_v])], -1.0, 1.0).astype(np.float32), None
+    else:
+        predict = cycle_follower(env).predict
+    keys = sorted(k for k, tp in env.unwrapped.INFO_KEYS if tp in (float, int))
+    h = hashlib.sha256()
+    obs, info = env.reset(seed=seed)
+    _update(h, obs)
+    for _ in range(TASK_STEPS):
+        obs, reward, term, trunc, info = env.step(predict(obs)[0])
+        terms = np.array(list(info["reward_terms"].values()))
+        _update(h, obs, np.float64(reward), np.array([term, trunc]), terms,
+                np.array([float(info[k]) for k in keys]), np.float64(info.get("t_apply", -1.0)))
+        if term or trunc:
+            obs, info = env.reset()
+            _update(h, obs)
+    env.close()
+    return h.hexdigest()
+
+
 def compute() -> dict[str, str]:
     out = {}
+    for name, kw in ACC_CASES.items():
+        out[f"single/{name}"] = task_digest("VDSim-ACC-v0", kw)
+    for name, kw in DYNO_CASES.items():
+        out[f"single/{name}"] = task_digest("VDSim-Dyno-v0", kw)
     for name, env_id, kw in cases():
         out[f"single/{name}"] = single_digest(env_id, kw)
     for name, env_id, kw in cases():
