@@ -192,9 +192,10 @@ def test_commonroad_mapping_states_every_vehicle_field() -> None:
     of the module doc."""
     from vdsim_gym import validation as val
     from vdsim_gym.config import VehicleConfig
+    from vdsim_gym.validation.maneuvers import _field_paths, _flatten
 
     p = val.parameters_vehicle2()
-    assert val._flatten(val.commonroad_mapping(p)) == val._field_paths(VehicleConfig)
+    assert _flatten(val.commonroad_mapping(p)) == _field_paths(VehicleConfig)
     mb, std = val.commonroad_vehicle(p), val.commonroad_vehicle(p, model="std")
     assert (mb.mass, mb.yaw_inertia, mb.cg_to_front, mb.cg_to_rear) == (p.m, p.I_z, p.a, p.b)
     assert mb.roll_stiffness_front == pytest.approx(0.581, abs=5e-4)

@@ -54,12 +54,10 @@ at 20 m/s its yaw rate then wanders by +-1.5e-3 rad/s and its lateral velocity b
 
 from __future__ import annotations
 
-import argparse
 import copy
 import dataclasses
 import functools
 import math
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -681,62 +679,3 @@ def plot(path: str | Path, integrator: str | None = None) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=90)
     return out
-
-
-DESCRIPTION = ("Our L1/L2 against CommonRoad's drift/multi-body models on vehicle 2: "
-               "prints the Markdown table (docs/PHYSICS.md); exit 1 if a metric is "
-               "outside its tolerance.")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``python -m vdsim_gym.validation`` and ``vdsim-gym validate`` (one
-    list for both; the command line is vdsim_gym.cli.validate)."""
-    parser.add_argument("--plot", type=Path, default=None, metavar="PNG",
-                        help="also write the time histories "
-                             "(docs/img/validation_commonroad.png)")
-    parser.add_argument("--integrator", default=None,
-                        help="run ours with this integrator instead of the default (e.g. "
-                             "rk4)")
-
-
-def run(plot_path: str | Path | None = None, integrator: str | None = None,
-        echo: Callable[[str], Any] = print) -> int:
-    """The validation command: checks its options and the extras before any work, echoes
-    the Markdown table (and writes the plot); 1 if a metric is outside its tolerance,
-    else 0."""
-    from vdsim_gym.plant import INTEGRATORS
-
-    if integrator is not None and integrator not in INTEGRATORS:
-        raise ValueError(f"--integrator {integrator!r}: choose from {', '.join(INTEGRATORS)} "
-                         "(default: the default physics)")
-    if plot_path is not None:
-        import importlib.util
-
-        if Path(plot_path).is_dir():
-            raise ValueError(f"--plot {str(plot_path)!r} is a folder; pass the PNG's file "
-                             "path")
-        if importlib.util.find_spec("matplotlib") is None:
-            raise ImportError("--plot needs matplotlib", name="matplotlib")
-    _vehiclemodels()  # the extra, before the first run
-    rows = comparison(integrator=integrator)
-    echo(markdown_table(rows))
-    if plot_path is not None:
-        echo(f"wrote {plot(plot_path, integrator=integrator)}")
-    outside = [f"{r.level} {r.metric}" for r in rows if not r.within]
-    if outside:
-        echo("outside the tolerance: " + "; ".join(outside))
-    return 1 if outside else 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m vdsim_gym.validation``: the same options and run as ``vdsim-gym
-    validate`` (which adds the command line's one-line errors)."""
-    ap = argparse.ArgumentParser(prog="python -m vdsim_gym.validation",
-                                 description=DESCRIPTION)
-    add_arguments(ap)
-    args = ap.parse_args(argv)
-    return run(args.plot, args.integrator)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
