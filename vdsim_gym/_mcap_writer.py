@@ -25,10 +25,15 @@ from vdsim_gym.errors import ConfigError
 class Trace(Protocol):
     """What the writer reads of a ``vdsim_gym.trace.Trace``."""
 
-    path: Path
-    manifest: dict[str, Any]
-    channels: dict[str, np.ndarray]
-    overlays: dict[str, dict[str, Any]]
+    # Read-only (properties): the trace is a frozen dataclass.
+    @property
+    def path(self) -> Path: ...
+    @property
+    def manifest(self) -> dict[str, Any]: ...
+    @property
+    def channels(self) -> dict[str, np.ndarray]: ...
+    @property
+    def overlays(self) -> dict[str, dict[str, Any]]: ...
 
     def __getitem__(self, name: str) -> np.ndarray: ...
 
@@ -441,13 +446,16 @@ def write_mcap(tr: Trace, out: str | Path, *, start_time_ns: int = 0) -> Path:
                      if times else None)
             if scene is not None:
                 put(channel(TOPIC_SCENE, fox["foxglove.SceneUpdate"]), 0, times[0], scene)
-            tf_id = pose_id = None
+            # The rows whose pose is sent (finite ones; none without a pose, the channel
+            # ids then unused).
+            tf_id = pose_id = -1
+            finite = np.zeros(len(times), dtype=bool)
             if pose is not None:
                 tf_id = channel(TOPIC_TF, fox["foxglove.FrameTransform"])
                 pose_id = channel(TOPIC_POSE, fox["foxglove.PoseInFrame"])
+                finite = np.all(np.isfinite(pose), axis=1)
             units = json.dumps(tr.units)
             sig_id = channel(TOPIC_SIGNALS, signals_schema(tr), units=units)
-            finite = np.all(np.isfinite(pose), axis=1) if pose is not None else None
             for i, (ns, row) in enumerate(zip(times, _signal_rows(tr))):
                 if pose is not None and finite[i]:
                     x, y, psi = pose[i].tolist()

@@ -150,12 +150,12 @@ def steady_state_ramp(vehicle: VehicleConfig | str = "generic_sedan", level: str
     window: deque[float] = deque(maxlen=50)  # |ay| of the last 0.5 s
     improved, ref = 0, 0.0  # the step and the ay mean of the last 1 % rise
     for k in range(round(duration / 0.01)):
-        steer = min(steer_rate * (k + 1) * 0.01, v.max_steer)
+        delta = min(steer_rate * (k + 1) * 0.01, v.max_steer)  # road-wheel angle [rad]
         err = speed - obs["vx"]
         integ += err * 0.01
         force = min(max(kp * err + ki * integ, lo_f), hi_f)
-        obs = plant.step((steer, force))
-        rows.append((obs["t"], steer, obs["ay"], obs["r"], obs["beta"], obs["vx"]))
+        obs = plant.step((delta, force))
+        rows.append((obs["t"], delta, obs["ay"], obs["r"], obs["beta"], obs["vx"]))
         window.append(abs(obs["ay"]))
         mean = sum(window) / 50 if len(window) == 50 else 0.0
         if mean > ref * 1.01:

@@ -185,13 +185,13 @@ class LatencyModel:
 
     def describe(self) -> dict[str, Any]:
         """Parameters for result metadata."""
-        params = {
+        params: dict[str, dict[str, Any]] = {
             "fixed": {"c_s": self.a},
             "uniform": {"lo_s": self.a, "hi_s": self.b, "seed": self.seed},
             "normal": {"mu_s": self.a, "sd_s": self.b, "seed": self.seed, "clipped_at": 0.0},
             "measured": {"clock": "time.perf_counter"},
-        }[self.kind]
-        return {"kind": self.kind, **params}
+        }
+        return {"kind": self.kind, **params[self.kind]}
 
 
 def check_overrun(overrun: Any) -> str:

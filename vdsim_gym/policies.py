@@ -126,6 +126,7 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
     import pickle
 
     import stable_baselines3 as sb3
+    from stable_baselines3.common.base_class import BaseAlgorithm
 
     path = Path(run)
     if path.suffix == ".zip":
@@ -142,8 +143,8 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
         algo = config.get("algo", "ppo")
         env_kwargs = dict(config.get("env_kwargs") or {})
         history = int(config.get("action_history") or env_kwargs.get("action_history") or 0)
-    model = {"ppo": sb3.PPO, "sac": sb3.SAC, "td3": sb3.TD3}[check_algo(algo)].load(
-        zip_path, device="cpu")
+    algos: dict[str, type[BaseAlgorithm]] = {"ppo": sb3.PPO, "sac": sb3.SAC, "td3": sb3.TD3}
+    model = algos[check_algo(algo)].load(zip_path, device="cpu")
     obs_rms, clip, eps = None, 10.0, 1e-8
     stats = folder / ("best_vecnormalize.pkl" if zip_path.stem == "best_model"
                       else "vecnormalize.pkl")
@@ -183,7 +184,7 @@ def _baseline(spec: str, params: str) -> Any:
         p = _parse_params(params)
     except ValueError as exc:
         raise ValueError(f"{spec!r}: {exc}") from None
-    pi = {k: p.pop(k) for k in ("kp", "ki") if k in p}
+    pi: dict[str, Any] = {k: p.pop(k) for k in ("kp", "ki") if k in p}
     stanley_sig = inspect.signature(Stanley.__init__)
     try:  # unknown parameters fail now, not in a worker
         stanley_sig.bind(None, None, wheelbase=1, cg_to_front=1, max_steer=1, **p)

@@ -287,7 +287,7 @@ class Randomization:
         keys = [k for k in self.keys if k in VEHICLE_NAMES]
         if not keys:
             return
-        bounds = [self.range(k) for k in keys]
+        bounds = [(lo, hi) for k, lo, hi in self.ranges if k in VEHICLE_NAMES]  # keys' order
         for corner in itertools.product(*bounds):
             values = dict(zip(keys, corner, strict=True))
             try:

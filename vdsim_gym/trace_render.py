@@ -119,7 +119,7 @@ class _Figure:
     # ---------------------------------------------------------------- static parts
 
     def _setup(self, title: str) -> None:
-        if self.ax_bird is not None:
+        if self.ax_bird is not None and self.ax_zoom is not None:  # both, with a pose
             ax = self.ax_bird
             xs, ys = [], []
             same = len(self.courses) == 1
@@ -239,7 +239,8 @@ class _Figure:
             poses.append((_decimate(pose[: i + 1, :2]), self.rgb[j]))
             steer = tr["steer_applied"][i] if "steer_applied" in tr.channels \
                 else tr["u_steer"][i]
-            bodies.append(body_outline(self.geometry[j], *pose[i], steer))
+            x, y, psi = pose[i]
+            bodies.append(body_outline(self.geometry[j], x, y, psi, steer))
         for (xy, col), polys in zip(poses, bodies, strict=True):
             if len(xy) > 1:
                 draw.line(self._pixels(self.bird_trans, xy), fill=col, width=2)
@@ -253,11 +254,11 @@ class _Figure:
                                                              :2])
         if math.isfinite(x0) and math.isfinite(y0):
             view = WorldView(x0, y0, self.zoom_k, (0, 0, right - left, bottom - top))
-            for col, path, cones in self.zoom_courses:  # several courses: a colour each
-                draw_scene(zdraw, view, path=path, cones=cones,
-                           **({} if col is None else {"cone_color": col}))
-                if col is not None and path is not None:
-                    view.polyline(zdraw, path, col, width=1)
+            for course_col, path, cones in self.zoom_courses:  # several courses: a colour each
+                color: dict[str, Any] = {} if course_col is None else {"cone_color": course_col}
+                draw_scene(zdraw, view, path=path, cones=cones, **color)
+                if course_col is not None and path is not None:
+                    view.polyline(zdraw, path, course_col, width=1)
             for (xy, col), polys in zip(poses, bodies, strict=True):
                 view.polyline(zdraw, xy, col, width=2)
                 for poly in polys:
