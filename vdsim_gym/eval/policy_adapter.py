@@ -32,7 +32,7 @@ class PathObservation:
     """
 
     def __init__(self, env: gym.Env) -> None:
-        base = env.unwrapped
+        base: Any = env.unwrapped  # the path env: its own attributes
         self._observer = base.path_observer()  # refuses before the first reset
         self.course = base.course
         self.names: tuple[str, ...] = OBS_NAMES
@@ -72,4 +72,5 @@ class PolicyController:
         self._first = False
         a = np.clip(np.asarray(action, dtype=float).reshape(2), -1.0, 1.0)
         self.prev_action = (float(a[0]), float(a[1]))
-        return self.env.unwrapped.action_to_command(action)
+        base: Any = self.env.unwrapped  # the path env: its own attributes
+        return base.action_to_command(action)

@@ -41,6 +41,7 @@ class RecordTrace(
         base = vdsim_base(env, "RecordTrace")
         gym.utils.RecordConstructorArgs.__init__(self)
         gym.Wrapper.__init__(self, env)
+        self._base = base  # env.unwrapped, typed (its core may be rebuilt: read it each time)
         self.path_template = str(path)
         if Path(self.path_template).is_dir():
             raise ConfigError(f"RecordTrace path {self.path_template!r} is a folder; give a "
@@ -55,7 +56,7 @@ class RecordTrace(
         self._seed: int | None = None
 
     def _session(self) -> Any:
-        return self.env.unwrapped._core.session
+        return self._base._core.session
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -92,7 +93,7 @@ class RecordTrace(
         super().close()
 
     def _write(self, stopped: bool) -> Path:
-        base = self.env.unwrapped
+        base = self._base
         session = self._session()
         self._open = False
         session.record_trace_row()

@@ -10,6 +10,7 @@ import numpy as np
 
 from vdsim_gym._checks import check_action, check_number
 from vdsim_gym.dyno.driver import Actuator, RobotDriver
+from vdsim_gym.envs.dyno import DynoEnv
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.wrappers._common import vdsim_base
 
@@ -56,6 +57,7 @@ class RobotDriverWrapper(
         gym.Wrapper.__init__(self, env)
         dyno = base.physics.level == "dyno"
         if dyno:
+            assert isinstance(base, DynoEnv)  # the dyno physics are the dyno env's
             base.set_driver(None)
         elif base.longitudinal != "pedal":
             base.set_longitudinal("pedal")

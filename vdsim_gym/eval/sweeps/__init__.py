@@ -142,7 +142,8 @@ def sweep(
     shared = {**env_kwargs, "overrun": overrun}
     for sc in scens:  # argument errors now, in this process, with the env's own message
         probe = gym.make(env_id, **{**shared, **sc})
-        labels = dict(probe.unwrapped.METRIC_LABELS)
+        base: Any = probe.unwrapped  # a CoreEnv: its own attributes
+        labels = dict(base.METRIC_LABELS)
         probe.close()
     cells = tuple(_Cell(lat, sc, scenario_key(sc), latency_label(lat), mean_delay_ms(lat))
                   for sc in scens for lat in lats)

@@ -14,7 +14,7 @@ from vdsim_gym.eval.sweeps.results import SUMMARY_BASE, SweepRow
 
 
 def _make_batch(env_id: str, per_env_kwargs: Sequence[dict[str, Any]],
-                env_kwargs: dict[str, Any], threads: int) -> gym.vector.VectorEnv:
+                env_kwargs: dict[str, Any], threads: int) -> VDSimVectorEnv:
     """A vector env of ``len(per_env_kwargs)`` envs on the core's vector session: env i
     behaves as ``gym.make(env_id, **env_kwargs, **per_env_kwargs[i])``, NEXT_STEP
     autoreset; one GIL-released call steps the whole batch on ``threads`` workers.
@@ -41,7 +41,7 @@ def _predict(policy: Any, obs: np.ndarray, first: bool, mode: str, m: int) -> np
     return action
 
 
-def _reset(venv: gym.vector.VectorEnv, seeds: list[int]) -> np.ndarray:
+def _reset(venv: VDSimVectorEnv, seeds: list[int]) -> np.ndarray:
     consecutive = all(b - a == 1 for a, b in zip(seeds, seeds[1:], strict=False))
     obs, _ = venv.reset(seed=seeds[0] if consecutive else seeds)  # env i: seeds[i]
     return obs
@@ -71,9 +71,9 @@ def _run_batch(job: _Job, batch: list[tuple[int, int]]) -> list[SweepRow]:
     for i, (c, _) in enumerate(batch):
         groups.setdefault(cells[c].key if _is_factory(job.policy) else "", []).append(i)
     policies = []
-    for rows in groups.values():
+    for members in groups.values():
         if _is_factory(job.policy):
-            scenario = cells[batch[rows[0]][0]].scenario
+            scenario = cells[batch[members[0]][0]].scenario
             template = gym.make(job.env_id, **{**job.env_kwargs, **scenario})
             try:
                 pol = job.policy(template)
@@ -83,7 +83,7 @@ def _run_batch(job: _Job, batch: list[tuple[int, int]]) -> list[SweepRow]:
                 raise TypeError(f"the policy factory returned {pol!r}, which has no predict()")
         else:
             pol = job.policy
-        policies.append((np.asarray(rows), pol))
+        policies.append((np.asarray(members), pol))
 
     venv = _make_batch(job.env_id, per_env, job.env_kwargs, job.threads)
     try:
@@ -110,7 +110,7 @@ def _run_batch(job: _Job, batch: list[tuple[int, int]]) -> list[SweepRow]:
                     take = active if mask is None else active & np.asarray(mask, dtype=bool)
                     acc[take] = vals[take]
             done = active & (np.asarray(term) | np.asarray(trunc))
-            for i in np.flatnonzero(done):
+            for i in np.flatnonzero(done).tolist():
                 terminated_at[i] = bool(term[i])
                 ends[i] = _end_reason(infos, i, bool(term[i]))
                 # the row's core still holds the episode (NEXT_STEP resets it next step)
