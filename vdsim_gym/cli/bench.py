@@ -122,8 +122,10 @@ def _baseline_episode(env: Any) -> list[np.ndarray]:
     return actions
 
 
-REFERENCE = {"integrator": "heun"}  # the reference configuration (heun every substep)
-PREVIOUS = {"integrator": "semi_implicit"}  # the default before 2026-12-04 (first order)
+# The reference configuration (heun every substep); the default before 2026-12-04 (first
+# order).
+REFERENCE: dict[str, Any] = {"integrator": "heun"}
+PREVIOUS: dict[str, Any] = {"integrator": "semi_implicit"}
 
 
 @dataclass(frozen=True)
@@ -168,7 +170,7 @@ def core_and_env_rows(env_id: str, level: str, repeats: int
     env = gym.make(env_id, level=level, terminate_on_cone=False)
     ref = gym.make(env_id, level=level, terminate_on_cone=False, **REFERENCE)
     prev = gym.make(env_id, level=level, terminate_on_cone=False, **PREVIOUS)
-    base = env.unwrapped
+    base: Any = env.unwrapped  # a VDSim env: its own attributes
     actions = _baseline_episode(ref)
     pairs = [tuple(float(v) for v in a) for a in actions]
     commands = [base.action_to_command(a) for a in actions]
@@ -253,7 +255,7 @@ def sac_env_share(total_timesteps: int = 3000,
 
     spent = [0.0]
 
-    class Timed(gym.Wrapper):  # type: ignore[type-arg]
+    class Timed(gym.Wrapper):
         def step(self, action: Any) -> Any:
             t0 = time.perf_counter()
             try:

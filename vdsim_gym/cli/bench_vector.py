@@ -165,7 +165,7 @@ def ppo_env_share(num_envs: int = 8, total_timesteps: int = 16384, light: bool =
 
     venv.step_wait = timed(venv.step_wait)  # type: ignore[method-assign]
     venv.reset = timed(venv.reset)  # type: ignore[method-assign]
-    hyper = {"n_steps": 256, "batch_size": 256, "n_epochs": 4} if light else {}
+    hyper: dict[str, Any] = {"n_steps": 256, "batch_size": 256, "n_epochs": 4} if light else {}
     model = PPO("MlpPolicy", venv, seed=0, device="cpu", verbose=0, **hyper)
     t0 = time.perf_counter()
     model.learn(total_timesteps=total_timesteps)
@@ -197,8 +197,8 @@ def run(steps: int = 50, repeats: int = 15, ppo: bool = True,
                       + f"; env / physics only = "
                       f"{env.agent_steps_per_s / phys.agent_steps_per_s:.3f}")
     for n in (16, 64):
-        r = by[(n, 2)][0].agent_steps_per_s / by[(n, 1)][0].agent_steps_per_s
-        ratios.append(f"N={n}: 2 threads / 1 thread = {r:.2f}"
+        speedup = by[(n, 2)][0].agent_steps_per_s / by[(n, 1)][0].agent_steps_per_s
+        ratios.append(f"N={n}: 2 threads / 1 thread = {speedup:.2f}"
                       + ("  (aim >= 1.8)" if n == 64 else ""))
     stages.start(f"make_vec {ENV_ID} N=64 threads=2, reference physics (heun 0.5 ms)")
     ref_env, ref_core, _ = vector_rows(64, 2, steps, repeats, **REFERENCE)

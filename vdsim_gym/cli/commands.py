@@ -61,7 +61,8 @@ def _accuracy(args: argparse.Namespace) -> int:
     if not args.closed_loop:
         from vdsim_gym.cli.accuracy import main as accuracy_main
 
-        return accuracy_main() or 0
+        accuracy_main()  # prints its table; the gate's verdict is --closed-loop's
+        return 0
     from vdsim_gym.eval.closed_loop_gate import REFERENCE, format_table, run_gate, summary
 
     physics: dict[str, Any] = {}

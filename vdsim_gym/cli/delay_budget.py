@@ -63,7 +63,8 @@ def make_env(level: str = "L2", integrator: str = DEFAULT_INTEGRATOR,
 
 def start_state(env: gym.Env) -> dict[str, float]:
     """On the path at s = 0, path heading, vx = the course speed (no start noise)."""
-    course = env.unwrapped.course
+    base: Any = env.unwrapped  # the path env: its own attributes
+    course = base.course
     (x0, y0), (x1, y1) = course.path[0], course.path[1]
     return {"X": float(x0), "Y": float(y0), "psi": math.atan2(y1 - y0, x1 - x0),
             "vx": float(course.start_speed)}
@@ -114,12 +115,13 @@ class Row:
 
 def run_case(case: Case, env: gym.Env, *, level: str = "L2", duration: float = DURATION,
              trace_path: str | Path | None = None) -> EvalResult:
+    base: Any = env.unwrapped  # the path env: its own attributes
     ev = ClosedLoopEval(
         plant_kwargs=dict(level=level, substep_dt=SUBSTEP_DT, longitudinal="force",
-                          integrator=env.unwrapped.integrator, vehicle=env.unwrapped.vehicle),
+                          integrator=base.integrator, vehicle=base.vehicle),
         controller=PolicyController(env), control_period=CONTROL_PERIOD, mode=case.mode,
         latency=case.latency, overrun=case.overrun, duration=duration,
-        reference_path=env.unwrapped.course.path, initial_state=start_state(env),
+        reference_path=base.course.path, initial_state=start_state(env),
         trace_path=trace_path,
     )
     return ev.run()

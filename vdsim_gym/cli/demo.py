@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -85,7 +86,8 @@ def drive(preset: str, *, speed: float | None = None, level: str = "L2", seed: i
         completed=bool(truncated and not terminated),
         steps=len(e_y),
     )
-    return result, env.unwrapped.trajectory, env
+    base: Any = env.unwrapped  # the path env: its own attributes
+    return result, base.trajectory, env
 
 
 # (title, DemoResult field, alignment, number format)
@@ -116,10 +118,11 @@ def plot(runs: list[tuple[DemoResult, np.ndarray, gym.Env]], path: Path) -> None
                 f"(Y scale exaggerated {factor:.2g}x)")
 
     for ax, (res, xy, env) in zip(axes[:, 0], runs, strict=True):
-        course = env.unwrapped.course
+        base: Any = env.unwrapped  # the path env: its own attributes
+        course = base.course
         ax.plot(course.path[:, 0], course.path[:, 1], "k--", lw=1, label="reference")
         if len(course.cones):
-            hit = np.asarray(env.unwrapped.cone_hit_flags, dtype=bool)
+            hit = np.asarray(base.cone_hit_flags, dtype=bool)
             ax.plot(*course.cones[~hit].T, "o", color="orange", ms=4, label="cones")
             if hit.any():
                 ax.plot(*course.cones[hit].T, "o", color="red", ms=5, label="cones hit")

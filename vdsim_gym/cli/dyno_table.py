@@ -8,6 +8,7 @@ import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from vdsim_gym import _table
 from vdsim_gym.analysis import LoopModel, loop_margins, time_domain_delay_margin
@@ -35,12 +36,13 @@ class MarginRow:
     time_domain_s: float  # smallest simulated delay (whole steps) that does not settle
 
 
-# Loops reported: (label, LoopModel mode, driver/gain overrides).
-LOOPS = (("speed mode", "speed", {}),
-         ("accel mode (a_ref given)", "accel", {}),
-         ("accel mode, a_ref = (v_ref - v)/0.1", "accel_from_speed", {}),
-         ("  same, gains kp_a 0.0425 ki_a 0.025", "accel_from_speed",
-          {"kp_accel": 0.0425, "ki_accel": 0.025}))
+# Loops reported: (label, LoopModel mode, driver/gain overrides: keyword arguments).
+LOOPS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("speed mode", "speed", {}),
+    ("accel mode (a_ref given)", "accel", {}),
+    ("accel mode, a_ref = (v_ref - v)/0.1", "accel_from_speed", {}),
+    ("  same, gains kp_a 0.0425 ki_a 0.025", "accel_from_speed",
+     {"kp_accel": 0.0425, "ki_accel": 0.025}))
 
 
 def margin_rows(dts: Sequence[float] = (0.05, 0.01)) -> list[MarginRow]:
