@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'ConeField', 'CycleAction', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'GymStepper', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'Session', 'SimConfig', 'SpeedEnvCore', 'TRACE_ROW_SIZE', 'TaskParams', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'fast_atan', 'fast_sin_pi', 'git_dirty', 'git_sha', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'solve_box_qp', 'solve_spd_banded', 'tire_forces', 'whole_ticks']
+__all__: list[str] = ['AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'ConeField', 'CycleAction', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'GymStepper', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'Session', 'SimConfig', 'SpeedEnvCore', 'TRACE_ROW_SIZE', 'TaskParams', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'git_dirty', 'git_sha', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'solve_box_qp', 'solve_spd_banded', 'tire_forces', 'whole_ticks']
 class Level:
     """
     Members:
@@ -1050,6 +1050,10 @@ class PathEnvCore(EnvCoreBase):
         """
     def command_from_action(self, a_steer: typing.SupportsFloat | typing.SupportsIndex, a_long: typing.SupportsFloat | typing.SupportsIndex) -> tuple[float, float]:
         ...
+    def command_in_force(self, tick: typing.SupportsInt | typing.SupportsIndex | None = None) -> tuple[int, int, float, float]:
+        """
+        (sample_tick, apply_tick, steer, longitudinal) of the command in force now, or during substep `tick` (at or after now: a pending one due by then); sample_tick -1 is the reset command
+        """
     def latch(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         """
         Mode C: the action's command takes effect now
@@ -1122,6 +1126,11 @@ class PathEnvCore(EnvCoreBase):
     def path_length(self) -> float:
         ...
     @property
+    def pending_commands(self) -> list:
+        """
+        The scheduled commands not yet applied, by apply tick: (sample_tick, apply_tick, steer, longitudinal)
+        """
+    @property
     def session(self) -> Session:
         ...
     @property
@@ -1167,6 +1176,10 @@ class SpeedEnvCore(EnvCoreBase):
     def command_for(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float]:
         """
         The plant command (steer, longitudinal) of an action now
+        """
+    def command_in_force(self, tick: typing.SupportsInt | typing.SupportsIndex | None = None) -> tuple[int, int, float, float]:
+        """
+        (sample_tick, apply_tick, steer, longitudinal) of the command in force now, or during substep `tick` (at or after now: a pending one due by then); sample_tick -1 is the reset command
         """
     def latch(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         """
@@ -1226,6 +1239,11 @@ class SpeedEnvCore(EnvCoreBase):
     def next_sample(self) -> tuple[int, int, float]:
         """
         (k, call_tick, t_start [s]) of the next sample
+        """
+    @property
+    def pending_commands(self) -> list:
+        """
+        The scheduled commands not yet applied, by apply tick: (sample_tick, apply_tick, steer, longitudinal)
         """
     @property
     def session(self) -> Session:
@@ -1350,6 +1368,10 @@ class AccEnvCore(EnvCoreBase):
         """
         The plant command (steer, longitudinal) of an action now
         """
+    def command_in_force(self, tick: typing.SupportsInt | typing.SupportsIndex | None = None) -> tuple[int, int, float, float]:
+        """
+        (sample_tick, apply_tick, steer, longitudinal) of the command in force now, or during substep `tick` (at or after now: a pending one due by then); sample_tick -1 is the reset command
+        """
     def latch(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         """
         Mode C: the action's command takes effect now
@@ -1410,6 +1432,11 @@ class AccEnvCore(EnvCoreBase):
     def next_sample(self) -> tuple[int, int, float]:
         """
         (k, call_tick, t_start [s]) of the next sample
+        """
+    @property
+    def pending_commands(self) -> list:
+        """
+        The scheduled commands not yet applied, by apply tick: (sample_tick, apply_tick, steer, longitudinal)
         """
     @property
     def periods(self) -> int:
@@ -1972,6 +1999,10 @@ class DynoEnvCore(EnvCoreBase):
         """
         The plant command (steer, longitudinal) of an action now
         """
+    def command_in_force(self, tick: typing.SupportsInt | typing.SupportsIndex | None = None) -> tuple[int, int, float, float]:
+        """
+        (sample_tick, apply_tick, steer, longitudinal) of the command in force now, or during substep `tick` (at or after now: a pending one due by then); sample_tick -1 is the reset command
+        """
     def latch(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         """
         Mode C: the action's command takes effect now
@@ -2053,6 +2084,11 @@ class DynoEnvCore(EnvCoreBase):
     @property
     def pedal(self) -> float:
         ...
+    @property
+    def pending_commands(self) -> list:
+        """
+        The scheduled commands not yet applied, by apply tick: (sample_tick, apply_tick, steer, longitudinal)
+        """
     @property
     def periods(self) -> int:
         ...
@@ -2210,6 +2246,8 @@ def fast_atan(x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typ
     ...
 def fast_sin_pi(a: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     ...
+def floor_ticks(seconds: typing.SupportsFloat | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex) -> int:
+    ...
 def mf_peak_u(curve: MFCurve) -> float:
     ...
 def mf_shape(bx: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], C: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], E: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], fast: typing.Annotated[numpy.typing.ArrayLike, numpy.bool] = False) -> typing.Any:
@@ -2236,7 +2274,7 @@ OBS_CLIP: float = 10.0
 PATH_FLAGS: dict[str, int] = {'terminated': 1, 'truncated': 2, 'cone_hit': 4, 'off_corridor': 8, 'spin_out': 16, 'non_finite': 32, 'stalled': 64, 'time_limit': 65536}
 PATH_OBS_NAMES: tuple[str, ...] = ('e_y', 'e_psi', 'vx', 'vy', 'r', 'v_ref', 'ax', 'ay', 'delta_rw', 'prev_steer', 'prev_long', 'kappa_ref', 'preview_y_5m', 'preview_y_10m', 'preview_y_20m', 'preview_y_30m')
 PATH_PREVIEW_DISTANCES: tuple[float, ...] = (5.0, 10.0, 20.0, 30.0)
-PATH_STEP_INFO_NAMES: tuple[str, ...] = ('reward', 'e_y', 's', 't', 'vx', 'X', 'Y', 'psi', 'new_hits', 'cone_hits', 't_sample', 't_apply', 'c_k', 'overrun', 'skipped', 'n_overrun', 'n_skipped')
+PATH_STEP_INFO_NAMES: tuple[str, ...] = ('reward', 'e_y', 's', 't', 'vx', 'X', 'Y', 'psi', 'new_hits', 'cone_hits', 't_sample', 't_apply', 'c_k', 'overrun', 'skipped', 'n_overrun', 'n_skipped', 'sample_tick', 'apply_tick')
 PATH_TERM_NAMES: tuple[str, ...] = ('tracking', 'heading', 'speed', 'smoothness', 'progress', 'cone', 'terminal')
 STATE_SIZE: int = 18
 TRACE_ROW_SIZE: int = 32
