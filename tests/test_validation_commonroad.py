@@ -192,7 +192,7 @@ def test_commonroad_mapping_states_every_vehicle_field() -> None:
     of the module doc."""
     from vdsim_gym import validation as val
     from vdsim_gym.config import VehicleConfig
-    from vdsim_gym.validation.maneuvers import _field_paths, _flatten
+    from vdsim_gym.validation.commonroad import _field_paths, _flatten
 
     p = val.parameters_vehicle2()
     assert _flatten(val.commonroad_mapping(p)) == _field_paths(VehicleConfig)

@@ -13,8 +13,12 @@ multi-body models", has the mapping table, the measured table and why each toler
 what it is; tests/test_validation_commonroad.py checks each metric (``pytest -m
 validation``).
 
-This module is the command line (``add_arguments``, ``run``, ``main``; ``__main__`` runs
-``main``) and re-exports every name of the modules below it.
+The modules, one job each: ``commonroad`` (their vehicle 2 mapped onto a VehicleConfig,
+the mapping's decisions in its docstring), ``maneuvers`` (the maneuvers and their runs on
+both sides), ``metrics`` (what each run measures), ``table`` (the bands and the comparison
+table) and ``plots`` (the time histories). This module is the command line
+(``add_arguments``, ``run``, ``main``; ``__main__`` runs ``main``) and re-exports every
+public name of those.
 """
 
 from __future__ import annotations
@@ -24,19 +28,26 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from vdsim_gym.validation.commonroad import (
+    DROPPED_TIRE_TERMS,
+    INSTALL_HINT,
+    MODELS,
+    _vehiclemodels,
+    commonroad_mapping,
+    commonroad_params_as_run,
+    commonroad_vehicle,
+    parameters_vehicle2,
+    roll_stiffness,
+)
 from vdsim_gym.validation.maneuvers import (
     BRAKE_ACCEL,
     BRAKE_END,
     BRAKE_SPEED,
     CONTROL_PERIOD,
-    DROPPED_TIRE_TERMS,
     HOLD_KI,
     HOLD_KP,
-    INSTALL_HINT,
     K_AY_RANGE,
     MANEUVERS,
-    METRICS,
-    MODELS,
     RAMP_RATE,
     RAMP_START,
     SETTLE_TIME,
@@ -46,30 +57,29 @@ from vdsim_gym.validation.maneuvers import (
     STEADY_DVY,
     STEP_STEER,
     STEP_TIME,
-    TABLE_HEADER,
     THEIR_STEP,
     Maneuver,
-    Metric,
-    Row,
     Run,
-    _vehiclemodels,
     cached_run,
-    commonroad_mapping,
-    commonroad_params_as_run,
-    commonroad_vehicle,
-    comparison,
-    lateral_limit,
-    maneuver_metrics,
-    markdown_table,
-    parameters_vehicle2,
-    plot,
-    roll_stiffness,
     run_ours,
     run_theirs,
+)
+from vdsim_gym.validation.metrics import (
+    lateral_limit,
+    maneuver_metrics,
     sine_metrics,
     step_metrics,
     stopping_distance,
     understeer_gradient,
+)
+from vdsim_gym.validation.plots import plot
+from vdsim_gym.validation.table import (
+    METRICS,
+    TABLE_HEADER,
+    Metric,
+    Row,
+    comparison,
+    markdown_table,
 )
 
 DESCRIPTION = ("Our L1/L2 against CommonRoad's drift/multi-body models on vehicle 2: "
