@@ -12,7 +12,7 @@ its own ``np_random``). See docs/VECTOR.md.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -447,24 +447,23 @@ def make_vector_env(env_id: str, num_envs: int, **kwargs: Any) -> VDSimVectorEnv
     return VDSimVectorEnv(env_id, num_envs, **kwargs)
 
 
-def make_dlc_vec(num_envs: int = 1, **kwargs: Any) -> VDSimVectorEnv:
-    """Vector entry point of ``VDSim-DLC-v0``."""
-    return VDSimVectorEnv("VDSim-DLC-v0", num_envs, **kwargs)
+def _entry_point(env_id: str, name: str) -> Callable[..., VDSimVectorEnv]:
+    """The ``vector_entry_point`` of ``env_id``: ``name(num_envs=1, **kwargs)`` is
+    ``make_vector_env(env_id, num_envs, **kwargs)``. ``name`` is the module attribute it
+    is bound to, so it prints and pickles by that name."""
+    def make(num_envs: int = 1, **kwargs: Any) -> VDSimVectorEnv:
+        return make_vector_env(env_id, num_envs, **kwargs)
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = f"Vector entry point of ``{env_id}``."
+    return make
 
 
-def make_path_follow_vec(num_envs: int = 1, **kwargs: Any) -> VDSimVectorEnv:
-    """Vector entry point of ``VDSim-PathFollow-v0``."""
-    return VDSimVectorEnv("VDSim-PathFollow-v0", num_envs, **kwargs)
-
-
-def make_acc_vec(num_envs: int = 1, **kwargs: Any) -> VDSimVectorEnv:
-    """Vector entry point of ``VDSim-ACC-v0``."""
-    return VDSimVectorEnv("VDSim-ACC-v0", num_envs, **kwargs)
-
-
-def make_dyno_vec(num_envs: int = 1, **kwargs: Any) -> VDSimVectorEnv:
-    """Vector entry point of ``VDSim-Dyno-v0``."""
-    return VDSimVectorEnv("VDSim-Dyno-v0", num_envs, **kwargs)
+# The ids' vector entry points (vdsim_gym.envs.ENV_SPECS names them).
+make_dlc_vec = _entry_point("VDSim-DLC-v0", "make_dlc_vec")
+make_path_follow_vec = _entry_point("VDSim-PathFollow-v0", "make_path_follow_vec")
+make_acc_vec = _entry_point("VDSim-ACC-v0", "make_acc_vec")
+make_dyno_vec = _entry_point("VDSim-Dyno-v0", "make_dyno_vec")
 
 
 def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
