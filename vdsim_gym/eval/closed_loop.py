@@ -8,37 +8,33 @@ Modes (docs/EVAL_MODES.md):
   ``ceil((t_start + c_k) / substep_dt)`` ticks, c_k from a ``LatencyModel``; one worker
   computes one sample at a time; overruns follow ``overrun="skip" | "queue"``.
 
-Everything runs on the core's integer tick clock. The timing arithmetic is the core's
-``AsyncTimeline``; the commands go through the session's command schedule; this module
-is the event loop between them: it advances the plant in blocks of substeps from one
-event (a grid sample tick, a controller call tick, the end) to the next.
-
-The simulated side of the callback form is reached through a small driver protocol
-(``vdsim_gym.eval.driver``: reset, observe, call, check, command_now / schedule /
-drop_pending / advance, state_row; ``_PlantDriver``: a Plant and a callback). A policy on
-an env (``env=``, ``policy=``) runs on the env's own C++ core instead
+This module checks a run's arguments, builds its form and dispatches the run. Everything
+runs on the core's integer tick clock; the callback form's event loop (modes A and B)
+is ``vdsim_gym.eval.event_loop``, and its simulated side is reached through a small
+driver protocol (``vdsim_gym.eval.driver``: reset, observe, call, check, command_now /
+schedule / drop_pending / advance, state_row; ``_PlantDriver``: a Plant and a callback).
+A policy on an env (``env=``, ``policy=``) runs on the env's own C++ core instead
 (``vdsim_gym.eval.env_run``: mode B through the env's measured latency, so the same
-``AsyncTimeline`` times both forms). Results and errors: ``vdsim_gym.eval.result``.
+``AsyncTimeline`` times both forms); mode C is ``vdsim_gym.eval.wallclock``. Results and
+errors: ``vdsim_gym.eval.result``.
 """
 
 from __future__ import annotations
 
-import math
 import threading
 import time
-from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
-from vdsim_gym import _core
 from vdsim_gym._signals import sigterm_as_interrupt
 from vdsim_gym.errors import ConcurrentUseError, ConfigError, UnsupportedEnvError
 from vdsim_gym.eval.driver import Command, Controller, _Driver, _PlantDriver
 from vdsim_gym.eval.env_run import EnvPolicyRun
-from vdsim_gym.eval.result import ControllerError, EvalResult, _Samples
+from vdsim_gym.eval.event_loop import loop_async, loop_sync
+from vdsim_gym.eval.result import ControllerError, EvalResult
 from vdsim_gym.eval.result_build import build_result
 from vdsim_gym.eval.trace_recording import EvalTrace
 from vdsim_gym.eval.wallclock import (
@@ -328,14 +324,17 @@ class ClosedLoopEval:
         try:
             d.reset()
             if self.mode == "sync":
-                rows, samples, end, stopped = self._loop_sync()
+                rows, samples, end, stopped = loop_sync(d, self._end_tick, self._stop,
+                                                        self._call)
             else:
-                rows, samples, end, stopped = self._loop_async()
+                rows, samples, end, stopped = loop_async(d, self._end_tick, self._stop,
+                                                         self._call, self.overrun,
+                                                         self.latency)
         finally:
             d.drop_pending()  # nothing stays scheduled for the next run, whatever happened
         return build_result(self, rows, samples, end, stopped)
 
-    # ------------------------------------------------------------------ loops
+    # ------------------------------------------------------------------ calls
 
     def _call(self, obs: Any, k: int, t: float) -> tuple[Command, float]:
         """Controller output for sample k (observed at t), checked, and its wall time."""
@@ -354,108 +353,3 @@ class ClosedLoopEval:
             raise type(err)(f"controller output at sample k={k}, t={t:.6g} s: {err}") \
                 from None
         return command, wall
-
-    def _loop_sync(self) -> tuple:
-        d, P, dt, end = self._driver, self._driver.ticks_per_period, self._driver.substep_dt, \
-            self._end_tick
-        rows: list[tuple] = []
-        samples = _Samples()
-        stopped = False
-        k = 0
-        while k * P < end:
-            tick = k * P
-            t = tick * dt
-            if self._stop.is_set():  # a stop() between calls: end here, before the sample
-                end, stopped = tick, True
-                break
-            obs = d.observe()
-            command, wall = self._call(obs, k, t)
-            row = samples.add(k=k, t_sample=t, t_start=t, t_call=t, c_k=0.0, apply_tick=tick,
-                              overrun=False, command=command, t_compute_s=wall)
-            if self._stop.is_set():  # stopped during the call: not applied, no advance
-                row["stopping"] = True
-                end, stopped = tick, True
-                break
-            rows.append((t, d.state_row(obs), command, row))
-            d.command_now(command)
-            d.advance(min(P, end - tick))
-            k += 1
-        rows.append((end * dt, d.state_row(d.observe()), None, None))
-        return rows, samples, end, stopped
-
-    def _loop_async(self) -> tuple:
-        d, P, dt = self._driver, self._driver.ticks_per_period, self._driver.substep_dt
-        end = self._end_tick
-        n_grid = -(-end // P)  # grid points k P < end
-        queue = self.overrun == "queue"
-        timeline = _core.AsyncTimeline(dt, P, getattr(_core.OverrunPolicy, self.overrun))
-        timeline.reset()
-        measured = self.latency.kind == "measured"
-        sampler = None if measured else self.latency.sampler()
-        rows: list[tuple] = []
-        samples = _Samples()
-        scheduled: deque[dict[str, Any]] = deque()  # sample rows scheduled, not yet in force
-        in_force: dict[str, Any] | None = None  # sample row of the command in force
-        initial = (0.0, 0.0)  # the session's command after reset
-        snapshots: dict[int, Any] = {}  # queue: observation of each grid sample not yet called
-        stopped = False
-        now = 0
-        g = 0  # next grid point
-        while True:
-            grid_obs = None
-            on_grid = g < n_grid and now == g * P
-            if on_grid:
-                if self._stop.is_set():  # a stop() between calls ends at the grid time
-                    end, stopped = now, True
-                    break
-                grid_obs = d.observe()
-                if queue:
-                    snapshots[g] = grid_obs
-            # Controller calls due now (queue: several can fall on one tick).
-            stop_now = False
-            while (now < end and timeline.next_k < n_grid
-                   and timeline.call_tick(timeline.next_k) == now and not self._stop.is_set()):
-                k = timeline.next_k
-                obs = snapshots.pop(k) if queue else grid_obs
-                t_sample = timeline.grid_time(k)
-                command, wall = self._call(obs, k, t_sample)
-                c = wall if measured else sampler.draw()
-                if not (math.isfinite(c) and c >= 0.0):
-                    raise ValueError(f"latency model gave c_k={c!r} at sample k={k}; "
-                                     "delays must be finite and >= 0 s")
-                s = timeline.commit(k, c)
-                row = samples.add(k=k, t_sample=t_sample, t_start=s.t_start, t_call=now * dt,
-                                  c_k=c, apply_tick=s.apply_tick, overrun=s.overrun,
-                                  command=command, t_compute_s=wall)
-                if self._stop.is_set():  # stopped during the call: drop it and the pending
-                    row["stopping"] = True
-                    stop_now = True
-                    break
-                d.schedule(s.apply_tick, command)
-                scheduled.append(row)
-            if stop_now:
-                end, stopped = now, True
-                d.drop_pending()
-                break
-            if on_grid:
-                while scheduled and scheduled[0]["apply_tick"] <= now:
-                    in_force = scheduled.popleft()
-                cmd = initial if in_force is None else in_force["command"]
-                rows.append((now * dt, d.state_row(grid_obs), cmd, in_force))
-                g += 1
-            if now == end:
-                break
-            # Next event: grid point, controller call (not after a stop()) or the end.
-            nxt = end
-            if g < n_grid:
-                nxt = min(nxt, g * P)
-            if timeline.next_k < n_grid and not self._stop.is_set():
-                nxt = min(nxt, max(timeline.call_tick(timeline.next_k), now))
-            d.advance(nxt - now)
-            now = nxt
-        rows.append((end * dt, d.state_row(d.observe()), None, None))
-        return rows, samples, end, stopped
-
-    # ------------------------------------------------------------------ result
-
-
