@@ -6,8 +6,9 @@ computes its frequency response with numpy:
 - speed mode: L(s) = (kp + ki/s) * b/s * G(s) * H(s);
 - accel mode: L(s) = (kp_a + ki_a/s) * b * G(s) * H(s) * M(z), the loop from the pedal to
   the measured acceleration: a = b G p, measured as the backward difference of v over dt
-  through the backward-Euler filter, M(z) = (1 - z^-1)/(s dt) * alpha / (1 - (1 - alpha)
-  z^-1), alpha = dt / (tau + dt), z = e^(s dt);
+  through the first-order filter (the core's one lag discretization, exact for a held
+  input), M(z) = (1 - z^-1)/(s dt) * alpha / (1 - (1 - alpha) z^-1), alpha = 1 -
+  exp(-dt / tau), z = e^(s dt);
 - accel mode fed as the reference rig feeds it ("accel_from_speed"), a_ref = (v_ref - v)
   / T: one loop in v, L(s) = (kp_a + ki_a/s) * (1/T + s M(z)) * b/s * G(s) * H(s);
 
@@ -75,7 +76,8 @@ class LoopModel:
         if self.mode == "speed":
             return (self.kp + self.ki / s) * self.b / s * lag * hold
         zinv = np.exp(-s * self.dt)
-        alpha = self.dt / (self.accel_filter_s + self.dt)
+        alpha = 1.0 - math.exp(-self.dt / self.accel_filter_s) if self.accel_filter_s > 0 \
+            else 1.0
         measure = (1.0 - zinv) / (s * self.dt) * alpha / (1.0 - (1.0 - alpha) * zinv)
         pi = self.kp_accel + self.ki_accel / s
         if self.mode == "accel":

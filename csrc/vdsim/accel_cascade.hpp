@@ -6,7 +6,8 @@
 //
 // Discrete law at step k (dt = the step's length), before the step is integrated:
 //   a_raw   = (vx_k - vx_{k-1}) / dt - r_k vy_k      body-frame ax from the velocity state
-//   a_m    += dt / (tau + dt) (a_raw - a_m)          first-order filter (accel_filter_tau)
+//   a_m    += g (a_raw - a_m), g = 1 - exp(-dt/tau)  first-order filter (accel_filter_tau;
+//                                                    lag.hpp, the exact hold)
 //   F_ff    = m a* + F_drag(vx_k) + F_roll(vx_k)     the model's own resistance law, flat road
 //   u_ff    = F_ff r_w / T_cap                       T_cap: drive torque cap at the driven
 //                                                    wheels' spin (torque, then power) for
@@ -21,13 +22,14 @@
 // With integrator="etd2" the cascade is the same law in continuous time, integrated with
 // the vehicle (ContinuousCascade below): the sampled law's limit as the step shrinks (at
 // the fine reference's 0.1 ms it is within its rounding). Sampled at a 5 ms step the law
-// would be a 200 Hz controller whose measurement lags half a step and whose filter is
-// discretized by backward Euler: on the ACC env's PID baseline that moved the hard-brake
+// would be a 200 Hz controller whose measurement lags half a step (and whose filter was
+// then discretized by backward Euler): on the ACC env's PID baseline that moved the hard-brake
 // minimum gap and the time-gap error by up to 5 and 15 % at 200 ms of delay.
 #pragma once
 #include <algorithm>
 #include <cmath>
 
+#include "lag.hpp"
 #include "model_common.hpp"
 #include "params.hpp"
 #include "powertrain.hpp"
@@ -48,7 +50,7 @@ class AccelCascade {
               const LowSpeedParams& low, Level level, double dt) {
     const double a_raw = (s[kVx] - vx_prev_) / dt - s[kR] * s[kVy];
     vx_prev_ = s[kVx];
-    a_meas_ += dt / (p.accel_filter_tau + dt) * (a_raw - a_meas_);
+    a_meas_ = lag_step(a_meas_, a_raw, lag_gain(dt, p.accel_filter_tau));
     const double e = a_target - a_meas_;
     const double u = feed_forward(a_target, s, p, low, level) + p.accel_kp * e +
                      p.accel_ki * integral_;

@@ -1,5 +1,5 @@
 // Steering actuator chain run once per substep: dead time (the one DelayLine of
-// schedule.hpp) -> first-order lag (exact
+// schedule.hpp) -> first-order lag (lag.hpp: exact
 // zero-order-hold discretization) -> rate limit -> saturation.
 #pragma once
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "lag.hpp"
 #include "params.hpp"
 #include "schedule.hpp"
 
@@ -17,7 +18,7 @@ class SteerActuator {
   SteerActuator() = default;
   SteerActuator(const ActuatorParams& p, double dt, int64_t dead_ticks)
       : p_(p), dt_(dt), dead_(dead_ticks, 0.0) {
-    alpha_ = p.time_constant > 0.0 ? 1.0 - std::exp(-dt / p.time_constant) : 1.0;
+    alpha_ = lag_gain(dt, p.time_constant);
     max_step_ = p.rate_limit * dt;
   }
 
@@ -29,7 +30,7 @@ class SteerActuator {
   // Feeds this substep's request and returns the realized angle for this substep.
   double step(double request) {
     const double delayed = dead_.push(request);  // the request of dead_ticks substeps ago
-    lag_ += alpha_ * (delayed - lag_);
+    lag_ = lag_step(lag_, delayed, alpha_);
     const double limited = out_ + std::clamp(lag_ - out_, -max_step_, max_step_);
     out_ = std::clamp(limited, -p_.max_angle, p_.max_angle);
     return out_;

@@ -17,6 +17,7 @@
 
 #include "dyno.hpp"
 #include "interrupt.hpp"
+#include "lag.hpp"
 #include "robot_driver.hpp"
 #include "schedule.hpp"
 
@@ -40,7 +41,9 @@ struct DynoSimConfig {
 class DynoSession {
  public:
   DynoSession(const DynoParams& bench, const DynoSimConfig& config)
-      : bench_(bench), config_(config), driver_(config.driver) {}
+      : bench_(bench), config_(config), driver_(config.driver),
+        pedal_gain_(lag_gain(config.substep_dt, config.actuator.time_constant)),
+        accel_gain_(lag_gain(config.substep_dt, config.accel_filter_s)) {}
   DynoSession(const DynoSession&) = delete;
   DynoSession& operator=(const DynoSession&) = delete;
 
@@ -115,8 +118,7 @@ class DynoSession {
       double p = th - br;
       if (config_.actuator.enabled) {
         const auto& a = config_.actuator;
-        double next = a.time_constant > 0.0 ? pedal_ + dt / (a.time_constant + dt) * (p - pedal_)
-                                            : p;
+        double next = lag_step(pedal_, p, pedal_gain_);
         const double step = a.rate_limit * dt;
         next = std::clamp(next, pedal_ - step, pedal_ + step);
         p = next;
@@ -133,8 +135,7 @@ class DynoSession {
       const double force = (state_.torque[0] + state_.torque[1]) / bench_.wheel_radius;
       energy_pos_ += std::fmax(force * 0.5 * (v0 + v1), 0.0) * dt;  // tractive work [J]
       distance_ += 0.5 * (v0 + v1) * dt;
-      const double tau = config_.accel_filter_s;
-      a_filt_ = tau > 0.0 ? a_filt_ + dt / (tau + dt) * (state_.accel - a_filt_) : state_.accel;
+      a_filt_ = lag_step(a_filt_, state_.accel, accel_gain_);
       ++tick_;
     }
   }
@@ -165,6 +166,7 @@ class DynoSession {
   CommandSchedule schedule_;
   double pedal_ = 0.0, throttle_ = 0.0, brake_ = 0.0, a_filt_ = 0.0;
   double energy_pos_ = 0.0, distance_ = 0.0;
+  double pedal_gain_ = 1.0, accel_gain_ = 1.0;  // lag.hpp gains at substep_dt
   int64_t trace_decimation_ = 0, last_trace_tick_ = -1;
   std::vector<double> trace_;
 };

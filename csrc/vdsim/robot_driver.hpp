@@ -5,7 +5,7 @@
 // Speed mode: PI on e = v_ref' - v with conditional integration (I += e dt only while
 // -max_brake < kp e + ki I < max_throttle), then p = clamp(kp e + ki I) with the updated
 // integral. Accel mode: the same PI on e = a_ref - a_f, a_f = dv/dt through a first-order
-// filter (backward Euler: a_f += dt / (tau + dt) (a_raw - a_f)), a_ref clamped to the
+// filter (lag.hpp's exact hold: a_f += (1 - exp(-dt / tau)) (a_raw - a_f)), a_ref clamped to the
 // envelope. The pedal p in [-max_brake, max_throttle] gives throttle = max(p, 0),
 // brake = max(-p, 0): never both. The delay line (schedule.hpp's DelayLine) returns the command of `delay_steps`
 // calls ago, (0, 0) until one exists; `pedal` stays the fresh command.
@@ -16,6 +16,7 @@
 #include <limits>
 #include <utility>
 
+#include "lag.hpp"
 #include "schedule.hpp"
 
 namespace vdsim {
@@ -82,9 +83,7 @@ class RobotDriver {
     const double a_raw = v_prev_valid_ ? (v - v_prev_) / dt : 0.0;
     v_prev_ = v;
     v_prev_valid_ = true;
-    a_filt_ = p_.accel_filter_s > 0.0
-                  ? a_filt_ + dt / (p_.accel_filter_s + dt) * (a_raw - a_filt_)
-                  : a_raw;
+    a_filt_ = lag_step(a_filt_, a_raw, lag_gain(dt, p_.accel_filter_s));
     const bool hold = p_.openpilot_hold && has_a_ref && v < p_.stop_speed &&
                       a_ref < p_.stop_accel;
     double e;

@@ -79,9 +79,10 @@ def test_accel_from_speed_margin_at_a_fine_step():
     dm = loop_margins(LoopModel.for_bench("accel_from_speed", dt=0.01)).delay_margin_s
     assert dm == pytest.approx(0.07, abs=0.01)
     assert 0.07 < time_domain_delay_margin("accel_from_speed", dt=0.01) <= dm + 0.01 + 1e-9
-    # at 0.05 s the sampled loop is one step more tolerant than the continuous model
-    assert loop_margins(LoopModel.for_bench("accel_from_speed", dt=0.05)).delay_margin_s \
-        < 0.05 < time_domain_delay_margin("accel_from_speed", dt=0.05) <= 0.1 + 1e-9
+    # at 0.05 s the sampled loop is about one step more tolerant than the continuous model
+    linear = loop_margins(LoopModel.for_bench("accel_from_speed", dt=0.05)).delay_margin_s
+    sampled = time_domain_delay_margin("accel_from_speed", dt=0.05)
+    assert 0.05 < sampled <= 0.1 + 1e-9 and sampled - linear > 0.04
 
 
 def test_dyno_table_command(tmp_path, capsys):

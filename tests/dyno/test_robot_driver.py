@@ -265,3 +265,21 @@ def test_bad_step_input_changes_nothing(args, match):
     with pytest.raises(ValueError, match=match):
         d.step(*args)
     assert d.step(5.0, 1.5, 0.05) == twin.step(5.0, 1.5, 0.05)
+
+
+def test_accel_filter_is_the_exact_hold_of_a_first_order_lag():
+    """Accel mode's measured acceleration: a_raw = (v_k - v_{k-1}) / dt (0 on the first
+    call), then a_f += (1 - exp(-dt / tau)) (a_raw - a_f), the one lag discretization of
+    the core (csrc/vdsim/lag.hpp), checked against that law written plainly."""
+    rng = np.random.default_rng(4)
+    for tau, dt in ((0.1, 0.05), (0.3, 0.02), (0.0, 0.05)):
+        driver = RobotDriver("accel", accel_filter_s=tau)
+        driver.reset()
+        a_f, v_prev = 0.0, None
+        for v in np.cumsum(rng.uniform(-0.2, 0.4, 200)):
+            driver.step(0.0, float(v), dt, a_ref=0.5)
+            a_raw = 0.0 if v_prev is None else (float(v) - v_prev) / dt
+            v_prev = float(v)
+            g = 1.0 - math.exp(-dt / tau) if tau > 0 else 1.0
+            a_f = a_f + g * (a_raw - a_f)
+            assert driver.filtered_accel == pytest.approx(a_f, rel=1e-12, abs=1e-12)
