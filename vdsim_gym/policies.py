@@ -261,10 +261,7 @@ def _cycle_follower(spec: str, params: str) -> Any:
     """VDSim-Dyno-v0's baseline: "cycle_follower[:lookahead_s=..,horizon_s=..]"."""
     from vdsim_gym.controllers import cycle_follower
 
-    raw = dict(item.split("=", 1) for item in params.split(",") if "=" in item) \
-        if params else {}
-    if params and len(raw) != len([i for i in params.split(",") if i]):
-        raise ValueError(f"{spec!r}: parameters are key=value, comma-separated")
+    raw = _key_values(spec, params)
     unknown = sorted(set(raw) - {"lookahead_s", "horizon_s"})
     if unknown:
         raise ValueError(f"{spec!r}: unknown parameter {unknown[0]!r}; cycle_follower takes "
@@ -279,10 +276,7 @@ def _car_following(spec: str, name: str, params: str) -> Any:
     min_gap=..,a_max=..,b_comfort=..,delta=..]"."""
     from vdsim_gym.controllers import IDM, acc_pid, idm_follower, load_gains
 
-    raw = dict(item.split("=", 1) for item in params.split(",") if "=" in item) \
-        if params else {}
-    if params and len(raw) != len([i for i in params.split(",") if i]):
-        raise ValueError(f"{spec!r}: parameters are key=value, comma-separated")
+    raw = _key_values(spec, params)
     if name == "acc_pid":
         unknown = sorted(set(raw) - {"gains", "emergency_ttc_threshold",
                                      "emergency_hysteresis"})
@@ -314,6 +308,17 @@ def _car_following(spec: str, name: str, params: str) -> Any:
     except ValueError as exc:
         raise ValueError(f"{spec!r}: {exc}") from None
     return functools.partial(idm_follower, **kw)
+
+
+def _key_values(spec: str, params: str) -> dict[str, str]:
+    """A baseline's parameters after the spec's colon, "key=value,...", as text by key
+    (cycle_follower, acc_pid, idm): empty parts are skipped; a part without "=" or a key
+    given twice is an error quoting the spec."""
+    raw = dict(item.split("=", 1) for item in params.split(",") if "=" in item) \
+        if params else {}
+    if params and len(raw) != len([i for i in params.split(",") if i]):
+        raise ValueError(f"{spec!r}: parameters are key=value, comma-separated")
+    return raw
 
 
 def _param_number(spec: str, text: str) -> float:
