@@ -316,3 +316,14 @@ def _model(kind: str, body: str, scale: float, seed: int, item: str) -> LatencyM
         raise ValueError(f"delay item {item!r}: write normal:MU,SD or normal:MU:SD")
     return LatencyModel.normal(_number(mu, item) * scale, _number(sd, item) * scale,
                                seed=seed)
+
+
+def async_timeline(substep_dt: float, ticks_per_period: int, overrun: str) -> Any:
+    """Mode B's timeline (the core's ``AsyncTimeline``): one worker computes the samples
+    in turn; the command of sample k applies at ``ceil((t_start + c_k) / substep_dt)``;
+    ``overrun`` ("skip" or "queue") decides what a late one does to the next sample. The
+    env cores hold their own; ClosedLoopEval's Plant form drives this one."""
+    timeline = _core.AsyncTimeline(substep_dt, ticks_per_period,
+                                   getattr(_core.OverrunPolicy, check_overrun(overrun)))
+    timeline.reset()
+    return timeline

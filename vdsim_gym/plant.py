@@ -46,6 +46,10 @@ DEFAULT_MAX_STEP = {"semi_implicit": 5e-3, "etd2": 5e-3}
 # substeps); a controller slower than this is not a control loop.
 MAX_CONTROL_PERIOD_S = 10.0
 STATE_KEYS = ("X", "Y", "psi", "vx", "vy", "r")
+# The core's state vector and auxiliary outputs, in doubles (the scratch buffers of
+# derivative and integrator calls: vdsim-gym accuracy).
+STATE_SIZE: int = _core.STATE_SIZE
+AUX_SIZE: int = _core.AUX_SIZE
 _LIMIT_TOL = 1.0 + 1e-9  # commands this close to a limit count as on it (rounding)
 # Commands beyond their range saturate (a real actuator does); beyond this many times the
 # range they are refused as a unit slip (degrees for radians, newtons for a pedal).
@@ -283,7 +287,8 @@ class Plant:
         values = [float(state0.get(k, 0.0)) for k in STATE_KEYS]
         if not all(math.isfinite(v) for v in values):
             raise ValueError(f"reset: state0 must be finite, got {state0}")
-        self.session.reset(*values)
+        x, y, psi, vx, vy, r = values  # STATE_KEYS
+        self.session.reset(x, y, psi, vx, vy, r)
         self.last_saturated, self.n_saturated = False, 0
         return self.observe()
 
@@ -439,3 +444,12 @@ def observe_session(session: Any, vehicle: VehicleConfig, level: str, state: np.
         obs["vx_ref"] = vx - r * py
         obs["vy_ref"] = vy + r * px
     return obs
+
+
+def realtime_runner(session: Any, substep_dt: float, end_tick: int) -> Any:
+    """Mode C's C++ runner (``RealTimeRunner``) for a plant session, the vehicle
+    ``Session`` or the dyno's ``DynoSession``: it ticks the session every ``substep_dt``
+    of wall clock on its own thread until ``end_tick`` (docs/EVAL_MODES.md)."""
+    cls = _core.DynoRealTimeRunner if isinstance(session, _core.DynoSession) \
+        else _core.RealTimeRunner
+    return cls(session, substep_dt, end_tick)

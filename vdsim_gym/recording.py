@@ -50,7 +50,7 @@ def vehicle_channels(rows: np.ndarray, level: str, longitudinal: str,
     wheels = rows[:, 12:].reshape(len(rows), 4, 5)[:, :nw]
     lon = COMMAND_COLUMNS[longitudinal]
     lon_unit = {"u_fx": "N", "u_pedal": "-", "u_ax": "m/s^2"}[lon]
-    out = [
+    out: list[tuple[str, np.ndarray, str, dict]] = [
         ("t", rows[:, 0], "s", {}),
         ("pose", rows[:, 1:4], "m, m, rad", {"columns": ["X", "Y", "psi"]}),
         ("v_body", rows[:, 4:6], "m/s", {"columns": ["vx", "vy"]}),

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vdsim_gym import _core
 from vdsim_gym.cli.bench import Stages
 from vdsim_gym.config import load_vehicle
-from vdsim_gym.plant import DEFAULT_INTEGRATOR, default_step_ticks, make_session
+from vdsim_gym.plant import (AUX_SIZE, DEFAULT_INTEGRATOR, STATE_SIZE, default_step_ticks,
+                             make_session)
 from vdsim_gym.timing import nearest_ticks
 
 GATE = 0.02  # relative error allowed for ay and r [-]
@@ -90,7 +90,7 @@ def simulate(level: str, integrator: str, substep: float, scenario: str,
     session.reset(0.0, 0.0, 0.0, SPEED, 0.0, 0.0)
     ticks = nearest_ticks(SAMPLE_DT, substep)[0]
     n = round(duration / SAMPLE_DT)
-    state, aux = np.zeros(_core.STATE_SIZE), np.zeros(_core.AUX_SIZE)
+    state, aux = np.zeros(STATE_SIZE), np.zeros(AUX_SIZE)
     out = np.empty((n, 2))
     for k in range(n):
         session.command_now(steer(k * SAMPLE_DT), 0.0)
@@ -185,7 +185,7 @@ def low_speed_errors(integrator: str, substep: float, level: str = "L2") -> tupl
         session = make_session(level=level, vehicle=load_vehicle(), substep_dt=dt,
                                longitudinal="pedal", actuator=None, integrator=integ)
         session.reset(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-        state, out = np.zeros(_core.STATE_SIZE), np.empty((400, _core.STATE_SIZE))
+        state, out = np.zeros(STATE_SIZE), np.empty((400, STATE_SIZE))
         for k in range(400):
             t = k * SAMPLE_DT
             pedal = 1.0 if t < 1.5 else (-0.5 if t >= 2.0 else 0.0)
@@ -234,8 +234,8 @@ def low_speed_checks(integrator: str, substep: float, level: str = "L2", step_ti
         session.command_now(steer, pedal)
         n = round(4.0 / (substep * step_ticks))
         vx, kappa = np.empty(n), np.empty(n)
-        aux = np.zeros(_core.AUX_SIZE)
-        state = np.zeros(_core.STATE_SIZE)
+        aux = np.zeros(AUX_SIZE)
+        state = np.zeros(STATE_SIZE)
         for k in range(n):
             session.advance(step_ticks)
             session.get_state(state)

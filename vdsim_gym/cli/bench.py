@@ -195,7 +195,7 @@ def core_and_env_rows(env_id: str, level: str, repeats: int
 
         def run() -> float:
             e.reset(seed=0)
-            step, o, t, i = u._core.step, u._obs, u._terms, u._info
+            step, (o, t, i) = u.core.step, u.rows
             t0 = time.thread_time()
             for a0, a1 in pairs:
                 step(a0, a1, o, t, i)

@@ -13,8 +13,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym import _core
 from vdsim_gym.controllers.base import as_batch
+from vdsim_gym.envs.dyno import CYCLE_PREVIEW_S
 
 
 class CycleFollower:
@@ -27,7 +27,7 @@ class CycleFollower:
         if self.mode not in ("speed", "accel"):
             raise ValueError("CycleFollower commands a robot driver: build the env with "
                              "driver='speed' (default) or 'accel', not driver=None")
-        preview = list(_core.CYCLE_PREVIEW_S)
+        preview = list(CYCLE_PREVIEW_S)
         for name, value in (("lookahead_s", lookahead_s), ("horizon_s", horizon_s)):
             if not 0 <= value <= preview[-1] or (name == "horizon_s" and value <= 0):
                 raise ValueError(f"{name} must be in (0, {preview[-1]:g}] s, got {value!r}")
@@ -35,7 +35,7 @@ class CycleFollower:
         self.lookahead, self.horizon = float(lookahead_s), float(horizon_s)
         self.names = base.obs_names
         self.scale = base.obs_scale
-        core = base._core
+        core = base.core
         # The driver's full-scale references: speed [m/s] in speed mode, acceleration and
         # deceleration [m/s^2] in accel mode.
         self.v_max: float | None = core.reference(1.0) if self.mode == "speed" else None

@@ -97,7 +97,7 @@ def load_cycle(cycle: str | Path | DriveCycle) -> DriveCycle:
     start = data.get("start_speed", 0.0)
     if isinstance(start, bool) or not isinstance(start, (int, float)):
         raise ValueError(f"{path}: 'start_speed' must be a number [m/s], got {start!r}")
-    return from_segments(str(data.get("name", path.stem)), data.get("segments"), start,
+    return from_segments(str(data.get("name", path.stem)), data.get("segments", []), start,
                          str(path))
 
 

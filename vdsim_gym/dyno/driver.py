@@ -129,10 +129,10 @@ class RobotDriver:
         else:
             a = _finite(a_ref, "a_ref")
         n = self._steps(dt)
-        before = self._core.copy() if self.actuator is not None else None
-        throttle, brake = self._core.step(v_ref, v, dt, a, a_ref is not None, n)
         if self.actuator is None:
-            return throttle, brake
+            return self._core.step(v_ref, v, dt, a, a_ref is not None, n)
+        before = self._core.copy()  # restored if the actuator fails
+        throttle, brake = self._core.step(v_ref, v, dt, a, a_ref is not None, n)
         try:
             out = self.actuator(throttle, brake, dt)
             t_out, b_out = (float(x) for x in out)

@@ -60,13 +60,13 @@ def run_procedure(mode: str = "speed", delay_s: float = 0.0, *, dt: float = 0.05
     RobotDriver options (gains such as ``kp_accel``, ``ki_accel``; the reference uses the
     defaults)."""
     bench = DynoBench(dataclasses.replace(load_dyno(vehicle), speed_update=speed_update))
-    driver = RobotDriver(mode, delay_s=delay_s, max_accel_mps2=envelope,
-                         max_decel_mps2=envelope, **driver)
+    robot = RobotDriver(mode, delay_s=delay_s, max_accel_mps2=envelope,
+                        max_decel_mps2=envelope, **driver)
     refs = np.concatenate([np.full(nearest_ticks(d, dt)[0], v) for v, d in phases])
     v, out = 0.0, np.empty(len(refs))
     for k, v_ref in enumerate(refs):
         a_ref = (v_ref - v) / AREF_HORIZON_S if mode == "accel" else None
-        v = bench.step(*driver.step(float(v_ref), v, dt, a_ref=a_ref), dt)
+        v = bench.step(*robot.step(float(v_ref), v, dt, a_ref=a_ref), dt)
         out[k] = v
     return (np.arange(1, len(refs) + 1) * dt, out)
 

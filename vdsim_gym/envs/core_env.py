@@ -198,6 +198,27 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
             core.set_action_history(self.action_history)
         return core
 
+    @property
+    def core(self) -> Any:
+        """The env's C++ env core (a ``vdsim_gym._core`` ``*EnvCore``): the surface the
+        layers above the envs (evaluations, wrappers, baselines, benchmarks) use instead
+        of the private module. It holds the spec (``obs_names``, ``action_names``,
+        ``info_names``, ``term_names``, ``summary_names``), the plant (``session``: the
+        vehicle ``Session`` or the ``DynoSession``), the clock (``tick``, ``time``,
+        ``next_sample``), the command schedule (``command_in_force()``,
+        ``pending_commands``), mode C's ``peek`` / ``latch`` and one ``step`` that writes
+        into :attr:`rows`. ``set_longitudinal`` and ``RobotDriverWrapper`` replace it: read
+        it again after them rather than keeping it."""
+        return self._core
+
+    @property
+    def rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The row buffers the core writes an env step into: (obs float32, reward terms
+        float64, info float64), sized by its spec; ``info[0]`` is the reward and the info
+        columns are ``core.info_names``. What the vector env copies an env's reset from,
+        and what a benchmark steps the core into; valid until the next step or reset."""
+        return self._obs, self._terms, self._info
+
     def _set_obs_layout(self) -> None:
         """Observation names, space, scales and buffer from the core's spec: the task's
         columns in [-OBS_CLIP, OBS_CLIP] (the core's clip), then the action history's in
@@ -296,9 +317,11 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
             self._core.set_vehicle(r.update_core(self._vehicle_core, vehicle))
         if r.changes_actuator:
             actuator = r.actuator(self.actuator, values)
+            assert actuator is not None  # a randomized actuator has one
             self._core.set_actuator(*actuator_params(actuator, self.substep_dt))
         if r.changes_latency:
             latency = r.latency(values)
+            assert latency is not None  # a randomized latency is drawn
             self._core.set_latency(latency.spec(), getattr(_core.OverrunPolicy, self.overrun))
             self.latency = latency
         self._episode_params = EpisodeParams(values, vehicle, actuator, latency)
@@ -348,7 +371,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         for klass in cls.__mro__:
             if "__init__" not in vars(klass):
                 continue
-            params = inspect.signature(klass.__init__).parameters.values()
+            params = inspect.signature(vars(klass)["__init__"]).parameters.values()
             names |= {q.name for q in params if q.kind == q.KEYWORD_ONLY}
             if not any(q.kind == q.VAR_KEYWORD for q in params):
                 break

@@ -25,6 +25,8 @@ from vdsim_gym.timing import ceil_ticks
 # The task's facts come from its C++ spec (drive_cycle_task.hpp), never copied here.
 _SPEC = _core.DynoEnvCore.default_spec()
 _PARAMS = _core.DriveCycleParams()  # the task's default parameters
+# Seconds ahead of the cycle's preview columns (cycle_0s, cycle_0.5s, ...), the core's.
+CYCLE_PREVIEW_S: tuple[float, ...] = tuple(_core.CYCLE_PREVIEW_S)
 TERM_NAMES: tuple[str, ...] = tuple(_SPEC.term_names)
 DEFAULT_WEIGHTS: dict[str, float] = dict(_SPEC.default_weights)
 _NON_FINITE = dict(_SPEC.flags)["non_finite"]

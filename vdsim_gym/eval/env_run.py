@@ -26,6 +26,7 @@ import gymnasium as gym
 import numpy as np
 
 from vdsim_gym._checks import check_policy_action
+from vdsim_gym.envs.core_env import CoreEnv
 from vdsim_gym.errors import InvalidActionError
 from vdsim_gym.eval.driver import STATE_COLUMNS
 from vdsim_gym.eval.result import ControllerError, _Samples
@@ -39,7 +40,7 @@ class EnvPolicyRun:
     def __init__(self, env: gym.Env, policy: Any, seed: int, end_tick: int,
                  latency: LatencyModel | None, overrun: str | None) -> None:
         self.env, self.policy, self.seed = env, policy, seed
-        self.base = env.unwrapped
+        self.base: CoreEnv = env.unwrapped  # type: ignore[assignment]  # ClosedLoopEval checked it
         self.end_tick = end_tick
         self.latency, self.overrun = latency, overrun
         self.substep_dt: float = self.base.substep_dt
@@ -82,7 +83,7 @@ class EnvPolicyRun:
         base = self.base
         timed = self.latency is not None
         if timed:
-            base.configure_latency(LatencyModel.measured(), self.overrun)
+            base.configure_latency(LatencyModel.measured(), self.overrun or "skip")
         try:
             return self._loop(stop, timed)
         finally:
@@ -91,9 +92,10 @@ class EnvPolicyRun:
 
     def _loop(self, stop: threading.Event, timed: bool) -> tuple:
         base, env, dt, end = self.base, self.env, self.substep_dt, self.end_tick
-        core = base._core
-        measured = timed and self.latency.kind == "measured"
-        sampler = self.latency.sampler() if timed and not measured else None
+        core = base.core
+        latency = self.latency
+        measured = latency is not None and latency.kind == "measured"
+        sampler = latency.sampler() if latency is not None and not measured else None
         obs, info = env.reset(seed=self.seed)
         rows: list[tuple] = []
         samples = _Samples()
@@ -113,7 +115,7 @@ class EnvPolicyRun:
             action, wall = self._predict(obs, first, k, t_sample)
             first = False
             command = self._command(action)
-            c = wall if measured else (sampler.draw() if timed else 0.0)
+            c = wall if measured else (sampler.draw() if sampler is not None else 0.0)
             if not (math.isfinite(c) and c >= 0.0):
                 raise ValueError(f"latency model gave c_k={c!r} at sample k={k}; delays must "
                                  "be finite and >= 0 s")

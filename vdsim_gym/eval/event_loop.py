@@ -16,10 +16,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from vdsim_gym import _core
 from vdsim_gym.eval.driver import Command, _Driver
 from vdsim_gym.eval.result import _Samples
-from vdsim_gym.latency import LatencyModel
+from vdsim_gym.latency import LatencyModel, async_timeline
 
 # The controller call of sample k observed at t: (checked command, wall time [s]).
 Call = Callable[[Any, int, float], tuple[Command, float]]
@@ -64,8 +63,7 @@ def loop_async(d: _Driver, end: int, stop: threading.Event, call: Call, overrun:
     P, dt = d.ticks_per_period, d.substep_dt
     n_grid = -(-end // P)  # grid points k P < end
     queue = overrun == "queue"
-    timeline = _core.AsyncTimeline(dt, P, getattr(_core.OverrunPolicy, overrun))
-    timeline.reset()
+    timeline = async_timeline(dt, P, overrun)
     measured = latency.kind == "measured"
     sampler: Any = None if measured else latency.sampler()
     rows: list[tuple] = []

@@ -40,7 +40,7 @@ class EvalTrace:
     def session(driver: Any) -> Any:
         """The session the run ticks: the Plant's, or the env core's."""
         session = getattr(driver, "session", None)
-        return session if session is not None else driver.base._core.session
+        return session if session is not None else driver.base.core.session
 
     @staticmethod
     def _physics(driver: Any) -> Any:

@@ -24,15 +24,15 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym._checks import check_integer, check_policy_action, check_seconds, is_integer
+from vdsim_gym.envs.core_env import TERMINATED
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.timing import ceil_ticks
-
-from vdsim_gym import _core
 from vdsim_gym.eval.env_run import EnvPolicyRun
 from vdsim_gym.eval.result import _Samples
+from vdsim_gym.plant import realtime_runner
+from vdsim_gym.timing import ceil_ticks
 
 RTF_BAND = 0.02  # quality "rtf_band": |rtf - 1| above this
-_TERMINATED = int(dict(_core.ENV_FLAGS)["terminated"])
+_TERMINATED = TERMINATED
 
 
 @dataclass(frozen=True)
@@ -130,9 +130,10 @@ class WallclockRun:
         d, dt = self.d, self.dt
         d.reset()
         session = d.session
-        runner = getattr(d, "runner_class", _core.RealTimeRunner)(session, dt, self.end_tick)
+        runner = realtime_runner(session, dt, self.end_tick)
         o = self.options
         if o.watchdog_timeout_s is not None:
+            assert o.failsafe is not None  # the options' check requires one with a timeout
             ticks = max(1, ceil_ticks(o.watchdog_timeout_s, dt))
             runner.set_watchdog(ticks, *o.failsafe)
         self.rows: list[tuple] = []
@@ -314,10 +315,8 @@ class EnvWallclockDriver(EnvPolicyRun):
 
     def __init__(self, env: Any, policy: Any, seed: int, end_tick: int) -> None:
         super().__init__(env, policy, seed, end_tick, None, None)
-        core = self.base._core
+        core = self.base.core
         self.core, self.session = core, core.session
-        self.runner_class = _core.DynoRealTimeRunner \
-            if isinstance(self.session, _core.DynoSession) else _core.RealTimeRunner
         self._obs = np.zeros(len(self.base.obs_names), np.float32)
         self._info = np.zeros(len(self.base.info_names))
         self._col = {name: j for j, name in enumerate(self.base.info_names)}

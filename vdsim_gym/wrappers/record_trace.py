@@ -56,7 +56,7 @@ class RecordTrace(
         self._seed: int | None = None
 
     def _session(self) -> Any:
-        return self._base._core.session
+        return self._base.core.session
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:

@@ -72,7 +72,7 @@ class RobotDriverWrapper(
             ref_decel_max if ref_decel_max is not None else
             3.0 if dyno else vehicle.max_deceleration, "ref_decel_max", 0, 100,
             open_low=True, what="a deceleration [m/s^2]")
-        self._speed = (lambda: base._core.speed) if dyno else (lambda: float(base.state[3]))
+        self._speed = (lambda: base.core.speed) if dyno else (lambda: float(base.state[3]))
         self._dt = base.control_period
 
     def reference(self, a: float) -> float:
