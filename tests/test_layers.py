@@ -339,3 +339,33 @@ def test_pending_entries_must_still_occur(tmp_path):
 ])
 def test_read_layers(text, expect):
     assert read_layers(text) == expect
+
+
+def private_core_above(package_dir: Path, package: str, layers: Sequence[tuple[str, list[str]]],
+                       compiled: Sequence[str], floor: str) -> list[str]:
+    """Modules in a row above ``floor`` (the front door excepted) that import the compiled
+    module ``compiled[0]`` itself."""
+    mods = find_modules(package_dir, package)
+    rank, _ = assign_layers([*mods, *(f"{package}.{c}" for c in compiled)], layers, package)
+    row = next(i for i, (name, _) in enumerate(layers) if name == floor)
+    core = f"{package}.{compiled[0]}"
+    return sorted(f"{i.importer} (line {i.line})" for i in read_imports(mods, package, compiled)
+                  if i.imported == core and i.importer != package
+                  and rank.get(i.importer, row) < row)
+
+
+def test_no_module_above_the_envs_imports_the_private_core():
+    """The layers above the envs (controllers, policies, eval, training, cli) reach the
+    C++ core through ``CoreEnv.core`` / ``CoreEnv.rows`` and the helpers of the layers
+    below (plant, latency, timing), never through ``vdsim_gym._core`` (issue 28)."""
+    assert private_core_above(ROOT / PACKAGE, PACKAGE, _layers(), COMPILED, "envs") == []
+
+
+def test_the_private_core_check_finds_an_import_from_above(tmp_path):
+    pkg = _package(tmp_path, {
+        "__init__.py": "from pkg import _ext\n",  # the front door may
+        "app/__init__.py": "", "app/run.py": "def f():\n    from pkg import _ext\n",
+        "mid.py": "from pkg import _ext\n", "low.py": "import pkg._ext\n",
+    })
+    layers = [("top", ["pkg", "app.*"]), ("envs", ["mid"]), ("low", ["low", "_ext"])]
+    assert private_core_above(pkg, "pkg", layers, ("_ext",), "envs") == ["pkg.app.run (line 2)"]
