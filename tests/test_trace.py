@@ -85,7 +85,7 @@ def test_golden_small_traces_and_unknown_optional_content():
 
 def test_reader_needs_no_compiled_core():
     """trace.py loaded on its own (no vdsim_gym package, so no _core) reads a trace."""
-    src = Path(__file__).parents[1] / "vdsim_gym" / "trace.py"
+    src = Path(__file__).parents[1] / "vdsim_gym" / "traces" / "trace.py"
     code = (
         "import importlib.util, sys\n"
         f"spec = importlib.util.spec_from_file_location('standalone_trace', {str(src)!r})\n"

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from vdsim_gym import _moved
+
+_moved.install()  # vdsim_gym.plant, .trace, .validation, ...: the modules' old paths
+
 try:
     from vdsim_gym import _core  # noqa: F401  (a missing build fails here, explained below)
 except ImportError as _exc:  # the source tree without a build (or a broken install)
@@ -15,13 +19,13 @@ except ImportError as _exc:  # the source tree without a build (or a broken inst
         "Python from outside the repository root, or after that install."
     ) from _exc
 from vdsim_gym import envs as _envs  # noqa: F401  (importing registers the Gymnasium ids)
-from vdsim_gym.config import ActuatorConfig, ConfigError, VehicleConfig, load_vehicle
-from vdsim_gym.latency import LatencyModel
-from vdsim_gym.plant import Plant
-from vdsim_gym.provenance import GIT_DIRTY as __git_dirty__
-from vdsim_gym.provenance import GIT_SHA as __git_sha__
-from vdsim_gym.provenance import VERSION as __version__
 from vdsim_gym.sb3_vec_env import make_sb3_vec_env
+from vdsim_gym.sim.config import ActuatorConfig, ConfigError, VehicleConfig, load_vehicle
+from vdsim_gym.sim.latency import LatencyModel
+from vdsim_gym.sim.plant import Plant
+from vdsim_gym.traces.provenance import GIT_DIRTY as __git_dirty__
+from vdsim_gym.traces.provenance import GIT_SHA as __git_sha__
+from vdsim_gym.traces.provenance import VERSION as __version__
 
 __all__ = [
     "ActuatorConfig",

@@ -51,13 +51,13 @@ class InvalidActionError(VDSimError, _GymInvalidAction, ValueError):
 
 class ConfigError(VDSimError, ValueError):
     """A configuration file, argument or option is invalid; the message names where and
-    why (and the fix). ``vdsim_gym.ConfigError`` and ``vdsim_gym.config.ConfigError`` are
+    why (and the fix). ``vdsim_gym.ConfigError`` and ``vdsim_gym.sim.config.ConfigError`` are
     this class."""
 
 
 class TraceError(VDSimError, ValueError):
     """A file that is not a readable .vdtrace; the message names the file and the cause
-    (``vdsim_gym.trace.TraceError`` is this class)."""
+    (``vdsim_gym.traces.trace.TraceError`` is this class)."""
 
 
 class UnknownKeywordError(VDSimError, TypeError):

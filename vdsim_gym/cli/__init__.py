@@ -5,7 +5,7 @@
 integrator gate), ``delay_budget`` (the baseline's e_y against computation delay),
 ``sweep`` (the sweep command's parsing, tables and plots), ``train`` and ``compare``
 (agents/train.py and agents/compare.py are these commands under their own names,
-``main.script``) and ``validate`` (``vdsim_gym.validation``'s table).
+``main.script``) and ``validate`` (``vdsim_gym.analysis.validation``'s table).
 """
 
 from __future__ import annotations

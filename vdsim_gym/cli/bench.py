@@ -165,7 +165,7 @@ def core_and_env_rows(env_id: str, level: str, repeats: int
     import gymnasium as gym
 
     import vdsim_gym.envs  # noqa: F401  (registration)
-    from vdsim_gym.latency import LatencyModel
+    from vdsim_gym.sim.latency import LatencyModel
 
     env = gym.make(env_id, level=level, terminate_on_cone=False)
     ref = gym.make(env_id, level=level, terminate_on_cone=False, **REFERENCE)

@@ -25,8 +25,8 @@ from vdsim_gym.cli.options import (
 )
 from vdsim_gym.cli.train import _add_train
 from vdsim_gym.cli.validate import _add_validate
-from vdsim_gym.plant import DEFAULT_INTEGRATOR, INTEGRATORS
 from vdsim_gym.policies import _SB3_ALGOS
+from vdsim_gym.sim.plant import DEFAULT_INTEGRATOR, INTEGRATORS
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -150,7 +150,7 @@ def _levels(text: str) -> str:
 
 
 def _render(args: argparse.Namespace) -> int:
-    from vdsim_gym.trace_render import render_gif, render_png
+    from vdsim_gym.traces.render import render_gif, render_png
 
     labels = None if args.labels is None else [x.strip() for x in args.labels.split(",")]
     gif = args.out

@@ -18,7 +18,7 @@ import vdsim_gym.envs  # noqa: F401  (registration)
 from vdsim_gym import _table
 from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.envs.courses import load_scenario
-from vdsim_gym.plant import DEFAULT_INTEGRATOR
+from vdsim_gym.sim.plant import DEFAULT_INTEGRATOR
 from vdsim_gym.tracking import ey_stats
 
 

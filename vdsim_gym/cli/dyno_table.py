@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from vdsim_gym import _table
-from vdsim_gym.analysis import LoopModel, loop_margins, time_domain_delay_margin
+from vdsim_gym.analysis.margins import LoopModel, loop_margins, time_domain_delay_margin
 from vdsim_gym.dyno.table import REFERENCE, TableRow, delay_table
 
 

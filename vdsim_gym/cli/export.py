@@ -1,5 +1,5 @@
 """``vdsim-gym export run.vdtrace --mcap run.mcap``: a trace as an MCAP file for Foxglove or
-PlotJuggler (``vdsim_gym.trace_mcap``, docs/TRACES.md). Prints the file written and its
+PlotJuggler (``vdsim_gym.traces.mcap``, docs/TRACES.md). Prints the file written and its
 topics with their message counts, read back from the file's summary."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def run(trace: str | Path, mcap: str | Path | None = None, start_time_ns: int = 
         ) -> list[str]:
     """Exports ``trace`` (to ``mcap``, default: beside it with .mcap) and returns the lines
     to print."""
-    from vdsim_gym.trace_mcap import to_mcap
+    from vdsim_gym.traces.mcap import to_mcap
 
     out = Path(trace).with_suffix(".mcap") if mcap is None else Path(mcap)
     written = to_mcap(trace, out, start_time_ns=start_time_ns)

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vdsim_gym import _table
-from vdsim_gym.config import VehicleConfig, load_vehicle
-from vdsim_gym.handling import (
+from vdsim_gym.analysis.handling import (
     GRAVITY,
     SteadyStateResult,
     StepSteerResult,
@@ -19,6 +18,7 @@ from vdsim_gym.handling import (
     step_steer,
     understeer_gradient,
 )
+from vdsim_gym.sim.config import VehicleConfig, load_vehicle
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """``vdsim-gym validate``: our L1 and L2 against CommonRoad's drift and multi-body models
-on their vehicle 2 (``vdsim_gym.validation``, docs/PHYSICS.md).
+on their vehicle 2 (``vdsim_gym.analysis.validation``, docs/PHYSICS.md).
 
-The options are ``python -m vdsim_gym.validation``'s (``validation.add_arguments``, one
+The options are ``python -m vdsim_gym.analysis.validation``'s (``validation.add_arguments``, one
 list for both) and so is the run (``validation.run``): the Markdown table, the plot with
 ``--plot``, exit 1 if a metric is outside its tolerance. Needs the ``validation`` extra
 (commonroad-vehicle-models): without it the command says so in one line, before any
@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from vdsim_gym import validation
+from vdsim_gym.analysis import validation
 
 
 def _validate(args: argparse.Namespace) -> int:

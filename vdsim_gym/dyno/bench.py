@@ -9,8 +9,8 @@ from typing import Any
 
 from vdsim_gym import _core
 from vdsim_gym._checks import check_number, check_seconds
-from vdsim_gym.errors import ConfigError
 from vdsim_gym.dyno.config import DynoConfig, load_dyno
+from vdsim_gym.errors import ConfigError
 
 MAX_SUBSTEPS_PER_CALL = 10_000_000  # a dt this long in substeps is refused (overflow guard)
 

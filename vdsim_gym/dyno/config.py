@@ -14,10 +14,10 @@ from typing import Any
 
 import yaml
 
-from vdsim_gym._files import load_yaml
 from vdsim_gym import _core
 from vdsim_gym._data import vehicles_dir
-from vdsim_gym.config import ConfigError, load_vehicle, merge
+from vdsim_gym._files import load_yaml
+from vdsim_gym.sim.config import ConfigError, load_vehicle, merge
 
 
 @dataclass(frozen=True)

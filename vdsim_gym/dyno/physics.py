@@ -1,6 +1,6 @@
 """Validated physics options of the chassis-dyno plant (the env core's DynoSession): the
 bench, the driver's period (substep_dt), the control period, the robot driver and the
-pedal actuator. The dyno's counterpart of ``vdsim_gym.plant.PhysicsSpec``."""
+pedal actuator. The dyno's counterpart of ``vdsim_gym.sim.plant.PhysicsSpec``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 from vdsim_gym import _core
 from vdsim_gym.dyno.config import DynoConfig, load_dyno
 from vdsim_gym.dyno.driver import DelayRoundingWarning, RobotDriver, delay_steps
-from vdsim_gym.timing import check_substep_dt, whole_ticks
+from vdsim_gym.sim.timing import check_substep_dt, whole_ticks
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from vdsim_gym.envs.core_env import (
     CoreEnv,
     merge_reward_weights,
 )
-from vdsim_gym.plant import PhysicsSpec
-from vdsim_gym.timing import ceil_ticks
+from vdsim_gym.sim.plant import PhysicsSpec
+from vdsim_gym.sim.timing import ceil_ticks
 
 # The task's facts come from its C++ spec (acc_task.hpp), never copied here.
 _SPEC = _core.AccEnvCore.default_spec()

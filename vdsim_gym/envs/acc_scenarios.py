@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from vdsim_gym._files import open_csv
-from vdsim_gym.timing import nearest_ticks
+from vdsim_gym.sim.timing import nearest_ticks
 
 FAMILIES = ("cruise", "follow", "cut_in", "hard_brake", "stop_and_go", "lead_leaves")
 

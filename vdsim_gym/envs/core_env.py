@@ -10,7 +10,7 @@ keys (``INFO_KEYS``), and what an episode end adds (``_episode_end``); the episo
 summary comes from the core (``episode_summary``: steps, return, time, the task's fields).
 
 Also written once here for every task: domain randomization (``randomize=``, drawn per
-episode from ``np_random``: vehicle, steering actuator and latency; vdsim_gym.randomization)
+episode from ``np_random``: vehicle, steering actuator and latency; vdsim_gym.sim.randomization)
 and the action history in the observation (``action_history=k``, appended by the core).
 """
 
@@ -40,10 +40,10 @@ from vdsim_gym._checks import (  # noqa: F401
     reject_action,
 )
 from vdsim_gym.errors import ConcurrentUseError, UnknownKeywordError, UnsupportedRenderModeError
-from vdsim_gym.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
-from vdsim_gym.plant import PhysicsSpec, actuator_params, observe_session
-from vdsim_gym.randomization import EpisodeParams, Randomization
-from vdsim_gym.timing import ceil_ticks
+from vdsim_gym.sim.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
+from vdsim_gym.sim.plant import PhysicsSpec, actuator_params, observe_session
+from vdsim_gym.sim.randomization import EpisodeParams, Randomization
+from vdsim_gym.sim.timing import ceil_ticks
 
 FLAGS: dict[str, int] = dict(_core.ENV_FLAGS)  # the bits every env core shares
 TERMINATED, TRUNCATED, TIME_LIMIT = FLAGS["terminated"], FLAGS["truncated"], FLAGS["time_limit"]
@@ -268,7 +268,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
 
     @property
     def episode_params(self) -> EpisodeParams:
-        """This episode's parameters (``vdsim_gym.randomization.EpisodeParams``): the
+        """This episode's parameters (``vdsim_gym.sim.randomization.EpisodeParams``): the
         randomization draws (``values``, empty without ``randomize``), the vehicle, the
         steering actuator and the latency model in use. Before the first reset, or
         without randomization: the nominal ones. ``self.vehicle`` and ``self.physics``

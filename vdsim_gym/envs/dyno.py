@@ -20,7 +20,7 @@ from vdsim_gym.envs.core_env import (
     CoreEnv,
     merge_reward_weights,
 )
-from vdsim_gym.timing import ceil_ticks
+from vdsim_gym.sim.timing import ceil_ticks
 
 # The task's facts come from its C++ spec (drive_cycle_task.hpp), never copied here.
 _SPEC = _core.DynoEnvCore.default_spec()

@@ -17,7 +17,7 @@ import numpy as np
 from vdsim_gym import _core
 from vdsim_gym.envs.core_env import TERMINATED, TIME_LIMIT, TRUNCATED, CoreEnv, check_flag
 from vdsim_gym.envs.course import Course
-from vdsim_gym.plant import PhysicsSpec
+from vdsim_gym.sim.plant import PhysicsSpec
 from vdsim_gym.tracking import check_path
 
 # The task's facts come from its C++ spec (path_task.hpp), never copied here.

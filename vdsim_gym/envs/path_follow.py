@@ -9,7 +9,6 @@ from vdsim_gym.envs.course import Course
 from vdsim_gym.envs.courses import random_course
 from vdsim_gym.envs.path_env import SHARED_ARGS, SHARED_DOC, PathTrackingEnv
 
-
 # The longest random path [m] (a reset builds it whole: 0.09 s for 20 km here).
 MAX_COURSE_LENGTH_M = 20_000.0
 

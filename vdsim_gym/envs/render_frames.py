@@ -11,7 +11,7 @@ layout per frame: one to three milliseconds a frame), and the pygame window of
 - ``dyno_frame``: the drive cycle with its preview, the roller speed, the pedal commanded
   and the throttle/brake that reach the car after the robot's transport delay.
 
-``WorldView`` and ``draw_scene`` are shared with the trace renderer (vdsim_gym.trace_render).
+``WorldView`` and ``draw_scene`` are shared with the trace renderer (vdsim_gym.traces.render).
 Imported lazily by the envs' ``render``; Pillow comes with the ``plot`` extra, pygame with
 the ``render`` extra (only ``human`` needs it).
 """
@@ -121,7 +121,7 @@ def body_outline(geo: Mapping[str, Any], x: float, y: float, psi: float, steer: 
                  ) -> list[np.ndarray]:
     """The body rectangle and four wheels (front ones turned by ``steer``) in the ground
     frame, as closed (5, 2) polygons; empty without the geometry
-    (``vdsim_gym.recording.geometry`` of the vehicle, or a trace manifest's)."""
+    (``vdsim_gym.traces.recording.geometry`` of the vehicle, or a trace manifest's)."""
     need = ("cg_to_front_m", "cg_to_rear_m", "body_width_m", "track_m")
     if not all(k in geo for k in need):
         return []
@@ -309,7 +309,7 @@ def _geometry(env: Any) -> dict[str, Any]:
     vehicle = env.episode_params.vehicle
     cached = getattr(env, "_render_geometry", None)
     if cached is None or cached[0] is not vehicle:
-        from vdsim_gym.recording import geometry
+        from vdsim_gym.traces.recording import geometry
 
         cached = (vehicle, geometry(vehicle))
         env._render_geometry = cached
@@ -366,7 +366,7 @@ def dyno_frame(env: Any, behind_s: float = 20.0, ahead_s: float = 10.0) -> np.nd
     t = info["t"]
     speeds = env._speeds[env.cycle_index] if env.cycle is not None else np.zeros(2)
     dt = env.control_period
-    from vdsim_gym.timing import floor_ticks  # (this module imports no core at load)
+    from vdsim_gym.sim.timing import floor_ticks  # (this module imports no core at load)
 
     k0 = max(0, floor_ticks(t - behind_s, dt))
     k1 = min(len(speeds), floor_ticks(t + ahead_s, dt) + 1)

@@ -125,7 +125,7 @@ class _Vehicle:
 
     def __init__(self, level: str, vehicle: Any, v0: float, dt: float,
                  acc: ACCConfig) -> None:
-        from vdsim_gym.plant import Plant
+        from vdsim_gym.sim.plant import Plant
 
         self.plant = Plant(level=level, vehicle=vehicle, control_period=dt,
                            longitudinal="accel")

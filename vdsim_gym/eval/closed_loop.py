@@ -43,9 +43,9 @@ from vdsim_gym.eval.wallclock import (
     WallclockRun,
     check_options,
 )
-from vdsim_gym.latency import LatencyModel, check_latency, check_overrun
-from vdsim_gym.plant import Plant
-from vdsim_gym.timing import whole_ticks
+from vdsim_gym.sim.latency import LatencyModel, check_latency, check_overrun
+from vdsim_gym.sim.plant import Plant
+from vdsim_gym.sim.timing import whole_ticks
 from vdsim_gym.tracking import check_path
 
 MODES = ("sync", "virtual_async", "wallclock")

@@ -27,7 +27,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from vdsim_gym.latency import LatencyModel
+from vdsim_gym.sim.latency import LatencyModel
 
 GATE = 0.01  # relative error allowed for every metric [-]
 REFERENCE: dict[str, Any] = {"integrator": "heun", "substep_dt": 1e-4}

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from vdsim_gym.plant import COMMAND_COLUMNS, Plant
-from vdsim_gym.provenance import plant_meta
+from vdsim_gym.sim.plant import COMMAND_COLUMNS, Plant
+from vdsim_gym.traces.provenance import plant_meta
 
 STATE_COLUMNS = ("X", "Y", "psi", "vx", "vy", "r", "ax", "ay", "beta", "delta_rw")
 

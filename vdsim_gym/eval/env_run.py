@@ -30,8 +30,8 @@ from vdsim_gym.envs.core_env import CoreEnv
 from vdsim_gym.errors import InvalidActionError
 from vdsim_gym.eval.driver import STATE_COLUMNS
 from vdsim_gym.eval.result import ControllerError, _Samples
-from vdsim_gym.latency import LatencyModel
-from vdsim_gym.plant import COMMAND_COLUMNS
+from vdsim_gym.sim.latency import LatencyModel
+from vdsim_gym.sim.plant import COMMAND_COLUMNS
 
 
 class EnvPolicyRun:
@@ -156,7 +156,7 @@ class EnvPolicyRun:
             float(info.get(c, math.nan)) for c in self.info_columns)
 
     def meta(self) -> dict[str, Any]:
-        from vdsim_gym.provenance import plant_meta
+        from vdsim_gym.traces.provenance import plant_meta
 
         return plant_meta(self.base.physics, None, None)
 

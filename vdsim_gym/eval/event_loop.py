@@ -18,7 +18,7 @@ from typing import Any
 
 from vdsim_gym.eval.driver import Command, _Driver
 from vdsim_gym.eval.result import _Samples
-from vdsim_gym.latency import LatencyModel, async_timeline
+from vdsim_gym.sim.latency import LatencyModel, async_timeline
 
 # The controller call of sample k observed at t: (checked command, wall time [s]).
 Call = Callable[[Any, int, float], tuple[Command, float]]

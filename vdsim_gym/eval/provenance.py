@@ -1,10 +1,10 @@
-"""``vdsim_gym.eval.provenance`` is ``vdsim_gym.provenance``: provenance moved to the trace
+"""``vdsim_gym.eval.provenance`` is ``vdsim_gym.traces.provenance``: provenance moved to the trace
 layer, below the plant that writes traces with it (docs/ARCHITECTURE.md, "Layers"). Its
 names stay importable from here."""
 
 from __future__ import annotations
 
-from vdsim_gym.provenance import (
+from vdsim_gym.traces.provenance import (
     GIT_DIRTY,
     GIT_SHA,
     VERSION,

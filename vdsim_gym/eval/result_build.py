@@ -10,7 +10,7 @@ import numpy as np
 
 from vdsim_gym.eval.metrics import lateral_error, tracking_stats
 from vdsim_gym.eval.result import EvalResult, _Samples
-from vdsim_gym.provenance import build_info
+from vdsim_gym.traces.provenance import build_info
 
 
 def build_result(ev: Any, rows: list[tuple], samples: _Samples, end: int, stopped: bool,

@@ -13,7 +13,8 @@ import numpy as np
 
 from vdsim_gym._checks import check_decimation
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.recording import (
+from vdsim_gym.sim.timing import nearest_ticks
+from vdsim_gym.traces.recording import (
     check_trace_channels,
     course_overlays,  # importable from here too
     default_decimation,
@@ -22,7 +23,6 @@ from vdsim_gym.recording import (
     vehicle_channels,
     write_trace,
 )
-from vdsim_gym.timing import nearest_ticks
 
 
 class EvalTrace:

@@ -16,7 +16,7 @@ def parse_latency(text: str | None) -> Any:
     "normal:10:5ms", "none"; None or "none": no latency."""
     if text is None or str(text).strip().lower() in ("", "none"):
         return None
-    from vdsim_gym.latency import parse_delays  # the one grammar of every command line
+    from vdsim_gym.sim.latency import parse_delays  # the one grammar of every command line
 
     try:
         models = parse_delays(str(text).strip())
@@ -30,9 +30,9 @@ def parse_latency(text: str | None) -> Any:
 
 def parse_randomize(value: Any) -> Any:
     """A ``Randomization`` from ``--randomize``'s text (``mass=0.9:1.15,latency=0:40ms``
-    or a .yml file; vdsim_gym.randomization.parse_randomize_text) or a mapping in
+    or a .yml file; vdsim_gym.sim.randomization.parse_randomize_text) or a mapping in
     ``randomize=``'s form; None: none."""
-    from vdsim_gym.randomization import Randomization, parse_randomize_text
+    from vdsim_gym.sim.randomization import Randomization, parse_randomize_text
 
     if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none")):
         return None

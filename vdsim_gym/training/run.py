@@ -83,8 +83,8 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     import yaml
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
-    from vdsim_gym.provenance import VERSION
     from vdsim_gym.sb3_vec_env import make_sb3_vec_env
+    from vdsim_gym.traces.provenance import VERSION
 
     algo = check_algo(algo)
     tensorboard = _check_extras(tensorboard, progress_bar)
@@ -119,7 +119,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     history = _option_from_env_kwargs(kwargs_env, "action_history", action_history, 0)
     rand = _option_from_env_kwargs(kwargs_env, "randomize", rand, None)
     from vdsim_gym.envs.core_env import check_action_history
-    from vdsim_gym.randomization import Randomization
+    from vdsim_gym.sim.randomization import Randomization
 
     try:
         history = check_action_history(history)

@@ -10,8 +10,8 @@ import numpy as np
 
 from vdsim_gym._checks import check_decimation
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.provenance import plant_meta
-from vdsim_gym.recording import (
+from vdsim_gym.traces.provenance import plant_meta
+from vdsim_gym.traces.recording import (
     check_trace_channels,
     course_overlays,
     default_decimation,

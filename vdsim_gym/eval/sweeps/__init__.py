@@ -55,7 +55,7 @@ from vdsim_gym.eval.sweeps.results import (
     metric_names,
     summarize,
 )
-from vdsim_gym.latency import LatencyModel, check_overrun
+from vdsim_gym.sim.latency import LatencyModel, check_overrun
 
 BACKENDS = ("local", "ray")
 # "batch": one predict call per batch step; "row": one call per env and step, so a

@@ -10,7 +10,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym.latency import LatencyModel
+from vdsim_gym.sim.latency import LatencyModel
 
 
 def latency_label(latency: LatencyModel | None) -> str:

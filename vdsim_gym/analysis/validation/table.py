@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vdsim_gym.validation.commonroad import MODELS
-from vdsim_gym.validation.maneuvers import MANEUVERS, cached_run
-from vdsim_gym.validation.metrics import maneuver_metrics
+from vdsim_gym.analysis.validation.commonroad import MODELS
+from vdsim_gym.analysis.validation.maneuvers import MANEUVERS, cached_run
+from vdsim_gym.analysis.validation.metrics import maneuver_metrics
 
 
 @dataclass(frozen=True)

@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from vdsim_gym.config import ActuatorConfig, ConfigError, VehicleConfig, load_vehicle
-from vdsim_gym.latency import MAX_DELAY_S, LatencyModel
+from vdsim_gym.sim.config import ActuatorConfig, ConfigError, VehicleConfig, load_vehicle
+from vdsim_gym.sim.latency import MAX_DELAY_S, LatencyModel
 
 # Randomizable names in draw order, with what they are (for messages and docs).
 NAMES: dict[str, str] = {

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym.envs.render_frames import body_outline
-from vdsim_gym.trace import Trace, read_trace
+from vdsim_gym.traces.trace import Trace, read_trace
 
 LON_CHANNELS = ("u_fx", "u_pedal", "u_ax", "u_reference")
 

@@ -22,7 +22,7 @@ The foxglove schemas are JSON Schemas written here with the fields, types and re
 lists of Foxglove's well-known schemas (foxglove/foxglove-sdk, schemas/jsonschema, as of
 sdk v0.26.0, commit ca8a1ced 2026-08-17); Foxglove recognises them by name. The ``mcap``
 package comes with the ``export`` extra and is imported only when a file is written. The
-writer is ``vdsim_gym._mcap_writer``; this module reads the trace and re-exports its
+writer is ``vdsim_gym.traces._mcap_writer``; this module reads the trace and re-exports its
 public names.
 """
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vdsim_gym._mcap_writer import (  # noqa: F401  (BODY_HEIGHT_M, CONE_*: importable here)
+from vdsim_gym.traces._mcap_writer import (  # noqa: F401  (BODY_HEIGHT_M, CONE_*: importable here)
     BASE_LINK,
     BODY_HEIGHT_M,
     CONE_DIAMETER_M,
@@ -47,7 +47,7 @@ from vdsim_gym._mcap_writer import (  # noqa: F401  (BODY_HEIGHT_M, CONE_*: impo
     signals_schema,
     write_mcap,
 )
-from vdsim_gym.trace import Trace, read_trace
+from vdsim_gym.traces.trace import Trace, read_trace
 
 
 def to_mcap(trace_or_path: Trace | str | Path, out: str | Path, *,

@@ -1,7 +1,7 @@
 """Recording plants as .vdtrace files (docs/TRACES.md): the core records a row every
 ``decimation`` substeps (``Session`` / ``DynoSession`` ``trace_decimation``); this module
 turns those rows into the trace's channels and manifest and writes them
-(``vdsim_gym.trace.TraceWriter``). Used by ``ClosedLoopEval(trace_path=...)``,
+(``vdsim_gym.traces.trace.TraceWriter``). Used by ``ClosedLoopEval(trace_path=...)``,
 ``Plant.start_trace`` / ``write_trace`` and ``vdsim_gym.wrappers.RecordTrace``; it sits in
 the trace layer, below the plant (docs/ARCHITECTURE.md, "Layers").
 """
@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from vdsim_gym.config import COMMAND_COLUMNS, WHEELS
-from vdsim_gym.provenance import GIT_DIRTY, GIT_SHA, VERSION
-from vdsim_gym.timing import floor_ticks, nearest_ticks_array
-from vdsim_gym.trace import TraceWriter
+from vdsim_gym.sim.config import COMMAND_COLUMNS, WHEELS
+from vdsim_gym.sim.timing import floor_ticks, nearest_ticks_array
+from vdsim_gym.traces.provenance import GIT_DIRTY, GIT_SHA, VERSION
+from vdsim_gym.traces.trace import TraceWriter
 
 MIN_RATE_HZ = 100.0  # the default decimation keeps at least this row rate
 TRACE_CHANNELS = ("steer_applied",)  # optional channels recorded only when asked

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym import _core
-from vdsim_gym.config import (  # noqa: F401  (COMMAND_COLUMNS: importable from here)
+from vdsim_gym.sim.config import (  # noqa: F401  (COMMAND_COLUMNS: importable from here)
     COMMAND_COLUMNS,
     WHEELS,
     ActuatorConfig,
@@ -24,8 +24,8 @@ from vdsim_gym.config import (  # noqa: F401  (COMMAND_COLUMNS: importable from 
     load_actuator,
     load_vehicle,
 )
-from vdsim_gym.provenance import accel_conversion  # noqa: F401  (importable from here)
-from vdsim_gym.timing import check_substep_dt, floor_ticks, whole_ticks
+from vdsim_gym.sim.timing import check_substep_dt, floor_ticks, whole_ticks
+from vdsim_gym.traces.provenance import accel_conversion  # noqa: F401  (importable from here)
 
 LEVELS = ("L1", "L2")
 LONGITUDINAL_MODES = ("force", "pedal", "accel")
@@ -382,7 +382,7 @@ class Plant:
         largest divisor of the control period keeping >= 100 Hz); ``channels`` adds
         optional channels ("steer_applied"). ``write_trace`` writes what was recorded;
         ``reset()`` clears the rows and keeps recording (docs/TRACES.md)."""
-        from vdsim_gym.recording import check_trace_channels, default_decimation
+        from vdsim_gym.traces.recording import check_trace_channels, default_decimation
 
         self._trace_channels = check_trace_channels(channels)
         d = default_decimation(self.substep_dt, self.ticks_per_period) \
@@ -395,8 +395,8 @@ class Plant:
                     overlays: Sequence[Mapping[str, Any]] = ()) -> Any:
         """Writes the rows recorded since ``start_trace`` (or the last reset), with a
         closing row at the current time, to ``path`` (atomically); recording goes on."""
-        from vdsim_gym.provenance import plant_meta
-        from vdsim_gym.recording import vehicle_channels, write_trace
+        from vdsim_gym.traces.provenance import plant_meta
+        from vdsim_gym.traces.recording import vehicle_channels, write_trace
 
         d = self.session.trace_decimation
         if d == 0:

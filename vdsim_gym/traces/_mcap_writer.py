@@ -1,6 +1,6 @@
-"""The MCAP writer behind ``vdsim_gym.trace_mcap`` (its docstring: topics, schemas, times):
+"""The MCAP writer behind ``vdsim_gym.traces.mcap`` (its docstring: topics, schemas, times):
 ``write_mcap`` turns a read trace into an MCAP file. It takes the ``Trace`` by its fields
-and imports neither ``vdsim_gym.trace`` nor ``trace_mcap``, so both of those can call it
+and imports neither ``vdsim_gym.traces.trace`` nor ``trace_mcap``, so both of those can call it
 (``trace.to_mcap`` and ``trace_mcap.to_mcap``, which read a path first) without an import
 cycle (docs/ARCHITECTURE.md, "Layers"). The ``mcap`` package (the ``export`` extra) is
 imported only when a file is written.
@@ -23,7 +23,7 @@ from vdsim_gym.errors import ConfigError
 
 
 class Trace(Protocol):
-    """What the writer reads of a ``vdsim_gym.trace.Trace``."""
+    """What the writer reads of a ``vdsim_gym.traces.trace.Trace``."""
 
     # Read-only (properties): the trace is a frozen dataclass.
     @property
@@ -407,7 +407,7 @@ def _target(out: str | Path, source: Path | None) -> Path:
 
 
 def write_mcap(tr: Trace, out: str | Path, *, start_time_ns: int = 0) -> Path:
-    """``vdsim_gym.trace_mcap.to_mcap`` once the trace is read: writes ``tr`` as an MCAP
+    """``vdsim_gym.traces.mcap.to_mcap`` once the trace is read: writes ``tr`` as an MCAP
     file at ``out``, atomically."""
     start_time_ns = check_integer(start_time_ns, "start_time_ns", what="a whole number of ns")
     out = _target(out, tr.path)
@@ -427,7 +427,7 @@ def write_mcap(tr: Trace, out: str | Path, *, start_time_ns: int = 0) -> Path:
     try:
         with os.fdopen(fd, "wb") as fh:
             w = Writer(fh, compression=CompressionType.ZSTD)
-            w.start(profile="", library="vdsim_gym.trace_mcap (mcap-python)")
+            w.start(profile="", library="vdsim_gym.traces.mcap (mcap-python)")
             w.add_metadata("vdtrace", {"source": tr.path.name,
                                        "manifest": json.dumps(tr.manifest, default=str)})
 

@@ -8,7 +8,7 @@ The git sha and dirty flag are baked into the core module at build time (``VERSI
 options and the actuator, so two results with the same hash ran the same plant.
 
 This module sits in the trace layer, below the plant (docs/ARCHITECTURE.md, "Layers"):
-``physics`` arguments are ``vdsim_gym.plant.PhysicsSpec`` objects (or the dyno's
+``physics`` arguments are ``vdsim_gym.sim.plant.PhysicsSpec`` objects (or the dyno's
 ``DynoPhysics``), read by their fields, not imported. ``vdsim_gym.eval.provenance``
 re-exports it.
 """

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-if __package__ == "vdsim_gym":
+if (__package__ or "").startswith("vdsim_gym"):
     from vdsim_gym.errors import TraceError
 else:  # loaded on its own (no vdsim_gym package, no compiled core): the same error
     class TraceError(ValueError):  # type: ignore[no-redef]
@@ -327,10 +327,10 @@ def attach_overlay(path: str | Path, overlay: Mapping[str, Any]) -> Path:
 
 
 def to_mcap(trace_or_path: Trace | str | Path, out: str | Path, **kwargs: Any) -> Path:
-    """The trace as an MCAP file for Foxglove or PlotJuggler: ``vdsim_gym.trace_mcap.
+    """The trace as an MCAP file for Foxglove or PlotJuggler: ``vdsim_gym.traces.mcap.
     to_mcap`` (its writer is imported here only when called; it needs the ``export``
     extra)."""
-    from vdsim_gym._mcap_writer import write_mcap
+    from vdsim_gym.traces._mcap_writer import write_mcap
 
     tr = trace_or_path if isinstance(trace_or_path, Trace) else read_trace(trace_or_path)
     return write_mcap(tr, out, **kwargs)

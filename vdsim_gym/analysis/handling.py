@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym import _core
-from vdsim_gym.config import VehicleConfig, load_vehicle
+from vdsim_gym.sim.config import VehicleConfig, load_vehicle
 
 GRAVITY = 9.80665  # [m/s^2], the core's kGravity
 _LINEAR_SLIP = 1e-14  # tan(alpha) inside the tire's exact linear branch
@@ -138,7 +138,7 @@ def steady_state_ramp(vehicle: VehicleConfig | str = "generic_sedan", level: str
     first). The understeer gradient
     is the least-squares slope of delta - L r / v (the steer beyond Ackermann) against ay
     over ``fit_band``; the limit is the largest 0.5 s mean of ay."""
-    from vdsim_gym.plant import Plant
+    from vdsim_gym.sim.plant import Plant
 
     v = load_vehicle(vehicle)
     plant = Plant(level=level, vehicle=v, control_period=0.01, longitudinal="force",
@@ -200,7 +200,7 @@ def step_steer(vehicle: VehicleConfig | str = "generic_sedan", level: str = "L2"
     balance, ``L ay / v^2 + K(ay) ay``; the measured ay is reported), constant
     longitudinal force holding the initial drag; ISO 7401's response times are measured
     from the instant the steer passes half its final value."""
-    from vdsim_gym.plant import Plant
+    from vdsim_gym.sim.plant import Plant
 
     v = load_vehicle(vehicle)
     steer = v.wheelbase * ay / speed**2 + understeer_gradient(v, ay) * ay

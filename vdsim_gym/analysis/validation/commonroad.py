@@ -48,7 +48,7 @@ import copy
 import dataclasses
 from typing import Any
 
-from vdsim_gym.config import VehicleConfig, load_vehicle
+from vdsim_gym.sim.config import VehicleConfig, load_vehicle
 
 INSTALL_HINT = "pip install 'vdsim-gym[validation]'"
 MODELS = {"L1": "std", "L2": "mb"}  # our level -> their model
@@ -61,7 +61,7 @@ def _vehiclemodels() -> Any:
     try:
         import vehiclemodels
     except ImportError as exc:
-        raise ImportError(f"vdsim_gym.validation needs CommonRoad's vehicle models: "
+        raise ImportError(f"vdsim_gym.analysis.validation needs CommonRoad's vehicle models: "
                           f"{INSTALL_HINT}", name="vehiclemodels") from exc
     return vehiclemodels
 
@@ -181,7 +181,7 @@ def commonroad_vehicle(params: Any = None, model: str = "mb") -> VehicleConfig:
     missing = _field_paths(VehicleConfig) - _flatten(mapping)
     if missing:
         raise RuntimeError(f"the CommonRoad mapping states no value for {sorted(missing)}: "
-                           "decide it in vdsim_gym/validation/commonroad.py (commonroad_mapping)")
+                           "decide it in vdsim_gym/analysis/validation/commonroad.py (commonroad_mapping)")
     return load_vehicle(mapping)
 
 

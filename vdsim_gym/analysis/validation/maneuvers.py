@@ -13,14 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from vdsim_gym.config import VehicleConfig
-from vdsim_gym.validation.commonroad import (
+from vdsim_gym.analysis.validation.commonroad import (
     MODELS,
     _vehiclemodels,
     commonroad_params_as_run,
     commonroad_vehicle,
     parameters_vehicle2,
 )
+from vdsim_gym.sim.config import VehicleConfig
 
 CONTROL_PERIOD = 0.01  # [s] the shared time grid: commands held, both sampled
 THEIR_STEP = 5e-4  # [s] their RK4 step (finer at low speed when braking)
@@ -135,7 +135,7 @@ def run_ours(level: str, maneuver: Maneuver | str, vehicle: VehicleConfig | None
     ``plant_kwargs`` say otherwise, longitudinal="force" (their wheel torque m R_w a as
     the force m R_w a / R, with m and R_w of ``params``, default vehicle 2); ``vehicle``
     defaults to ``commonroad_vehicle(params)`` for the level's counterpart."""
-    from vdsim_gym.plant import Plant
+    from vdsim_gym.sim.plant import Plant
 
     m = _maneuver(maneuver)
     p = parameters_vehicle2() if params is None else params

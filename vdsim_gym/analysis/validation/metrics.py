@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 
-from vdsim_gym.validation.commonroad import parameters_vehicle2
-from vdsim_gym.validation.maneuvers import (
+from vdsim_gym.analysis.validation.commonroad import parameters_vehicle2
+from vdsim_gym.analysis.validation.maneuvers import (
     BRAKE_ACCEL,
     BRAKE_END,
     K_AY_RANGE,

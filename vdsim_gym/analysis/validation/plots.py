@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from vdsim_gym.validation.commonroad import MODELS
-from vdsim_gym.validation.maneuvers import (
+from vdsim_gym.analysis.validation.commonroad import MODELS
+from vdsim_gym.analysis.validation.maneuvers import (
     BRAKE_ACCEL,
     SINE_FREQ,
     SINE_STEER,

@@ -7,7 +7,7 @@ same time grid: L1 against the single-track drift model (``vehicle_dynamics_std`
 against the multi-body model (``vehicle_dynamics_mb``). ``comparison`` returns the table
 (theirs, ours, difference, tolerance), ``plot`` the time histories;
 ``vdsim-gym validate --plot docs/img/validation_commonroad.png`` (or ``python -m
-vdsim_gym.validation``, the same options: ``add_arguments`` and ``run``) prints the
+vdsim_gym.analysis.validation``, the same options: ``add_arguments`` and ``run``) prints the
 Markdown table and writes the plot. docs/PHYSICS.md, "Against CommonRoad's drift and
 multi-body models", has the mapping table, the measured table and why each tolerance is
 what it is; tests/test_validation_commonroad.py checks each metric (``pytest -m
@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from vdsim_gym.validation.commonroad import (
+from vdsim_gym.analysis.validation.commonroad import (
     DROPPED_TIRE_TERMS,
     INSTALL_HINT,
     MODELS,
@@ -39,7 +39,7 @@ from vdsim_gym.validation.commonroad import (
     parameters_vehicle2,
     roll_stiffness,
 )
-from vdsim_gym.validation.maneuvers import (
+from vdsim_gym.analysis.validation.maneuvers import (
     BRAKE_ACCEL,
     BRAKE_END,
     BRAKE_SPEED,
@@ -64,7 +64,7 @@ from vdsim_gym.validation.maneuvers import (
     run_ours,
     run_theirs,
 )
-from vdsim_gym.validation.metrics import (
+from vdsim_gym.analysis.validation.metrics import (
     lateral_limit,
     maneuver_metrics,
     sine_metrics,
@@ -72,8 +72,8 @@ from vdsim_gym.validation.metrics import (
     stopping_distance,
     understeer_gradient,
 )
-from vdsim_gym.validation.plots import plot
-from vdsim_gym.validation.table import (
+from vdsim_gym.analysis.validation.plots import plot
+from vdsim_gym.analysis.validation.table import (
     METRICS,
     TABLE_HEADER,
     Metric,
@@ -88,7 +88,7 @@ DESCRIPTION = ("Our L1/L2 against CommonRoad's drift/multi-body models on vehicl
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``python -m vdsim_gym.validation`` and ``vdsim-gym validate`` (one
+    """The options of ``python -m vdsim_gym.analysis.validation`` and ``vdsim-gym validate`` (one
     list for both; the command line is vdsim_gym.cli.validate)."""
     parser.add_argument("--plot", type=Path, default=None, metavar="PNG",
                         help="also write the time histories "
@@ -103,7 +103,7 @@ def run(plot_path: str | Path | None = None, integrator: str | None = None,
     """The validation command: checks its options and the extras before any work, echoes
     the Markdown table (and writes the plot); 1 if a metric is outside its tolerance,
     else 0."""
-    from vdsim_gym.plant import INTEGRATORS
+    from vdsim_gym.sim.plant import INTEGRATORS
 
     if integrator is not None and integrator not in INTEGRATORS:
         raise ValueError(f"--integrator {integrator!r}: choose from {', '.join(INTEGRATORS)} "
@@ -128,9 +128,9 @@ def run(plot_path: str | Path | None = None, integrator: str | None = None,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m vdsim_gym.validation``: the same options and run as ``vdsim-gym
+    """``python -m vdsim_gym.analysis.validation``: the same options and run as ``vdsim-gym
     validate`` (which adds the command line's one-line errors)."""
-    ap = argparse.ArgumentParser(prog="python -m vdsim_gym.validation",
+    ap = argparse.ArgumentParser(prog="python -m vdsim_gym.analysis.validation",
                                  description=DESCRIPTION)
     add_arguments(ap)
     args = ap.parse_args(argv)
