@@ -1,5 +1,6 @@
-// Path-tracking task: reference polyline, cone field and the per-step task that the DLC
-// and PathFollow environments translate to Gymnasium (on the generic EnvCore). Everything here runs once per
+// Path-tracking task: the per-step task that the DLC and PathFollow environments translate
+// to Gymnasium (on the generic EnvCore), over the reference path (path_tracker.hpp) and the
+// cone field (cones.hpp). Everything here runs once per
 // control period, so it neither allocates nor touches Python in step(); courses are set
 // (and buffers sized) at reset time only.
 #pragma once
@@ -8,80 +9,12 @@
 #include <limits>
 #include <vector>
 
+#include "cones.hpp"
 #include "env_core.hpp"
+#include "path_tracker.hpp"
 #include "session.hpp"
 
 namespace vdsim {
-
-// Closest point of the vehicle CG on the reference path.
-struct Projection {
-  double s = 0.0;        // arc length of the closest point [m] (extends past both ends)
-  int64_t index = 0;     // segment index: closest point lies on [index, index + 1]
-  double e_y = 0.0;      // signed lateral error, + when the CG is LEFT of the path [m]
-  double heading = 0.0;  // path heading at the closest point [rad]
-  double kappa = 0.0;    // path curvature there [1/m], + turning left
-  double v_ref = 0.0;    // reference speed there [m/s]
-};
-
-// Polyline with cumulative arc length, per-point heading (central difference), curvature
-// (circle through neighbouring points) and speed profile. The first and last segments
-// extend as rays, so s < 0 before the start and s > length() past the end.
-class PathTracker {
- public:
-  void set(const double* xy, const double* speed, int64_t n);  // xy: n x 2, row-major
-  // Local search in a window around hint (segment index); hint < 0 or a minimum at the
-  // window's edge falls back to a search over the whole path.
-  Projection project(double x, double y, int64_t hint) const;
-  void point_at(double s, double& x, double& y) const;  // linear, extrapolated at the ends
-  double length() const { return s_.empty() ? 0.0 : s_.back(); }
-  int64_t size() const { return static_cast<int64_t>(x_.size()); }
-  double heading_at(int64_t i) const { return heading_[i]; }
-  double kappa_at(int64_t i) const { return kappa_[i]; }
-
-  // Segments searched either side of the hint: a car moves ~2 segments (0.25 m) per 20 ms
-  // at 25 m/s; a minimum on the window's edge falls back to the global search.
-  static constexpr int64_t kWindow = 16;
-
- private:
-  // Best segment in [lo, hi); writes squared distance and parameter t.
-  int64_t search(double x, double y, int64_t lo, int64_t hi, double& best_d2) const;
-  void segment_param(int64_t i, double x, double y, double& t, double& d2) const;
-
-  std::vector<double> x_, y_, s_, seg_len_, heading_, kappa_, v_;
-};
-
-// Vehicle footprint around the CG, body frame [m].
-struct Footprint {
-  double front = 0.0;       // CG to front bumper
-  double rear = 0.0;        // CG to rear bumper
-  double half_width = 0.0;  // half body width
-};
-
-// True when the disc (cx, cy, radius) intersects the footprint at pose (x, y, psi).
-bool disc_hits_footprint(double cx, double cy, double radius, double x, double y, double psi,
-                         const Footprint& fp);
-
-// Cones sorted by their projection on the path so that only those near the vehicle are
-// tested; each cone counts once per episode.
-class ConeField {
- public:
-  void set(const double* xy, int64_t n, const PathTracker& path);
-  void reset_hits();
-  // Marks cones newly hit at this pose (vehicle at arc length s); returns how many.
-  int update(double x, double y, double psi, double s, const Footprint& fp, double radius);
-  int64_t size() const { return static_cast<int64_t>(cx_.size()); }
-  int total_hits() const { return total_; }
-  const std::vector<uint8_t>& hits() const { return hit_; }  // original cone order
-
-  static constexpr double kMargin = 5.0;  // extra arc length searched around the car [m]
-
- private:
-  std::vector<double> cx_, cy_;     // original order
-  std::vector<double> sorted_s_;    // cone arc lengths, ascending
-  std::vector<int64_t> sorted_idx_; // original index of each sorted entry
-  std::vector<uint8_t> hit_;
-  int total_ = 0;
-};
 
 struct RewardWeights {
   double tracking = 1.0;    // -w (e_y / 1 m)^2

@@ -1,0 +1,45 @@
+// The cones of a course: the vehicle's footprint, the disc-footprint test and the cone
+// field that counts each cone hit once per episode, searching only cones near the car's
+// arc length on the path (path_task.hpp uses it).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "path_tracker.hpp"
+
+namespace vdsim {
+
+// Vehicle footprint around the CG, body frame [m].
+struct Footprint {
+  double front = 0.0;       // CG to front bumper
+  double rear = 0.0;        // CG to rear bumper
+  double half_width = 0.0;  // half body width
+};
+
+// True when the disc (cx, cy, radius) intersects the footprint at pose (x, y, psi).
+bool disc_hits_footprint(double cx, double cy, double radius, double x, double y, double psi,
+                         const Footprint& fp);
+
+// Cones sorted by their projection on the path so that only those near the vehicle are
+// tested; each cone counts once per episode.
+class ConeField {
+ public:
+  void set(const double* xy, int64_t n, const PathTracker& path);
+  void reset_hits();
+  // Marks cones newly hit at this pose (vehicle at arc length s); returns how many.
+  int update(double x, double y, double psi, double s, const Footprint& fp, double radius);
+  int64_t size() const { return static_cast<int64_t>(cx_.size()); }
+  int total_hits() const { return total_; }
+  const std::vector<uint8_t>& hits() const { return hit_; }  // original cone order
+
+  static constexpr double kMargin = 5.0;  // extra arc length searched around the car [m]
+
+ private:
+  std::vector<double> cx_, cy_;     // original order
+  std::vector<double> sorted_s_;    // cone arc lengths, ascending
+  std::vector<int64_t> sorted_idx_; // original index of each sorted entry
+  std::vector<uint8_t> hit_;
+  int total_ = 0;
+};
+
+}  // namespace vdsim

@@ -1,0 +1,113 @@
+#include "path_tracker.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace vdsim {
+
+// ---------------------------------------------------------------- PathTracker
+
+void PathTracker::set(const double* xy, const double* speed, int64_t n) {
+  x_.resize(n);
+  y_.resize(n);
+  v_.assign(speed, speed + n);
+  s_.assign(n, 0.0);
+  seg_len_.assign(n > 1 ? n - 1 : 0, 0.0);
+  heading_.assign(n, 0.0);
+  kappa_.assign(n, 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    x_[i] = xy[2 * i];
+    y_[i] = xy[2 * i + 1];
+  }
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    seg_len_[i] = std::hypot(x_[i + 1] - x_[i], y_[i + 1] - y_[i]);
+    s_[i + 1] = s_[i] + seg_len_[i];
+  }
+  if (n < 2) return;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t a = i > 0 ? i - 1 : 0, b = i + 1 < n ? i + 1 : n - 1;
+    heading_[i] = std::atan2(y_[b] - y_[a], x_[b] - x_[a]);
+  }
+  // Curvature of the circle through each point and its neighbours (Menger), signed.
+  for (int64_t i = 1; i + 1 < n; ++i) {
+    const double ax = x_[i] - x_[i - 1], ay = y_[i] - y_[i - 1];
+    const double bx = x_[i + 1] - x_[i], by = y_[i + 1] - y_[i];
+    const double cx = x_[i + 1] - x_[i - 1], cy = y_[i + 1] - y_[i - 1];
+    const double den = std::hypot(ax, ay) * std::hypot(bx, by) * std::hypot(cx, cy);
+    kappa_[i] = den > 0.0 ? 2.0 * (ax * by - ay * bx) / den : 0.0;
+  }
+  if (n >= 3) {
+    kappa_[0] = kappa_[1];
+    kappa_[n - 1] = kappa_[n - 2];
+  }
+}
+
+void PathTracker::segment_param(int64_t i, double x, double y, double& t, double& d2) const {
+  const double dx = x_[i + 1] - x_[i], dy = y_[i + 1] - y_[i];
+  const double l2 = dx * dx + dy * dy;
+  t = l2 > 0.0 ? ((x - x_[i]) * dx + (y - y_[i]) * dy) / l2 : 0.0;
+  const int64_t last = static_cast<int64_t>(x_.size()) - 2;
+  // The end segments extend as rays: no clamp before the start or past the end.
+  if (t < 0.0 && i > 0) t = 0.0;
+  if (t > 1.0 && i < last) t = 1.0;
+  double qx, qy;
+  if (t == 0.0) { qx = x_[i]; qy = y_[i]; }
+  else if (t == 1.0) { qx = x_[i + 1]; qy = y_[i + 1]; }
+  else { qx = x_[i] + t * dx; qy = y_[i] + t * dy; }
+  d2 = (x - qx) * (x - qx) + (y - qy) * (y - qy);
+}
+
+int64_t PathTracker::search(double x, double y, int64_t lo, int64_t hi, double& best_d2) const {
+  int64_t best = lo;
+  best_d2 = std::numeric_limits<double>::infinity();
+  for (int64_t i = lo; i < hi; ++i) {
+    double t, d2;
+    segment_param(i, x, y, t, d2);
+    if (d2 < best_d2) {
+      best_d2 = d2;
+      best = i;
+    }
+  }
+  return best;
+}
+
+Projection PathTracker::project(double x, double y, int64_t hint) const {
+  const int64_t nseg = size() - 1;
+  double d2;
+  int64_t i;
+  if (hint >= 0 && hint < nseg) {
+    const int64_t lo = std::max<int64_t>(0, hint - kWindow);
+    const int64_t hi = std::min<int64_t>(nseg, hint + kWindow + 1);
+    i = search(x, y, lo, hi, d2);
+    // A minimum on the window's edge may continue outside it: search everything.
+    if ((i == lo && lo > 0) || (i == hi - 1 && hi < nseg)) i = search(x, y, 0, nseg, d2);
+  } else {
+    i = search(x, y, 0, nseg, d2);
+  }
+  double t;
+  segment_param(i, x, y, t, d2);
+  const double dx = x_[i + 1] - x_[i], dy = y_[i + 1] - y_[i];
+  const double qx = x_[i] + t * dx, qy = y_[i] + t * dy;
+  const double cross = dx * (y - qy) - dy * (x - qx);
+  const double w = std::clamp(t, 0.0, 1.0);
+  Projection p;
+  p.index = i;
+  p.s = s_[i] + t * seg_len_[i];
+  p.e_y = std::copysign(std::sqrt(d2), cross);
+  p.heading = wrap_angle(heading_[i] + w * wrap_angle(heading_[i + 1] - heading_[i]));
+  p.kappa = kappa_[i] + w * (kappa_[i + 1] - kappa_[i]);
+  p.v_ref = v_[i] + w * (v_[i + 1] - v_[i]);
+  return p;
+}
+
+void PathTracker::point_at(double s, double& x, double& y) const {
+  const int64_t nseg = size() - 1;
+  int64_t i = std::upper_bound(s_.begin(), s_.end(), s) - s_.begin() - 1;
+  i = std::clamp<int64_t>(i, 0, nseg - 1);
+  const double t = seg_len_[i] > 0.0 ? (s - s_[i]) / seg_len_[i] : 0.0;
+  x = x_[i] + t * (x_[i + 1] - x_[i]);
+  y = y_[i] + t * (y_[i + 1] - y_[i]);
+}
+
+}  // namespace vdsim

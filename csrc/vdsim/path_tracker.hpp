@@ -1,0 +1,55 @@
+// The reference path of the path task: a polyline with arc length, heading, curvature and
+// speed profile, and the projection of the vehicle's CG onto it (path_task.hpp uses it;
+// the bindings expose it as PathTracker). Set at reset time; project() runs once per
+// control period without allocating.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace vdsim {
+
+// Into [-pi, pi]; remainder keeps it exact for angles already in range.
+inline double wrap_angle(double a) {
+  constexpr double kPi = 3.14159265358979323846;
+  return std::remainder(a, 2.0 * kPi);
+}
+
+// Closest point of the vehicle CG on the reference path.
+struct Projection {
+  double s = 0.0;        // arc length of the closest point [m] (extends past both ends)
+  int64_t index = 0;     // segment index: closest point lies on [index, index + 1]
+  double e_y = 0.0;      // signed lateral error, + when the CG is LEFT of the path [m]
+  double heading = 0.0;  // path heading at the closest point [rad]
+  double kappa = 0.0;    // path curvature there [1/m], + turning left
+  double v_ref = 0.0;    // reference speed there [m/s]
+};
+
+// Polyline with cumulative arc length, per-point heading (central difference), curvature
+// (circle through neighbouring points) and speed profile. The first and last segments
+// extend as rays, so s < 0 before the start and s > length() past the end.
+class PathTracker {
+ public:
+  void set(const double* xy, const double* speed, int64_t n);  // xy: n x 2, row-major
+  // Local search in a window around hint (segment index); hint < 0 or a minimum at the
+  // window's edge falls back to a search over the whole path.
+  Projection project(double x, double y, int64_t hint) const;
+  void point_at(double s, double& x, double& y) const;  // linear, extrapolated at the ends
+  double length() const { return s_.empty() ? 0.0 : s_.back(); }
+  int64_t size() const { return static_cast<int64_t>(x_.size()); }
+  double heading_at(int64_t i) const { return heading_[i]; }
+  double kappa_at(int64_t i) const { return kappa_[i]; }
+
+  // Segments searched either side of the hint: a car moves ~2 segments (0.25 m) per 20 ms
+  // at 25 m/s; a minimum on the window's edge falls back to the global search.
+  static constexpr int64_t kWindow = 16;
+
+ private:
+  // Best segment in [lo, hi); writes squared distance and parameter t.
+  int64_t search(double x, double y, int64_t lo, int64_t hi, double& best_d2) const;
+  void segment_param(int64_t i, double x, double y, double& t, double& d2) const;
+
+  std::vector<double> x_, y_, s_, seg_len_, heading_, kappa_, v_;
+};
+
+}  // namespace vdsim
