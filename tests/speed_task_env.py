@@ -12,14 +12,13 @@ from typing import Any
 from gymnasium.envs.registration import register, registry
 
 from vdsim_gym import _core
-from vdsim_gym.envs.core_env import TERMINATED, TIME_LIMIT, CoreEnv
+from vdsim_gym.envs.core_env import CoreEnv, task_flags
 from vdsim_gym.envs.vector import VDSimVectorEnv
 from vdsim_gym.plant import PhysicsSpec
 
 ENV_ID = "VDSimTest-Speed-v0"
 # The task's facts from its C++ spec (speed_task.hpp): flag bits, default weights.
 _SPEC = _core.SpeedEnvCore.default_spec()
-_NON_FINITE = dict(_SPEC.flags)["non_finite"]
 _WEIGHTS = dict(_SPEC.default_weights)
 
 
@@ -36,6 +35,7 @@ class SpeedEnv(CoreEnv):
     INFO_KEYS = (("speed_error", float), ("vx", float), ("t", float))
     METRIC_LABELS = {"rms_speed_error": "speed error RMS [m/s]",
                      "max_abs_speed_error": "max |speed error| [m/s]"}
+    TASK_FLAGS = task_flags(_SPEC)  # outcome "non_finite"; the rest is CoreEnv's
 
     def __init__(self, *, speed_range: tuple[float, float] = (10.0, 20.0),
                  **kwargs: Any) -> None:
@@ -54,16 +54,6 @@ class SpeedEnv(CoreEnv):
         v_set = float(self.np_random.uniform(*self.speed_range))
         vx0 = float(self.np_random.uniform(0.5, 1.5)) * v_set
         return (vx0, v_set)
-
-    def _after_reset(self, row: list[float]) -> dict[str, Any]:
-        col = self.info_names.index  # by name, as the step's info
-        return {k: tp(row[col(k)]) for k, tp in self.INFO_KEYS}
-
-    @staticmethod
-    def outcome(flags: int) -> str | None:
-        if flags & TERMINATED:
-            return "non_finite" if flags & _NON_FINITE else "terminated"
-        return "time_limit" if flags & TIME_LIMIT else None
 
 
 def make_speed_vec(num_envs: int = 1, **kwargs: Any) -> VDSimVectorEnv:

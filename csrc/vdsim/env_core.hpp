@@ -86,7 +86,9 @@ constexpr std::array<const char*, kSummaryBaseSize> kSummaryBaseNames = {"steps"
 struct EnvSpec {
   std::vector<std::string> obs_names, action_names, term_names, info_names, summary_names;
   std::vector<double> default_weights;              // one per term_names entry
-  std::vector<std::pair<std::string, int>> flags;   // (name, bit)
+  // (name, bit); a task lists its own in the order an episode's outcome names them when
+  // several are set (the first set wins: CoreEnv.outcome)
+  std::vector<std::pair<std::string, int>> flags;
   int64_t obs_size() const { return static_cast<int64_t>(obs_names.size()); }
   int64_t action_size() const { return static_cast<int64_t>(action_names.size()); }
   int64_t term_size() const { return static_cast<int64_t>(term_names.size()); }

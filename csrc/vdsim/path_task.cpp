@@ -29,8 +29,9 @@ EnvSpec PathTask::spec(const TaskParams&) {
                        w.progress, w.cone,    w.terminal};
   for (const char* n : kPathInfoNames) s.info_names.emplace_back(n);
   s.summary_names = {"distance", "cone_hits", "rms_e_y", "max_abs_e_y", "pass_speed"};
-  s.flags = {{"cone_hit", kConeHit}, {"off_corridor", kOffCorridor}, {"spin_out", kSpinOut},
-             {"non_finite", kNonFinite}, {"stalled", kStalled}};
+  // In the order an outcome names them when several are set (CoreEnv.outcome).
+  s.flags = {{"non_finite", kNonFinite}, {"spin_out", kSpinOut}, {"off_corridor", kOffCorridor},
+             {"cone_hit", kConeHit}, {"stalled", kStalled}};
   return s;
 }
 

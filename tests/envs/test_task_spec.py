@@ -100,6 +100,42 @@ def test_outcomes_use_the_spec_bits():
     assert path_env.episode_outcome(f["terminated"] | f["stalled"]) == "stalled"
 
 
+def _reference_path_outcome(flags: int, f: dict[str, int]) -> str | None:
+    """The path envs' outcome as it was written by hand before CoreEnv derived it from the
+    spec: the termination causes in this priority order, then the truncations."""
+    if flags & f["terminated"]:
+        for name in ("non_finite", "spin_out", "off_corridor", "cone_hit", "stalled"):
+            if flags & f[name]:
+                return name
+        return "terminated"
+    if flags & f["time_limit"]:
+        return "time_limit"
+    return "course_end" if flags & f["truncated"] else None
+
+
+def test_generic_outcome_equals_the_hand_written_rules_on_every_flag_combination():
+    """CoreEnv.outcome (the task's flags in the spec's order, then the env's names for
+    its truncations) against the rules each env wrote by hand, over every combination of
+    the flag bits."""
+    f = dict(_core.PathEnvCore.default_spec().flags)
+    bits = list(f.values())
+    for mask in range(1 << len(bits)):
+        flags = sum(b for k, b in enumerate(bits) if mask >> k & 1)
+        assert path_env.PathTrackingEnv.outcome(flags) == _reference_path_outcome(flags, f)
+    for cls, core, end in ((acc.ACCEnv, _core.AccEnvCore, "scenario_end"),
+                           (dyno.DynoEnv, _core.DynoEnvCore, "cycle_end")):
+        f = dict(core.default_spec().flags)
+        bits = list(f.values())
+        for mask in range(1 << len(bits)):
+            flags = sum(b for k, b in enumerate(bits) if mask >> k & 1)
+            if flags & f["terminated"]:
+                want = next((n for n in ("collision", "non_finite") if n in f and flags & f[n]),
+                            "terminated")
+            else:
+                want = end if flags & (f["time_limit"] | f["truncated"]) else None
+            assert cls.outcome(flags) == want, (cls.__name__, flags)
+
+
 def test_path_observer_is_the_cores_observation():
     """PathObserver (what eval.policy_adapter uses on the Plant) computes the env's
     observation from the state the env's core is in, bit for bit."""

@@ -12,11 +12,9 @@ import numpy as np
 from vdsim_gym import _core
 from vdsim_gym.envs.acc_scenarios import FAMILIES, LeadScenario, draw, load_sensor_csv
 from vdsim_gym.envs.core_env import (
-    TERMINATED,
-    TIME_LIMIT,
-    TRUNCATED,
     CoreEnv,
     merge_reward_weights,
+    task_flags,
 )
 from vdsim_gym.sim.plant import PhysicsSpec
 from vdsim_gym.sim.timing import ceil_ticks
@@ -28,8 +26,6 @@ TERM_NAMES: tuple[str, ...] = tuple(_SPEC.term_names)
 # The costs saturate at their weights (sum 1.0) and `alive` pays 1.0 per step survived, so
 # no step survived earns less than 0 and a collision never pays (docs/ENVS.md).
 DEFAULT_WEIGHTS: dict[str, float] = dict(_SPEC.default_weights)
-_FLAGS: dict[str, int] = dict(_SPEC.flags)
-_COLLISION, _NON_FINITE = _FLAGS["collision"], _FLAGS["non_finite"]
 
 
 class ACCEnv(CoreEnv):
@@ -75,6 +71,8 @@ class ACCEnv(CoreEnv):
     METRIC_LABELS = {"min_gap": "min gap [m]", "collision": "collisions per episode",
                      "rms_jerk": "RMS jerk [m/s^3]",
                      "rms_time_gap_error": "time-gap error RMS [s]"}
+    TASK_FLAGS = task_flags(_SPEC)  # collision, non_finite
+    TIME_LIMIT_OUTCOME = TRUNCATED_OUTCOME = "scenario_end"
 
     def __init__(self, *, scenario: str | Sequence[str] = "random",
                  sensor_csv: str | Path | None = None, duration: float = 30.0,
@@ -149,15 +147,6 @@ class ACCEnv(CoreEnv):
         from vdsim_gym.envs.render_frames import acc_frame  # Pillow only when rendering
 
         return acc_frame(self)
-
-    @staticmethod
-    def outcome(flags: int) -> str | None:
-        if flags & TERMINATED:
-            return "collision" if flags & _COLLISION else \
-                "non_finite" if flags & _NON_FINITE else "terminated"
-        if flags & (TIME_LIMIT | TRUNCATED):
-            return "scenario_end"
-        return None
 
 
 __all__ = ["ACCEnv", "DEFAULT_WEIGHTS", "TERM_NAMES"]

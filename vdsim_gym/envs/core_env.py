@@ -47,7 +47,14 @@ from vdsim_gym.sim.timing import ceil_ticks
 
 FLAGS: dict[str, int] = dict(_core.ENV_FLAGS)  # the bits every env core shares
 TERMINATED, TRUNCATED, TIME_LIMIT = FLAGS["terminated"], FLAGS["truncated"], FLAGS["time_limit"]
-MAX_TIME_LIMIT_S = 3600.0  # [s]: longer episodes are a mistake (seconds, not steps)
+MAX_TIME_LIMIT_S = 3600.0
+
+
+def task_flags(spec: Any) -> tuple[tuple[str, int], ...]:
+    """A core spec's own flag bits (name, bit), in the spec's order: all but the ones
+    every env core shares (terminated, truncated, time_limit)."""
+    return tuple((str(n), int(b)) for n, b in dict(spec.flags).items() if n not in FLAGS)
+  # [s]: longer episodes are a mistake (seconds, not steps)
 # Timing keys every env core appends (with latency), with the Python type of each value.
 TIMING_KEYS: tuple[tuple[str, type], ...] = (
     ("t_sample", float), ("t_apply", float), ("c_k", float), ("overrun", bool),
@@ -104,6 +111,13 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
     # first is its headline metric (interval shown, plotted by default). Every summary
     # field is tabulated in the sweep's CSV whether labelled or not.
     METRIC_LABELS: dict[str, str] = {}
+    # The task's own flag bits, (name, bit) in the order an outcome names them when
+    # several are set: its core's spec (task_flags(XEnvCore.default_spec())).
+    TASK_FLAGS: tuple[tuple[str, int], ...] = ()
+    # What a truncation is called: by the env's time limit, and by the task itself (its
+    # course, scenario or cycle ended).
+    TIME_LIMIT_OUTCOME: str = "time_limit"
+    TRUNCATED_OUTCOME: str = "truncated"
     # The plant's validated physics options: PhysicsSpec (the vehicle Session) or another
     # plant's spec with the same attributes (substep_dt, ticks_per_period, control_period,
     # vehicle, actuator, level, longitudinal, integrator) and a keyword-only build().
@@ -473,10 +487,19 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         return {"outcome": outcome, **self._episode_end(outcome, summary),
                 "episode_summary": {"outcome": outcome, **summary}}
 
-    @staticmethod
-    def outcome(flags: int) -> str | None:
-        """Why the env ended an episode, from the core's flag bits (None: it goes on)."""
-        raise NotImplementedError
+    @classmethod
+    def outcome(cls, flags: int) -> str | None:
+        """Why the env ended an episode, from the core's flag bits (None: it goes on): the
+        first of the task's flags (``TASK_FLAGS``, the spec's order) set in a termination,
+        else "terminated"; ``TIME_LIMIT_OUTCOME`` for the env's time limit,
+        ``TRUNCATED_OUTCOME`` for the task's own truncation."""
+        if flags & TERMINATED:
+            return next((name for name, bit in cls.TASK_FLAGS if flags & bit), "terminated")
+        if flags & TIME_LIMIT:
+            return cls.TIME_LIMIT_OUTCOME
+        if flags & TRUNCATED:
+            return cls.TRUNCATED_OUTCOME
+        return None
 
     # ---------------------------------------------------------------- copies
 

@@ -14,11 +14,9 @@ from vdsim_gym import _core
 from vdsim_gym.dyno.cycles import DriveCycle, load_cycle
 from vdsim_gym.dyno.physics import DynoPhysics
 from vdsim_gym.envs.core_env import (
-    TERMINATED,
-    TIME_LIMIT,
-    TRUNCATED,
     CoreEnv,
     merge_reward_weights,
+    task_flags,
 )
 from vdsim_gym.sim.timing import ceil_ticks
 
@@ -29,7 +27,6 @@ _PARAMS = _core.DriveCycleParams()  # the task's default parameters
 CYCLE_PREVIEW_S: tuple[float, ...] = tuple(_core.CYCLE_PREVIEW_S)
 TERM_NAMES: tuple[str, ...] = tuple(_SPEC.term_names)
 DEFAULT_WEIGHTS: dict[str, float] = dict(_SPEC.default_weights)
-_NON_FINITE = dict(_SPEC.flags)["non_finite"]
 
 
 class DynoEnv(CoreEnv):
@@ -87,6 +84,8 @@ class DynoEnv(CoreEnv):
     METRIC_LABELS = {"rms_speed_error": "speed error RMS [m/s]",
                      "max_abs_speed_error": "max |speed error| [m/s]",
                      "energy_wh": "tractive energy [Wh]", "distance_m": "distance [m]"}
+    TASK_FLAGS = task_flags(_SPEC)  # non_finite
+    TIME_LIMIT_OUTCOME = TRUNCATED_OUTCOME = "cycle_end"
     DEFAULT_TIME_LIMIT = None
 
     def __init__(self, *,
@@ -177,14 +176,6 @@ class DynoEnv(CoreEnv):
         return {"t": c.time, "vx": c.speed, "ax": c.filtered_accel, "pedal": c.pedal,
                 "torque_front": front, "torque_rear": rear, "energy_j": c.energy_j,
                 "distance": c.distance}
-
-    @staticmethod
-    def outcome(flags: int) -> str | None:
-        if flags & TERMINATED:
-            return "non_finite" if flags & _NON_FINITE else "terminated"
-        if flags & (TIME_LIMIT | TRUNCATED):
-            return "cycle_end"
-        return None
 
 
 __all__ = ["DEFAULT_WEIGHTS", "DynoEnv", "TERM_NAMES"]

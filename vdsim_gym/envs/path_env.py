@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym import _core
-from vdsim_gym.envs.core_env import TERMINATED, TIME_LIMIT, TRUNCATED, CoreEnv, check_flag
+from vdsim_gym.envs.core_env import CoreEnv, check_flag, task_flags
 from vdsim_gym.envs.course import Course
 from vdsim_gym.sim.plant import PhysicsSpec
 from vdsim_gym.tracking import check_path
@@ -26,7 +26,6 @@ _PARAMS = _core.TaskParams()  # the task's default parameters
 OBS_NAMES: tuple[str, ...] = tuple(_SPEC.obs_names)
 REWARD_TERM_NAMES: tuple[str, ...] = tuple(_SPEC.term_names)
 DEFAULT_REWARD_WEIGHTS: dict[str, float] = dict(_SPEC.default_weights)
-_FLAGS: dict[str, int] = dict(_SPEC.flags)  # the path task's termination causes
 _START_NOISE_Y = 0.05  # uniform lateral offset at reset, +- [m]
 _START_NOISE_PSI = math.radians(0.5)  # uniform heading offset at reset, +- [rad]
 
@@ -145,20 +144,6 @@ SHARED_ARGS = """
 """
 
 
-def episode_outcome(flags: int) -> str | None:
-    """Why the env ended an episode: the termination cause ("cone_hit", "off_corridor",
-    "spin_out", "stalled", "non_finite"), "course_end" or "time_limit" for a truncation, None if it
-    goes on (a ``max_episode_steps`` passed to gym.make is TimeLimit's, not the env's)."""
-    if flags & TERMINATED:
-        for name in ("non_finite", "spin_out", "off_corridor", "cone_hit", "stalled"):
-            if flags & _FLAGS[name]:
-                return name
-        return "terminated"
-    if flags & TIME_LIMIT:
-        return "time_limit"
-    return "course_end" if flags & TRUNCATED else None
-
-
 class PathTrackingEnv(CoreEnv):
     """Follow a reference path (a ``Course``) with steer and longitudinal actions.
 
@@ -173,6 +158,8 @@ class PathTrackingEnv(CoreEnv):
     SUMMARY_INT_KEYS = ("steps", "cone_hits")
     METRIC_LABELS = {"rms_e_y": "e_y RMSE [m]", "max_abs_e_y": "max |e_y| [m]",
                      "cone_hits": "cone hits per episode"}
+    TASK_FLAGS = task_flags(_SPEC)  # non_finite, spin_out, off_corridor, cone_hit, stalled
+    TRUNCATED_OUTCOME = "course_end"
 
     def __init__(
         self,
@@ -216,8 +203,6 @@ class PathTrackingEnv(CoreEnv):
         return (x, y, heading + dpsi, float(course.start_speed), 0.0, 0.0)
 
     # ---------------------------------------------------------------- CoreEnv hooks
-
-    outcome = staticmethod(episode_outcome)
 
     def _after_core_rebuild(self) -> None:
         self.course = None  # the new core has no course yet: the next reset sets one
@@ -299,6 +284,14 @@ def resolve_reward_weights(weights: Mapping[str, float] | None) -> dict[str, flo
             raise ValueError(f"reward weight {key!r} must be a finite number, got {value!r}")
         out[key] = float(value)
     return out
+
+
+def episode_outcome(flags: int) -> str | None:
+    """Why the env ended an episode: the termination cause ("non_finite", "spin_out",
+    "off_corridor", "cone_hit", "stalled", the first set in that order), "course_end" or
+    "time_limit" for a truncation, None if it goes on (a ``max_episode_steps`` passed to
+    gym.make is TimeLimit's, not the env's)."""
+    return PathTrackingEnv.outcome(flags)
 
 
 __all__ = ["PathTrackingEnv", "check_flag", "episode_outcome",
