@@ -127,7 +127,7 @@ class VDSimVectorEnv(VectorEnv):
         self._has_latency = bool(self._latency_rows.any())
         self._needs_reset = True
         self._in_use = threading.Lock()  # held through reset() and step()
-        self._session = _core.VectorEnvCore([e._core for e in self.envs], threads)
+        self._session = _core.VectorEnvCore([e.core for e in self.envs], threads)
         self.threads: int = self._session.threads
         kinds = {float: 0, int: 1, bool: 2}
         self._session.bind_buffers(
@@ -370,8 +370,9 @@ class VDSimVectorEnv(VectorEnv):
         """Resets row i (its env's reset) into the batch buffers; returns its reset info."""
         env = self.envs[i]
         _, info = env.reset(seed=seed, options=options)
-        self._obs[i] = env._obs
-        self._info[i] = env._info
+        obs, _, row = env.rows  # what the env's core wrote at its reset
+        self._obs[i] = obs
+        self._info[i] = row
         self._terms[i] = 0.0
         self._elapsed[i] = 0
         return info
