@@ -15,19 +15,40 @@ class                       also a                         raised for
 =========================== ============================== ===========================
 ``InvalidActionError``      ``ValueError``,                an action (single or batch)
                             ``gymnasium.error.InvalidAction``  that is not finite reals in
-                                                           [-1, 1] of the right shape
+                                                           [-1, 1] of the right shape; a
+                                                           Plant command or controller
+                                                           output that is not two finite
+                                                           numbers within its bound
 ``ConfigError``             ``ValueError``                 an argument, option or file
                                                            value outside its domain
 ``TraceError``              ``ValueError``                 a file that is not a
-                                                           readable .vdtrace
+                                                           readable .vdtrace, or content
+                                                           the writer refuses (no ``t``,
+                                                           ragged channels, bad overlay)
 ``UnknownKeywordError``     ``TypeError``                  a keyword the callee lacks
 ``UnsupportedEnvError``     ``TypeError``                  not a VDSim env where one is
                                                            needed (wrappers, vector env)
 ``UnsupportedRenderModeError`` ``TypeError``, ``ValueError`` a render mode not offered
+``ArgumentTypeError``       ``TypeError``                  an argument of the wrong kind:
+                                                           not callable, no predict(); an
+                                                           env given to copy or pickle
 ``ConcurrentUseError``      ``RuntimeError``               one object used by two threads
 ``ActuatorError``           ``RuntimeError``               a robot driver's actuator hook
 ``ControllerError``         ``RuntimeError``               a controller or policy raised
+``UsageError``              ``RuntimeError``               a call out of order (step_wait
+                                                           without step_async, a measured
+                                                           latency's step without
+                                                           set_next_delay)
+``SolverError``             ``RuntimeError``               a solver that cannot meet its
+                                                           constraints (the smooth
+                                                           reference line)
 =========================== ============================== ===========================
+
+``vdsim_gym.policies.TrainingError`` (a training setup, run folder or model that cannot be
+used) is a ``ConfigError``. Built-in errors stay only where they say something else: a
+``RuntimeError`` for a broken internal invariant (a bug, not an input; tests/test_checks.py
+lists each), and ``KeyError``, ``AttributeError``, ``ImportError`` (a missing extra) and
+``NotImplementedError`` where Python's own protocols expect them.
 
 Warnings derive from ``VDSimWarning`` (a ``UserWarning``): ``DelayRoundingWarning``.
 """
@@ -87,6 +108,12 @@ class UnsupportedRenderModeError(VDSimError, TypeError, ValueError):
     retries without it, and a ValueError as before."""
 
 
+class ArgumentTypeError(VDSimError, TypeError):
+    """An argument of the wrong kind, not merely a wrong value: an actuator hook that is
+    not callable, a policy without ``predict()`` (nor a factory of one); also an env or
+    vector env given to ``copy``/``pickle`` (it holds C++ cores)."""
+
+
 class ConcurrentUseError(VDSimError, RuntimeError):
     """One env, vector env or evaluation used from two threads at once (its step releases
     the GIL, so a second thread would interleave with it and corrupt it silently)."""
@@ -116,6 +143,16 @@ class ControllerError(VDSimError, RuntimeError):
         return type(self), (str(self), self.k, self.t)
 
 
+class UsageError(VDSimError, RuntimeError):
+    """A call out of order: ``step_wait()`` without ``step_async()``, a step of an env
+    with ``LatencyModel.measured()`` without ``set_next_delay()`` before it."""
+
+
+class SolverError(VDSimError, RuntimeError):
+    """A numerical solver that cannot meet its constraints for the given input (the
+    smooth reference line of ``vdsim_gym.envs.reference_line``)."""
+
+
 class VDSimWarning(UserWarning):
     """Base of the package's own warnings."""
 
@@ -124,6 +161,7 @@ class DelayRoundingWarning(VDSimWarning):
     """delay_s is not a whole number of the caller's steps: it is rounded to the nearest."""
 
 
-__all__ = ["ActuatorError", "ConcurrentUseError", "ConfigError", "ControllerError",
-           "DelayRoundingWarning", "InvalidActionError", "TraceError", "UnknownKeywordError",
-           "UnsupportedEnvError", "UnsupportedRenderModeError", "VDSimError", "VDSimWarning"]
+__all__ = ["ActuatorError", "ArgumentTypeError", "ConcurrentUseError", "ConfigError",
+           "ControllerError", "DelayRoundingWarning", "InvalidActionError", "SolverError",
+           "TraceError", "UnknownKeywordError", "UnsupportedEnvError",
+           "UnsupportedRenderModeError", "UsageError", "VDSimError", "VDSimWarning"]
