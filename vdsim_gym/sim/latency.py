@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym import _core
+from vdsim_gym.errors import ConfigError
 
 LATENCY_KINDS = ("fixed", "uniform", "normal", "measured")
 OVERRUN_POLICIES = ("skip", "queue")
@@ -36,11 +37,11 @@ _HOW = ("build it with LatencyModel.fixed(c), .uniform(lo, hi, seed), .normal(mu
 
 def _check_seconds(value: Any, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"{what} must be a finite number of seconds, got {value!r}")
+        raise ConfigError(f"{what} must be a finite number of seconds, got {value!r}")
     if value < 0:
-        raise ValueError(f"{what} must be >= 0 s (a delay cannot be negative), got {value!r}")
+        raise ConfigError(f"{what} must be >= 0 s (a delay cannot be negative), got {value!r}")
     if value > MAX_DELAY_S:
-        raise ValueError(
+        raise ConfigError(
             f"{what} = {value!r} s exceeds the longest supported delay, MAX_DELAY_S = "
             f"{MAX_DELAY_S:g} s (longer than any episode); delays are seconds, not "
             "milliseconds: 20 ms is 0.02"
@@ -51,7 +52,7 @@ def _check_seconds(value: Any, what: str) -> float:
 def _check_seed(seed: Any) -> int:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
             or not 0 <= seed < 2**64:
-        raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
+        raise ConfigError(f"seed must be an integer in [0, 2**64), got {seed!r}")
     return int(seed)
 
 
@@ -96,8 +97,8 @@ class LatencyModel:
 
     def __post_init__(self) -> None:
         if self.kind not in LATENCY_KINDS:
-            raise ValueError(f"unknown latency kind {self.kind!r}; kinds are {LATENCY_KINDS}: "
-                             f"{_HOW}")
+            raise ConfigError(f"unknown latency kind {self.kind!r}; kinds are {LATENCY_KINDS}: "
+                              f"{_HOW}")
         name = {"fixed": ("fixed latency c", "b"), "uniform": ("uniform lo", "uniform hi"),
                 "normal": ("normal latency mu", "normal latency sd"),
                 "measured": ("a", "b")}[self.kind]
@@ -107,12 +108,12 @@ class LatencyModel:
         object.__setattr__(self, "seed", _check_seed(self.seed))
         if self.kind in ("fixed", "measured") and (b != 0.0 or (self.kind == "measured"
                                                                  and a != 0.0)):
-            raise ValueError(f"LatencyModel {self.kind!r} takes no other parameters, got "
-                             f"a={a}, b={b}: {_HOW}")
+            raise ConfigError(f"LatencyModel {self.kind!r} takes no other parameters, got "
+                              f"a={a}, b={b}: {_HOW}")
         if self.kind == "uniform" and a > b:
-            raise ValueError(f"uniform latency needs lo <= hi, got lo={a} > hi={b}; swap them")
+            raise ConfigError(f"uniform latency needs lo <= hi, got lo={a} > hi={b}; swap them")
         if self.kind == "normal" and a + NORMAL_Z_MAX * b > MAX_DELAY_S:
-            raise ValueError(
+            raise ConfigError(
                 f"normal latency mu={a} s, sd={b} s can draw delays up to mu + {NORMAL_Z_MAX} "
                 f"sd = {a + NORMAL_Z_MAX * b:.6g} s, beyond MAX_DELAY_S = {MAX_DELAY_S:g} s; "
                 "use a smaller sd (delays are in seconds)")
@@ -196,13 +197,13 @@ class LatencyModel:
 
 def check_overrun(overrun: Any) -> str:
     if overrun not in OVERRUN_POLICIES:
-        raise ValueError(f"overrun must be one of {OVERRUN_POLICIES}, got {overrun!r}")
+        raise ConfigError(f"overrun must be one of {OVERRUN_POLICIES}, got {overrun!r}")
     return overrun
 
 
 def check_latency(latency: Any) -> LatencyModel:
     if not isinstance(latency, LatencyModel):
-        raise ValueError(
+        raise ConfigError(
             "latency must be a LatencyModel (LatencyModel.fixed(0.01), .uniform(lo, hi, seed), "
             f".normal(mu, sd, seed) or .measured()), got {latency!r}"
         )
@@ -229,14 +230,14 @@ def _number(text: str, item: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise ValueError(f"delay item {item!r} is not a number; items are {_FORMS}, "
-                         "e.g. 0,5,10,20ms") from None
+        raise ConfigError(f"delay item {item!r} is not a number; items are {_FORMS}, "
+                          "e.g. 0,5,10,20ms") from None
     if not math.isfinite(value):
-        raise ValueError(f"delay item {item!r}: {text!r} is not finite; give a delay in "
-                         "ms or s, e.g. 10ms")
+        raise ConfigError(f"delay item {item!r}: {text!r} is not finite; give a delay in "
+                          "ms or s, e.g. 10ms")
     if value < 0:
-        raise ValueError(f"delay item {item!r}: a delay cannot be negative; give 0 or "
-                         "more, e.g. 0,5,10ms")
+        raise ConfigError(f"delay item {item!r}: a delay cannot be negative; give 0 or "
+                          "more, e.g. 0,5,10ms")
     return value
 
 
@@ -251,7 +252,7 @@ def parse_delays(text: str) -> list[LatencyModel | None]:
     next item that has one, else of the last ("0,5,10ms" is 0, 5 and 10 ms).
     """
     if not isinstance(text, str) or not text.strip():
-        raise ValueError("--delays is empty; e.g. --delays 0,5,10,20,40ms")
+        raise ConfigError("--delays is empty; e.g. --delays 0,5,10,20,40ms")
     raw = [t.strip() for t in text.split(",")]
     tokens: list[str] = []
     i = 0
@@ -265,25 +266,25 @@ def parse_delays(text: str) -> list[LatencyModel | None]:
     parsed: list[tuple[str, str, str | None, int]] = []  # (kind, body, unit, seed)
     for tok in tokens:
         if not tok:
-            raise ValueError(f"--delays {text!r} has an empty item")
+            raise ConfigError(f"--delays {text!r} has an empty item")
         body, seed = tok, 0
         if "@" in body:
             body, seed_text = body.rsplit("@", 1)
             try:
                 seed = int(seed_text)
             except ValueError:
-                raise ValueError(f"delay item {tok!r}: seed {seed_text!r} is not an "
-                                 "integer") from None
+                raise ConfigError(f"delay item {tok!r}: seed {seed_text!r} is not an "
+                                  "integer") from None
         kind, _, rest = body.partition(":") if ":" in body else ("fixed", "", body)
         rest, unit = _split_unit(rest.strip())
         if kind not in ("fixed", "uniform", "normal") and body != "none":
-            raise ValueError(f"delay item {tok!r}: unknown kind {kind!r}; items are {_FORMS}")
+            raise ConfigError(f"delay item {tok!r}: unknown kind {kind!r}; items are {_FORMS}")
         parsed.append(("none" if body == "none" else kind, rest, unit, seed))
     units = [u for _, _, u, _ in parsed]
     if not any(u for k, _, u, _ in parsed if k != "none") and \
             any(k != "none" for k, *_ in parsed):
-        raise ValueError(f"--delays {text!r} has no unit: end it with ms or s "
-                         "(e.g. 0,5,10ms)")
+        raise ConfigError(f"--delays {text!r} has no unit: end it with ms or s "
+                          "(e.g. 0,5,10ms)")
     out: list[LatencyModel | None] = []
     for j, (kind, body, unit, seed) in enumerate(parsed):
         if kind == "none":
@@ -295,8 +296,8 @@ def parse_delays(text: str) -> list[LatencyModel | None]:
             out.append(_model(kind, body, _UNITS[unit], seed, tokens[j]))
         except ValueError as exc:
             msg = str(exc)
-            raise ValueError(msg if msg.startswith("delay item") else
-                             f"delay item {tokens[j]!r}: {msg}") from None
+            raise ConfigError(msg if msg.startswith("delay item") else
+                              f"delay item {tokens[j]!r}: {msg}") from None
     return out
 
 
@@ -307,13 +308,13 @@ def _model(kind: str, body: str, scale: float, seed: int, item: str) -> LatencyM
     if kind == "uniform":
         lo, sep, hi = body.partition("-") if "-" in body else body.partition(":")
         if not sep:
-            raise ValueError(f"delay item {item!r}: write uniform:LO-HI or uniform:LO:HI")
+            raise ConfigError(f"delay item {item!r}: write uniform:LO-HI or uniform:LO:HI")
         return LatencyModel.uniform(_number(lo, item) * scale, _number(hi, item) * scale,
                                     seed=seed)
     mu, sep, sd = (body.partition("+-") if "+-" in body else body.partition(",")
                    if "," in body else body.partition(":"))
     if not sep:
-        raise ValueError(f"delay item {item!r}: write normal:MU,SD or normal:MU:SD")
+        raise ConfigError(f"delay item {item!r}: write normal:MU,SD or normal:MU:SD")
     return LatencyModel.normal(_number(mu, item) * scale, _number(sd, item) * scale,
                                seed=seed)
 

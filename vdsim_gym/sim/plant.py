@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym import _core
+from vdsim_gym.errors import ConfigError, InvalidActionError
 from vdsim_gym.sim.config import (  # noqa: F401  (COMMAND_COLUMNS: importable from here)
     COMMAND_COLUMNS,
     WHEELS,
@@ -67,7 +68,7 @@ def resolve_ref_point(ref_point: Any, vehicle: VehicleConfig) -> tuple[float, fl
     }
     if isinstance(ref_point, str):
         if ref_point not in named:
-            raise ValueError(
+            raise ConfigError(
                 f"ref_point {ref_point!r} unknown; use None, {', '.join(map(repr, named))} "
                 "or an [x_fwd, y_left] offset in metres"
             )
@@ -75,11 +76,11 @@ def resolve_ref_point(ref_point: Any, vehicle: VehicleConfig) -> tuple[float, fl
     try:
         x, y = (float(v) for v in ref_point)
     except (TypeError, ValueError):
-        raise ValueError(
+        raise ConfigError(
             f"ref_point must be None, a name or an [x_fwd, y_left] pair, got {ref_point!r}"
         ) from None
     if not (math.isfinite(x) and math.isfinite(y)):
-        raise ValueError(f"ref_point offset must be finite, got {ref_point!r}")
+        raise ConfigError(f"ref_point offset must be finite, got {ref_point!r}")
     return (x, y)
 
 
@@ -95,12 +96,12 @@ def make_session(
 ) -> _core.Session:
     """Validate the physics options and build a core session."""
     if level not in LEVELS:
-        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+        raise ConfigError(f"level must be one of {LEVELS}, got {level!r}")
     if longitudinal not in LONGITUDINAL_MODES:
-        raise ValueError(
+        raise ConfigError(
             f"longitudinal must be one of {LONGITUDINAL_MODES}, got {longitudinal!r}")
     if integrator not in INTEGRATORS:
-        raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
+        raise ConfigError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
     cfg = _core.SimConfig()
     cfg.level = getattr(_core.Level, level)
     cfg.substep_dt = substep_dt
@@ -168,9 +169,9 @@ class PhysicsSpec:
         dt = check_substep_dt(substep_dt)
         if isinstance(control_period, (int, float)) and not isinstance(control_period, bool) \
                 and control_period > MAX_CONTROL_PERIOD_S:
-            raise ValueError(f"control_period = {control_period!r} s is longer than the bound "
-                             f"of {MAX_CONTROL_PERIOD_S:g} s (one step integrates the whole "
-                             "period in one C++ call); use a shorter period")
+            raise ConfigError(f"control_period = {control_period!r} s is longer than the bound "
+                              f"of {MAX_CONTROL_PERIOD_S:g} s (one step integrates the whole "
+                              "period in one C++ call); use a shorter period")
         step_ticks = default_step_ticks(integrator, dt) if max_step is None else \
             whole_ticks(max_step, dt, "max_step")
         spec = cls(
@@ -197,7 +198,7 @@ class PhysicsSpec:
         for axle in ("front", "rear"):
             c = getattr(self.vehicle, f"diff_coupling_{axle}")
             if c > limit:
-                raise ValueError(
+                raise ConfigError(
                     f"diff_coupling_{axle} = {c:g} N m s/rad is too stiff for integrator="
                     f"{self.integrator!r} at {dt * 1e3:g} ms steps (stable up to wheel_inertia"
                     f" / dt = {limit:g}); use integrator='etd2' (the default), which treats the "
@@ -283,10 +284,10 @@ class Plant:
         state0 = dict(state0 or {})
         unknown = set(state0) - set(STATE_KEYS)
         if unknown:
-            raise ValueError(f"reset: unknown state keys {sorted(unknown)}; use {STATE_KEYS}")
+            raise ConfigError(f"reset: unknown state keys {sorted(unknown)}; use {STATE_KEYS}")
         values = [float(state0.get(k, 0.0)) for k in STATE_KEYS]
         if not all(math.isfinite(v) for v in values):
-            raise ValueError(f"reset: state0 must be finite, got {state0}")
+            raise ConfigError(f"reset: state0 must be finite, got {state0}")
         x, y, psi, vx, vy, r = values  # STATE_KEYS
         self.session.reset(x, y, psi, vx, vy, r)
         self.last_saturated, self.n_saturated = False, 0
@@ -322,7 +323,7 @@ class Plant:
         steer, lon, saturated = self._saturate(command)
         if saturated:
             lo, hi = self.longitudinal_range
-            raise ValueError(
+            raise ConfigError(
                 f"command {list(map(float, command))} is outside the vehicle's range "
                 f"(road-wheel steer within +-{self.vehicle.max_steer:g} rad, "
                 f"longitudinal within [{lo:g}, {hi:g}])")
@@ -331,16 +332,16 @@ class Plant:
     def _saturate(self, command: Sequence[float]) -> tuple[float, float, bool]:
         arr = np.asarray(command, dtype=float)
         if arr.shape != (2,):
-            raise ValueError(
+            raise InvalidActionError(
                 f"command must be (delta_rw [rad], longitudinal), shape (2,), got shape {arr.shape}"
             )
         if not np.all(np.isfinite(arr)):
-            raise ValueError(f"command must be finite, got {arr.tolist()}")
+            raise InvalidActionError(f"command must be finite, got {arr.tolist()}")
         steer, lon = float(arr[0]), float(arr[1])
         v = self.vehicle
         bound = SATURATION_BOUND
         if abs(steer) > bound * v.max_steer:
-            raise ValueError(
+            raise InvalidActionError(
                 f"road-wheel steer {steer!r} rad is beyond {bound:g} x the vehicle's "
                 f"max_steer = {v.max_steer} rad: not a saturating command but a unit slip "
                 "(the command is the road-wheel angle in radians, not the steering-wheel "
@@ -351,7 +352,7 @@ class Plant:
                     "accel": "acceleration target [m/s^2]"}[self.longitudinal]
             hint = ("; a force [N] needs Plant(longitudinal='force')"
                     if self.longitudinal == "pedal" else "")
-            raise ValueError(
+            raise InvalidActionError(
                 f"{unit} command {lon!r} is beyond {bound:g} x the vehicle's range "
                 f"[{lo:g}, {hi:g}] (longitudinal={self.longitudinal!r}: brakes to drive): "
                 f"not a saturating command but a unit slip{hint}")
@@ -388,7 +389,7 @@ class Plant:
         d = default_decimation(self.substep_dt, self.ticks_per_period) \
             if decimation is None else decimation
         if isinstance(d, bool) or not isinstance(d, int) or d < 1:
-            raise ValueError(f"decimation must be a whole number of substeps >= 1, got {d!r}")
+            raise ConfigError(f"decimation must be a whole number of substeps >= 1, got {d!r}")
         self.session.trace_decimation = d
 
     def write_trace(self, path: Any, *, tags: Sequence[str] = (),
@@ -400,7 +401,7 @@ class Plant:
 
         d = self.session.trace_decimation
         if d == 0:
-            raise ValueError("no trace is being recorded: call start_trace() first")
+            raise ConfigError("no trace is being recorded: call start_trace() first")
         self.session.record_trace_row()
         rows = self.session.take_trace()
         channels = vehicle_channels(rows, self.level, self.longitudinal,

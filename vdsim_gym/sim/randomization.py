@@ -64,8 +64,8 @@ MAX_ACTUATOR_LAG_S = 10.0  # [s]: longer steering lags are a unit slip (ms for s
 _LATENCY_KEYS = ("mean", "jitter")
 
 
-def _err(key: str, msg: str) -> ValueError:
-    return ValueError(f"randomize[{key!r}]: {msg}")
+def _err(key: str, msg: str) -> ConfigError:
+    return ConfigError(f"randomize[{key!r}]: {msg}")
 
 
 def _pair(value: Any, key: str) -> tuple[float, float]:
@@ -139,13 +139,13 @@ class Randomization:
         if value is None or isinstance(value, Randomization):
             return value
         if not isinstance(value, Mapping):
-            raise ValueError(f"randomize must be a dict of named ranges, e.g. {{'mass': [0.9, "
-                             f"1.15], 'friction': [0.8, 1.0]}}, got {value!r}")
+            raise ConfigError(f"randomize must be a dict of named ranges, e.g. {{'mass': [0.9, "
+                              f"1.15], 'friction': [0.8, 1.0]}}, got {value!r}")
         unknown = [k for k in value if k not in NAMES]
         if unknown:
             what = "; ".join(f"{k}: {v}" for k, v in NAMES.items())
-            raise ValueError(f"randomize: unknown name {unknown[0]!r}; valid names: "
-                             f"{', '.join(NAMES)} ({what})")
+            raise ConfigError(f"randomize: unknown name {unknown[0]!r}; valid names: "
+                              f"{', '.join(NAMES)} ({what})")
         got: dict[str, tuple[float, float]] = {}
         for key in NAMES:
             if key not in value:
@@ -295,9 +295,9 @@ class Randomization:
             except ConfigError as exc:
                 at = ", ".join(f"{k}={v:g}" for k, v in values.items())
                 reason = str(exc).split(": ", 1)[-1]
-                raise ValueError(f"randomize: at {at} the vehicle {nominal.name!r} is invalid: "
-                                 f"{reason}; narrow the range of "
-                                 f"{' or '.join(repr(k) for k in keys)}") from None
+                raise ConfigError(f"randomize: at {at} the vehicle {nominal.name!r} is invalid: "
+                                  f"{reason}; narrow the range of "
+                                  f"{' or '.join(repr(k) for k in keys)}") from None
 
 
 def parse_randomize_text(text: str | Path) -> dict[str, Any]:
@@ -316,12 +316,12 @@ def parse_randomize_text(text: str | Path) -> dict[str, Any]:
         try:
             data = load_yaml(path.read_text())
         except OSError as exc:
-            raise ValueError(f"--randomize {body!r}: cannot read the file ({exc})") from None
+            raise ConfigError(f"--randomize {body!r}: cannot read the file ({exc})") from None
         except yaml.YAMLError as exc:
-            raise ValueError(f"--randomize {body!r}: not valid YAML ({exc})") from None
+            raise ConfigError(f"--randomize {body!r}: not valid YAML ({exc})") from None
         if not isinstance(data, dict):
-            raise ValueError(f"--randomize {body!r}: the file must hold a mapping of names to "
-                             "ranges, e.g. 'mass: [0.9, 1.15]'")
+            raise ConfigError(f"--randomize {body!r}: the file must hold a mapping of names to "
+                              "ranges, e.g. 'mass: [0.9, 1.15]'")
         return data
     out: dict[str, Any] = {}
     for item in filter(None, (p.strip() for p in body.split(","))):
@@ -329,24 +329,24 @@ def parse_randomize_text(text: str | Path) -> dict[str, Any]:
         key = key.strip()
         lo, sep2, hi = rng.partition(":")
         if not sep or not sep2:
-            raise ValueError(f"--randomize item {item!r}: write name=lo:hi (e.g. "
-                             "mass=0.9:1.15, latency=0:40ms), or give a .yml file")
+            raise ConfigError(f"--randomize item {item!r}: write name=lo:hi (e.g. "
+                              "mass=0.9:1.15, latency=0:40ms), or give a .yml file")
         name, _, sub = key.partition(".")
         timed = name in ("actuator_lag", "latency") and sub != "jitter"
         bounds = [_number(v, item, timed) for v in (lo, hi)]
         if name == "latency":
             if sub not in ("", "mean", "jitter"):
-                raise ValueError(f"--randomize item {item!r}: latency takes latency=lo:hi "
-                                 "(the mean), latency.mean=lo:hi or latency.jitter=lo:hi")
+                raise ConfigError(f"--randomize item {item!r}: latency takes latency=lo:hi "
+                                  "(the mean), latency.mean=lo:hi or latency.jitter=lo:hi")
             out.setdefault("latency", {})["jitter" if sub == "jitter" else "mean"] = bounds
         elif sub:
-            raise ValueError(f"--randomize item {item!r}: {name!r} has no sub-keys")
+            raise ConfigError(f"--randomize item {item!r}: {name!r} has no sub-keys")
         else:
             out[name] = bounds
     if "latency" in out and "mean" not in out["latency"]:
-        raise ValueError("--randomize: latency.jitter needs a mean range too (latency=lo:hi)")
+        raise ConfigError("--randomize: latency.jitter needs a mean range too (latency=lo:hi)")
     if not out:
-        raise ValueError(f"--randomize {body!r}: no ranges; e.g. mass=0.9:1.15,friction=0.8:1")
+        raise ConfigError(f"--randomize {body!r}: no ranges; e.g. mass=0.9:1.15,friction=0.8:1")
     return out
 
 
@@ -355,15 +355,15 @@ def _number(text: str, item: str, timed: bool) -> float:
     scale = 1.0  # divisor: 40 / 1000 is 0.04 exactly, 40 * 1e-3 is not
     if t.endswith("ms"):
         if not timed:
-            raise ValueError(f"--randomize item {item!r}: 'ms' applies to actuator_lag and "
-                             "latency only")
+            raise ConfigError(f"--randomize item {item!r}: 'ms' applies to actuator_lag and "
+                              "latency only")
         t, scale = t[:-2], 1000.0
     elif t.endswith("s") and timed:
         t = t[:-1]
     try:
         return float(t) / scale
     except ValueError:
-        raise ValueError(f"--randomize item {item!r}: {text!r} is not a number") from None
+        raise ConfigError(f"--randomize item {item!r}: {text!r} is not a number") from None
 
 
 __all__ = ["DRAW_KEYS", "NAMES", "EpisodeParams", "Randomization", "parse_randomize_text"]
