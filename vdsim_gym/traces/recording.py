@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.config import COMMAND_COLUMNS, WHEELS
 from vdsim_gym.sim.timing import floor_ticks, nearest_ticks_array
 from vdsim_gym.traces.provenance import GIT_DIRTY, GIT_SHA, VERSION
@@ -38,8 +39,8 @@ def check_trace_channels(channels: Sequence[str]) -> tuple[str, ...]:
         channels = (channels,)
     unknown = sorted(set(channels) - set(TRACE_CHANNELS))
     if unknown:
-        raise ValueError(f"unknown trace channel {unknown[0]!r}; optional channels: "
-                         f"{', '.join(TRACE_CHANNELS)}")
+        raise ConfigError(f"unknown trace channel {unknown[0]!r}; optional channels: "
+                          f"{', '.join(TRACE_CHANNELS)}")
     return tuple(channels)
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym.envs.render_frames import body_outline
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.traces.trace import Trace, read_trace
 
 LON_CHANNELS = ("u_fx", "u_pedal", "u_ax", "u_reference")
@@ -274,16 +275,16 @@ class _Figure:
 def _load(paths: Sequence[str | Path], labels: Sequence[str] | None
           ) -> tuple[list[Trace], list[str]]:
     if not paths:
-        raise ValueError("give at least one .vdtrace file")
+        raise ConfigError("give at least one .vdtrace file")
     traces = [read_trace(p) for p in paths]
     if labels is None:
         labels = [Path(p).stem for p in paths]
     if len(labels) != len(traces):
-        raise ValueError(f"{len(labels)} labels for {len(traces)} traces; give one label per "
-                         "trace (comma-separated)")
+        raise ConfigError(f"{len(labels)} labels for {len(traces)} traces; give one label per "
+                          "trace (comma-separated)")
     birds = {"pose" in tr.channels for tr in traces}
     if len(birds) > 1:
-        raise ValueError("vehicle and dyno traces cannot share one view; render them apart")
+        raise ConfigError("vehicle and dyno traces cannot share one view; render them apart")
     return traces, list(labels)
 
 
@@ -427,12 +428,12 @@ def render_gif(paths: Sequence[str | Path], out: str | Path, *,
     ``progress``: a progress bar on stderr."""
     if not (isinstance(fps, (int, float)) and isinstance(speed, (int, float))
             and fps > 0 and speed > 0 and math.isfinite(fps) and math.isfinite(speed)):
-        raise ValueError(f"fps and speed must be positive numbers, got fps={fps!r}, "
-                         f"speed={speed!r}")
+        raise ConfigError(f"fps and speed must be positive numbers, got fps={fps!r}, "
+                          f"speed={speed!r}")
     suffix = Path(out).suffix.lower()
     if suffix not in VIDEO_SUFFIXES:
-        raise ValueError(f"{out}: the animation's file must end in .gif or .mp4 (a PNG "
-                         "frame: render_png / --png)")
+        raise ConfigError(f"{out}: the animation's file must end in .gif or .mp4 (a PNG "
+                          "frame: render_png / --png)")
     traces, labels = _load(paths, labels)
     fig = _Figure(traces, labels, title or ", ".join(labels))
     try:

@@ -77,18 +77,18 @@ def check_overlay(overlay: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(overlay, Mapping) or not isinstance(overlay.get("name"), str) \
             or not overlay["name"] or not isinstance(overlay.get("kind"), str):
         kinds = ", ".join(OVERLAY_KINDS)
-        raise ValueError(f"an overlay is a dict with a 'name' and a 'kind' ({kinds} or your "
+        raise TraceError(f"an overlay is a dict with a 'name' and a 'kind' ({kinds} or your "
                          f"own), got {overlay!r:.120}")
     name = overlay["name"]
     if "/" in name or name.startswith("."):
-        raise ValueError(f"overlay name {name!r} must be a plain file name")
+        raise TraceError(f"overlay name {name!r} must be a plain file name")
     for key in OVERLAY_KINDS.get(overlay["kind"], ()):
         if key not in overlay:
-            raise ValueError(f"overlay {name!r} of kind {overlay['kind']!r} needs {key!r}")
+            raise TraceError(f"overlay {name!r} of kind {overlay['kind']!r} needs {key!r}")
     if overlay["kind"] in ("path2d", "region"):
         pts = np.asarray(overlay[OVERLAY_KINDS[overlay["kind"]][0]], dtype=float)
         if pts.ndim != 2 or pts.shape[1] != 2 or not np.all(np.isfinite(pts)):
-            raise ValueError(f"overlay {name!r}: points must be finite (M, 2) coordinates")
+            raise TraceError(f"overlay {name!r}: points must be finite (M, 2) coordinates")
     return _jsonable(dict(overlay))
 
 
@@ -100,7 +100,7 @@ class TraceWriter:
     def __init__(self, path: str | Path, manifest: Mapping[str, Any]) -> None:
         self.path = Path(path)
         if self.path.is_dir():
-            raise ValueError(f"trace path {str(self.path)!r} is a folder; give a file path "
+            raise TraceError(f"trace path {str(self.path)!r} is a folder; give a file path "
                              "(e.g. run.vdtrace)")
         self.manifest = dict(manifest)
         self.channels: dict[str, np.ndarray] = {}
@@ -111,9 +111,9 @@ class TraceWriter:
                     optional: bool = False, description: str = "") -> None:
         arr = np.ascontiguousarray(np.asarray(data, dtype="<f8"))
         if arr.ndim == 0:
-            raise ValueError(f"channel {name!r} must have a leading time axis")
+            raise TraceError(f"channel {name!r} must have a leading time axis")
         if self.channels and arr.shape[0] != len(next(iter(self.channels.values()))):
-            raise ValueError(f"channel {name!r} has {arr.shape[0]} rows, the others "
+            raise TraceError(f"channel {name!r} has {arr.shape[0]} rows, the others "
                              f"{len(next(iter(self.channels.values())))}")
         self.channels[name] = arr
         entry: dict[str, Any] = {"unit": unit, "shape": list(arr.shape[1:]),
@@ -131,12 +131,12 @@ class TraceWriter:
     def write(self) -> Path:
         for name in REQUIRED_CHANNELS:
             if name not in self.channels:
-                raise ValueError(f"a trace needs the channel {name!r}")
+                raise TraceError(f"a trace needs the channel {name!r}")
         manifest = {"schema_version": SCHEMA_VERSION, **self.manifest,
                     "channels": self.table, "n_rows": len(self.channels["t"])}
         missing = [k for k in REQUIRED_KEYS if k not in manifest]
         if missing:
-            raise ValueError(f"trace manifest is missing {', '.join(missing)}")
+            raise TraceError(f"trace manifest is missing {', '.join(missing)}")
         files = {"manifest.json": json.dumps(_jsonable(manifest), indent=1,
                                              sort_keys=True).encode()}
         for name, arr in self.channels.items():
