@@ -16,6 +16,7 @@ from vdsim_gym.envs.core_env import (
     merge_reward_weights,
     task_flags,
 )
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.plant import PhysicsSpec
 from vdsim_gym.sim.timing import ceil_ticks
 
@@ -81,17 +82,17 @@ class ACCEnv(CoreEnv):
             (scenario,) if isinstance(scenario, str) else tuple(scenario)
         for f in families:
             if f not in FAMILIES:
-                raise ValueError(f"unknown scenario {f!r}; valid: 'random' or "
-                                 f"{', '.join(FAMILIES)}")
+                raise ConfigError(f"unknown scenario {f!r}; valid: 'random' or "
+                                  f"{', '.join(FAMILIES)}")
         if not families:
-            raise ValueError("scenario is an empty list; give 'random' or family names")
+            raise ConfigError("scenario is an empty list; give 'random' or family names")
         if not (isinstance(duration, (int, float)) and math.isfinite(duration)
                 and 0 < duration <= 3600):
-            raise ValueError(f"duration must be seconds in (0, 3600], got {duration!r}")
+            raise ConfigError(f"duration must be seconds in (0, 3600], got {duration!r}")
         if set_speed is not None and not (isinstance(set_speed, (int, float))
                                           and 0 < set_speed < 70):
-            raise ValueError(f"set_speed must be None (drawn) or in (0, 70) m/s, got "
-                             f"{set_speed!r}")
+            raise ConfigError(f"set_speed must be None (drawn) or in (0, 70) m/s, got "
+                              f"{set_speed!r}")
         self.families, self.set_speed = families, set_speed
         self.sensor_csv = None if sensor_csv is None else Path(sensor_csv)
         kwargs.setdefault("level", "L1")
@@ -116,7 +117,7 @@ class ACCEnv(CoreEnv):
                             ("ttc_safe", ttc_safe)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) \
                     or not math.isfinite(value) or value < 0:
-                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+                raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
         self.time_headway, self.min_distance = float(time_headway), float(min_distance)
         self.reward_weights = weights
         task = _core.AccTaskParams()

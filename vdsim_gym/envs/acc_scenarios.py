@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from vdsim_gym._files import open_csv
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.timing import nearest_ticks
 
 FAMILIES = ("cruise", "follow", "cut_in", "hard_brake", "stop_and_go", "lead_leaves")
@@ -36,7 +37,7 @@ def draw(family: str, rng: np.random.Generator, *, duration: float, dt: float,
          set_speed: float | None = None) -> LeadScenario:
     """One scenario of ``family`` over ``duration`` [s] at period ``dt`` [s]."""
     if family not in FAMILIES:
-        raise ValueError(f"unknown scenario {family!r}; valid: {', '.join(FAMILIES)}")
+        raise ConfigError(f"unknown scenario {family!r}; valid: {', '.join(FAMILIES)}")
     n = nearest_ticks(duration, dt)[0] + 1
     t = np.arange(n) * dt
     v_set = float(rng.uniform(20.0, 30.0)) if set_speed is None else float(set_speed)
@@ -93,11 +94,11 @@ def load_sensor_csv(path: str | Path, *, dt: float, set_speed: float,
         try:
             header = reader.fieldnames or []
         except csv.Error as exc:
-            raise ValueError(f"{path}: the header is not a readable CSV row ({exc})") from None
+            raise ConfigError(f"{path}: the header is not a readable CSV row ({exc})") from None
         missing = [c for c in ("time", "lead_speed", "distance") if c not in header]
         if missing:
-            raise ValueError(f"{path}: missing column(s) {', '.join(missing)}; the sensor "
-                             "file needs time, lead_speed, distance")
+            raise ConfigError(f"{path}: missing column(s) {', '.join(missing)}; the sensor "
+                              "file needs time, lead_speed, distance")
         times, speed, dist = [], [], []
         rows = enumerate(reader, start=2)
         while True:
@@ -106,41 +107,41 @@ def load_sensor_csv(path: str | Path, *, dt: float, set_speed: float,
             except StopIteration:
                 break
             except csv.Error as exc:  # a cell beyond the csv module's field limit, NUL
-                raise ValueError(f"{path}, after line {reader.line_num}: not a readable CSV "
-                                 f"row ({exc})") from None
+                raise ConfigError(f"{path}, after line {reader.line_num}: not a readable CSV "
+                                  f"row ({exc})") from None
             try:
                 times.append(float(row["time"]))
                 speed.append(float(row["lead_speed"]) if row["lead_speed"].strip() else math.nan)
                 dist.append(float(row["distance"]) if row["distance"].strip() else math.nan)
             except (ValueError, AttributeError):
-                raise ValueError(f"{path}, row {row_no}: non-numeric cell in "
-                                 f"{str(dict(row))[:200]}")\
+                raise ConfigError(f"{path}, row {row_no}: non-numeric cell in "
+                                  f"{str(dict(row))[:200]}")\
                     from None
             if math.isnan(speed[-1]) != math.isnan(dist[-1]):
-                raise ValueError(f"{path}, row {row_no}: lead_speed and distance must be both "
-                                 "given or both blank")
+                raise ConfigError(f"{path}, row {row_no}: lead_speed and distance must be both "
+                                  "given or both blank")
             if not math.isfinite(times[-1]) or math.isinf(speed[-1]) or math.isinf(dist[-1]):
-                raise ValueError(f"{path}, row {row_no}: a cell is not finite in "
-                                 f"{str(dict(row))[:200]}")
+                raise ConfigError(f"{path}, row {row_no}: a cell is not finite in "
+                                  f"{str(dict(row))[:200]}")
             if not math.isnan(speed[-1]) and not (
                     -MAX_LEAD_SPEED <= speed[-1] <= MAX_LEAD_SPEED
                     and 0.0 <= dist[-1] <= MAX_LEAD_DISTANCE):
-                raise ValueError(
+                raise ConfigError(
                     f"{path}, row {row_no}: lead_speed {speed[-1]!r} m/s or distance "
                     f"{dist[-1]!r} m outside [-{MAX_LEAD_SPEED:g}, {MAX_LEAD_SPEED:g}] m/s, "
                     f"[0, {MAX_LEAD_DISTANCE:g}] m (SI units: m/s and m)")
     if len(times) < 2:
-        raise ValueError(f"{path}: needs at least two rows")
+        raise ConfigError(f"{path}: needs at least two rows")
     t = np.asarray(times)
     steps = np.diff(t)
     if np.any(steps <= 0):
         bad = int(np.flatnonzero(steps <= 0)[0]) + 3
-        raise ValueError(f"{path}, row {bad}: time is not increasing")
+        raise ConfigError(f"{path}, row {bad}: time is not increasing")
     if not np.allclose(steps, dt, rtol=0, atol=1e-6 * max(dt, 1.0)) or abs(t[0]) > 1e-9:
         bad = int(np.flatnonzero(~np.isclose(steps, dt, rtol=0, atol=1e-6))[0]) + 3 \
             if not np.allclose(steps, dt, rtol=0, atol=1e-6) else 2
-        raise ValueError(f"{path}, row {bad}: time must start at 0 and step by the control "
-                         f"period {dt:g} s (irregular or offset time)")
+        raise ConfigError(f"{path}, row {bad}: time must start at 0 and step by the control "
+                          f"period {dt:g} s (irregular or offset time)")
     v_lead = np.asarray(speed)
     v0 = float(ego_speed0) if ego_speed0 is not None else float(
         next((v for v in v_lead if not math.isnan(v)), set_speed))

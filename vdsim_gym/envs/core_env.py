@@ -39,7 +39,14 @@ from vdsim_gym._checks import (  # noqa: F401
     check_measured_delay,
     reject_action,
 )
-from vdsim_gym.errors import ConcurrentUseError, UnknownKeywordError, UnsupportedRenderModeError
+from vdsim_gym.errors import (
+    ArgumentTypeError,
+    ConcurrentUseError,
+    ConfigError,
+    UnknownKeywordError,
+    UnsupportedRenderModeError,
+    UsageError,
+)
 from vdsim_gym.sim.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
 from vdsim_gym.sim.plant import PhysicsSpec, actuator_params, observe_session
 from vdsim_gym.sim.randomization import EpisodeParams, Randomization
@@ -70,9 +77,9 @@ def _keyword_only(fn: Any) -> list[str]:
     return [n for n, q in inspect.signature(fn).parameters.items() if q.kind == q.KEYWORD_ONLY]
 
 
-def refuse_copy(obj: Any) -> TypeError:
+def refuse_copy(obj: Any) -> ArgumentTypeError:
     """The error for copying or pickling an object that holds C++ env cores."""
-    return TypeError(
+    return ArgumentTypeError(
         f"{type(obj).__name__} holds C++ env cores (simulation state, schedules, buffers) "
         "that are neither copied nor pickled, and a shallow copy would step the same core "
         "twice. Make another env instead, or pickle a factory: functools.partial(gym.make, "
@@ -87,9 +94,9 @@ def merge_reward_weights(defaults: Mapping[str, float],
     weights = dict(defaults)
     for k, v in (given or {}).items():
         if k not in weights:
-            raise ValueError(f"unknown reward weight {k!r}; valid: {', '.join(weights)}")
+            raise ConfigError(f"unknown reward weight {k!r}; valid: {', '.join(weights)}")
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise ValueError(f"reward weight {k!r} must be a finite number, got {v!r}")
+            raise ConfigError(f"reward weight {k!r} must be a finite number, got {v!r}")
         weights[k] = float(v)
     return weights
 
@@ -300,19 +307,19 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         name = type(self).__name__
         if (r.changes_vehicle or r.changes_actuator) and self.PHYSICS is not PhysicsSpec:
             which = [k for k in r.keys if not k.startswith("latency")]
-            raise ValueError(f"randomize {which}: {name} does not run on the vehicle Session "
-                             "(its plant has no such parameters); only 'latency' applies")
+            raise ConfigError(f"randomize {which}: {name} does not run on the vehicle Session "
+                              "(its plant has no such parameters); only 'latency' applies")
         if r.changes_actuator:
             if "steer" not in self.action_names:
-                raise ValueError(f"randomize['actuator_lag'] draws the steering actuator's lag; "
-                                 f"{name} does not steer (actions: {self.action_names})")
+                raise ConfigError(f"randomize['actuator_lag'] draws the steering actuator's lag; "
+                                  f"{name} does not steer (actions: {self.action_names})")
             if self.actuator is None:
-                raise ValueError(
+                raise ConfigError(
                     "randomize['actuator_lag'] draws the time constant of the steering "
                     "actuator, and this env has none: pass actuator={'time_constant': 0.05} "
                     "(the nominal chain; dead time, rate limit and saturation stay as given)")
         if r.changes_latency and latency is not None:
-            raise ValueError(
+            raise ConfigError(
                 "randomize['latency'] draws the latency model per episode; drop latency="
                 f"{latency!r} (or drop the latency range to keep a fixed model)")
         r.check_vehicle(self.vehicle)
@@ -518,8 +525,8 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
                 or not math.isfinite(value) or not 0 < value <= MAX_TIME_LIMIT_S:
-            raise ValueError(f"time_limit must be None or seconds in (0, {MAX_TIME_LIMIT_S:g}]"
-                             f", got {value!r} (it is simulated time, not a step count)")
+            raise ConfigError(f"time_limit must be None or seconds in (0, {MAX_TIME_LIMIT_S:g}]"
+                              f", got {value!r} (it is simulated time, not a step count)")
         return float(value)
 
     # ---------------------------------------------------------------- latency
@@ -533,7 +540,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         latency model per episode.
         """
         if self.randomize is not None and self.randomize.changes_latency:
-            raise ValueError(
+            raise ConfigError(
                 "this env draws its latency model per episode (randomize['latency'] = "
                 f"{self.randomize.as_dict()['latency']}); build it without the latency range "
                 "to configure a latency model")
@@ -543,7 +550,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         overrun = check_overrun(overrun)
         if latency is not None:
             if isinstance(latency, (int, float)) and not isinstance(latency, bool):
-                raise ValueError(
+                raise ConfigError(
                     f"latency must be a LatencyModel, got the number {latency!r}; for a fixed "
                     f"delay of {latency} s pass latency=LatencyModel.fixed({latency}) "
                     "(from vdsim_gym import LatencyModel)"
@@ -552,7 +559,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
             limit = getattr(self, "time_limit", None)
             if limit is not None and latency.kind != "measured" \
                     and latency.mean_delay >= limit:
-                raise ValueError(
+                raise ConfigError(
                     f"latency {latency!r} delays a command by {latency.mean_delay:g} s on "
                     f"average, as long as the episode (time_limit = {limit:g} s): no "
                     "command would apply before it ends. Delays are in seconds: for 20 ms "
@@ -574,7 +581,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         measured compute time here before every ``step()``.
         """
         if not self._measured:
-            raise ValueError(
+            raise ConfigError(
                 "set_next_delay() applies to latency=LatencyModel.measured() only; this env "
                 f"has latency={self.latency!r} (its delays come from the model)"
             )
@@ -621,7 +628,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
     def _reset(self, seed: int | None, options: dict[str, Any] | None
                ) -> tuple[np.ndarray, dict[str, Any]]:
         if options:  # None and {} (what vector wrappers pass) are fine
-            raise ValueError(
+            raise ConfigError(
                 f"unknown reset options {sorted(options)}: {type(self).__name__}.reset takes "
                 "none; scenario settings are gym.make kwargs, the seed is reset(seed=...)")
         super().reset(seed=seed)
@@ -645,7 +652,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         delay = math.nan
         if self._measured:
             if self._next_delay is None:
-                raise RuntimeError(
+                raise UsageError(
                     "latency=LatencyModel.measured(): the env cannot time the agent; call "
                     "env.unwrapped.set_next_delay(c_seconds) with this step's compute time "
                     "before every step()")

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from vdsim_gym.errors import ConfigError
+
 
 @dataclass(frozen=True)
 class Gate:
@@ -36,11 +38,11 @@ class Course:
         speed = np.asarray(self.speed, dtype=float)
         cones = np.asarray(self.cones, dtype=float).reshape(-1, 2)
         if path.ndim != 2 or path.shape[1] != 2 or path.shape[0] < 2:
-            raise ValueError(f"Course.path must have shape (M >= 2, 2), got {path.shape}")
+            raise ConfigError(f"Course.path must have shape (M >= 2, 2), got {path.shape}")
         if speed.shape != (path.shape[0],):
-            raise ValueError(f"Course.speed must have shape ({path.shape[0]},), got {speed.shape}")
+            raise ConfigError(f"Course.speed must have shape ({path.shape[0]},), got {speed.shape}")
         if not (np.all(np.isfinite(path)) and np.all(np.isfinite(speed))):
-            raise ValueError("Course.path and Course.speed must be finite")
+            raise ConfigError("Course.path and Course.speed must be finite")
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "speed", speed)
         object.__setattr__(self, "cones", cones)

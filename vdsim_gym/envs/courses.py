@@ -175,13 +175,13 @@ def _lane_change_lanes() -> list[Lane]:
 def _check_positive(**values: float) -> None:
     for name, v in values.items():
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-            raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+            raise ConfigError(f"{name} must be a positive finite number, got {v!r}")
 
 
 def _check_non_negative(**values: float) -> None:
     for name, v in values.items():
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-            raise ValueError(f"{name} must be a non-negative finite number, got {v!r}")
+            raise ConfigError(f"{name} must be a non-negative finite number, got {v!r}")
 
 
 def dlc_course(
@@ -246,11 +246,11 @@ def dlc_course(
             is what the env's hit test uses.
     """
     if preset not in COURSE_PRESETS:
-        raise ValueError(f"unknown course preset {preset!r}; valid presets: {COURSE_PRESETS}")
+        raise ConfigError(f"unknown course preset {preset!r}; valid presets: {COURSE_PRESETS}")
     if vehicle_width is None:
         vehicle_width = load_vehicle("generic_sedan").body_width
     if reference not in REFERENCES:
-        raise ValueError(f"unknown reference {reference!r}; valid references: {REFERENCES}")
+        raise ConfigError(f"unknown reference {reference!r}; valid references: {REFERENCES}")
     _check_positive(vehicle_width=vehicle_width, speed=speed, spacing=spacing)
     _check_non_negative(lead_in=lead_in, run_out=run_out, margin=margin,
                         cone_radius=cone_radius)
@@ -353,7 +353,7 @@ def random_course(
     v_lo, v_hi = (float(v) for v in speed_range)
     _check_positive(speed_min=v_lo)
     if not v_hi >= v_lo:
-        raise ValueError(f"speed_range must be (low, high) with low <= high, got {speed_range}")
+        raise ConfigError(f"speed_range must be (low, high) with low <= high, got {speed_range}")
     n = max(int(round(length / spacing)), 1) + 1
     s = np.linspace(0.0, length, n)
     ds = float(s[1] - s[0])

@@ -9,6 +9,7 @@ from typing import Any
 from vdsim_gym.envs.course import Course
 from vdsim_gym.envs.courses import dlc_course
 from vdsim_gym.envs.path_env import SHARED_ARGS, SHARED_DOC, PathTrackingEnv
+from vdsim_gym.errors import ConfigError
 
 # Fastest entry speed [m/s] (252 km/h): past the tyres' grip on every preset's line by far.
 MAX_SPEED = 70.0
@@ -55,11 +56,11 @@ class DoubleLaneChangeEnv(PathTrackingEnv):
     def __init__(self, *, preset: str = "iso3888_1", speed: float = 20.0, **kwargs: Any) -> None:
         time_limit = kwargs.get("time_limit", "default")
         if isinstance(speed, bool) or not isinstance(speed, (int, float)):
-            raise ValueError(f"speed must be a number of m/s, got {type(speed).__name__} "
-                             f"{speed!r}; e.g. speed=20.0 (72 km/h) for ISO 3888-1")
+            raise ConfigError(f"speed must be a number of m/s, got {type(speed).__name__} "
+                              f"{speed!r}; e.g. speed=20.0 (72 km/h) for ISO 3888-1")
         if not math.isfinite(speed) or not 0 < speed <= MAX_SPEED:
-            raise ValueError(f"speed must be in (0, {MAX_SPEED:g}] m/s, got {speed!r}; "
-                             "e.g. 20.0 (72 km/h) for ISO 3888-1")
+            raise ConfigError(f"speed must be in (0, {MAX_SPEED:g}] m/s, got {speed!r}; "
+                              "e.g. 20.0 (72 km/h) for ISO 3888-1")
         super().__init__(**kwargs)
         self.preset = preset
         self.speed = float(speed)

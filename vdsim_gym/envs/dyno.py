@@ -18,6 +18,7 @@ from vdsim_gym.envs.core_env import (
     merge_reward_weights,
     task_flags,
 )
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.timing import ceil_ticks
 
 # The task's facts come from its C++ spec (drive_cycle_task.hpp), never copied here.
@@ -93,7 +94,7 @@ class DynoEnv(CoreEnv):
                  **kwargs: Any) -> None:
         cycles = list(cycle) if isinstance(cycle, (list, tuple)) else [cycle]
         if not cycles:
-            raise ValueError("cycle is an empty list; give a cycle name, file or DriveCycle")
+            raise ConfigError("cycle is an empty list; give a cycle name, file or DriveCycle")
         self.cycles = [load_cycle(c) for c in cycles]
         self.cycle: DriveCycle | None = None
         self.cycle_index = 0  # of the cycle drawn at the last reset, in self.cycles
@@ -112,7 +113,7 @@ class DynoEnv(CoreEnv):
                             ("ref_decel_max", ref_decel_max)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) \
                     or not math.isfinite(value) or not 0 < value <= 100:
-                raise ValueError(f"{name} must be a number in (0, 100], got {value!r}")
+                raise ConfigError(f"{name} must be a number in (0, 100], got {value!r}")
         p = _core.DriveCycleParams()
         p.ticks_per_period = physics.ticks_per_period
         p.action = getattr(_core.CycleAction, physics.longitudinal)

@@ -17,6 +17,7 @@ import numpy as np
 from vdsim_gym import _core
 from vdsim_gym.envs.core_env import CoreEnv, check_flag, task_flags
 from vdsim_gym.envs.course import Course
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.plant import PhysicsSpec
 from vdsim_gym.tracking import check_path
 
@@ -235,7 +236,7 @@ class PathTrackingEnv(CoreEnv):
         ``PathEnvCore`` computes them (the same C++ function; ``reset()`` forgets the
         projection hint). Requires a course (after ``reset()``)."""
         if self.course is None:
-            raise ValueError("reset the env first: its course is chosen at reset")
+            raise ConfigError("reset the env first: its course is chosen at reset")
         return self._core.observer()
 
     @property
@@ -262,8 +263,8 @@ def check_stall_time(value: Any) -> float:
     """A stall time [s]: a finite number >= 0 (0: never terminate on a stall)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
             or not math.isfinite(value) or value < 0:
-        raise ValueError(f"stall_time must be a finite number of seconds >= 0 (0: no stall "
-                         f"termination), got {value!r}")
+        raise ConfigError(f"stall_time must be a finite number of seconds >= 0 (0: no stall "
+                          f"termination), got {value!r}")
     return float(value)
 
 
@@ -273,15 +274,15 @@ def resolve_reward_weights(weights: Mapping[str, float] | None) -> dict[str, flo
     if weights is None:
         return out
     if not isinstance(weights, Mapping):
-        raise ValueError(f"reward_weights must be a mapping of term -> weight, got {weights!r}")
+        raise ConfigError(f"reward_weights must be a mapping of term -> weight, got {weights!r}")
     for key, value in weights.items():
         if key not in out:
-            raise ValueError(
+            raise ConfigError(
                 f"unknown reward weight {key!r}; valid keys: {', '.join(REWARD_TERM_NAMES)}"
             )
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
                 or not math.isfinite(value):
-            raise ValueError(f"reward weight {key!r} must be a finite number, got {value!r}")
+            raise ConfigError(f"reward weight {key!r} must be a finite number, got {value!r}")
         out[key] = float(value)
     return out
 

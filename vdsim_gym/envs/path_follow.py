@@ -8,6 +8,7 @@ from typing import Any
 from vdsim_gym.envs.course import Course
 from vdsim_gym.envs.courses import random_course
 from vdsim_gym.envs.path_env import SHARED_ARGS, SHARED_DOC, PathTrackingEnv
+from vdsim_gym.errors import ConfigError
 
 # The longest random path [m] (a reset builds it whole: 0.09 s for 20 km here).
 MAX_COURSE_LENGTH_M = 20_000.0
@@ -53,19 +54,20 @@ class PathFollowEnv(PathTrackingEnv):
     ) -> None:
         if not isinstance(course_length, (int, float)) or isinstance(course_length, bool) \
                 or not math.isfinite(course_length) or course_length <= 0:
-            raise ValueError(f"course_length must be a positive number of m, got {course_length!r}")
+            raise ConfigError(f"course_length must be a positive number of m, got "
+                              f"{course_length!r}")
         if course_length > MAX_COURSE_LENGTH_M:  # each reset builds the whole path
-            raise ValueError(f"course_length = {course_length!r} m is longer than the bound of "
-                             f"{MAX_COURSE_LENGTH_M:g} m (a reset builds the whole path: "
-                             "time and memory grow with it); use a shorter course")
+            raise ConfigError(f"course_length = {course_length!r} m is longer than the bound of "
+                              f"{MAX_COURSE_LENGTH_M:g} m (a reset builds the whole path: "
+                              "time and memory grow with it); use a shorter course")
         try:
             lo, hi = (float(v) for v in speed_range)
         except (TypeError, ValueError):
-            raise ValueError(
+            raise ConfigError(
                 f"speed_range must be (low, high) in m/s, got {speed_range!r}"
             ) from None
         if not (0 < lo <= hi and math.isfinite(hi)):
-            raise ValueError(f"speed_range must satisfy 0 < low <= high, got {speed_range!r}")
+            raise ConfigError(f"speed_range must satisfy 0 < low <= high, got {speed_range!r}")
         super().__init__(**kwargs)
         self.course_length = float(course_length)
         self.speed_range = (lo, hi)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vdsim_gym import _core
+from vdsim_gym.errors import ConfigError, SolverError
 
 LateralFn = Callable[[np.ndarray], np.ndarray]  # y(x) of a reference line
 
@@ -163,7 +164,7 @@ def smooth_lateral(
     """
     for lane in lanes:
         if lane.width / 2.0 - half_width - margin < 0.0:
-            raise ValueError(
+            raise ConfigError(
                 f"vehicle does not fit lane {lane.section}: width {lane.width:.3f} m < "
                 f"vehicle_width + 2 margin = {2 * (half_width + margin):.3f} m"
             )
@@ -192,4 +193,4 @@ def smooth_lateral(
         if excess <= 0.0:
             return lateral
         tighten += excess + 1e-4
-    raise RuntimeError("smooth reference: could not meet the lane constraints")
+    raise SolverError("smooth reference: could not meet the lane constraints")
