@@ -34,6 +34,7 @@ import numpy as np
 
 from vdsim_gym._files import open_csv
 from vdsim_gym.controllers.acc import MODES
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.acc_workflow import COLUMNS
 from vdsim_gym.sim.timing import nearest_ticks
 
@@ -62,37 +63,37 @@ def read_results(path: str | Path) -> ResultsTable:
         reader = csv.reader(fh)
         header = next(reader, None)
         if header is None or tuple(h.strip() for h in header) != COLUMNS:
-            raise ValueError(f"{path}: the columns must be exactly {', '.join(COLUMNS)} in "
-                             f"this order; got {', '.join(header or ['nothing'])}")
+            raise ConfigError(f"{path}: the columns must be exactly {', '.join(COLUMNS)} in "
+                              f"this order; got {', '.join(header or ['nothing'])}")
         for row_no, row in enumerate(reader, start=2):
             if len(row) != len(COLUMNS):
-                raise ValueError(f"{path}, row {row_no}: {len(row)} cells, expected "
-                                 f"{len(COLUMNS)} ({', '.join(COLUMNS)})")
+                raise ConfigError(f"{path}, row {row_no}: {len(row)} cells, expected "
+                                  f"{len(COLUMNS)} ({', '.join(COLUMNS)})")
             for name, cell in zip(COLUMNS, row, strict=True):
                 cell = cell.strip()
                 if name == "mode":
                     if cell not in MODES:
-                        raise ValueError(f"{path}, row {row_no}: unknown mode {cell!r}; "
-                                         f"valid: {', '.join(MODES)}")
+                        raise ConfigError(f"{path}, row {row_no}: unknown mode {cell!r}; "
+                                          f"valid: {', '.join(MODES)}")
                     cols[name].append(cell)
                     continue
                 if not cell:
                     if name in _REQUIRED:
-                        raise ValueError(f"{path}, row {row_no}: {name} is blank; only "
-                                         "distance_error, distance and ttc may be")
+                        raise ConfigError(f"{path}, row {row_no}: {name} is blank; only "
+                                          "distance_error, distance and ttc may be")
                     cols[name].append(math.nan)
                     continue
                 try:
                     value = float(cell)
                 except ValueError:
-                    raise ValueError(f"{path}, row {row_no}: {name} = {cell!r} is not a "
-                                     "number") from None
+                    raise ConfigError(f"{path}, row {row_no}: {name} = {cell!r} is not a "
+                                      "number") from None
                 if not math.isfinite(value):
-                    raise ValueError(f"{path}, row {row_no}: {name} = {cell!r} is not "
-                                     "finite; write a blank for a missing value")
+                    raise ConfigError(f"{path}, row {row_no}: {name} = {cell!r} is not "
+                                      "finite; write a blank for a missing value")
                 cols[name].append(value)
     if not cols["time"]:
-        raise ValueError(f"{path}: no data rows under the header")
+        raise ConfigError(f"{path}: no data rows under the header")
     columns: dict[str, Any] = {c: tuple(v) if c == "mode" else np.asarray(v, float)
                                for c, v in cols.items()}
     return ResultsTable(**columns)
@@ -138,7 +139,7 @@ def segmented_metrics(table: ResultsTable, *, set_speed: float, dt: float,
                         ("follow_stable_window", follow_stable_window),
                         ("speed_ss_window", speed_ss_window)):
         if not (math.isfinite(value) and value > 0):
-            raise ValueError(f"{name} must be a number > 0, got {value!r}")
+            raise ConfigError(f"{name} must be a number > 0, got {value!r}")
     t, v = table.time, table.ego_speed
     segs = segments(table.mode)
     cruise = np.array([m == "cruise" for m in table.mode])

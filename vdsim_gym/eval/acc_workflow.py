@@ -31,6 +31,7 @@ from typing import Any
 from vdsim_gym._files import publish, read_yaml
 from vdsim_gym.controllers.acc import ACCConfig, ACCController, ACCGains, load_gains
 from vdsim_gym.envs.acc_scenarios import LeadScenario, load_sensor_csv
+from vdsim_gym.errors import ConfigError
 
 COLUMNS = ("time", "ego_speed", "acceleration_cmd", "mode", "distance_error", "distance",
            "ttc")
@@ -64,33 +65,33 @@ def load_config(path: str | Path) -> WorkflowConfig:
     path = Path(path)
     data = read_yaml(path, "the config file")
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected blocks {', '.join(CONFIG_KEYS)} (like "
-                         f"envs/scenarios/acc.yaml), got {data!r:.80}")
+        raise ConfigError(f"{path}: expected blocks {', '.join(CONFIG_KEYS)} (like "
+                          f"envs/scenarios/acc.yaml), got {data!r:.80}")
     unknown = sorted(set(data) - set(CONFIG_KEYS), key=str)
     if unknown:
-        raise ValueError(f"{path}: unknown block {unknown[0]!r}; valid: "
-                         f"{', '.join(CONFIG_KEYS)}")
+        raise ConfigError(f"{path}: unknown block {unknown[0]!r}; valid: "
+                          f"{', '.join(CONFIG_KEYS)}")
     values: dict[str, float] = {}
     for block, keys in CONFIG_KEYS.items():
         section = data.get(block)
         if not isinstance(section, dict):
-            raise ValueError(f"{path}: missing block {block!r} (with {', '.join(keys)})")
+            raise ConfigError(f"{path}: missing block {block!r} (with {', '.join(keys)})")
         bad = sorted(set(section) - set(keys), key=str)
         if bad:
-            raise ValueError(f"{path}: unknown key '{block}.{bad[0]}'; valid: "
-                             f"{', '.join(keys)}")
+            raise ConfigError(f"{path}: unknown key '{block}.{bad[0]}'; valid: "
+                              f"{', '.join(keys)}")
         for key, (lo, hi, required) in keys.items():
             if key not in section:
                 if required:
-                    raise ValueError(f"{path}: '{block}.{key}' is missing")
+                    raise ConfigError(f"{path}: '{block}.{key}' is missing")
                 continue
             v = section[key]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
                 hint = (f"; it is a positive magnitude, write {-v:g}"
                         if key == "max_deceleration" and isinstance(v, (int, float))
                         and not isinstance(v, bool) and v < 0 else "")
-                raise ValueError(f"{path}: '{block}.{key}' = {v!r} is outside its range "
-                                 f"[{lo:g}, {hi:g}]{hint}")
+                raise ConfigError(f"{path}: '{block}.{key}' = {v!r} is outside its range "
+                                  f"[{lo:g}, {hi:g}]{hint}")
             values[key] = float(v)
     acc = ACCConfig(**{k: values[k] for k in (*CONFIG_KEYS["vehicle"], *CONFIG_KEYS["acc"])})
     return WorkflowConfig(acc, values["dt"], values.get("duration"),
@@ -132,7 +133,7 @@ class _Vehicle:
         veh = self.plant.vehicle
         for key in ("max_acceleration", "max_deceleration"):
             if getattr(acc, key) > getattr(veh, key):
-                raise ValueError(
+                raise ConfigError(
                     f"vehicle.{key} = {getattr(acc, key):g} m/s^2 in the config exceeds the "
                     f"{veh.name} vehicle's {key} = {getattr(veh, key):g} m/s^2 (its "
                     "acceleration cascade's range); lower it, or use --plant point_mass")
@@ -157,7 +158,7 @@ def simulate(config: WorkflowConfig, sensor: LeadScenario, gains: ACCGains, *,
     """The rows of the results CSV, one per control period from t = 0 (values, None for
     a blank)."""
     if plant not in PLANTS:
-        raise ValueError(f"unknown plant {plant!r}; valid: {', '.join(PLANTS)}")
+        raise ConfigError(f"unknown plant {plant!r}; valid: {', '.join(PLANTS)}")
     dt = config.dt
     n = _row_count(config, sensor)
     ego = (_PointMass(config.initial_speed, dt) if plant == "point_mass"
@@ -187,11 +188,11 @@ def _row_count(config: WorkflowConfig, sensor: LeadScenario) -> int:
     duration = span if config.duration is None else config.duration
     periods = duration / config.dt
     if abs(periods - round(periods)) > 1e-9 * max(periods, 1.0):
-        raise ValueError(f"simulation.duration = {duration:g} s is not a whole number of "
-                         f"periods dt = {config.dt:g} s; use a multiple of dt")
+        raise ConfigError(f"simulation.duration = {duration:g} s is not a whole number of "
+                          f"periods dt = {config.dt:g} s; use a multiple of dt")
     if round(periods) > sensor.periods - 1:
-        raise ValueError(f"simulation.duration = {duration:g} s is longer than the sensor "
-                         f"file ({span:g} s); shorten it or extend the sensor data")
+        raise ConfigError(f"simulation.duration = {duration:g} s is longer than the sensor "
+                          f"file ({span:g} s); shorten it or extend the sensor data")
     return int(round(periods)) + 1
 
 
@@ -225,13 +226,13 @@ def run_workflow(config: str | Path, sensor: str | Path, gains: str | Path | Non
     """Load and check every input, simulate, write ``out`` (created atomically; its
     folder is made if missing). ``gains=None``: the defaults (``ACCGains()``)."""
     if plant not in PLANTS:
-        raise ValueError(f"unknown plant {plant!r}; valid: {', '.join(PLANTS)}")
+        raise ConfigError(f"unknown plant {plant!r}; valid: {', '.join(PLANTS)}")
     cfg = load_config(config)
     lead = load_sensor_csv(sensor, dt=cfg.dt, set_speed=cfg.acc.set_speed)
     pid_gains = ACCGains() if gains is None else load_gains(gains)
     out = Path(out)
     if out.is_dir():
-        raise ValueError(f"--out {str(out)!r} is a folder; give the results CSV's file path")
+        raise ConfigError(f"--out {str(out)!r} is a folder; give the results CSV's file path")
     out.parent.mkdir(parents=True, exist_ok=True)
     modes: dict[str, int] = {}
     dmin = [math.inf]

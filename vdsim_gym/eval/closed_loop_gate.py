@@ -27,6 +27,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.latency import LatencyModel
 
 GATE = 0.01  # relative error allowed for every metric [-]
@@ -166,11 +167,11 @@ def run_gate(physics: Mapping[str, Any] | None = None, *,
     names = list(CASES) if cases is None else list(cases)
     unknown = [n for n in names if n not in CASES]
     if unknown:
-        raise ValueError(f"unknown gate case(s) {unknown}; valid: {', '.join(CASES)}")
+        raise ConfigError(f"unknown gate case(s) {unknown}; valid: {', '.join(CASES)}")
     for key in physics:
         if key not in ("integrator", "max_step", "substep_dt"):
-            raise ValueError(f"physics keyword {key!r} is not a numerical option; use "
-                             "integrator, max_step or substep_dt")
+            raise ConfigError(f"physics keyword {key!r} is not a numerical option; use "
+                              "integrator, max_step or substep_dt")
     rows: list[GateRow] = []
     for name in names:
         case = CASES[name]

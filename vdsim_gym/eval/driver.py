@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from vdsim_gym.errors import InvalidActionError
 from vdsim_gym.sim.plant import COMMAND_COLUMNS, Plant
 from vdsim_gym.traces.provenance import plant_meta
 
@@ -72,7 +73,7 @@ class _PlantDriver:
         try:
             return self.plant.check_command(raw)
         except (TypeError, ValueError) as err:
-            raise ValueError(f"{err}; got {raw!r}") from None
+            raise InvalidActionError(f"{err}; got {raw!r}") from None
 
     def command_now(self, command: Command) -> None:
         self._session.command_now(*command)

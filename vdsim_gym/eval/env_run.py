@@ -27,7 +27,7 @@ import numpy as np
 
 from vdsim_gym._checks import check_policy_action
 from vdsim_gym.envs.core_env import CoreEnv
-from vdsim_gym.errors import InvalidActionError
+from vdsim_gym.errors import ConfigError, InvalidActionError
 from vdsim_gym.eval.driver import STATE_COLUMNS
 from vdsim_gym.eval.result import ControllerError, _Samples
 from vdsim_gym.sim.latency import LatencyModel
@@ -117,8 +117,8 @@ class EnvPolicyRun:
             command = self._command(action)
             c = wall if measured else (sampler.draw() if sampler is not None else 0.0)
             if not (math.isfinite(c) and c >= 0.0):
-                raise ValueError(f"latency model gave c_k={c!r} at sample k={k}; delays must "
-                                 "be finite and >= 0 s")
+                raise ConfigError(f"latency model gave c_k={c!r} at sample k={k}; delays must "
+                                  "be finite and >= 0 s")
             if stop.is_set():  # stopped during the call: not applied, no step
                 samples.add(k=k, t_sample=t_sample, t_start=t_start, t_call=call_tick * dt,
                             c_k=c, apply_tick=call_tick, overrun=False, command=command,

@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.driver import Command, _Driver
 from vdsim_gym.eval.result import _Samples
 from vdsim_gym.sim.latency import LatencyModel, async_timeline
@@ -95,8 +96,8 @@ def loop_async(d: _Driver, end: int, stop: threading.Event, call: Call, overrun:
             command, wall = call(obs, k, t_sample)
             c = wall if measured else sampler.draw()
             if not (math.isfinite(c) and c >= 0.0):
-                raise ValueError(f"latency model gave c_k={c!r} at sample k={k}; "
-                                 "delays must be finite and >= 0 s")
+                raise ConfigError(f"latency model gave c_k={c!r} at sample k={k}; "
+                                  "delays must be finite and >= 0 s")
             s = timeline.commit(k, c)
             row = samples.add(k=k, t_sample=t_sample, t_start=s.t_start, t_call=now * dt,
                               c_k=c, apply_tick=s.apply_tick, overrun=s.overrun,

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.tracking import check_path, ey_stats
 
 _CHUNK = 4096  # points per block: bounds the (points x segments) work arrays
@@ -30,7 +31,7 @@ def lateral_error(xy: Any, path: Any) -> np.ndarray:
     if pts.shape == (2,):
         pts = pts.reshape(1, 2)
     if pts.ndim != 2 or pts.shape[1] != 2:
-        raise ValueError(f"xy must have shape (N, 2) (or (2,)), got {np.shape(xy)}")
+        raise ConfigError(f"xy must have shape (N, 2) (or (2,)), got {np.shape(xy)}")
     a, d = p[:-1], np.diff(p, axis=0)  # segment starts and directions, (S, 2)
     l2 = np.sum(d * d, axis=1)
     lo = np.zeros(len(d))

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.tracking import ey_stats  # re-exported: the one home is vdsim_gym.tracking
 
 # t_{0.975, df} for df = 1..30 (two-sided 95 %); beyond 30 the Cornish-Fisher expansion
@@ -25,7 +26,7 @@ _Z975 = 1.959963984540054
 def t_quantile_975(df: int) -> float:
     """The 0.975 quantile of Student's t with ``df`` degrees of freedom (no scipy)."""
     if df < 1:
-        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
+        raise ConfigError(f"degrees of freedom must be >= 1, got {df}")
     if df <= len(_T975):
         return _T975[df - 1]
     z, v = _Z975, float(df)

@@ -32,6 +32,7 @@ from typing import Any
 import gymnasium as gym
 
 import vdsim_gym.envs  # noqa: F401  (registration)
+from vdsim_gym.errors import ArgumentTypeError, ConfigError
 from vdsim_gym.eval.sweeps.backends import RAY_MISSING, _import_ray, _Progress, _run_local, _run_ray
 from vdsim_gym.eval.sweeps.grid import (
     _batches,
@@ -115,23 +116,23 @@ def sweep(
     scens = _check_scenarios(scenarios)
     overrun = check_overrun(overrun)
     if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-        raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+        raise ConfigError(f"num_envs must be an integer >= 1, got {num_envs!r}")
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
-        raise ValueError(f"threads must be an integer >= 0 (0: default), got {threads!r}")
+        raise ConfigError(f"threads must be an integer >= 0 (0: default), got {threads!r}")
     if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        raise ConfigError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if isinstance(batches_per_task, bool) or not isinstance(batches_per_task, int) \
             or batches_per_task < 1:
-        raise ValueError(f"batches_per_task must be an integer >= 1, got {batches_per_task!r}")
+        raise ConfigError(f"batches_per_task must be an integer >= 1, got {batches_per_task!r}")
     if not hasattr(policy, "predict") and not callable(policy):
-        raise TypeError(f"policy must have predict() or be a factory make_policy(env), "
-                        f"got {policy!r}")
+        raise ArgumentTypeError(f"policy must have predict() or be a factory make_policy(env), "
+                                f"got {policy!r}")
     bad = {"latency", "overrun"} & set(env_kwargs)
     if bad:
-        raise ValueError(f"{sorted(bad)} are sweep arguments (latencies=, overrun=), not "
-                         "shared env kwargs")
+        raise ConfigError(f"{sorted(bad)} are sweep arguments (latencies=, overrun=), not "
+                          "shared env kwargs")
     if predict not in PREDICT_MODES:
-        raise ValueError(f"predict must be one of {PREDICT_MODES}, got {predict!r}")
+        raise ConfigError(f"predict must be one of {PREDICT_MODES}, got {predict!r}")
     # A trained policy's observation options (its run's action_history) shape the env.
     from vdsim_gym.policies import required_env_kwargs
 

@@ -6,6 +6,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.sweeps.grid import _Job
 from vdsim_gym.eval.sweeps.results import SweepRow
 from vdsim_gym.eval.sweeps.runner import _run_batch, _run_chunk
@@ -22,7 +23,7 @@ class _Progress:
         if desc is None:
             desc = "sweep"
         if not isinstance(desc, str):
-            raise ValueError(f"progress_label must be a string or None, got {desc!r}")
+            raise ConfigError(f"progress_label must be a string or None, got {desc!r}")
         self.total, self.done, self.enabled, self.desc = total, 0, enabled, desc
         self._bar = None
         self._next_print = 0.0

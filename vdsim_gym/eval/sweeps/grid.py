@@ -10,6 +10,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.latency import LatencyModel
 
 
@@ -63,16 +64,16 @@ class _Job:
 
 def _check_env_id(env_id: Any) -> str:
     if not isinstance(env_id, str) or not env_id:
-        raise ValueError(f"env_id must be a registered env id string, got {env_id!r}")
+        raise ConfigError(f"env_id must be a registered env id string, got {env_id!r}")
     if ":" in env_id:  # "module:Id", as gym.make accepts
         module, env_id = env_id.split(":", 1)
         importlib.import_module(module)
     ids = ", ".join(sorted(i for i in gym.registry if i.startswith("VDSim")))
     if env_id not in gym.registry:
-        raise ValueError(f"unknown env id {env_id!r}; registered VDSim ids: {ids}")
+        raise ConfigError(f"unknown env id {env_id!r}; registered VDSim ids: {ids}")
     if core_env_class(env_id) is None:
-        raise ValueError(f"{env_id!r} is not a VDSim env: a sweep runs on the core's vector "
-                         f"session, so it needs an env on vdsim_gym.envs.CoreEnv, e.g. {ids}")
+        raise ConfigError(f"{env_id!r} is not a VDSim env: a sweep runs on the core's vector "
+                          f"session, so it needs an env on vdsim_gym.envs.CoreEnv, e.g. {ids}")
     return env_id
 
 
@@ -92,61 +93,61 @@ def core_env_class(env_id: str) -> type | None:
 
 def _check_latencies(latencies: Any) -> list[LatencyModel | None]:
     if isinstance(latencies, LatencyModel) or latencies is None:
-        raise ValueError("latencies must be a sequence of LatencyModel or None, e.g. "
-                         "[None, LatencyModel.fixed(0.01)]")
+        raise ConfigError("latencies must be a sequence of LatencyModel or None, e.g. "
+                          "[None, LatencyModel.fixed(0.01)]")
     out = list(latencies)
     if not out:
-        raise ValueError("latencies is empty: give at least one LatencyModel (or None for "
-                         "no latency)")
+        raise ConfigError("latencies is empty: give at least one LatencyModel (or None for "
+                          "no latency)")
     for lat in out:
         if lat is not None and not isinstance(lat, LatencyModel):
             hint = (f"; for a fixed delay of {lat} s use LatencyModel.fixed({lat})"
                     if isinstance(lat, (int, float)) and not isinstance(lat, bool) else "")
-            raise ValueError(f"each latency must be a LatencyModel or None, got {lat!r}{hint}")
+            raise ConfigError(f"each latency must be a LatencyModel or None, got {lat!r}{hint}")
         if lat is not None and not lat.reproducible:
-            raise ValueError("LatencyModel.measured() times the controller's wall clock and "
-                             "is not reproducible; a sweep needs fixed, uniform or normal")
+            raise ConfigError("LatencyModel.measured() times the controller's wall clock and "
+                              "is not reproducible; a sweep needs fixed, uniform or normal")
     if len(set(out)) != len(out):
-        raise ValueError(f"latencies has duplicates: {[latency_label(x) for x in out]}")
+        raise ConfigError(f"latencies has duplicates: {[latency_label(x) for x in out]}")
     return out
 
 
 def _check_seeds(seeds: Any) -> list[int]:
     if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
         if seeds < 1:
-            raise ValueError(f"seeds must be >= 1 (the number of seeds 0..n-1) or a "
-                             f"sequence of seeds, got {seeds}")
+            raise ConfigError(f"seeds must be >= 1 (the number of seeds 0..n-1) or a "
+                              f"sequence of seeds, got {seeds}")
         return list(range(int(seeds)))
     try:
         out = list(seeds)
     except TypeError:
-        raise ValueError(f"seeds must be an int (count) or a sequence of ints, "
-                         f"got {seeds!r}") from None
+        raise ConfigError(f"seeds must be an int (count) or a sequence of ints, "
+                          f"got {seeds!r}") from None
     if not out:
-        raise ValueError("seeds is empty: give a count (seeds=8) or a list of seeds")
+        raise ConfigError("seeds is empty: give a count (seeds=8) or a list of seeds")
     for s in out:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
-            raise ValueError(f"each seed must be an integer >= 0, got {s!r}")
+            raise ConfigError(f"each seed must be an integer >= 0, got {s!r}")
     if len(set(out)) != len(out):
-        raise ValueError("seeds has duplicates; each (cell, seed) is one episode")
+        raise ConfigError("seeds has duplicates; each (cell, seed) is one episode")
     return [int(s) for s in out]
 
 
 def _check_scenarios(scenarios: Any) -> list[dict[str, Any]]:
     out = [{}] if scenarios is None else list(scenarios)
     if not out:
-        raise ValueError("scenarios is empty: pass None for the env's defaults, or dicts "
-                         "of env kwargs")
+        raise ConfigError("scenarios is empty: pass None for the env's defaults, or dicts "
+                          "of env kwargs")
     for sc in out:
         if not isinstance(sc, dict):
-            raise ValueError(f"each scenario must be a dict of env kwargs, got {sc!r}")
+            raise ConfigError(f"each scenario must be a dict of env kwargs, got {sc!r}")
         bad = {"latency", "overrun"} & set(sc)
         if bad:
-            raise ValueError(f"scenario {sc!r} sets {sorted(bad)}: these are sweep "
-                             "arguments (latencies=, overrun=)")
+            raise ConfigError(f"scenario {sc!r} sets {sorted(bad)}: these are sweep "
+                              "arguments (latencies=, overrun=)")
     keys = [scenario_key(sc) for sc in out]
     if len(set(keys)) != len(keys):
-        raise ValueError(f"scenarios has duplicates: {keys}")
+        raise ConfigError(f"scenarios has duplicates: {keys}")
     return out
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from vdsim_gym import _table
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.sweeps.results import BASE_LABELS, METRICS, CellSummary, SweepResult
 
 
@@ -68,8 +69,8 @@ def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str | Non
     first = next(iter(results.values()))
     metric = headline_metric(first) if metric is None else metric
     if metric not in first.metrics:
-        raise ValueError(f"metric must be one of {', '.join(first.metrics)} (this sweep's "
-                         f"metrics), got {metric!r}")
+        raise ConfigError(f"metric must be one of {', '.join(first.metrics)} (this sweep's "
+                          f"metrics), got {metric!r}")
     labels = _labels(first)
     scenarios = list(dict.fromkeys(s.scenario for r in results.values() for s in r.summary))
     by_scenario = len(scenarios) > 1  # then a colour per scenario, a line style per controller

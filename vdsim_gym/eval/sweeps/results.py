@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vdsim_gym._files import publish
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.stats import mean_interval
 
 # The sweep's own per-episode metrics; the task's summary fields follow them.
@@ -121,8 +122,8 @@ class CellSummary:
         try:
             return tuple(self.stats[f"{metric}_{k}"] for k in ("mean", "lo", "hi"))  # type: ignore[return-value]
         except KeyError:
-            raise ValueError(f"no metric {metric!r} in this sweep; metrics: "
-                             f"{', '.join(_metric_names(self.stats))}") from None
+            raise ConfigError(f"no metric {metric!r} in this sweep; metrics: "
+                              f"{', '.join(_metric_names(self.stats))}") from None
 
     def as_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "stats"}

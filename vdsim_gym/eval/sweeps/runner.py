@@ -9,6 +9,7 @@ import gymnasium as gym
 import numpy as np
 
 from vdsim_gym.envs.vector import VDSimVectorEnv
+from vdsim_gym.errors import ArgumentTypeError, InvalidActionError
 from vdsim_gym.eval.sweeps.grid import _Job
 from vdsim_gym.eval.sweeps.results import SUMMARY_BASE, SweepRow
 
@@ -36,8 +37,9 @@ def _predict(policy: Any, obs: np.ndarray, first: bool, mode: str, m: int) -> np
     action, _ = policy.predict(obs, episode_start=np.full(n, first), deterministic=True)
     action = np.asarray(action)
     if action.shape != (n, m):
-        raise ValueError(f"policy.predict on a ({n}, {obs.shape[1]}) batch returned shape "
-                         f"{action.shape}; a sweep of this env needs ({n}, {m}) actions")
+        raise InvalidActionError(f"policy.predict on a ({n}, {obs.shape[1]}) batch returned "
+                                 f"shape {action.shape}; a sweep of this env needs ({n}, {m}) "
+                                 "actions")
     return action
 
 
@@ -80,7 +82,8 @@ def _run_batch(job: _Job, batch: list[tuple[int, int]]) -> list[SweepRow]:
             finally:
                 template.close()
             if not hasattr(pol, "predict"):
-                raise TypeError(f"the policy factory returned {pol!r}, which has no predict()")
+                raise ArgumentTypeError(f"the policy factory returned {pol!r}, which has no "
+                                        "predict()")
         else:
             pol = job.policy
         policies.append((np.asarray(members), pol))
