@@ -27,13 +27,14 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym._files import load_yaml
+from vdsim_gym.errors import ConfigError
 
 ALGOS = ("ppo", "sac", "td3")
 
 
-class TrainingError(ValueError):
+class TrainingError(ConfigError):
     """A training configuration that cannot run, or a run folder or model that cannot be
-    loaded, with the cause and the fix."""
+    loaded, with the cause and the fix (a ConfigError, so a VDSimError and a ValueError)."""
 
 
 def check_algo(algo: str) -> str:
@@ -51,8 +52,8 @@ def required_env_kwargs(policy: Any, env_kwargs: Mapping[str, Any] | None,
     out = dict(env_kwargs or {})
     for key, value in (getattr(policy, "required_env_kwargs", None) or {}).items():
         if key in out and out[key] != value:
-            raise ValueError(f"{where} sets {key}={out[key]!r}, but the policy was trained with "
-                             f"{key}={value!r} (its observation depends on it); drop it")
+            raise ConfigError(f"{where} sets {key}={out[key]!r}, but the policy was trained with "
+                              f"{key}={value!r} (its observation depends on it); drop it")
         out[key] = value
     return out
 
@@ -168,12 +169,12 @@ def _parse_params(text: str) -> dict[str, float]:
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = part.partition("=")
         if not sep:
-            raise ValueError(f"controller parameter {part!r}: write key=value")
+            raise ConfigError(f"controller parameter {part!r}: write key=value")
         try:
             out[key.strip()] = float(value)
         except ValueError:
-            raise ValueError(f"controller parameter {part!r}: {value!r} is not a "
-                             "number") from None
+            raise ConfigError(f"controller parameter {part!r}: {value!r} is not a "
+                              "number") from None
     return out
 
 
@@ -183,7 +184,7 @@ def _baseline(spec: str, params: str) -> Any:
     try:
         p = _parse_params(params)
     except ValueError as exc:
-        raise ValueError(f"{spec!r}: {exc}") from None
+        raise ConfigError(f"{spec!r}: {exc}") from None
     pi: dict[str, Any] = {k: p.pop(k) for k in ("kp", "ki") if k in p}
     stanley_sig = inspect.signature(Stanley.__init__)
     try:  # unknown parameters fail now, not in a worker
@@ -191,8 +192,8 @@ def _baseline(spec: str, params: str) -> Any:
         inspect.signature(PISpeed.__init__).bind(None, None, dt=1, **pi)
     except TypeError as exc:
         tunable = [k for k, q in stanley_sig.parameters.items() if q.default is not q.empty]
-        raise ValueError(f"{spec!r}: {exc}; Stanley takes {', '.join(tunable)}, the PI "
-                         "speed loop kp, ki") from None
+        raise ConfigError(f"{spec!r}: {exc}; Stanley takes {', '.join(tunable)}, the PI "
+                          "speed loop kp, ki") from None
     return functools.partial(stanley_pi, stanley=p or None, pi=pi or None)
 
 
@@ -211,8 +212,8 @@ def _sb3_model(spec: str, algo: str | None) -> tuple[str, Any]:
             name += "/best"
         return name, load_policy(path)
     if not path.exists():
-        raise ValueError(f"{spec!r} is not a baseline (stanley or stanley:key=value,...) and "
-                         f"no such SB3 model file ({path.with_suffix('.zip')} does not exist)")
+        raise ConfigError(f"{spec!r} is not a baseline (stanley or stanley:key=value,...) and "
+                          f"no such SB3 model file ({path.with_suffix('.zip')} does not exist)")
     try:
         import stable_baselines3 as sb3
     except ImportError as exc:
@@ -226,14 +227,14 @@ def _sb3_model(spec: str, algo: str | None) -> tuple[str, Any]:
             return path.stem, getattr(sb3, n).load(path, device="cpu")
         except Exception as exc:  # noqa: BLE001  (try the next algorithm)
             errors.append(f"{n}: {type(exc).__name__}: {exc}")
-    raise ValueError(f"{spec!r}: could not load {path} as an SB3 model ({'; '.join(errors)}); "
-                     f"pass --algo ({', '.join(_SB3_ALGOS)}) if it is one")
+    raise ConfigError(f"{spec!r}: could not load {path} as an SB3 model ({'; '.join(errors)}); "
+                      f"pass --algo ({', '.join(_SB3_ALGOS)}) if it is one")
 
 
 def _check_algo(algo: str) -> str:
     if not isinstance(algo, str) or algo.upper() not in _SB3_ALGOS:
-        raise ValueError(f"--algo {algo!r}: not an SB3 algorithm; use one of "
-                         f"{', '.join(_SB3_ALGOS)}")
+        raise ConfigError(f"--algo {algo!r}: not an SB3 algorithm; use one of "
+                          f"{', '.join(_SB3_ALGOS)}")
     return algo.upper()
 
 
@@ -245,8 +246,8 @@ def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
     (its vecnormalize.pkl normalizes the observations; named after the folder). Errors
     start with the quoted spec."""
     if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"{spec!r} is not a controller; pass stanley, stanley:key=value,... "
-                         "or the path of a saved SB3 model")
+        raise ConfigError(f"{spec!r} is not a controller; pass stanley, stanley:key=value,... "
+                          "or the path of a saved SB3 model")
     name, _, params = spec.partition(":")
     if name == "stanley":
         return spec, _baseline(spec, params)
@@ -264,8 +265,8 @@ def _cycle_follower(spec: str, params: str) -> Any:
     raw = _key_values(spec, params)
     unknown = sorted(set(raw) - {"lookahead_s", "horizon_s"})
     if unknown:
-        raise ValueError(f"{spec!r}: unknown parameter {unknown[0]!r}; cycle_follower takes "
-                         "lookahead_s, horizon_s")
+        raise ConfigError(f"{spec!r}: unknown parameter {unknown[0]!r}; cycle_follower takes "
+                          "lookahead_s, horizon_s")
     return functools.partial(cycle_follower, **{k: _param_number(spec, v)
                                                 for k, v in raw.items()})
 
@@ -281,32 +282,32 @@ def _car_following(spec: str, name: str, params: str) -> Any:
         unknown = sorted(set(raw) - {"gains", "emergency_ttc_threshold",
                                      "emergency_hysteresis"})
         if unknown:
-            raise ValueError(f"{spec!r}: unknown parameter {unknown[0]!r}; acc_pid takes "
-                             "gains (a tuning_results.yaml file), emergency_ttc_threshold, "
-                             "emergency_hysteresis")
+            raise ConfigError(f"{spec!r}: unknown parameter {unknown[0]!r}; acc_pid takes "
+                              "gains (a tuning_results.yaml file), emergency_ttc_threshold, "
+                              "emergency_hysteresis")
         kw: dict[str, Any] = {}
         if "gains" in raw:
             try:
                 kw["gains"] = load_gains(raw["gains"])
             except ValueError as exc:
-                raise ValueError(f"{spec!r}: {exc}") from None
+                raise ConfigError(f"{spec!r}: {exc}") from None
         if "emergency_ttc_threshold" in raw:
             kw["emergency_ttc_threshold"] = _param_number(spec, raw["emergency_ttc_threshold"])
         if "emergency_hysteresis" in raw:
             kw["emergency_hysteresis"] = _param_number(spec, raw["emergency_hysteresis"])
             if kw["emergency_hysteresis"] < 0:
-                raise ValueError(f"{spec!r}: emergency_hysteresis must be >= 0 s")
+                raise ConfigError(f"{spec!r}: emergency_hysteresis must be >= 0 s")
         return functools.partial(acc_pid, **kw)
     fields = set(inspect.signature(IDM).parameters) - {"max_acceleration", "max_deceleration"}
     unknown = sorted(set(raw) - fields)
     if unknown:
-        raise ValueError(f"{spec!r}: unknown parameter {unknown[0]!r}; idm takes "
-                         f"{', '.join(sorted(fields))}")
+        raise ConfigError(f"{spec!r}: unknown parameter {unknown[0]!r}; idm takes "
+                          f"{', '.join(sorted(fields))}")
     kw = {k: _param_number(spec, v) for k, v in raw.items()}
     try:
         IDM(**kw)  # bad values now, not in a worker
     except ValueError as exc:
-        raise ValueError(f"{spec!r}: {exc}") from None
+        raise ConfigError(f"{spec!r}: {exc}") from None
     return functools.partial(idm_follower, **kw)
 
 
@@ -317,7 +318,7 @@ def _key_values(spec: str, params: str) -> dict[str, str]:
     raw = dict(item.split("=", 1) for item in params.split(",") if "=" in item) \
         if params else {}
     if params and len(raw) != len([i for i in params.split(",") if i]):
-        raise ValueError(f"{spec!r}: parameters are key=value, comma-separated")
+        raise ConfigError(f"{spec!r}: parameters are key=value, comma-separated")
     return raw
 
 
@@ -325,7 +326,7 @@ def _param_number(spec: str, text: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise ValueError(f"{spec!r}: {text!r} is not a number") from None
+        raise ConfigError(f"{spec!r}: {text!r} is not a number") from None
 
 
 __all__ = ["ALGOS", "TrainedPolicy", "TrainingError", "check_algo", "load_controller",

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vdsim_gym._files import read_yaml
+from vdsim_gym.errors import ConfigError
 
 # Allowed gain ranges (inclusive): outside them the file is refused, naming the key.
 GAIN_RANGES = {"kp": (0.0, 10.0), "ki": (0.0, 10.0), "kd": (0.0, 10.0),
@@ -35,8 +36,8 @@ class PID:
     def __init__(self, kp: float, ki: float, kd: float = 0.0, *, output_min: float,
                  output_max: float, integral_limit: float | None = None) -> None:
         if not output_min < output_max:
-            raise ValueError(f"PID output_min ({output_min}) must be below output_max "
-                             f"({output_max})")
+            raise ConfigError(f"PID output_min ({output_min}) must be below output_max "
+                              f"({output_max})")
         self.kp, self.ki, self.kd = float(kp), float(ki), float(kd)
         self.output_min, self.output_max = float(output_min), float(output_max)
         self.integral_limit = None if integral_limit is None else float(integral_limit)
@@ -53,9 +54,9 @@ class PID:
     def compute(self, error: float, dt: float, *, integrate: bool = True) -> float:
         """One step; ``integrate=False`` freezes the integral (an inactive controller)."""
         if not dt > 0.0 or not math.isfinite(dt):
-            raise ValueError(f"PID dt must be a positive number of seconds, got {dt!r}")
+            raise ConfigError(f"PID dt must be a positive number of seconds, got {dt!r}")
         if not math.isfinite(error):
-            raise ValueError(f"PID error must be finite, got {error!r}")
+            raise ConfigError(f"PID error must be finite, got {error!r}")
         d = 0.0 if self.prev_error is None else self.kd * (error - self.prev_error) / dt
         self.prev_error = error
         candidate = self._clamp_i(self.integral + error * dt) if integrate else self.integral
@@ -92,10 +93,10 @@ class ACCConfig:
         if self.emergency_exit_ttc is not None and not (
                 math.isfinite(self.emergency_exit_ttc)
                 and self.emergency_exit_ttc >= self.emergency_ttc_threshold):
-            raise ValueError(f"emergency_exit_ttc = {self.emergency_exit_ttc!r} s must be a "
-                             f"number >= emergency_ttc_threshold "
-                             f"({self.emergency_ttc_threshold!r} s), or None for no "
-                             "hysteresis")
+            raise ConfigError(f"emergency_exit_ttc = {self.emergency_exit_ttc!r} s must be a "
+                              f"number >= emergency_ttc_threshold "
+                              f"({self.emergency_ttc_threshold!r} s), or None for no "
+                              "hysteresis")
 
 
 @dataclass(frozen=True)
@@ -113,28 +114,28 @@ def load_gains(path: str | Path) -> ACCGains:
     path = Path(path)
     data = read_yaml(path, "the gains file")
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected blocks {', '.join(GAIN_BLOCKS)}, got {data!r:.80}")
+        raise ConfigError(f"{path}: expected blocks {', '.join(GAIN_BLOCKS)}, got {data!r:.80}")
     unknown = sorted(set(data) - set(GAIN_BLOCKS))
     if unknown:
-        raise ValueError(f"{path}: unknown key {unknown[0]!r}; valid: {', '.join(GAIN_BLOCKS)}")
+        raise ConfigError(f"{path}: unknown key {unknown[0]!r}; valid: {', '.join(GAIN_BLOCKS)}")
     blocks = {}
     for name in GAIN_BLOCKS:
         block = data.get(name)
         if not isinstance(block, dict):
-            raise ValueError(f"{path}: missing block {name!r} (with kp, ki, kd)")
+            raise ConfigError(f"{path}: missing block {name!r} (with kp, ki, kd)")
         bad = sorted(set(block) - set(GAIN_RANGES))
         if bad:
-            raise ValueError(f"{path}: {name}.{bad[0]} is not a gain; valid: "
-                             f"{', '.join(GAIN_RANGES)}")
+            raise ConfigError(f"{path}: {name}.{bad[0]} is not a gain; valid: "
+                              f"{', '.join(GAIN_RANGES)}")
         for key in ("kp", "ki", "kd"):
             if key not in block:
-                raise ValueError(f"{path}: {name}.{key} is missing")
+                raise ConfigError(f"{path}: {name}.{key} is missing")
         for key, value in block.items():
             lo, hi = GAIN_RANGES[key]
             if isinstance(value, bool) or not isinstance(value, (int, float)) \
                     or not lo <= value <= hi:
-                raise ValueError(f"{path}: {name}.{key} = {value!r} is outside its allowed "
-                                 f"range [{lo:g}, {hi:g}]")
+                raise ConfigError(f"{path}: {name}.{key} = {value!r} is outside its allowed "
+                                  f"range [{lo:g}, {hi:g}]")
         blocks[name] = {k: float(v) for k, v in block.items()}
     return ACCGains(**blocks)
 

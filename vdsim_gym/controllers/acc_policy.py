@@ -14,6 +14,7 @@ import numpy as np
 from vdsim_gym.controllers.acc import ACCConfig, ACCController, ACCGains
 from vdsim_gym.controllers.base import ObsLayout, as_batch, episode_mask
 from vdsim_gym.controllers.idm import IDM
+from vdsim_gym.errors import ConfigError
 
 
 class CarFollowingPolicy:
@@ -24,10 +25,10 @@ class CarFollowingPolicy:
     def __init__(self, env: gym.Env | Any, make: Any) -> None:
         base: Any = getattr(env, "unwrapped", env)  # a VDSim env: its own attributes
         if tuple(getattr(base, "action_names", ())) != ("accel",):
-            raise ValueError("a car-following baseline needs VDSim-ACC-v0 (action 'accel')")
+            raise ConfigError("a car-following baseline needs VDSim-ACC-v0 (action 'accel')")
         if base.longitudinal != "accel":
-            raise ValueError("the car-following baselines command an acceleration: build the "
-                             "env with longitudinal='accel' (its default)")
+            raise ConfigError("the car-following baselines command an acceleration: build the "
+                              "env with longitudinal='accel' (its default)")
         self.layout = ObsLayout.from_env(base)
         self.dt = base.control_period
         self.a_max, self.d_max = base.vehicle.max_acceleration, base.vehicle.max_deceleration
@@ -116,8 +117,8 @@ def acc_pid(env: gym.Env | Any, *, gains: ACCGains | None = None,
     of the state, so a training-grade integrator cannot reproduce them (docs/ACC.md,
     "Emergency hysteresis")."""
     if not (math.isfinite(emergency_hysteresis) and emergency_hysteresis >= 0.0):
-        raise ValueError(f"emergency_hysteresis = {emergency_hysteresis!r} s must be >= 0 "
-                         "(0: no hysteresis, the reference's rule)")
+        raise ConfigError(f"emergency_hysteresis = {emergency_hysteresis!r} s must be >= 0 "
+                          "(0: no hysteresis, the reference's rule)")
     base: Any = env.unwrapped  # VDSim-ACC-v0: its own attributes
     cfg = ACCConfig(set_speed=30.0, time_headway=base.time_headway,
                     min_distance=base.min_distance,

@@ -13,6 +13,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from vdsim_gym.errors import ConfigError
+
 PredictResult = tuple[np.ndarray, Any]
 
 
@@ -46,7 +48,7 @@ def as_batch(observation: np.ndarray, n_obs: int) -> tuple[np.ndarray, bool]:
     single = obs.ndim == 1
     obs = obs.reshape(1, -1) if single else obs
     if obs.ndim != 2 or obs.shape[1] != n_obs:
-        raise ValueError(
+        raise ConfigError(
             f"observation must have shape ({n_obs},) or (N, {n_obs}), got {np.shape(observation)}"
         )
     return obs, single
@@ -59,7 +61,7 @@ def episode_mask(episode_start: Any, n: int) -> np.ndarray:
     if mask.size == 1 and n > 1:
         mask = np.full(n, bool(mask[0]))
     if mask.shape != (n,):
-        raise ValueError(
+        raise ConfigError(
             f"episode_start must have {n} entries, got shape {np.shape(episode_start)}"
         )
     return mask

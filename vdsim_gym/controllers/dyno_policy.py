@@ -15,6 +15,7 @@ import numpy as np
 
 from vdsim_gym.controllers.base import as_batch
 from vdsim_gym.envs.dyno import CYCLE_PREVIEW_S
+from vdsim_gym.errors import ConfigError
 
 
 class CycleFollower:
@@ -22,15 +23,15 @@ class CycleFollower:
                  horizon_s: float = 1.0) -> None:
         base: Any = getattr(env, "unwrapped", env)  # VDSim-Dyno-v0: its own attributes
         if not tuple(getattr(base, "obs_names", ()))[:1] == ("cycle_0s",):
-            raise ValueError("CycleFollower needs VDSim-Dyno-v0 (its cycle preview columns)")
+            raise ConfigError("CycleFollower needs VDSim-Dyno-v0 (its cycle preview columns)")
         self.mode = base.longitudinal
         if self.mode not in ("speed", "accel"):
-            raise ValueError("CycleFollower commands a robot driver: build the env with "
-                             "driver='speed' (default) or 'accel', not driver=None")
+            raise ConfigError("CycleFollower commands a robot driver: build the env with "
+                              "driver='speed' (default) or 'accel', not driver=None")
         preview = list(CYCLE_PREVIEW_S)
         for name, value in (("lookahead_s", lookahead_s), ("horizon_s", horizon_s)):
             if not 0 <= value <= preview[-1] or (name == "horizon_s" and value <= 0):
-                raise ValueError(f"{name} must be in (0, {preview[-1]:g}] s, got {value!r}")
+                raise ConfigError(f"{name} must be in (0, {preview[-1]:g}] s, got {value!r}")
         self.preview = np.asarray(preview)
         self.lookahead, self.horizon = float(lookahead_s), float(horizon_s)
         self.names = base.obs_names

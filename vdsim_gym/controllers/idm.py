@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from vdsim_gym.errors import ConfigError
+
 
 @dataclass(frozen=True)
 class IDM:
@@ -32,9 +34,9 @@ class IDM:
                      "max_acceleration", "max_deceleration"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ValueError(f"IDM {name} must be a positive number, got {value!r}")
+                raise ConfigError(f"IDM {name} must be a positive number, got {value!r}")
         if not self.min_gap >= 0:
-            raise ValueError(f"IDM min_gap must be >= 0 m, got {self.min_gap!r}")
+            raise ConfigError(f"IDM min_gap must be >= 0 m, got {self.min_gap!r}")
 
     def desired_gap(self, v: float, dv: float) -> float:
         """s* = s0 + v T + v dv / (2 sqrt(a b)) [m] (dv = v - v_lead)."""

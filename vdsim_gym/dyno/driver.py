@@ -10,7 +10,7 @@ from collections.abc import Callable
 from vdsim_gym import _core
 from vdsim_gym._checks import check_finite, check_flag
 from vdsim_gym.dyno.bench import check_dt
-from vdsim_gym.errors import ActuatorError, ConfigError, DelayRoundingWarning
+from vdsim_gym.errors import ActuatorError, ArgumentTypeError, ConfigError, DelayRoundingWarning
 from vdsim_gym.sim.latency import MAX_DELAY_S
 from vdsim_gym.sim.timing import nearest_ticks
 
@@ -81,8 +81,8 @@ class RobotDriver:
         if delay > MAX_DELAY_S:
             raise ConfigError(f"delay_s = {delay_s!r} s is beyond the {MAX_DELAY_S:g} s bound")
         if actuator is not None and not callable(actuator):
-            raise TypeError(f"actuator must be callable as actuator(throttle, brake, dt) -> "
-                            f"(throttle, brake), got {actuator!r}")
+            raise ArgumentTypeError(f"actuator must be callable as actuator(throttle, brake, "
+                                    f"dt) -> (throttle, brake), got {actuator!r}")
         openpilot_hold = check_flag(openpilot_hold, "openpilot_hold")
         p = _core.RobotDriverParams()
         p.mode = getattr(_core.DriverMode, mode)

@@ -14,6 +14,7 @@ from typing import Any
 from vdsim_gym import _core
 from vdsim_gym.dyno.config import DynoConfig, load_dyno
 from vdsim_gym.dyno.driver import DelayRoundingWarning, RobotDriver, delay_steps
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.timing import check_substep_dt, whole_ticks
 
 
@@ -29,19 +30,19 @@ def _pedal_actuator(value: Any) -> PedalActuator | None:
     if value is None or isinstance(value, PedalActuator):
         return value
     if not isinstance(value, Mapping):
-        raise ValueError(f"pedal_actuator must be None or a dict with time_constant [s] and "
-                         f"rate_limit [pedal/s], got {value!r}")
+        raise ConfigError(f"pedal_actuator must be None or a dict with time_constant [s] and "
+                          f"rate_limit [pedal/s], got {value!r}")
     unknown = sorted(set(value) - {"time_constant", "rate_limit"})
     if unknown:
-        raise ValueError(f"pedal_actuator: unknown key {unknown[0]!r}; valid: "
-                         "time_constant, rate_limit")
+        raise ConfigError(f"pedal_actuator: unknown key {unknown[0]!r}; valid: "
+                          "time_constant, rate_limit")
     out = PedalActuator(**{k: float(v) for k, v in value.items()})
     if not (math.isfinite(out.time_constant) and out.time_constant >= 0):
-        raise ValueError(f"pedal_actuator time_constant must be >= 0 s, got "
-                         f"{out.time_constant!r}")
+        raise ConfigError(f"pedal_actuator time_constant must be >= 0 s, got "
+                          f"{out.time_constant!r}")
     if not out.rate_limit > 0:
-        raise ValueError(f"pedal_actuator rate_limit must be > 0 pedal/s, got "
-                         f"{out.rate_limit!r}")
+        raise ConfigError(f"pedal_actuator rate_limit must be > 0 pedal/s, got "
+                          f"{out.rate_limit!r}")
     return out
 
 
@@ -54,19 +55,19 @@ def _driver(value: Any) -> dict[str, Any] | None:
     if isinstance(value, str):
         value = {"mode": value}
     if not isinstance(value, Mapping):
-        raise ValueError(f"driver must be None (pedal action), 'speed', 'accel', 'pedal' or a "
-                         f"dict of RobotDriver keywords, got {value!r}")
+        raise ConfigError(f"driver must be None (pedal action), 'speed', 'accel', 'pedal' or a "
+                          f"dict of RobotDriver keywords, got {value!r}")
     if value.get("mode") == "pedal":
         extra = sorted(set(value) - {"mode", "delay_s"})
         if extra:
-            raise ValueError(f"driver mode 'pedal' (the action is the pedal, pressed delay_s "
-                             f"late) takes only delay_s, got {extra[0]!r}; the PI keywords "
-                             f"belong to mode 'speed' or 'accel'")
+            raise ConfigError(f"driver mode 'pedal' (the action is the pedal, pressed delay_s "
+                              f"late) takes only delay_s, got {extra[0]!r}; the PI keywords "
+                              f"belong to mode 'speed' or 'accel'")
         delay = value.get("delay_s", 0.0)
         RobotDriver("speed", delay_s=delay)  # delay_s checked with RobotDriver's messages
         return {"mode": "pedal", "delay_s": float(delay)}
     if "actuator" in value:
-        raise ValueError(
+        raise ConfigError(
             "driver: a Python actuator cannot run inside the C++ env core (nor in its vector "
             "env); use pedal_actuator={'time_constant': ..., 'rate_limit': ...}, or "
             "gym.make('VDSim-Dyno-v0', driver=None) wrapped in "
