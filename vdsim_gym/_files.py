@@ -10,6 +10,8 @@ from typing import Any, TextIO
 
 import yaml
 
+from vdsim_gym.errors import ConfigError
+
 
 class _StrictLoader(yaml.SafeLoader):
     """yaml.SafeLoader that refuses a key given twice in one mapping (the safe loader
@@ -50,9 +52,9 @@ def read_yaml(path: str | Path, what: str) -> Any:
     try:
         return load_yaml(path.read_text())
     except OSError as exc:
-        raise ValueError(f"{path}: cannot read {what} ({exc.strerror})") from None
+        raise ConfigError(f"{path}: cannot read {what} ({exc.strerror})") from None
     except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML ({exc})") from None
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
 
 
 def open_csv(path: str | Path, what: str, max_bytes: int | None = None) -> TextIO:
@@ -63,16 +65,16 @@ def open_csv(path: str | Path, what: str, max_bytes: int | None = None) -> TextI
     try:
         st = path.stat()
     except OSError as exc:
-        raise ValueError(f"{path}: cannot read {what} ({exc.strerror})") from None
+        raise ConfigError(f"{path}: cannot read {what} ({exc.strerror})") from None
     if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"{path}: {what} must be a regular file")
+        raise ConfigError(f"{path}: {what} must be a regular file")
     if max_bytes is not None and st.st_size > max_bytes:
-        raise ValueError(f"{path}: {what} is {st.st_size / 2**20:.1f} MiB, more than the "
-                         f"bound of {max_bytes / 2**20:g} MiB; cut it to the run you need")
+        raise ConfigError(f"{path}: {what} is {st.st_size / 2**20:.1f} MiB, more than the "
+                          f"bound of {max_bytes / 2**20:g} MiB; cut it to the run you need")
     try:
         return path.open(newline="")
     except OSError as exc:
-        raise ValueError(f"{path}: cannot read {what} ({exc.strerror})") from None
+        raise ConfigError(f"{path}: cannot read {what} ({exc.strerror})") from None
 
 
 def publish(tmp: str | Path, path: str | Path) -> None:

@@ -24,7 +24,7 @@ from stable_baselines3.common.vec_env.base_vec_env import (
 )
 
 from vdsim_gym.envs.vector import VDSimVectorEnv
-from vdsim_gym.errors import ConfigError
+from vdsim_gym.errors import ConfigError, UsageError
 
 # Methods that would desynchronize a row from the batch (its core is stepped by the
 # vector session, its episode state lives in the vector env).
@@ -62,7 +62,7 @@ class VDSimSB3VecEnv(VecEnv):
 
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:
-            raise RuntimeError("step_wait() without step_async(actions)")
+            raise UsageError("step_wait() without step_async(actions)")
         actions, self._actions = self._actions, None
         fast = self.venv._step_rows(actions)
         if fast is not None:  # the rows built by the C++ step; ended rows already reset

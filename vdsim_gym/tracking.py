@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym.errors import ConfigError
+
 
 def ey_stats(e_y: Sequence[float] | np.ndarray) -> tuple[float, float]:
     """(RMS, max |.|) of an episode's per-step e_y [m]; (nan, nan) for no samples."""
@@ -26,13 +28,13 @@ def check_path(path: Any, what: str = "reference path") -> np.ndarray:
     """An (M >= 2, 2) finite polyline without repeated points, as a float array."""
     p = np.asarray(path, dtype=float)
     if p.ndim != 2 or p.shape[1] != 2 or p.shape[0] < 2:
-        raise ValueError(f"{what} must be an (M >= 2, 2) polyline, got shape {p.shape}")
+        raise ConfigError(f"{what} must be an (M >= 2, 2) polyline, got shape {p.shape}")
     if not np.all(np.isfinite(p)):
-        raise ValueError(f"{what} must be finite")
+        raise ConfigError(f"{what} must be finite")
     seg = np.hypot(*np.diff(p, axis=0).T)
     if not np.all(seg > 0):
         i = int(np.argmin(seg))
-        raise ValueError(f"{what} points {i} and {i + 1} coincide; remove repeated points")
+        raise ConfigError(f"{what} points {i} and {i + 1} coincide; remove repeated points")
     return p
 
 

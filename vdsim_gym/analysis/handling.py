@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym import _core
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.config import VehicleConfig, load_vehicle
 
 GRAVITY = 9.80665  # [m/s^2], the core's kGravity
@@ -79,7 +80,7 @@ def _axle_slip(tire: _core.TireParams, loads: tuple[float, float], force: float)
     lo, hi = 0.0, 0.05
     while axle(hi) < force:
         if hi > 5.0 or axle(2.0 * hi) <= axle(hi):
-            raise ValueError(f"the axle cannot carry {force:.0f} N (past its peak)")
+            raise ConfigError(f"the axle cannot carry {force:.0f} N (past its peak)")
         hi *= 2.0
     for _ in range(80):
         mid = 0.5 * (lo + hi)
@@ -94,7 +95,7 @@ def understeer_gradient(vehicle: VehicleConfig | str = "generic_sedan", ay: floa
     must be below what the axles can carry."""
     v = load_vehicle(vehicle)
     if not (math.isfinite(ay) and ay >= 0.0):
-        raise ValueError(f"ay must be a finite lateral acceleration >= 0 m/s^2, got {ay!r}")
+        raise ConfigError(f"ay must be a finite lateral acceleration >= 0 m/s^2, got {ay!r}")
     m, a, b, L = v.mass, v.cg_to_front, v.cg_to_rear, v.wheelbase
     if ay == 0.0:
         (f0, _), (r0, _) = axle_loads(v, 0.0)
@@ -165,12 +166,12 @@ def steady_state_ramp(vehicle: VehicleConfig | str = "generic_sedan", level: str
             past = True
             break
     if not past:
-        raise ValueError(f"the steer ramp ended before the limit after {duration} s; raise "
-                         "duration or steer_rate")
+        raise ConfigError(f"the steer ramp ended before the limit after {duration} s; raise "
+                          "duration or steer_rate")
     t, steer, ay, r, beta, vx = (np.array(c) for c in zip(*rows, strict=True))
     band = (ay >= fit_band[0]) & (ay <= fit_band[1])
     if band.sum() < 10:
-        raise ValueError(f"the ramp did not cover ay in {fit_band} m/s^2; raise duration")
+        raise ConfigError(f"the ramp did not cover ay in {fit_band} m/s^2; raise duration")
     excess = steer - v.wheelbase * r / np.maximum(vx, 0.1)
     slope = float(np.polyfit(ay[band], excess[band], 1)[0])
     return SteadyStateResult(speed, t, steer, ay, r, beta, slope, fit_band, best,

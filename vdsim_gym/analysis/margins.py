@@ -28,6 +28,7 @@ import numpy as np
 
 from vdsim_gym.dyno.bench import DynoBench
 from vdsim_gym.dyno.driver import RobotDriver
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.timing import nearest_ticks
 
 LOOP_MODES = ("speed", "accel", "accel_from_speed")
@@ -68,7 +69,7 @@ class LoopModel:
     def response(self, w: np.ndarray) -> np.ndarray:
         """L(j w) for angular frequencies ``w`` [rad/s]."""
         if self.mode not in LOOP_MODES:
-            raise ValueError(f"unknown mode {self.mode!r}; valid: {', '.join(LOOP_MODES)}")
+            raise ConfigError(f"unknown mode {self.mode!r}; valid: {', '.join(LOOP_MODES)}")
         s = 1j * np.asarray(w, float)
         wn = 2.0 * math.pi * self.lag_hz
         lag = wn**2 / (s**2 + 2.0 * self.zeta * wn * s + wn**2)
@@ -96,7 +97,7 @@ def loop_margins(model: LoopModel | None = None, *, w_min: float = 1e-2,
     mag, phase = np.abs(resp), np.unwrap(np.angle(resp))
     down = np.flatnonzero((mag[:-1] >= 1.0) & (mag[1:] < 1.0))
     if down.size == 0:
-        raise ValueError("the loop gain never crosses 1 in the band; no crossover")
+        raise ConfigError("the loop gain never crosses 1 in the band; no crossover")
     i = int(down[0])
     f = math.log(mag[i]) / (math.log(mag[i]) - math.log(mag[i + 1]))  # log interpolation
     wc = float(math.exp(math.log(w[i]) + f * (math.log(w[i + 1]) - math.log(w[i]))))
@@ -119,7 +120,7 @@ def settles(mode: str, delay_s: float, *, dt: float = 0.01, vehicle: str = "ev_d
     a small limit cycle (the brake acts without the motors' lag, so oscillations that reach
     it are damped more): neither decays."""
     if mode not in LOOP_MODES:
-        raise ValueError(f"unknown mode {mode!r}; valid: {', '.join(LOOP_MODES)}")
+        raise ConfigError(f"unknown mode {mode!r}; valid: {', '.join(LOOP_MODES)}")
     bench = DynoBench(vehicle, v0=2.0 if mode == "accel" else 5.0)
     drv = RobotDriver("speed" if mode == "speed" else "accel", delay_s=delay_s, **driver)
     horizon = LoopModel.aref_horizon_s

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vdsim_gym.cli.bench import Stages, check_count
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval import ClosedLoopEval
 from vdsim_gym.eval.wallclock import load1
 
@@ -152,7 +153,7 @@ def run(runs: int = 5, duration: float = 10.0, load: bool = True, dlc: bool = Tr
         progress: bool = True) -> list[str]:
     check_count(runs, "runs")
     if not 0 < duration <= 600:
-        raise ValueError(f"duration must be in (0, 600] s, got {duration!r}")
+        raise ConfigError(f"duration must be in (0, 600] s, got {duration!r}")
     total = runs * (2 + 2 * load) + (runs + 1) * dlc
     stages = Stages("bench wallclock", total, progress)
     host = (f"host: {os.cpu_count()} logical CPUs, affinity "

@@ -18,6 +18,7 @@ import vdsim_gym.envs  # noqa: F401  (registration)
 from vdsim_gym import _table
 from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.envs.courses import load_scenario
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.plant import DEFAULT_INTEGRATOR
 from vdsim_gym.tracking import ey_stats
 
@@ -40,7 +41,7 @@ SCENARIOS = {"iso3888_1": "dlc_iso3888_1", "iso3888_2": "dlc_iso3888_2",
 
 def check_preset(preset: str) -> str:
     if not isinstance(preset, str) or preset not in SCENARIOS:
-        raise ValueError(f"unknown preset {preset!r}; choose from {', '.join(SCENARIOS)}")
+        raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(SCENARIOS)}")
     return preset
 
 

@@ -9,6 +9,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from vdsim_gym.errors import ConfigError
+
 
 def summary(path: str | Path) -> dict[str, tuple[str, int]]:
     """{topic: (schema name, message count)} of an MCAP file, from its summary."""
@@ -17,7 +19,7 @@ def summary(path: str | Path) -> dict[str, tuple[str, int]]:
     with open(path, "rb") as fh:
         s = make_reader(fh).get_summary()
     if s is None or s.statistics is None:
-        raise ValueError(f"{path}: an MCAP file without a summary")
+        raise ConfigError(f"{path}: an MCAP file without a summary")
     counts = s.statistics.channel_message_counts
     return {c.topic: (s.schemas[c.schema_id].name if c.schema_id in s.schemas else "",
                       counts.get(cid, 0)) for cid, c in s.channels.items()}

@@ -15,6 +15,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.sweeps import _check_env_id, _check_seeds, sweep
 from vdsim_gym.eval.sweeps.report import plot, summary_table
 from vdsim_gym.eval.sweeps.results import SweepResult, sweep_metrics, write_csv
@@ -47,7 +48,7 @@ def check_env(env_id: str) -> type:
     try:
         bare = _check_env_id(env_id)
     except ValueError as exc:
-        raise ValueError(f"--env: {exc}") from None
+        raise ConfigError(f"--env: {exc}") from None
     entry = gym.spec(bare).entry_point
     return load_env_creator(entry) if isinstance(entry, str) else entry
 
@@ -58,17 +59,17 @@ def check_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> tuple[str, ...]
     Returns the metrics a sweep of the env tabulates (for --metric)."""
     for key in ("latency", "overrun"):
         if key in env_kwargs:
-            raise ValueError(f"--env-kwargs sets {key!r}, which the sweep sets: use --delays "
-                             "for the latency and --overrun for the overrun policy")
+            raise ConfigError(f"--env-kwargs sets {key!r}, which the sweep sets: use --delays "
+                              "for the latency and --overrun for the overrun policy")
     valid = _env_keys(check_env(env_id)) - {"latency", "overrun"}
     unknown = sorted(set(env_kwargs) - valid)
     if unknown:
-        raise ValueError(f"--env-kwargs: unknown key {unknown[0]!r} for {env_id}; valid keys: "
-                         f"{', '.join(sorted(valid))}")
+        raise ConfigError(f"--env-kwargs: unknown key {unknown[0]!r} for {env_id}; valid keys: "
+                          f"{', '.join(sorted(valid))}")
     try:
         probe = gym.make(env_id, **env_kwargs)
     except (ValueError, TypeError) as exc:
-        raise ValueError(f"--env-kwargs {json.dumps(env_kwargs, default=str)}: {exc}") from None
+        raise ConfigError(f"--env-kwargs {json.dumps(env_kwargs, default=str)}: {exc}") from None
     try:
         return sweep_metrics(probe.unwrapped.summary_names)
     finally:
@@ -87,11 +88,11 @@ def _load_all(controllers: Sequence[str], algo: str | None,
         try:
             loaded.append(load_controller(spec, algo))
         except ValueError as exc:
-            raise ValueError(f"{options[1] if k else options[0]} {exc}") from None
+            raise ConfigError(f"{options[1] if k else options[0]} {exc}") from None
     names = [n for n, _ in loaded]
     if len(set(names)) != len(names):
-        raise ValueError(f"controllers have the same name: {names}; give each {options[1]} a "
-                         "different spec or model file name")
+        raise ConfigError(f"controllers have the same name: {names}; give each {options[1]} a "
+                          "different spec or model file name")
     return loaded
 
 
@@ -114,12 +115,12 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
     try:
         latencies = parse_delays(delays)
     except ValueError as exc:
-        raise ValueError(f"--delays {delays!r}: {exc}") from None
+        raise ConfigError(f"--delays {delays!r}: {exc}") from None
     env_kwargs = dict(env_kwargs or {})
     metrics = check_env_kwargs(env_id, env_kwargs)  # checks env_id too
     if metric is not None and metric not in metrics:
-        raise ValueError(f"--metric {metric!r} is not a metric of {env_id}; choose one of "
-                         f"{', '.join(metrics)}")
+        raise ConfigError(f"--metric {metric!r} is not a metric of {env_id}; choose one of "
+                          f"{', '.join(metrics)}")
     loaded = _load_all(controllers, algo, options)
     if "torch" in sys.modules:  # an SB3 policy was loaded: its network on one thread
         # A 64x64 network gains nothing from a second thread, and beside other work on

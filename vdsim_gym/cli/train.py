@@ -13,6 +13,7 @@ import argparse
 from typing import Any
 
 from vdsim_gym.cli.options import _json_object_like, _out_dir
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.policies import ALGOS
 
 DESCRIPTION = "Train a stable-baselines3 agent on a VDSim env (docs/TRAINING.md)."
@@ -30,8 +31,8 @@ def _train(args: argparse.Namespace) -> int:
                     eval_episodes=args.eval_episodes, progress_bar=not args.no_progress,
                     num_threads=args.num_threads)
     except FileExistsError as exc:  # the run folder: a name used before
-        raise ValueError(f"the run folder {exc.filename!r} exists; pass another --name "
-                         "(or --out)") from None
+        raise ConfigError(f"the run folder {exc.filename!r} exists; pass another --name "
+                          "(or --out)") from None
     print(f"trained {res.timesteps} steps in {res.wall_time_s:.0f} s; run folder {res.run_dir}")
     return 0
 

@@ -81,6 +81,7 @@ from vdsim_gym.analysis.validation.table import (
     comparison,
     markdown_table,
 )
+from vdsim_gym.errors import ConfigError
 
 DESCRIPTION = ("Our L1/L2 against CommonRoad's drift/multi-body models on vehicle 2: "
                "prints the Markdown table (docs/PHYSICS.md); exit 1 if a metric is "
@@ -106,14 +107,14 @@ def run(plot_path: str | Path | None = None, integrator: str | None = None,
     from vdsim_gym.sim.plant import INTEGRATORS
 
     if integrator is not None and integrator not in INTEGRATORS:
-        raise ValueError(f"--integrator {integrator!r}: choose from {', '.join(INTEGRATORS)} "
-                         "(default: the default physics)")
+        raise ConfigError(f"--integrator {integrator!r}: choose from {', '.join(INTEGRATORS)} "
+                          "(default: the default physics)")
     if plot_path is not None:
         import importlib.util
 
         if Path(plot_path).is_dir():
-            raise ValueError(f"--plot {str(plot_path)!r} is a folder; pass the PNG's file "
-                             "path")
+            raise ConfigError(f"--plot {str(plot_path)!r} is a folder; pass the PNG's file "
+                              "path")
         if importlib.util.find_spec("matplotlib") is None:
             raise ImportError("--plot needs matplotlib", name="matplotlib")
     _vehiclemodels()  # the extra, before the first run

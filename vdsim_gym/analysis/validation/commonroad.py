@@ -48,6 +48,7 @@ import copy
 import dataclasses
 from typing import Any
 
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.config import VehicleConfig, load_vehicle
 
 INSTALL_HINT = "pip install 'vdsim-gym[validation]'"
@@ -114,7 +115,7 @@ def commonroad_mapping(params: Any = None, model: str = "mb") -> dict[str, Any]:
     ``model``: "mb" (multi-body, the physical car) or "std" (the single-track drift model:
     one wheel per axle with I_y_w)."""
     if model not in ("mb", "std"):
-        raise ValueError(f"model must be 'mb' or 'std', got {model!r}")
+        raise ConfigError(f"model must be 'mb' or 'std', got {model!r}")
     p = parameters_vehicle2() if params is None else params
     t = p.tire
     g = 9.81  # theirs
@@ -181,7 +182,8 @@ def commonroad_vehicle(params: Any = None, model: str = "mb") -> VehicleConfig:
     missing = _field_paths(VehicleConfig) - _flatten(mapping)
     if missing:
         raise RuntimeError(f"the CommonRoad mapping states no value for {sorted(missing)}: "
-                           "decide it in vdsim_gym/analysis/validation/commonroad.py (commonroad_mapping)")
+                           "decide it in vdsim_gym/analysis/validation/commonroad.py "
+                           "(commonroad_mapping)")
     return load_vehicle(mapping)
 
 

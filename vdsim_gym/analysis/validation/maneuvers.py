@@ -20,6 +20,7 @@ from vdsim_gym.analysis.validation.commonroad import (
     commonroad_vehicle,
     parameters_vehicle2,
 )
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.config import VehicleConfig
 
 CONTROL_PERIOD = 0.01  # [s] the shared time grid: commands held, both sampled
@@ -174,7 +175,7 @@ def _their_model(model: str) -> tuple[Callable[..., list[float]], Callable[..., 
         from vehiclemodels.vehicle_dynamics_mb import vehicle_dynamics_mb
 
         return vehicle_dynamics_mb, init_mb
-    raise ValueError(f"model must be 'std' or 'mb', got {model!r}")
+    raise ConfigError(f"model must be 'std' or 'mb', got {model!r}")
 
 
 def _their_outputs(model: str, x: np.ndarray, dx: np.ndarray, p: Any) -> tuple[float, ...]:
@@ -259,4 +260,4 @@ def cached_run(side: str, level: str, maneuver: str, integrator: str | None = No
         return run_ours(level, maneuver, **kwargs)
     if side == "commonroad":
         return run_theirs(MODELS[level], maneuver)
-    raise ValueError(f"side must be 'ours' or 'commonroad', got {side!r}")
+    raise ConfigError(f"side must be 'ours' or 'commonroad', got {side!r}")

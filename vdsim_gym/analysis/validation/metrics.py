@@ -20,6 +20,7 @@ from vdsim_gym.analysis.validation.maneuvers import (
     STEP_TIME,
     Run,
 )
+from vdsim_gym.errors import ConfigError
 
 
 def _crossing(t: np.ndarray, y: np.ndarray, level: float) -> float:
@@ -97,4 +98,4 @@ def maneuver_metrics(maneuver: str, run: Run) -> dict[str, float]:
         return sine_metrics(run)
     if maneuver == "braking":
         return {"stop": stopping_distance(run)}
-    raise ValueError(f"unknown maneuver {maneuver!r}; known: {', '.join(MANEUVERS)}")
+    raise ConfigError(f"unknown maneuver {maneuver!r}; known: {', '.join(MANEUVERS)}")
