@@ -98,6 +98,12 @@ class ClosedLoopEval:
     controller or any thread (a stop() before run() has no effect).
     """
 
+    # The simulated side: the callback form's driver (a Plant), the env form's mode-C
+    # driver, or the env form's own run in modes A and B (it calls its policy itself; the
+    # trace and the result read its columns and meta()).
+    _driver: _Driver | EnvPolicyRun
+    plant: Plant | None  # the callback form's Plant; None in the env form
+
     def __init__(
         self,
         *,
@@ -165,8 +171,10 @@ class ClosedLoopEval:
             self._init_env(env, policy, env_kwargs, seed, plant_kwargs, controller,
                            control_period, duration, reference_path, initial_state)
             if mode == "wallclock":
+                driver = self._driver
+                assert isinstance(driver, EnvWallclockDriver)  # _init_env's mode C
                 self._wallclock = check_options(cpu_affinity, watchdog,
-                                                self._driver.failsafe_command)
+                                                driver.failsafe_command)
             self._init_trace(*trace_args)
             return
         if policy is not None:
@@ -204,7 +212,7 @@ class ClosedLoopEval:
                     initial_state: Mapping[str, float] | None, ref_point: Any,
                     duration: Any, reference_path: Any) -> None:
         """The callback form: ``controller`` drives ``plant`` (this module's event loop)."""
-        self._driver: _Driver = _PlantDriver(plant, controller, initial_state, ref_point)
+        self._driver = _PlantDriver(plant, controller, initial_state, ref_point)
         self.plant = plant
         self.duration = float(duration) if isinstance(duration, (int, float)) else duration
         self._end_tick = whole_ticks(_check_duration(duration), plant.substep_dt, "duration")
@@ -313,7 +321,10 @@ class ClosedLoopEval:
             rows, samples, end, stopped, episode = self._env_run.run(self._stop)
             return build_result(self, rows, samples, end, stopped, episode)
         d = self._driver
+        # The env form's modes A and B ran above; here the callback form or mode C's driver.
+        assert not isinstance(d, EnvPolicyRun) or isinstance(d, EnvWallclockDriver)
         if self.mode == "wallclock":
+            assert self.overrun is not None and self._wallclock is not None  # set for mode C
             try:
                 run = WallclockRun(d, self._call, self._end_tick, self.overrun,
                                    self._wallclock, self._stop)
@@ -321,12 +332,14 @@ class ClosedLoopEval:
             finally:
                 d.drop_pending()
             return build_result(self, rows, samples, end, stopped, extra_stats=extra)
+        assert not isinstance(d, EnvWallclockDriver)  # mode C only: a Plant's driver here
         try:
             d.reset()
             if self.mode == "sync":
                 rows, samples, end, stopped = loop_sync(d, self._end_tick, self._stop,
                                                         self._call)
             else:
+                assert self.overrun is not None and self.latency is not None  # set for mode B
                 rows, samples, end, stopped = loop_async(d, self._end_tick, self._stop,
                                                          self._call, self.overrun,
                                                          self.latency)
@@ -338,9 +351,12 @@ class ClosedLoopEval:
 
     def _call(self, obs: Any, k: int, t: float) -> tuple[Command, float]:
         """Controller output for sample k (observed at t), checked, and its wall time."""
+        d = self._driver
+        # Never the env form's own run (modes A and B): it calls its policy itself.
+        assert not isinstance(d, EnvPolicyRun) or isinstance(d, EnvWallclockDriver)
         t0 = time.perf_counter()
         try:
-            raw = self._driver.call(obs, t)
+            raw = d.call(obs, t)
         except Exception as err:
             raise ControllerError(
                 f"controller raised at sample k={k}, t={t:.6g} s: {type(err).__name__}: {err}",
@@ -348,7 +364,7 @@ class ClosedLoopEval:
             ) from err
         wall = time.perf_counter() - t0
         try:
-            command = self._driver.check(raw)
+            command = d.check(raw)
         except ValueError as err:  # the same class (InvalidActionError for an action)
             raise type(err)(f"controller output at sample k={k}, t={t:.6g} s: {err}") \
                 from None

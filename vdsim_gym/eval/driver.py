@@ -13,7 +13,10 @@ from vdsim_gym.traces.provenance import plant_meta
 
 STATE_COLUMNS = ("X", "Y", "psi", "vx", "vy", "r", "ax", "ay", "beta", "delta_rw")
 
-Command = tuple[float, float]
+# A checked command: (delta_rw [rad], longitudinal) on a Plant; in mode C of the env form
+# (vdsim_gym.eval.wallclock.EnvWallclockDriver) the action's values, which ClosedLoopEval's
+# _call() checks alike.
+Command = tuple[float, ...]
 Controller = Callable[[Any, float], Any]
 
 
@@ -50,8 +53,8 @@ class _PlantDriver:
         self.substep_dt = plant.substep_dt
         self.ticks_per_period = plant.ticks_per_period
         self.lon_column = COMMAND_COLUMNS[plant.longitudinal]
-        self.command_columns = ("u_steer", self.lon_column)
-        self.trace_columns = STATE_COLUMNS
+        self.command_columns: tuple[str, ...] = ("u_steer", self.lon_column)
+        self.trace_columns: tuple[str, ...] = STATE_COLUMNS
         self._session = self.session = plant.session  # mode C's runner ticks it
 
     def reset(self) -> None:
