@@ -80,7 +80,8 @@ def _metric_label(run: Path, metric: str) -> str:
 
     try:
         env_id = load_yaml((run / "config.yml").read_text())["env_id"]
-        cls = load_env_creator(gym.spec(env_id).entry_point)
+        entry = gym.spec(env_id).entry_point
+        cls = load_env_creator(entry) if isinstance(entry, str) else entry
         return getattr(cls, "METRIC_LABELS", {}).get(metric, metric)
     except (OSError, KeyError, TypeError, gym.error.Error):  # no config: the raw name
         return metric

@@ -81,7 +81,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
 
     import stable_baselines3 as sb3
     import yaml
-    from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
+    from stable_baselines3.common.vec_env import VecEnv, VecMonitor, VecNormalize
 
     from vdsim_gym.sb3_vec_env import make_sb3_vec_env
     from vdsim_gym.traces.provenance import VERSION
@@ -143,9 +143,9 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     base = make_sb3_vec_env(env_id, n_envs, seed=seed, **kwargs_env)
     metrics = tuple(base.get_attr("METRIC_LABELS", [0])[0])
     # The task's metrics (e_y RMSE, min gap, ...) as monitor.csv columns beside r, l, t.
-    venv = VecMonitor(_with_summary_keys(base, metrics), filename=str(run_dir / "monitor.csv"),
-                      info_keywords=metrics)
-    eval_env = VecMonitor(_with_summary_keys(   # wrapped alike: SB3 syncs the chains
+    venv: VecEnv = VecMonitor(_with_summary_keys(base, metrics),
+                              filename=str(run_dir / "monitor.csv"), info_keywords=metrics)
+    eval_env: VecEnv = VecMonitor(_with_summary_keys(   # wrapped alike: SB3 syncs the chains
         make_sb3_vec_env(env_id, 1, seed=seed + 10_000, **kwargs_env), metrics))
     if norm is not None:
         venv = VecNormalize(venv, **{"gamma": block.get("gamma", 0.99), **norm})
@@ -157,7 +157,9 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
 
         if noise_type != "normal":
             raise TrainingError(f"noise_type {noise_type!r}: only 'normal' is supported")
-        dim = venv.action_space.shape[0]
+        shape = venv.action_space.shape
+        assert shape is not None  # a Box: every VDSim env's action space
+        dim = shape[0]
         algo_kwargs["action_noise"] = NormalActionNoise(np.zeros(dim),
                                                         float(noise_std) * np.ones(dim))
     requested = n_timesteps
@@ -204,6 +206,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         restore_sigterm(previous)
         model.save(run_dir / "model.zip")
         if norm is not None:
+            assert isinstance(venv, VecNormalize)  # wrapped so above when norm is given
             venv.save(str(run_dir / "vecnormalize.pkl"))
         wall = time.perf_counter() - t0
         (run_dir / "train_time.json").write_text(json.dumps(
