@@ -15,6 +15,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from vdsim_gym.envs.core_env import CoreEnv
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.sweeps import _check_env_id, _check_seeds, sweep
 from vdsim_gym.eval.sweeps.report import plot, summary_table
@@ -32,7 +33,7 @@ def _env_keys(cls: type) -> set[str]:
     for klass in cls.__mro__:
         if "__init__" not in vars(klass):
             continue
-        params = inspect.signature(klass.__init__).parameters.values()
+        params = inspect.signature(vars(klass)["__init__"]).parameters.values()
         keys |= {q.name for q in params if q.kind in kinds and q.name != "self"}
         if not any(q.kind is inspect.Parameter.VAR_KEYWORD for q in params):
             break
@@ -50,7 +51,9 @@ def check_env(env_id: str) -> type:
     except ValueError as exc:
         raise ConfigError(f"--env: {exc}") from None
     entry = gym.spec(bare).entry_point
-    return load_env_creator(entry) if isinstance(entry, str) else entry
+    cls = load_env_creator(entry) if isinstance(entry, str) else entry
+    assert isinstance(cls, type)  # _check_env_id: a CoreEnv subclass
+    return cls
 
 
 def check_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> tuple[str, ...]:
@@ -71,7 +74,9 @@ def check_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> tuple[str, ...]
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"--env-kwargs {json.dumps(env_kwargs, default=str)}: {exc}") from None
     try:
-        return sweep_metrics(probe.unwrapped.summary_names)
+        base = probe.unwrapped
+        assert isinstance(base, CoreEnv)  # check_env above: a VDSim env
+        return sweep_metrics(base.summary_names)
     finally:
         probe.close()
 

@@ -256,8 +256,9 @@ def cached_run(side: str, level: str, maneuver: str, integrator: str | None = No
     """One run per (side "ours" | "commonroad", level, maneuver) per process, shared by
     the tests, the table and the plot; ``integrator`` (ours only) overrides the default."""
     if side == "ours":
-        kwargs = {} if integrator is None else {"integrator": integrator}
-        return run_ours(level, maneuver, **kwargs)
+        if integrator is None:
+            return run_ours(level, maneuver)
+        return run_ours(level, maneuver, integrator=integrator)
     if side == "commonroad":
         return run_theirs(MODELS[level], maneuver)
     raise ConfigError(f"side must be 'ours' or 'commonroad', got {side!r}")

@@ -25,10 +25,10 @@ from vdsim_gym.errors import ConfigError
 
 def _crossing(t: np.ndarray, y: np.ndarray, level: float) -> float:
     """The first time y reaches ``level`` (linear interpolation); nan if never."""
-    i = np.nonzero(y >= level)[0]
-    if len(i) == 0:
+    reached = np.nonzero(y >= level)[0]
+    if len(reached) == 0:
         return math.nan
-    i = int(i[0])
+    i = int(reached[0])
     if i == 0:
         return float(t[0])
     return float(t[i - 1] + (level - y[i - 1]) / (y[i] - y[i - 1]) * (t[i] - t[i - 1]))
