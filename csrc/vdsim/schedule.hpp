@@ -57,27 +57,30 @@ inline int64_t whole_ticks(double seconds, double dt) {
   return static_cast<int64_t>(n);
 }
 
-// ceil(seconds / dt) in ticks, where a quotient within tolerance of an integer counts as
-// that integer (0.06 / 0.0005 is 120, not 121). Saturates at +-kMaxTicks (NaN: kMaxTicks):
-// callers validate their inputs, this only keeps the conversion defined.
-inline int64_t ceil_ticks(double seconds, double dt) {
+namespace detail {
+// seconds / dt in ticks by `round` (std::ceil or std::floor), where a quotient within
+// tolerance of an integer counts as that integer. Saturates at +-kMaxTicks (NaN:
+// kMaxTicks): callers validate their inputs, this only keeps the conversion defined.
+inline int64_t tolerant_ticks(double seconds, double dt, double (*round)(double)) {
   const double q = seconds / dt;
   if (!(q <= static_cast<double>(kMaxTicks))) return kMaxTicks;
   if (q < -static_cast<double>(kMaxTicks)) return -kMaxTicks;
   const double n = std::nearbyint(q);
   if (std::fabs(q - n) <= kTickTol * std::fmax(1.0, std::fabs(q))) return static_cast<int64_t>(n);
-  return static_cast<int64_t>(std::ceil(q));
+  return static_cast<int64_t>(round(q));
+}
+}  // namespace detail
+
+// ceil(seconds / dt) in ticks, a quotient within tolerance of an integer counting as that
+// integer (0.06 / 0.0005 is 120, not 121): an apply tick for a delay.
+inline int64_t ceil_ticks(double seconds, double dt) {
+  return detail::tolerant_ticks(seconds, dt, [](double q) { return std::ceil(q); });
 }
 
 // floor(seconds / dt) with the same tolerance (the most whole ticks that fit in `seconds`:
-// a step or a decimation no longer than a limit). Saturates as ceil_ticks.
+// a step or a decimation no longer than a limit).
 inline int64_t floor_ticks(double seconds, double dt) {
-  const double q = seconds / dt;
-  if (!(q <= static_cast<double>(kMaxTicks))) return kMaxTicks;
-  if (q < -static_cast<double>(kMaxTicks)) return -kMaxTicks;
-  const double n = std::nearbyint(q);
-  if (std::fabs(q - n) <= kTickTol * std::fmax(1.0, std::fabs(q))) return static_cast<int64_t>(n);
-  return static_cast<int64_t>(std::floor(q));
+  return detail::tolerant_ticks(seconds, dt, [](double q) { return std::floor(q); });
 }
 
 // round(seconds / dt) to the nearest integer, half to even, saturating at +-kMaxTicks
