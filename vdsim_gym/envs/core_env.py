@@ -39,6 +39,7 @@ from vdsim_gym._checks import (  # noqa: F401
     check_measured_delay,
     reject_action,
 )
+from vdsim_gym.envs.env_latency import EnvLatency
 from vdsim_gym.errors import (
     ArgumentTypeError,
     ConcurrentUseError,
@@ -47,7 +48,7 @@ from vdsim_gym.errors import (
     UnsupportedRenderModeError,
     UsageError,
 )
-from vdsim_gym.sim.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
+from vdsim_gym.sim.latency import LatencyModel
 from vdsim_gym.sim.plant import PhysicsSpec, actuator_params, observe_session
 from vdsim_gym.sim.randomization import EpisodeParams, Randomization
 from vdsim_gym.sim.timing import ceil_ticks
@@ -101,7 +102,7 @@ def merge_reward_weights(defaults: Mapping[str, float],
     return weights
 
 
-class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
+class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
     """A Gymnasium env over one C++ env core; subclasses are tasks (see the module doc)."""
 
     # A task that renders lists its modes (RENDER_MODES) and defines _frame().
@@ -530,62 +531,7 @@ class CoreEnv(gym.Env[np.ndarray, np.ndarray]):
         return float(value)
 
     # ---------------------------------------------------------------- latency
-
-    def configure_latency(self, latency: LatencyModel | None, overrun: str = "skip") -> None:
-        """Sets the computation-delay model and overrun policy (None: no latency).
-
-        Takes effect at the next ``reset()``, which is then required before ``step()``.
-        The one implementation behind the ``latency``/``overrun`` kwargs and
-        ``vdsim_gym.wrappers.LatencyWrapper``. Refused when ``randomize`` draws the
-        latency model per episode.
-        """
-        if self.randomize is not None and self.randomize.changes_latency:
-            raise ConfigError(
-                "this env draws its latency model per episode (randomize['latency'] = "
-                f"{self.randomize.as_dict()['latency']}); build it without the latency range "
-                "to configure a latency model")
-        self._configure_latency(latency, overrun)
-
-    def _configure_latency(self, latency: LatencyModel | None, overrun: str) -> None:
-        overrun = check_overrun(overrun)
-        if latency is not None:
-            if isinstance(latency, (int, float)) and not isinstance(latency, bool):
-                raise ConfigError(
-                    f"latency must be a LatencyModel, got the number {latency!r}; for a fixed "
-                    f"delay of {latency} s pass latency=LatencyModel.fixed({latency}) "
-                    "(from vdsim_gym import LatencyModel)"
-                )
-            latency = check_latency(latency)
-            limit = getattr(self, "time_limit", None)
-            if limit is not None and latency.kind != "measured" \
-                    and latency.mean_delay >= limit:
-                raise ConfigError(
-                    f"latency {latency!r} delays a command by {latency.mean_delay:g} s on "
-                    f"average, as long as the episode (time_limit = {limit:g} s): no "
-                    "command would apply before it ends. Delays are in seconds: for 20 ms "
-                    "write LatencyModel.fixed(0.02)")
-            self._core.set_latency(latency.spec(), getattr(_core.OverrunPolicy, overrun))
-        else:
-            self._core.clear_latency()
-        self._stepper.timing = latency is not None
-        self.latency, self.overrun = latency, overrun
-        self._measured = latency is not None and latency.kind == "measured"
-        self._next_delay = None
-        self._needs_reset = True
-        self._reset_reason = "the latency model changed; call reset() before step()"
-
-    def set_next_delay(self, c: float) -> None:
-        """The computation delay [s] of the next step's action (``LatencyModel.measured()``).
-
-        The env cannot time the agent: whoever does (e.g. ClosedLoopEval) passes the
-        measured compute time here before every ``step()``.
-        """
-        if not self._measured:
-            raise ConfigError(
-                "set_next_delay() applies to latency=LatencyModel.measured() only; this env "
-                f"has latency={self.latency!r} (its delays come from the model)"
-            )
-        self._next_delay = check_measured_delay(c, MAX_DELAY_S)
+    # configure_latency, set_next_delay: EnvLatency (envs/env_latency.py)
 
     def _latency_seed(self, model: LatencyModel, seed: int | None) -> int:
         """Seed of this episode's delays: a stream derived from the reset seed, so the
