@@ -658,8 +658,11 @@ class LatencyKind:
       normal
     
       measured
+    
+      empirical
     """
     __members__: typing.ClassVar[dict[str, LatencyKind]]
+    empirical: typing.ClassVar[LatencyKind]
     fixed: typing.ClassVar[LatencyKind]
     measured: typing.ClassVar[LatencyKind]
     normal: typing.ClassVar[LatencyKind]
@@ -770,6 +773,12 @@ class LatencySpec:
         ...
     @mu.setter
     def mu(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def samples(self) -> list[float]:
+        ...
+    @samples.setter
+    def samples(self, arg0: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]) -> None:
         ...
     @property
     def sd(self) -> float:

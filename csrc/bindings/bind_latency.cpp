@@ -1,6 +1,7 @@
 // Latency models and the mode-B timeline.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include "vdsim/async_timeline.hpp"
 #include "vdsim/latency.hpp"
@@ -13,7 +14,8 @@ void bind_latency(py::module_& m) {
       .value("fixed", LatencyKind::Fixed)
       .value("uniform", LatencyKind::Uniform)
       .value("normal", LatencyKind::Normal)
-      .value("measured", LatencyKind::Measured);
+      .value("measured", LatencyKind::Measured)
+      .value("empirical", LatencyKind::Empirical);
   py::enum_<OverrunPolicy>(m, "OverrunPolicy")
       .value("skip", OverrunPolicy::Skip)
       .value("queue", OverrunPolicy::Queue);
@@ -26,7 +28,8 @@ void bind_latency(py::module_& m) {
       .def_readwrite("hi", &LatencySpec::hi)
       .def_readwrite("mu", &LatencySpec::mu)
       .def_readwrite("sd", &LatencySpec::sd)
-      .def_readwrite("seed", &LatencySpec::seed);
+      .def_readwrite("seed", &LatencySpec::seed)
+      .def_readwrite("samples", &LatencySpec::samples);
 
   py::class_<LatencySampler>(m, "LatencySampler")
       .def(py::init<const LatencySpec&>(), py::arg("spec"))

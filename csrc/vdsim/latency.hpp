@@ -3,12 +3,15 @@
 // spelled out here rather than taken from <random>, whose distributions differ between
 // standard libraries: the same seed gives the same delays on every platform.
 #pragma once
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace vdsim {
 
-enum class LatencyKind { Fixed = 0, Uniform = 1, Normal = 2, Measured = 3 };
+enum class LatencyKind { Fixed = 0, Uniform = 1, Normal = 2, Measured = 3, Empirical = 4 };
 
 // A model's parameters: each kind reads its own fields, the others stay 0.
 struct LatencySpec {
@@ -18,7 +21,9 @@ struct LatencySpec {
   double hi = 0.0;    // uniform: upper bound [s]
   double mu = 0.0;    // normal: mean before clipping at 0 [s]
   double sd = 0.0;    // normal: standard deviation [s]
-  uint64_t seed = 0;  // uniform / normal
+  uint64_t seed = 0;  // uniform / normal / empirical
+  // empirical: recorded delays [s] (ascending), drawn uniformly with replacement
+  std::vector<double> samples;
 };
 
 // SplitMix64 (Steele, Lea, Flood 2014): a tiny, well-tested 64-bit generator.
@@ -56,6 +61,13 @@ class LatencySampler {
         const double u1 = 1.0 - rng_.uniform(), u2 = rng_.uniform();
         const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
         return std::fmax(0.0, spec_.mu + spec_.sd * z);  // a computation cannot end before it starts
+      }
+      case LatencyKind::Empirical: {
+        // One recorded delay, each with probability 1/n (a bootstrap draw).
+        const size_t n = spec_.samples.size();
+        if (n == 0) return 0.0;
+        const size_t i = static_cast<size_t>(rng_.uniform() * static_cast<double>(n));
+        return spec_.samples[std::min(i, n - 1)];
       }
       default:
         return spec_.c;

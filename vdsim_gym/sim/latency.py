@@ -1,7 +1,9 @@
 """Latency models: the computation delay c_k of each controller sample.
 
 ``LatencyModel.fixed(c)``, ``.uniform(lo, hi, seed)``, ``.normal(mu, sd, seed)`` (clipped
-at zero) and ``.measured()`` (the controller's own wall time). The random models draw
+at zero), ``.empirical(samples, seed)`` (a recorded set of delays, drawn with
+replacement; ``.from_wallclock(result)`` takes a mode-C run's) and ``.measured()`` (the
+controller's own wall time). The random models draw
 from a generator in the C++ core seeded per run, so two runs with the same seed draw the
 same delays, on any platform. ``parse_delays("0,5,10ms")`` reads the delay lists and
 latency specs of every command line (``vdsim-gym sweep --delays``, ``agents/train.py
@@ -11,7 +13,9 @@ latency specs of every command line (``vdsim-gym sweep --delays``, ``agents/trai
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,7 +23,9 @@ import numpy as np
 from vdsim_gym import _core
 from vdsim_gym.errors import ConfigError
 
-LATENCY_KINDS = ("fixed", "uniform", "normal", "measured")
+LATENCY_KINDS = ("fixed", "uniform", "normal", "measured", "empirical")
+# Most recorded delays an empirical model keeps (each env core holds a copy).
+MAX_EMPIRICAL_SAMPLES = 1_000_000
 OVERRUN_POLICIES = ("skip", "queue")
 
 
@@ -31,8 +37,8 @@ MAX_DELAY_S = 60.0
 # Largest |z| Box-Muller can return from 53-bit uniforms (sqrt(-2 ln 2^-53) = 8.57): a
 # normal model with mu + NORMAL_Z_MAX sd <= MAX_DELAY_S never draws beyond the bound.
 NORMAL_Z_MAX = 8.6
-_HOW = ("build it with LatencyModel.fixed(c), .uniform(lo, hi, seed), .normal(mu, sd, seed) "
-        "or .measured()")
+_HOW = ("build it with LatencyModel.fixed(c), .uniform(lo, hi, seed), .normal(mu, sd, seed), "
+        ".empirical(samples, seed) or .measured()")
 
 
 def _check_seconds(value: Any, what: str) -> float:
@@ -68,6 +74,9 @@ class LatencyModel:
     a: float = 0.0  # first parameter [s]: fixed c, uniform lo, normal mu (see the properties)
     b: float = 0.0  # second parameter [s]: uniform hi, normal sd
     seed: int = 0
+    # empirical: the recorded delays [s], ascending (the same set in any order is the same
+    # model and draws the same delays)
+    samples: tuple[float, ...] = field(default=(), repr=False)
 
     # The parameters by name (None where the kind has no such parameter).
     @property
@@ -101,13 +110,14 @@ class LatencyModel:
                               f"{_HOW}")
         name = {"fixed": ("fixed latency c", "b"), "uniform": ("uniform lo", "uniform hi"),
                 "normal": ("normal latency mu", "normal latency sd"),
-                "measured": ("a", "b")}[self.kind]
+                "measured": ("a", "b"), "empirical": ("a", "b")}[self.kind]
         a, b = _check_seconds(self.a, name[0]), _check_seconds(self.b, name[1])
         object.__setattr__(self, "a", a)
         object.__setattr__(self, "b", b)
         object.__setattr__(self, "seed", _check_seed(self.seed))
-        if self.kind in ("fixed", "measured") and (b != 0.0 or (self.kind == "measured"
-                                                                 and a != 0.0)):
+        object.__setattr__(self, "samples", _check_samples(self.samples, self.kind))
+        if self.kind in ("fixed", "measured", "empirical") and (
+                b != 0.0 or (self.kind != "fixed" and a != 0.0)):
             raise ConfigError(f"LatencyModel {self.kind!r} takes no other parameters, got "
                               f"a={a}, b={b}: {_HOW}")
         if self.kind == "uniform" and a > b:
@@ -135,6 +145,41 @@ class LatencyModel:
         return cls("normal", mu, sd, seed)
 
     @classmethod
+    def empirical(cls, samples: Any, seed: int = 0, *, column: str = "c_k") -> LatencyModel:
+        """c_k drawn from recorded delays [s] with replacement, each with probability 1/n,
+        from a generator seeded with ``seed`` at each run (the same seed, the same draws).
+
+        ``samples``: a sequence or NumPy array of delays in seconds, or the path of a CSV
+        file whose column ``column`` holds them (a header row, one delay a row). Every
+        delay must be finite and in [0, MAX_DELAY_S]; at most MAX_EMPIRICAL_SAMPLES."""
+        if isinstance(samples, (str, Path)):
+            samples = _csv_column(Path(samples), column)
+        return cls("empirical", seed=seed, samples=samples)
+
+    @classmethod
+    def from_wallclock(cls, result: Any, seed: int = 0) -> LatencyModel:
+        """An empirical model of the controller's computation delays measured in a mode-C
+        run (``ClosedLoopEval(mode="wallclock").run()``: its ``samples["c_k"]``, the
+        timed compute of each applied sample), so a controller measured once on the
+        target host is swept with its real distribution."""
+        samples = getattr(result, "samples", None)
+        if samples is None or "c_k" not in samples:
+            raise ConfigError("from_wallclock needs an EvalResult with samples['c_k'] (a "
+                              f"ClosedLoopEval run), got {type(result).__name__}")
+        mode = getattr(result, "meta", {}).get("eval_mode")
+        if mode not in (None, "wallclock"):
+            raise ConfigError(f"from_wallclock takes a mode-C run (mode='wallclock'); this "
+                              f"result is mode {mode!r}, whose c_k come from its own model")
+        c = np.asarray(samples["c_k"], dtype=float)
+        applied = samples.get("applied") if hasattr(samples, "get") else None
+        if applied is not None:
+            c = c[np.asarray(applied, dtype=bool)]
+        if c.size == 0:
+            raise ConfigError("the wall-clock run has no applied sample to build a "
+                              "distribution from; run it longer")
+        return cls.empirical(c, seed)
+
+    @classmethod
     def measured(cls) -> LatencyModel:
         """c_k = wall time of the controller call (time.perf_counter); not reproducible."""
         return cls("measured")
@@ -146,6 +191,8 @@ class LatencyModel:
     @property
     def max_delay(self) -> float:
         """The longest delay this model can draw [s] (measured: MAX_DELAY_S, its bound)."""
+        if self.kind == "empirical":
+            return self.samples[-1]
         return {"fixed": self.a, "uniform": self.b,
                 "normal": self.a + NORMAL_Z_MAX * self.b, "measured": MAX_DELAY_S}[self.kind]
 
@@ -155,6 +202,8 @@ class LatencyModel:
         of max(0, N(mu, sd^2)) (the clipped draw); measured: nan (unknown in advance)."""
         if self.kind == "fixed":
             return self.a
+        if self.kind == "empirical":
+            return math.fsum(self.samples) / len(self.samples)
         if self.kind == "uniform":
             return (self.a + self.b) / 2.0
         if self.kind == "normal":
@@ -177,6 +226,8 @@ class LatencyModel:
             s.lo, s.hi = self.a, self.b
         elif self.kind == "normal":
             s.mu, s.sd = self.a, self.b
+        elif self.kind == "empirical":
+            s.samples = list(self.samples)
         s.seed = self.seed if seed is None else seed
         return s
 
@@ -192,7 +243,62 @@ class LatencyModel:
             "normal": {"mu_s": self.a, "sd_s": self.b, "seed": self.seed, "clipped_at": 0.0},
             "measured": {"clock": "time.perf_counter"},
         }
+        if self.kind == "empirical":
+            x = np.asarray(self.samples)
+            params["empirical"] = {"n": int(x.size), "mean_s": self.mean_delay,
+                                   "min_s": float(x[0]), "p50_s": float(np.median(x)),
+                                   "p99_s": float(np.quantile(x, 0.99)),
+                                   "max_s": float(x[-1]), "seed": self.seed}
         return {"kind": self.kind, **params[self.kind]}
+
+
+def _check_samples(samples: Any, kind: str) -> tuple[float, ...]:
+    """An empirical model's recorded delays, checked and sorted; () for the other kinds."""
+    if kind != "empirical":
+        if len(samples):
+            raise ConfigError(f"LatencyModel {kind!r} takes no samples: {_HOW}")
+        return ()
+    if isinstance(samples, (str, bytes)) or not isinstance(samples, (Sequence, np.ndarray)):
+        raise ConfigError(f"empirical latency samples must be a sequence or array of delays "
+                          f"[s] (or a CSV path), got {type(samples).__name__}")
+    try:
+        x = np.asarray(samples, dtype=float)
+    except (TypeError, ValueError):
+        raise ConfigError("empirical latency samples must be numbers of seconds") from None
+    if x.ndim != 1 or x.size == 0:
+        raise ConfigError(f"empirical latency needs a non-empty 1-D set of delays, got shape "
+                          f"{x.shape}")
+    if x.size > MAX_EMPIRICAL_SAMPLES:
+        raise ConfigError(f"empirical latency keeps at most {MAX_EMPIRICAL_SAMPLES} delays, "
+                          f"got {x.size}; subsample them (np.random.default_rng(0).choice)")
+    bad = ~np.isfinite(x) | (x < 0) | (x > MAX_DELAY_S)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ConfigError(
+            f"empirical latency sample {i} is {x[i]!r}: every delay must be finite, >= 0 s "
+            f"and <= MAX_DELAY_S = {MAX_DELAY_S:g} s (delays are seconds: 20 ms is 0.02)")
+    return tuple(float(v) for v in np.sort(x))
+
+
+def _csv_column(path: Path, column: str) -> np.ndarray:
+    """The numbers in ``column`` of a CSV file with a header row."""
+    import csv
+
+    from vdsim_gym._files import open_csv
+
+    with open_csv(path, "an empirical latency CSV", max_bytes=64 * 2**20) as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames is None or column not in reader.fieldnames:
+            raise ConfigError(f"{path}: no column {column!r} (columns: "
+                              f"{', '.join(reader.fieldnames or [])}); pass column=...")
+        out = []
+        for line, row in enumerate(reader, start=2):
+            try:
+                out.append(float(row[column]))
+            except (TypeError, ValueError):
+                raise ConfigError(f"{path}, line {line}: {column} = {row[column]!r} is not a "
+                                  "number of seconds") from None
+    return np.asarray(out)
 
 
 def check_overrun(overrun: Any) -> str:
@@ -223,7 +329,7 @@ def _split_unit(token: str) -> tuple[str, str | None]:
 
 
 _FORMS = ("a number with ms or s (10ms, or fixed:10ms), uniform:LO-HI (or uniform:LO:HI), "
-          "normal:MU,SD (or normal:MU:SD, normal:MU+-SD) or none")
+          "normal:MU,SD (or normal:MU:SD, normal:MU+-SD), empirical:FILE.csv[:COLUMN] or none")
 
 
 def _number(text: str, item: str) -> float:
@@ -246,10 +352,12 @@ def parse_delays(text: str) -> list[LatencyModel | None]:
 
     Items: a number (fixed delay; also "fixed:X"), "uniform:LO-HI" (or "uniform:LO:HI", as
     agents/train.py's --latency writes it), "normal:MU,SD" (or "normal:MU:SD",
-    "normal:MU+-SD"), "none" (no latency); random models take an optional "@SEED"
-    (default 0). One grammar for every command line (vdsim-gym sweep, agents/compare.py,
-    agents/train.py --latency). Units ms or s; an item without one takes the unit of the
-    next item that has one, else of the last ("0,5,10ms" is 0, 5 and 10 ms).
+    "normal:MU+-SD"), "empirical:FILE.csv" or "empirical:FILE.csv:COLUMN" (recorded delays
+    in seconds, column ``c_k`` by default: ``LatencyModel.empirical``), "none" (no
+    latency); random models take an optional "@SEED" (default 0). One grammar for every
+    command line (vdsim-gym sweep, agents/compare.py, agents/train.py --latency). Units
+    ms or s; an item without one takes the unit of the next item that has one, else of the
+    last ("0,5,10ms" is 0, 5 and 10 ms).
     """
     if not isinstance(text, str) or not text.strip():
         raise ConfigError("--delays is empty; e.g. --delays 0,5,10,20,40ms")
@@ -276,19 +384,27 @@ def parse_delays(text: str) -> list[LatencyModel | None]:
                 raise ConfigError(f"delay item {tok!r}: seed {seed_text!r} is not an "
                                   "integer") from None
         kind, _, rest = body.partition(":") if ":" in body else ("fixed", "", body)
+        if kind == "empirical":  # a CSV of delays in seconds: no unit of its own
+            parsed.append(("empirical", rest.strip(), None, seed))
+            continue
         rest, unit = _split_unit(rest.strip())
         if kind not in ("fixed", "uniform", "normal") and body != "none":
             raise ConfigError(f"delay item {tok!r}: unknown kind {kind!r}; items are {_FORMS}")
         parsed.append(("none" if body == "none" else kind, rest, unit, seed))
     units = [u for _, _, u, _ in parsed]
     if not any(u for k, _, u, _ in parsed if k != "none") and \
-            any(k != "none" for k, *_ in parsed):
+            any(k not in ("none", "empirical") for k, *_ in parsed):
         raise ConfigError(f"--delays {text!r} has no unit: end it with ms or s "
                           "(e.g. 0,5,10ms)")
     out: list[LatencyModel | None] = []
     for j, (kind, body, unit, seed) in enumerate(parsed):
         if kind == "none":
             out.append(None)
+            continue
+        if kind == "empirical":
+            path, _, column = body.rpartition(":") if body.count(":") and \
+                not body.endswith(".csv") else (body, "", "")
+            out.append(LatencyModel.empirical(path or body, seed, column=column or "c_k"))
             continue
         unit = unit or next((u for u in units[j:] if u), None) or \
             next(u for u in reversed(units) if u)

@@ -27,6 +27,9 @@ def latency_label(latency: LatencyModel | None) -> str:
         return f"uniform {ms(latency.a)}-{ms(latency.b)} ms (seed {latency.seed})"
     if latency.kind == "normal":
         return f"normal {ms(latency.a)}+-{ms(latency.b)} ms (seed {latency.seed})"
+    if latency.kind == "empirical":
+        return (f"empirical n={len(latency.samples)} mean {latency.mean_delay * 1e3:.4g} ms "
+                f"(seed {latency.seed})")
     return latency.kind
 
 
