@@ -65,3 +65,15 @@ def test_unknown_names_still_fail_and_main_modules_run():
     out = subprocess.run([sys.executable, "-m", "vdsim_gym.validation", "--help"],
                          capture_output=True, text=True, timeout=120, cwd="/")
     assert out.returncode == 0 and "--integrator" in out.stdout, out.stderr
+
+
+def test_moved_modules_are_attributes_of_the_package_without_an_import():
+    """``import vdsim_gym; vdsim_gym.plant.make_session`` worked when the module lived at
+    the root (the front door imported it); it still does, in a fresh interpreter."""
+    code = ("import vdsim_gym\n"
+            "assert vdsim_gym.plant is vdsim_gym.sim.plant\n"
+            "assert vdsim_gym.trace_render.__name__ == 'vdsim_gym.traces.render'\n"
+            "try:\n    vdsim_gym.nothing\nexcept AttributeError as e:\n    print('ok', e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd="/")
+    assert out.returncode == 0 and out.stdout.startswith("ok"), out.stderr

@@ -39,3 +39,13 @@ __all__ = [
     "load_vehicle",
     "make_sb3_vec_env",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``vdsim_gym.plant`` and the other moved modules as attributes of the package, as
+    they were before they moved (loaded on first use, vdsim_gym._moved)."""
+    if name in _moved.MOVED:
+        import importlib
+
+        return importlib.import_module(f"vdsim_gym.{name}")
+    raise AttributeError(f"module 'vdsim_gym' has no attribute {name!r}")
