@@ -34,6 +34,8 @@ void bind_session(py::module_& m) {
       .def_readwrite("longitudinal", &SimConfig::longitudinal)
       .def_readwrite("actuator", &SimConfig::actuator)
       .def_readwrite("actuator_dead_ticks", &SimConfig::actuator_dead_ticks)
+      .def_readwrite("steer_dead_ticks", &SimConfig::steer_dead_ticks)
+      .def_readwrite("longitudinal_dead_ticks", &SimConfig::longitudinal_dead_ticks)
       .def_readwrite("low", &SimConfig::low)
       .def_readwrite("step_ticks", &SimConfig::step_ticks);
 

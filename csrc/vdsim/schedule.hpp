@@ -3,7 +3,9 @@
 // Two mechanisms carry every delay, on the one integer clock:
 // - CommandSchedule, a queue of (apply_tick, command): a command takes effect at a tick
 //   chosen when it is sent (computation latency in modes A and B and in the envs, with
-//   skip and queue overruns; the gym latency wrapper).
+//   skip and queue overruns; the gym latency wrapper); the vehicle session keeps one more
+//   per actuation channel for the channels' dead times (SimConfig::steer_dead_ticks,
+//   longitudinal_dead_ticks).
 // - DelayLine, a transport delay of a fixed number of calls on a stream that gets a value
 //   every call (the steering actuator's dead time, a substep per call; the robot driver's
 //   transport delay, a driver step per call; the dyno's pedal-mode line). It is the

@@ -74,6 +74,8 @@ void Session::reset(double x, double y, double psi, double vx, double vy, double
   command_ = initial;
   schedule_.clear();
   schedule_.set_in_force(0, initial, -1);
+  steer_channel_.clear();
+  lon_channel_.clear();
   actuator_.reset(initial.steer);
   steer_ = initial.steer;
   cascade_.reset(vx);
@@ -140,12 +142,20 @@ void Session::advance(int64_t n) {
   const bool multirate = config_.step_ticks > 1 && !config_.actuator.enabled;
   for (int64_t k = 0; tick_ < end; ++k) {
     poll_stop(k);  // a very long advance (a huge delay) can be interrupted
-    schedule_.apply_due(tick_, command_);
+    if (config_.steer_dead_ticks == 0 && config_.longitudinal_dead_ticks == 0) {
+      schedule_.apply_due(tick_, command_);
+    } else {
+      Command released;
+      if (schedule_.apply_due(tick_, released)) release(released);
+      Command c;
+      if (steer_channel_.apply_due(tick_, c)) command_.steer = c.steer;
+      if (lon_channel_.apply_due(tick_, c)) command_.longitudinal = c.longitudinal;
+    }
     // This step's length in ticks: up to step_ticks, ending at the next event.
     int64_t m = 1;
     if (multirate && tick_ >= fine_until_) {
       m = std::min(config_.step_ticks, end - tick_);
-      const int64_t next = schedule_.next_tick();
+      const int64_t next = next_event();
       if (next > tick_) m = std::min(m, next - tick_);
       // Trace rows do not end steps (recording must not change a run): a row inside this
       // step is interpolated below.

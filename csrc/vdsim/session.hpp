@@ -30,6 +30,14 @@ struct SimConfig {
   // and never end one), so the time grid stays substep_dt while the physics steps longer. 1 (default): every tick. With a steering
   // actuator the steps stay one tick (its chain runs per tick).
   int64_t step_ticks = 1;
+  // Per-channel actuation dead times [ticks]: a command's steer reaches the vehicle this
+  // many ticks after the command applies (its apply tick, or command_now), its
+  // longitudinal component after the other (e.g. electric power steering against
+  // brake-by-wire). On top of computation latency, through command schedules of their own
+  // (so multirate steps end at the channels' events too); 0 and 0: the command acts whole
+  // at its apply tick, as before.
+  int64_t steer_dead_ticks = 0;
+  int64_t longitudinal_dead_ticks = 0;
 };
 
 class Session {
@@ -57,8 +65,8 @@ class Session {
              const Command& initial = Command{});
   // Replaces the command in force now (mode A); pending scheduled commands remain.
   void command_now(const Command& c) {
-    command_ = c;
     schedule_.set_in_force(tick_, c, tick_);
+    release(c);
   }
   void schedule(int64_t apply_tick, const Command& c, int64_t sample_tick = -1) {
     schedule_.push(apply_tick, c, sample_tick);
@@ -75,6 +83,7 @@ class Session {
   double time() const { return static_cast<double>(tick_) * config_.substep_dt; }
   const State& state() const { return state_; }
   void set_state(const State& s) { state_ = s; aux_valid_ = false; }
+  // The command acting on the vehicle (after the channels' dead times).
   const Command& command() const { return command_; }
   double realized_steer() const { return steer_; }
   // Accelerations and tire forces at the current state under the current inputs.
@@ -136,6 +145,25 @@ class Session {
   double steer_ = 0.0;
   WheelInputs inputs_{};
   CommandSchedule schedule_;
+  // The channels' dead times: a released command's steer and longitudinal components,
+  // each at its own tick (used only when a channel has a dead time).
+  CommandSchedule steer_channel_, lon_channel_;
+  // A command applies (its apply tick, or now): each channel takes its component after
+  // its dead time, at once when it has none.
+  void release(const Command& c) {
+    if (config_.steer_dead_ticks > 0) steer_channel_.push(tick_ + config_.steer_dead_ticks, c);
+    else command_.steer = c.steer;
+    if (config_.longitudinal_dead_ticks > 0)
+      lon_channel_.push(tick_ + config_.longitudinal_dead_ticks, c);
+    else command_.longitudinal = c.longitudinal;
+  }
+  // The next tick after now at which a command applies or reaches a channel (-1: none).
+  int64_t next_event() const {
+    int64_t next = -1;
+    for (int64_t t : {schedule_.next_tick(), steer_channel_.next_tick(), lon_channel_.next_tick()})
+      if (t > tick_ && (next < 0 || t < next)) next = t;
+    return next;
+  }
   SteerActuator actuator_;
   Aux aux_{};
   bool aux_valid_ = false;

@@ -19,6 +19,7 @@ from vdsim_gym import _core
 from vdsim_gym.errors import ConfigError, InvalidActionError
 from vdsim_gym.sim.config import (  # noqa: F401  (COMMAND_COLUMNS: importable from here)
     COMMAND_COLUMNS,
+    MAX_ACTUATOR_DEAD_TIME_S,
     WHEELS,
     ActuatorConfig,
     VehicleConfig,
@@ -93,6 +94,7 @@ def make_session(
     actuator: ActuatorConfig | None,
     integrator: str = DEFAULT_INTEGRATOR,
     step_ticks: int = 1,
+    channel_delays: tuple[float, float] = (0.0, 0.0),
 ) -> _core.Session:
     """Validate the physics options and build a core session."""
     if level not in LEVELS:
@@ -110,7 +112,39 @@ def make_session(
     cfg.step_ticks = step_ticks
     if actuator is not None:
         cfg.actuator, cfg.actuator_dead_ticks = actuator_params(actuator, substep_dt)
+    cfg.steer_dead_ticks = whole_ticks(channel_delays[0], substep_dt, "channel_delays['steer']",
+                                       allow_zero=True)
+    cfg.longitudinal_dead_ticks = whole_ticks(channel_delays[1], substep_dt,
+                                              "channel_delays['longitudinal']", allow_zero=True)
     return _core.Session(vehicle.to_core(), cfg)
+
+
+CHANNELS = ("steer", "longitudinal")
+
+
+def check_channel_delays(value: Any, substep_dt: float) -> tuple[float, float]:
+    """``channel_delays``: None or a mapping of "steer" / "longitudinal" to a dead time [s]
+    in [0, MAX_ACTUATOR_DEAD_TIME_S], a whole number of substeps."""
+    if value is None:
+        return (0.0, 0.0)
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"channel_delays must be None or a dict like {{'steer': 0.02, "
+                          f"'longitudinal': 0.06}} (seconds), got {value!r}")
+    unknown = sorted(set(value) - set(CHANNELS))
+    if unknown:
+        raise ConfigError(f"channel_delays: unknown channel {unknown[0]!r}; channels are "
+                          f"{', '.join(CHANNELS)}")
+    out = []
+    for name in CHANNELS:
+        d = value.get(name, 0.0)
+        what = f"channel_delays['{name}']"
+        if isinstance(d, bool) or not isinstance(d, (int, float)) or not math.isfinite(d) \
+                or d < 0 or d > MAX_ACTUATOR_DEAD_TIME_S:
+            raise ConfigError(f"{what} must be a dead time in [0, {MAX_ACTUATOR_DEAD_TIME_S:g}] "
+                              f"s, got {d!r} (seconds: 60 ms is 0.06)")
+        whole_ticks(float(d), substep_dt, what, allow_zero=True)
+        out.append(float(d))
+    return (out[0], out[1])
 
 
 def actuator_params(actuator: ActuatorConfig, substep_dt: float
@@ -147,6 +181,8 @@ class PhysicsSpec:
     actuator: ActuatorConfig | None
     integrator: str
     step_ticks: int = 1  # multirate: integration steps of up to this many substeps
+    # per-channel actuation dead times [s] (steer, longitudinal), whole substeps
+    channel_delays: tuple[float, float] = (0.0, 0.0)
 
     @classmethod
     def build(
@@ -160,13 +196,19 @@ class PhysicsSpec:
         actuator: ActuatorConfig | Mapping[str, Any] | None = None,
         integrator: str = DEFAULT_INTEGRATOR,
         max_step: float | None = None,
+        channel_delays: Mapping[str, float] | None = None,
     ) -> PhysicsSpec:
         """Check every option (clear errors naming cause and fix) and load the vehicle.
         ``max_step`` [s]: the longest integration step, a whole number of substeps
         (None: the integrator's default, ``default_step_ticks``). The time grid
         (commands, delays, traces) stays substep_dt; the physics steps up to max_step
-        between those events (docs/PHYSICS.md)."""
+        between those events (docs/PHYSICS.md). ``channel_delays``: per-channel actuation
+        dead times [s], ``{"steer": 0.02, "longitudinal": 0.06}`` (each key optional, 0 by
+        default; whole substeps, at most 1 s): a command's steer and longitudinal parts
+        reach the vehicle that long after the command applies, on top of any computation
+        latency (docs/ENVS.md, "Latency")."""
         dt = check_substep_dt(substep_dt)
+        delays = check_channel_delays(channel_delays, dt)
         if isinstance(control_period, (int, float)) and not isinstance(control_period, bool) \
                 and control_period > MAX_CONTROL_PERIOD_S:
             raise ConfigError(f"control_period = {control_period!r} s is longer than the bound "
@@ -183,6 +225,7 @@ class PhysicsSpec:
             actuator=load_actuator(dict(actuator) if isinstance(actuator, Mapping) else actuator),
             integrator=integrator,
             step_ticks=step_ticks,
+            channel_delays=delays,
         )
         spec.make_session()  # validates level, longitudinal, integrator, actuator ticks
         spec._check_coupling()
@@ -212,7 +255,8 @@ class PhysicsSpec:
     def make_session(self) -> _core.Session:
         return make_session(level=self.level, vehicle=self.vehicle, substep_dt=self.substep_dt,
                             longitudinal=self.longitudinal, actuator=self.actuator,
-                            integrator=self.integrator, step_ticks=self.step_ticks)
+                            integrator=self.integrator, step_ticks=self.step_ticks,
+                            channel_delays=self.channel_delays)
 
 
 class Plant:
@@ -239,6 +283,8 @@ class Plant:
         max_step: the longest integration step [s], a whole number of substeps (None: 5 ms
             for etd2 and semi_implicit, one substep for the others); commands and delays
             stay on the substep grid (multirate).
+        channel_delays: None or {"steer": s, "longitudinal": s}: each channel's actuation
+            dead time after a command applies (whole substeps, at most 1 s).
     """
 
     def __init__(
@@ -252,11 +298,12 @@ class Plant:
         longitudinal: str = "pedal",
         integrator: str = DEFAULT_INTEGRATOR,
         max_step: float | None = None,
+        channel_delays: Mapping[str, float] | None = None,
     ) -> None:
         self.physics = PhysicsSpec.build(
             level=level, vehicle=vehicle, substep_dt=substep_dt, control_period=control_period,
             longitudinal=longitudinal, actuator=actuator, integrator=integrator,
-            max_step=max_step,
+            max_step=max_step, channel_delays=channel_delays,
         )
         p = self.physics
         self.substep_dt, self.ticks_per_period = p.substep_dt, p.ticks_per_period
