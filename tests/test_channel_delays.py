@@ -107,3 +107,47 @@ def test_bad_channel_delays_name_the_fix(value, match):
         Plant(channel_delays=value)
     with pytest.raises(ConfigError, match=match):
         gym.make("VDSim-ACC-v0", channel_delays=value)
+
+
+def test_randomized_channel_delays_are_the_fixed_env_at_the_drawn_values():
+    """randomize={'steer_delay': [lo, hi], 'longitudinal_delay': [lo, hi]}: each reset
+    draws both (snapped to whole substeps, reported in info), and the episode is bit for
+    bit the env built with channel_delays at those values (the draws come after the
+    task's, so the course and start are the same)."""
+    rnd = {"steer_delay": [0.0, 0.03], "longitudinal_delay": [0.02, 0.08]}
+    env = gym.make("VDSim-DLC-v0", randomize=rnd, preset="lane_change_3p5_30")
+    seen = set()
+    for seed in (1, 2, 3):
+        obs, info = env.reset(seed=seed)
+        d = info["randomization"]
+        ticks = (round(d["steer_delay"] / 5e-4), round(d["longitudinal_delay"] / 5e-4))
+        assert d["steer_delay"] == ticks[0] * 5e-4 and 0 <= d["steer_delay"] <= 0.03
+        assert 0.02 <= d["longitudinal_delay"] <= 0.08
+        assert env.unwrapped.episode_params.channel_delays == (d["steer_delay"],
+                                                               d["longitudinal_delay"])
+        seen.add(ticks)
+        fixed = gym.make("VDSim-DLC-v0", preset="lane_change_3p5_30", channel_delays={
+            "steer": d["steer_delay"], "longitudinal": d["longitudinal_delay"]})
+        obs2, _ = fixed.reset(seed=seed)
+        np.testing.assert_array_equal(obs, obs2)
+        rng = np.random.default_rng(seed)
+        for _ in range(30):
+            a = rng.uniform(-0.3, 0.3, 2).astype(np.float32)
+            r1, r2 = env.step(a), fixed.step(a)
+            np.testing.assert_array_equal(r1[0], r2[0])
+            assert r1[1] == r2[1]
+    assert len(seen) == 3  # the draws differ by seed
+
+
+def test_randomized_channel_delays_vector_env_equals_sync_and_bad_ranges_are_named():
+    kw = {"randomize": {"longitudinal_delay": [0.0, 0.05]}, "preset": "iso3888_1"}
+    venv = gym.make_vec("VDSim-DLC-v0", num_envs=2, **kw)
+    sync = gym.vector.SyncVectorEnv([lambda: gym.make("VDSim-DLC-v0", **kw)] * 2)
+    np.testing.assert_array_equal(venv.reset(seed=9)[0], sync.reset(seed=9)[0])
+    for _ in range(20):
+        a = np.full((2, 2), 0.2, np.float32)
+        np.testing.assert_array_equal(venv.step(a)[0], sync.step(a)[0])
+    with pytest.raises(ConfigError, match=r"dead time in \[0, 1\] s"):
+        gym.make("VDSim-DLC-v0", randomize={"steer_delay": [0.0, 20.0]})
+    with pytest.raises(ConfigError, match="does not run on the vehicle Session"):
+        gym.make("VDSim-Dyno-v0", randomize={"longitudinal_delay": [0.0, 0.05]})

@@ -1103,6 +1103,10 @@ class PathEnvCore(EnvCoreBase):
         """
         Replace the plant's steering actuator chain; reset() after
         """
+    def set_channel_delays(self, steer_ticks: typing.SupportsInt | typing.SupportsIndex, longitudinal_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Replace the plant's per-channel actuation dead times [ticks]; reset() after
+        """
     def set_course(self, path: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], cones: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], corridor_half_width: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     def set_latency(self, spec: LatencySpec, policy: OverrunPolicy) -> None:
@@ -1225,6 +1229,10 @@ class SpeedEnvCore(EnvCoreBase):
     def set_actuator(self, actuator: ActuatorParams, dead_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         Replace the plant's steering actuator chain; reset() after
+        """
+    def set_channel_delays(self, steer_ticks: typing.SupportsInt | typing.SupportsIndex, longitudinal_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Replace the plant's per-channel actuation dead times [ticks]; reset() after
         """
     def set_latency(self, spec: LatencySpec, policy: OverrunPolicy) -> None:
         """
@@ -1416,6 +1424,10 @@ class AccEnvCore(EnvCoreBase):
     def set_actuator(self, actuator: ActuatorParams, dead_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         Replace the plant's steering actuator chain; reset() after
+        """
+    def set_channel_delays(self, steer_ticks: typing.SupportsInt | typing.SupportsIndex, longitudinal_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Replace the plant's per-channel actuation dead times [ticks]; reset() after
         """
     def set_latency(self, spec: LatencySpec, policy: OverrunPolicy) -> None:
         """
@@ -2049,6 +2061,10 @@ class DynoEnvCore(EnvCoreBase):
     def set_actuator(self, actuator: ActuatorParams, dead_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         Replace the plant's steering actuator chain; reset() after
+        """
+    def set_channel_delays(self, steer_ticks: typing.SupportsInt | typing.SupportsIndex, longitudinal_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Replace the plant's per-channel actuation dead times [ticks]; reset() after
         """
     def set_cycle(self, speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         ...

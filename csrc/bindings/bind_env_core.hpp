@@ -140,6 +140,13 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
            }, py::arg("vehicle"),
            "Replace the plant's vehicle parameters (and the task's values derived from "
            "them, e.g. the footprint); reset() after")
+      .def("set_channel_delays", [](Core& e, std::int64_t steer, std::int64_t longitudinal) {
+             if (steer < 0 || longitudinal < 0)
+               throw std::invalid_argument("channel dead ticks must be >= 0");
+             if (!e.set_channel_delays(steer, longitudinal))
+               throw std::invalid_argument("this env core's plant has no actuation channels");
+           }, py::arg("steer_ticks"), py::arg("longitudinal_ticks"),
+           "Replace the plant's per-channel actuation dead times [ticks]; reset() after")
       .def("set_actuator", [](Core& e, const vdsim::ActuatorParams& a, std::int64_t dead_ticks) {
              if (dead_ticks < 0) throw std::invalid_argument("dead_ticks must be >= 0");
              if (!e.set_actuator(a, dead_ticks))

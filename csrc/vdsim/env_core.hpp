@@ -115,6 +115,7 @@ class EnvCoreBase {
   // consistent. false: the plant has no such parameters (the dyno bench).
   virtual bool set_vehicle(const VehicleParams&) { return false; }
   virtual bool set_actuator(const ActuatorParams&, int64_t /*dead_ticks*/) { return false; }
+  virtual bool set_channel_delays(int64_t /*steer*/, int64_t /*longitudinal*/) { return false; }
 };
 
 namespace detail {
@@ -192,6 +193,15 @@ class EnvCore final : public EnvCoreBase {
       return true;
     } else {
       (void)v;
+      return false;
+    }
+  }
+  bool set_channel_delays(int64_t steer, int64_t longitudinal) override {
+    if constexpr (detail::has_set_vehicle<Plant>::value) {
+      plant_.set_channel_delays(steer, longitudinal);
+      return true;
+    } else {
+      (void)steer, (void)longitudinal;
       return false;
     }
   }

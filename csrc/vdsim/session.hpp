@@ -59,6 +59,12 @@ class Session {
   // as the constructor builds it; its state restarts at the current steer. Switching the
   // chain on or off changes the stepping (with a chain every step is one tick).
   void set_actuator(const ActuatorParams& actuator, int64_t dead_ticks);
+  // Replaces the channels' dead times [ticks] (SimConfig::steer_dead_ticks,
+  // longitudinal_dead_ticks); reset() after (it empties the channels).
+  void set_channel_delays(int64_t steer_ticks, int64_t longitudinal_ticks) {
+    config_.steer_dead_ticks = steer_ticks;
+    config_.longitudinal_dead_ticks = longitudinal_ticks;
+  }
 
   // Places the vehicle with wheels rolling at vx; clears the schedule and the clock.
   void reset(double x, double y, double psi, double vx, double vy, double r,

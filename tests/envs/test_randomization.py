@@ -208,13 +208,16 @@ def test_parse_randomize_text(tmp_path):
     assert parse_randomize_text("latency=0:0.04,latency.jitter=0:0.5,actuator_lag=20ms:0.08s") \
         == {"latency": {"mean": [0.0, 0.04], "jitter": [0.0, 0.5]},
             "actuator_lag": [0.02, 0.08]}
+    # a unit on the upper bound covers a bare lower one, as in the delay lists
+    assert parse_randomize_text("latency=10:40ms,steer_delay=0:30ms") == {
+        "latency": {"mean": [0.01, 0.04]}, "steer_delay": [0.0, 0.03]}
     f = tmp_path / "r.yml"
     f.write_text("mass: [0.9, 1.1]\nlatency: {mean: [0, 0.03], jitter: [0, 0.2]}\n")
     spec = parse_randomize_text(str(f))
     assert Randomization.parse(spec).as_dict() == {
         "mass": [0.9, 1.1], "latency": {"mean": [0.0, 0.03], "jitter": [0.0, 0.2]}}
     for bad, match in (("mass=0.9", "write name=lo:hi"), ("mass=a:1", "'a' is not a number"),
-                       ("mass=1ms:2", "'ms' applies to actuator_lag and latency only"),
+                       ("mass=1ms:2", "'ms' applies to actuator_lag, latency and the channel"),
                        ("latency.sd=0:1", "latency takes"), ("mass.x=0:1", "no sub-keys"),
                        ("latency.jitter=0:1", "needs a mean range"), ("", "no ranges"),
                        (str(tmp_path / "none.yml"), "cannot read")):

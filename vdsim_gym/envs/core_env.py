@@ -297,7 +297,8 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         stay the nominal (construction) parameters."""
         if self._episode_params is not None:
             return self._episode_params
-        return EpisodeParams({}, self.vehicle, self.actuator, self.latency)
+        return EpisodeParams({}, self.vehicle, self.actuator, self.latency,
+                             getattr(self.physics, "channel_delays", (0.0, 0.0)))
 
     def _check_randomization(self, latency: Any) -> None:
         """What ``randomize`` asks of this env, before any episode: a vehicle Session for
@@ -306,7 +307,8 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         r = self.randomize
         assert r is not None
         name = type(self).__name__
-        if (r.changes_vehicle or r.changes_actuator) and self.PHYSICS is not PhysicsSpec:
+        if (r.changes_vehicle or r.changes_actuator or r.changes_channels) \
+                and self.PHYSICS is not PhysicsSpec:
             which = [k for k in r.keys if not k.startswith("latency")]
             raise ConfigError(f"randomize {which}: {name} does not run on the vehicle Session "
                               "(its plant has no such parameters); only 'latency' applies")
@@ -346,7 +348,12 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
             assert latency is not None  # a randomized latency is drawn
             self._core.set_latency(latency.spec(), getattr(_core.OverrunPolicy, self.overrun))
             self.latency = latency
-        self._episode_params = EpisodeParams(values, vehicle, actuator, latency)
+        channels = getattr(self.physics, "channel_delays", (0.0, 0.0))
+        if r.changes_channels:
+            ticks = r.channel_delays(channels, values, self.substep_dt)
+            self._core.set_channel_delays(*ticks)
+            channels = (ticks[0] * self.substep_dt, ticks[1] * self.substep_dt)
+        self._episode_params = EpisodeParams(values, vehicle, actuator, latency, channels)
         self._reset_extra = {"randomization": dict(values)}
 
     def _bind_core(self) -> None:

@@ -23,6 +23,10 @@ Names, what their range is of, and how a draw is applied:
   ``[lo, hi]``: the mean, no jitter): per episode c and j, then
   ``LatencyModel.uniform(c (1 - j), c (1 + j))``, or ``fixed(c)`` when j == 0, under the
   env's ``overrun`` policy.
+- ``steer_delay``, ``longitudinal_delay`` (a dead time [s], in [0, 1]): the actuation
+  channel's dead time (``channel_delays``; vehicle envs), the draw taken to the nearest
+  whole substep (half to even: ``timing.nearest_ticks``); the other channel keeps the
+  env's own. The applied (snapped) value is what ``info["randomization"]`` reports.
 
 The drawn values are ``info["randomization"]`` at reset (``latency`` as
 ``latency_mean`` and ``latency_jitter``) and ``env.unwrapped.episode_params``
@@ -41,7 +45,13 @@ from typing import Any
 
 import numpy as np
 
-from vdsim_gym.sim.config import ActuatorConfig, ConfigError, VehicleConfig, load_vehicle
+from vdsim_gym.sim.config import (
+    MAX_ACTUATOR_DEAD_TIME_S,
+    ActuatorConfig,
+    ConfigError,
+    VehicleConfig,
+    load_vehicle,
+)
 from vdsim_gym.sim.latency import MAX_DELAY_S, LatencyModel
 
 # Randomizable names in draw order, with what they are (for messages and docs).
@@ -52,14 +62,17 @@ NAMES: dict[str, str] = {
     "cornering_stiffness": "a scale of the tire's cornering stiffness, e.g. [0.85, 1.15]",
     "actuator_lag": "the steering actuator's time constant [s], e.g. [0.02, 0.08]",
     "latency": "the delay distribution, e.g. {'mean': [0.0, 0.04], 'jitter': [0.0, 0.5]}",
+    "steer_delay": "the steering channel's dead time [s], e.g. [0.0, 0.03]",
+    "longitudinal_delay": "the longitudinal channel's dead time [s], e.g. [0.02, 0.08]",
 }
+CHANNEL_NAMES = ("steer_delay", "longitudinal_delay")
 VEHICLE_NAMES = ("mass", "cg_x", "friction", "cornering_stiffness")
 # Every vehicle field the vehicle names change (Randomization.vehicle, update_core).
 CORE_FIELDS = ("mass", "yaw_inertia", "cg_to_front", "cg_to_rear", "tire.mu",
                "tire.lateral.B", "tire.longitudinal.B")
 # The keys of the draws (info["randomization"]), in draw order.
 DRAW_KEYS = ("mass", "cg_x", "friction", "cornering_stiffness", "actuator_lag",
-             "latency_mean", "latency_jitter")
+             "latency_mean", "latency_jitter", "steer_delay", "longitudinal_delay")
 MAX_ACTUATOR_LAG_S = 10.0  # [s]: longer steering lags are a unit slip (ms for s)
 _LATENCY_KEYS = ("mean", "jitter")
 
@@ -105,6 +118,9 @@ def _check_bounds(key: str, lo: float, hi: float) -> None:
         if hi > MAX_DELAY_S:
             raise _err("latency", f"mean hi = {hi!r} s exceeds MAX_DELAY_S = {MAX_DELAY_S:g} "
                        "s; delays are seconds, not milliseconds: 20 ms is 0.02")
+    if key in CHANNEL_NAMES and not (lo >= 0 and hi <= MAX_ACTUATOR_DEAD_TIME_S):
+        raise _err(key, f"a dead time in [0, {MAX_ACTUATOR_DEAD_TIME_S:g}] s, got "
+                   f"[{lo!r}, {hi!r}] (seconds: 60 ms is 0.06)")
     if key == "latency_jitter" and not (lo >= 0 and hi <= 1):
         raise _err("latency", f"jitter is a fraction of the mean in [0, 1] (delays "
                    f"within c (1 - j) .. c (1 + j)), got [{lo!r}, {hi!r}]")
@@ -120,6 +136,8 @@ class EpisodeParams:
     vehicle: VehicleConfig
     actuator: ActuatorConfig | None
     latency: LatencyModel | None
+    # the actuation channels' dead times [s] (steer, longitudinal)
+    channel_delays: tuple[float, float] = (0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -197,6 +215,10 @@ class Randomization:
     @property
     def changes_latency(self) -> bool:
         return "latency_mean" in self.keys
+
+    @property
+    def changes_channels(self) -> bool:
+        return any(k in CHANNEL_NAMES for k in self.keys)
 
     def as_dict(self) -> dict[str, Any]:
         """The ranges in ``randomize=``'s own form (for run configs; parses back)."""
@@ -276,6 +298,24 @@ class Randomization:
         return LatencyModel.fixed(c) if j == 0.0 else \
             LatencyModel.uniform(c * (1.0 - j), c * (1.0 + j))
 
+    @staticmethod
+    def channel_delays(nominal: tuple[float, float], values: dict[str, float],
+                       substep_dt: float) -> tuple[int, int]:
+        """The episode's channel dead times in ticks: each drawn one at the nearest whole
+        substep (its value in ``values`` replaced by that snapped time), the other the
+        env's own."""
+        from vdsim_gym.sim.timing import nearest_ticks, whole_ticks
+
+        out = []
+        for k, name in enumerate(CHANNEL_NAMES):
+            if name in values:
+                n = nearest_ticks(values[name], substep_dt)[0]
+                values[name] = n * substep_dt
+            else:
+                n = whole_ticks(nominal[k], substep_dt, name, allow_zero=True)
+            out.append(n)
+        return out[0], out[1]
+
     def midpoint(self) -> dict[str, float]:
         return {k: 0.5 * (lo + hi) for k, lo, hi in self.ranges}
 
@@ -304,7 +344,7 @@ def parse_randomize_text(text: str | Path) -> dict[str, Any]:
     """The ``--randomize`` option's value: a YAML file (``.yml``/``.yaml``: a mapping in
     ``randomize=``'s form) or ``name=lo:hi,...`` (``latency=lo:hi`` sets the mean,
     ``latency.jitter=lo:hi`` the jitter; a trailing ``ms`` on the bounds of
-    ``actuator_lag`` and ``latency`` means milliseconds). Returns the mapping (validate it
+    ``actuator_lag``, ``latency`` and the channel delays means milliseconds). Returns the mapping (validate it
     with ``Randomization.parse``)."""
     body = str(text).strip()
     if body.endswith((".yml", ".yaml")):
@@ -332,7 +372,9 @@ def parse_randomize_text(text: str | Path) -> dict[str, Any]:
             raise ConfigError(f"--randomize item {item!r}: write name=lo:hi (e.g. "
                               "mass=0.9:1.15, latency=0:40ms), or give a .yml file")
         name, _, sub = key.partition(".")
-        timed = name in ("actuator_lag", "latency") and sub != "jitter"
+        timed = name in ("actuator_lag", "latency", *CHANNEL_NAMES) and sub != "jitter"
+        if timed and hi.strip().endswith("ms") and not lo.strip().endswith("ms"):
+            lo = lo.strip() + "ms"  # 20:80ms is 20 to 80 ms, as in the delay lists
         bounds = [_number(v, item, timed) for v in (lo, hi)]
         if name == "latency":
             if sub not in ("", "mean", "jitter"):
@@ -355,8 +397,8 @@ def _number(text: str, item: str, timed: bool) -> float:
     scale = 1.0  # divisor: 40 / 1000 is 0.04 exactly, 40 * 1e-3 is not
     if t.endswith("ms"):
         if not timed:
-            raise ConfigError(f"--randomize item {item!r}: 'ms' applies to actuator_lag and "
-                              "latency only")
+            raise ConfigError(f"--randomize item {item!r}: 'ms' applies to actuator_lag, "
+                              "latency and the channel delays only")
         t, scale = t[:-2], 1000.0
     elif t.endswith("s") and timed:
         t = t[:-1]
