@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from vdsim_gym import _moved
-
-_moved.install()  # vdsim_gym.plant, .trace, .validation, ...: the modules' old paths
+from vdsim_gym import _moved  # installs the old paths: vdsim_gym.plant, .trace, ...
 
 try:
     from vdsim_gym import _core  # noqa: F401  (a missing build fails here, explained below)
@@ -21,7 +19,7 @@ except ImportError as _exc:  # the source tree without a build (or a broken inst
 from vdsim_gym import envs as _envs  # noqa: F401  (importing registers the Gymnasium ids)
 from vdsim_gym.sb3_vec_env import make_sb3_vec_env
 from vdsim_gym.sim.config import ActuatorConfig, ConfigError, VehicleConfig, load_vehicle
-from vdsim_gym.sim.latency import LatencyModel
+from vdsim_gym.sim.latency import LatencyModel, NetworkModel
 from vdsim_gym.sim.plant import Plant
 from vdsim_gym.traces.provenance import GIT_DIRTY as __git_dirty__
 from vdsim_gym.traces.provenance import GIT_SHA as __git_sha__
@@ -31,6 +29,7 @@ __all__ = [
     "ActuatorConfig",
     "ConfigError",
     "LatencyModel",
+    "NetworkModel",
     "Plant",
     "VehicleConfig",
     "__git_dirty__",

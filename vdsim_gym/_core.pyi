@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'ConeField', 'CycleAction', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'GymStepper', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'Session', 'SimConfig', 'SpeedEnvCore', 'TRACE_ROW_SIZE', 'TaskParams', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'git_dirty', 'git_sha', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'solve_box_qp', 'solve_spd_banded', 'tire_forces', 'whole_ticks']
+__all__: list[str] = ['AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'ConeField', 'CycleAction', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'GymStepper', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'Session', 'SimConfig', 'SpeedEnvCore', 'TRACE_ROW_SIZE', 'TaskParams', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'git_dirty', 'git_sha', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'solve_box_qp', 'solve_spd_banded', 'tire_forces', 'whole_ticks']
 class Level:
     """
     Members:
@@ -804,6 +804,44 @@ class LatencySpec:
     @seed.setter
     def seed(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
+class NetworkSpec:
+    burst: bool
+    jitter: LatencySpec
+    def __init__(self) -> None:
+        ...
+    @property
+    def drop(self) -> float:
+        ...
+    @drop.setter
+    def drop(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def p_bg(self) -> float:
+        ...
+    @p_bg.setter
+    def p_bg(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def p_gb(self) -> float:
+        ...
+    @p_gb.setter
+    def p_gb(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def seed(self) -> int:
+        ...
+    @seed.setter
+    def seed(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+class NetworkChannel:
+    def __init__(self, spec: NetworkSpec) -> None:
+        ...
+    def lost_many(self, n: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        The next n commands' losses (tests and statistics)
+        """
+    def reseed(self, seed: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
 class LatencySampler:
     def __init__(self, spec: LatencySpec) -> None:
         ...
@@ -1065,6 +1103,8 @@ class PathEnvCore(EnvCoreBase):
         ...
     def clear_latency(self) -> None:
         ...
+    def clear_network(self) -> None:
+        ...
     def command_for(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float]:
         """
         The plant command (steer, longitudinal) of an action now
@@ -1113,6 +1153,10 @@ class PathEnvCore(EnvCoreBase):
         """
         Mode-B latency (takes effect at the next reset)
         """
+    def set_network(self, spec: NetworkSpec, policy: OverrunPolicy) -> None:
+        """
+        A network between controller and plant: losses, bursts, delay (next reset)
+        """
     def set_vehicle(self, vehicle: VehicleParams) -> None:
         """
         Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
@@ -1132,6 +1176,15 @@ class PathEnvCore(EnvCoreBase):
         ...
     @property
     def has_latency(self) -> bool:
+        ...
+    @property
+    def has_network(self) -> bool:
+        ...
+    @property
+    def n_discarded(self) -> int:
+        ...
+    @property
+    def n_lost(self) -> int:
         ...
     @property
     def n_overrun(self) -> int:
@@ -1198,6 +1251,8 @@ class SpeedEnvCore(EnvCoreBase):
         """
     def clear_latency(self) -> None:
         ...
+    def clear_network(self) -> None:
+        ...
     def command_for(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float]:
         """
         The plant command (steer, longitudinal) of an action now
@@ -1238,6 +1293,10 @@ class SpeedEnvCore(EnvCoreBase):
         """
         Mode-B latency (takes effect at the next reset)
         """
+    def set_network(self, spec: NetworkSpec, policy: OverrunPolicy) -> None:
+        """
+        A network between controller and plant: losses, bursts, delay (next reset)
+        """
     def set_vehicle(self, vehicle: VehicleParams) -> None:
         """
         Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
@@ -1254,6 +1313,15 @@ class SpeedEnvCore(EnvCoreBase):
         ...
     @property
     def has_latency(self) -> bool:
+        ...
+    @property
+    def has_network(self) -> bool:
+        ...
+    @property
+    def n_discarded(self) -> int:
+        ...
+    @property
+    def n_lost(self) -> int:
         ...
     @property
     def n_overrun(self) -> int:
@@ -1393,6 +1461,8 @@ class AccEnvCore(EnvCoreBase):
         """
     def clear_latency(self) -> None:
         ...
+    def clear_network(self) -> None:
+        ...
     def command_for(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float]:
         """
         The plant command (steer, longitudinal) of an action now
@@ -1433,6 +1503,10 @@ class AccEnvCore(EnvCoreBase):
         """
         Mode-B latency (takes effect at the next reset)
         """
+    def set_network(self, spec: NetworkSpec, policy: OverrunPolicy) -> None:
+        """
+        A network between controller and plant: losses, bursts, delay (next reset)
+        """
     def set_scenario(self, lead_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], distance: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         ...
     def set_vehicle(self, vehicle: VehicleParams) -> None:
@@ -1451,6 +1525,15 @@ class AccEnvCore(EnvCoreBase):
         ...
     @property
     def has_latency(self) -> bool:
+        ...
+    @property
+    def has_network(self) -> bool:
+        ...
+    @property
+    def n_discarded(self) -> int:
+        ...
+    @property
+    def n_lost(self) -> int:
         ...
     @property
     def n_overrun(self) -> int:
@@ -2028,6 +2111,8 @@ class DynoEnvCore(EnvCoreBase):
         """
     def clear_latency(self) -> None:
         ...
+    def clear_network(self) -> None:
+        ...
     def command_for(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float]:
         """
         The plant command (steer, longitudinal) of an action now
@@ -2072,6 +2157,10 @@ class DynoEnvCore(EnvCoreBase):
         """
         Mode-B latency (takes effect at the next reset)
         """
+    def set_network(self, spec: NetworkSpec, policy: OverrunPolicy) -> None:
+        """
+        A network between controller and plant: losses, bursts, delay (next reset)
+        """
     def set_vehicle(self, vehicle: VehicleParams) -> None:
         """
         Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
@@ -2103,6 +2192,15 @@ class DynoEnvCore(EnvCoreBase):
         ...
     @property
     def has_latency(self) -> bool:
+        ...
+    @property
+    def has_network(self) -> bool:
+        ...
+    @property
+    def n_discarded(self) -> int:
+        ...
+    @property
+    def n_lost(self) -> int:
         ...
     @property
     def n_overrun(self) -> int:
@@ -2311,7 +2409,7 @@ OBS_CLIP: float = 10.0
 PATH_FLAGS: dict[str, int] = {'terminated': 1, 'truncated': 2, 'non_finite': 32, 'spin_out': 16, 'off_corridor': 8, 'cone_hit': 4, 'stalled': 64, 'time_limit': 65536}
 PATH_OBS_NAMES: tuple[str, ...] = ('e_y', 'e_psi', 'vx', 'vy', 'r', 'v_ref', 'ax', 'ay', 'delta_rw', 'prev_steer', 'prev_long', 'kappa_ref', 'preview_y_5m', 'preview_y_10m', 'preview_y_20m', 'preview_y_30m')
 PATH_PREVIEW_DISTANCES: tuple[float, ...] = (5.0, 10.0, 20.0, 30.0)
-PATH_STEP_INFO_NAMES: tuple[str, ...] = ('reward', 'e_y', 's', 't', 'vx', 'X', 'Y', 'psi', 'new_hits', 'cone_hits', 't_sample', 't_apply', 'c_k', 'overrun', 'skipped', 'n_overrun', 'n_skipped', 'sample_tick', 'apply_tick')
+PATH_STEP_INFO_NAMES: tuple[str, ...] = ('reward', 'e_y', 's', 't', 'vx', 'X', 'Y', 'psi', 'new_hits', 'cone_hits', 't_sample', 't_apply', 'c_k', 'overrun', 'skipped', 'n_overrun', 'n_skipped', 'sample_tick', 'apply_tick', 'lost', 'n_lost', 'n_discarded')
 PATH_TERM_NAMES: tuple[str, ...] = ('tracking', 'heading', 'speed', 'smoothness', 'progress', 'cone', 'terminal')
 STATE_SIZE: int = 18
 TRACE_ROW_SIZE: int = 32

@@ -3,7 +3,8 @@
 under both names, so ``monkeypatch``, ``isinstance`` and pickles agree), loaded on first
 use. A meta-path finder installed by ``vdsim_gym/__init__.py`` answers for the old names
 and their submodules (``vdsim_gym.validation.metrics``); ``__main__`` modules are left to
-the ordinary finder so that ``python -m vdsim_gym.validation`` keeps running.
+the ordinary finder so that ``python -m vdsim_gym.validation`` keeps running. Importing
+this module installs it.
 """
 
 from __future__ import annotations
@@ -80,3 +81,6 @@ class MovedFinder(importlib.abc.MetaPathFinder):
 def install() -> None:
     if not any(isinstance(f, MovedFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, MovedFinder())
+
+
+install()  # on import: the front door imports this module first

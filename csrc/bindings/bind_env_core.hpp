@@ -156,6 +156,12 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
       .def("set_latency", &Core::set_latency, py::arg("spec"), py::arg("policy"),
            "Mode-B latency (takes effect at the next reset)")
       .def("clear_latency", &Core::clear_latency)
+      .def("set_network", &Core::set_network, py::arg("spec"), py::arg("policy"),
+           "A network between controller and plant: losses, bursts, delay (next reset)")
+      .def("clear_network", &Core::clear_network)
+      .def_property_readonly("has_network", &Core::has_network)
+      .def_property_readonly("n_lost", &Core::n_lost)
+      .def_property_readonly("n_discarded", &Core::n_discarded)
       .def_property_readonly("has_latency", &Core::has_latency)
       .def_property_readonly("n_overrun", [](const Core& e) { return e.timeline().n_overrun(); })
       .def_property_readonly("n_skipped", [](const Core& e) { return e.timeline().n_skipped(); })
@@ -164,7 +170,7 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
              // With latency: the upcoming sample's grid index, the tick of its controller
              // call and the exact start of its computation [s] (what an evaluation loop
              // needs before it calls the controller). Without: the plant's grid point now.
-             if (!e.has_latency()) {
+             if (!e.has_latency() && !e.has_network()) {
                const std::int64_t k = e.plant().tick() / e.task().ticks_per_period();
                return py::make_tuple(k, e.plant().tick(), e.plant().time());
              }

@@ -31,6 +31,23 @@ void bind_latency(py::module_& m) {
       .def_readwrite("seed", &LatencySpec::seed)
       .def_readwrite("samples", &LatencySpec::samples);
 
+  py::class_<NetworkSpec>(m, "NetworkSpec")
+      .def(py::init<>())
+      .def_readwrite("drop", &NetworkSpec::drop)
+      .def_readwrite("burst", &NetworkSpec::burst)
+      .def_readwrite("p_gb", &NetworkSpec::p_gb)
+      .def_readwrite("p_bg", &NetworkSpec::p_bg)
+      .def_readwrite("jitter", &NetworkSpec::jitter)
+      .def_readwrite("seed", &NetworkSpec::seed);
+  py::class_<NetworkChannel>(m, "NetworkChannel")
+      .def(py::init<const NetworkSpec&>(), py::arg("spec"))
+      .def("reseed", &NetworkChannel::reseed, py::arg("seed"))
+      .def("lost_many", [](NetworkChannel& c, int64_t n) {
+             py::array_t<bool> out(n);
+             auto* p = out.mutable_data();
+             for (int64_t i = 0; i < n; ++i) p[i] = c.lost();
+             return out;
+           }, py::arg("n"), "The next n commands' losses (tests and statistics)");
   py::class_<LatencySampler>(m, "LatencySampler")
       .def(py::init<const LatencySpec&>(), py::arg("spec"))
       .def("reseed", &LatencySampler::reseed, py::arg("seed"))

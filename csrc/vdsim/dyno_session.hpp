@@ -93,6 +93,8 @@ class DynoSession {
     schedule_.push(apply_tick, c, sample_tick);
   }
   const CommandSchedule& commands() const { return schedule_; }
+  // Pending commands due after `tick` dropped (a network's stale packets); how many.
+  size_t discard_after(int64_t tick) { return schedule_.discard_after(tick); }
   void drop_pending() { schedule_.clear(); }
 
   void advance(int64_t n) {

@@ -56,10 +56,13 @@ namespace vdsim {
 // episode totals, and the sample and apply ticks on the substep clock (integers, exact in
 // a double up to kMaxTicks: the ticks themselves, where t_apply / dt would be rounded
 // back). Without latency: apply = sample = the step's start, the rest 0.
-constexpr int kTimingInfoSize = 9;
+// With a network (set_network): lost (0/1: this step's command never applies; then
+// t_apply is NaN and apply_tick -1), and the episode's n_lost and n_discarded (commands
+// dropped because a newer one arrived first).
+constexpr int kTimingInfoSize = 12;
 constexpr std::array<const char*, kTimingInfoSize> kTimingInfoNames = {
-    "t_sample", "t_apply",   "c_k",         "overrun",   "skipped",
-    "n_overrun", "n_skipped", "sample_tick", "apply_tick"};
+    "t_sample",    "t_apply",    "c_k",  "overrun", "skipped",     "n_overrun",
+    "n_skipped",   "sample_tick", "apply_tick", "lost", "n_lost", "n_discarded"};
 
 // Flag bits every env core shares; a task's own bits (why it terminated) sit between.
 constexpr int kFlagTerminated = 1;
@@ -224,9 +227,11 @@ class EnvCore final : public EnvCoreBase {
     action_.fill(0.0);
     steps_ = 0;
     return_ = 0.0;
-    if (latency_on_) {
+    if (latency_on_ || network_on_) {
       timeline_.reset();
       sampler_.reseed(latency_seed);
+      network_.reseed(latency_seed);
+      n_lost_ = n_discarded_ = 0;
     }
     task_.evaluate(plant_, action_.data(), prev_action_.data(), obs, nullptr, info, false);
     std::fill(info + task_info_, info + task_info_ + kTimingInfoSize, 0.0);
@@ -248,7 +253,7 @@ class EnvCore final : public EnvCoreBase {
     const auto cmd = task_.command_from_action(plant_, action_.data());
     const int64_t period = task_.ticks_per_period();
     double timing[kTimingInfoSize];
-    if (!latency_on_) {
+    if (!latency_on_ && !network_on_) {
       const double t0 = plant_.time();
       const int64_t tick0 = plant_.tick();
       plant_.command_now(cmd);
@@ -256,24 +261,42 @@ class EnvCore final : public EnvCoreBase {
       timing[0] = timing[1] = t0;
       std::fill(timing + 2, timing + 7, 0.0);
       timing[7] = timing[8] = static_cast<double>(tick0);
+      std::fill(timing + 9, timing + kTimingInfoSize, 0.0);
     } else {
       const int64_t k = timeline_.next_k();
-      const double c = sampler_.spec().kind == LatencyKind::Measured ? measured_delay
-                                                                     : sampler_.draw();
+      const double c = !latency_on_ ? 0.0
+                       : sampler_.spec().kind == LatencyKind::Measured ? measured_delay
+                                                                       : sampler_.draw();
       const int64_t skipped_before = timeline_.n_skipped();
       const SampleTiming s = timeline_.commit(k, c);
-      plant_.schedule(s.apply_tick, cmd, s.sample_tick);
-      plant_.advance(timeline_.next_k() * period - plant_.tick());
       const double dt = plant_.config().substep_dt;
+      int64_t apply = s.apply_tick;
+      bool lost = false;
+      if (network_on_) {
+        lost = network_.lost();
+        const double n = network_.delay();  // drawn for every command: streams stay aligned
+        if (lost) {
+          ++n_lost_;
+        } else {
+          if (n > 0.0) apply = ceil_ticks(s.t_finish + n, dt);
+          n_discarded_ += static_cast<int64_t>(plant_.discard_after(apply));
+        }
+      }
+      if (!lost) plant_.schedule(apply, cmd, s.sample_tick);
+      plant_.advance(timeline_.next_k() * period - plant_.tick());
       timing[0] = static_cast<double>(s.sample_tick) * dt;
-      timing[1] = static_cast<double>(s.apply_tick) * dt;
+      timing[1] = lost ? std::numeric_limits<double>::quiet_NaN()
+                       : static_cast<double>(apply) * dt;
       timing[2] = s.c;
       timing[3] = s.overrun ? 1.0 : 0.0;
       timing[4] = static_cast<double>(timeline_.n_skipped() - skipped_before);
       timing[5] = static_cast<double>(timeline_.n_overrun());
       timing[6] = static_cast<double>(timeline_.n_skipped());
       timing[7] = static_cast<double>(s.sample_tick);
-      timing[8] = static_cast<double>(s.apply_tick);
+      timing[8] = lost ? -1.0 : static_cast<double>(apply);
+      timing[9] = lost ? 1.0 : 0.0;
+      timing[10] = static_cast<double>(n_lost_);
+      timing[11] = static_cast<double>(n_discarded_);
     }
     int flags =
         task_.evaluate(plant_, action_.data(), prev_action_.data(), obs, terms, info, true);
@@ -337,6 +360,19 @@ class EnvCore final : public EnvCoreBase {
     latency_on_ = true;
   }
   void clear_latency() { latency_on_ = false; }
+  // A network between the controller and the plant (NetworkChannel). Without a latency
+  // model the commands take the latency path with no computation delay (c = 0: the
+  // undelayed run, bit for bit). Takes effect at the next reset().
+  void set_network(const NetworkSpec& spec, OverrunPolicy policy) {
+    network_ = NetworkChannel(spec);
+    if (!latency_on_)
+      timeline_ = AsyncTimeline(plant_.config().substep_dt, task_.ticks_per_period(), policy);
+    network_on_ = true;
+  }
+  void clear_network() { network_on_ = false; }
+  bool has_network() const { return network_on_; }
+  int64_t n_lost() const { return n_lost_; }
+  int64_t n_discarded() const { return n_discarded_; }
   // Episode time limit in substeps from reset (0: none).
   void set_time_limit_ticks(int64_t ticks) { limit_ticks_ = ticks; }
   int64_t time_limit_ticks() const { return limit_ticks_; }
@@ -375,6 +411,9 @@ class EnvCore final : public EnvCoreBase {
   std::vector<float> history_;  // history_k_ actions, oldest first
   std::array<double, kActions> action_{}, prev_action_{};
   bool latency_on_ = false;
+  bool network_on_ = false;
+  NetworkChannel network_;
+  int64_t n_lost_ = 0, n_discarded_ = 0;
   int64_t limit_ticks_ = 0;
   int64_t steps_ = 0;
   double return_ = 0.0;

@@ -79,4 +79,49 @@ class LatencySampler {
   SplitMix64 rng_{0};
 };
 
+// A network between controller and plant (NetworkChannel): each command is lost or
+// delivered late. Loss: Bernoulli with probability `drop`, or (burst) a Gilbert-Elliott
+// chain stepped once per command: in the bad state every command is lost, in the good
+// one with probability `drop`; the chain moves good -> bad with p_gb and bad -> good with
+// p_bg before each command (long-run loss pi_B + pi_G drop, pi_B = p_gb / (p_gb + p_bg);
+// a bad run lasts 1 / p_bg commands on average). A delivered command takes `jitter`'s
+// delay on top of its computation.
+struct NetworkSpec {
+  double drop = 0.0;
+  bool burst = false;
+  double p_gb = 0.0, p_bg = 1.0;
+  LatencySpec jitter{};  // Fixed c = 0: no network delay
+  uint64_t seed = 0;
+};
+
+class NetworkChannel {
+ public:
+  NetworkChannel() = default;
+  explicit NetworkChannel(const NetworkSpec& s) : spec_(s), jitter_(s.jitter) { reseed(0); }
+
+  // One stream for the losses and one for the delays, both from the run's seed.
+  void reseed(uint64_t seed) {
+    rng_ = SplitMix64(spec_.seed ^ seed);
+    jitter_.reseed(spec_.jitter.seed ^ seed ^ 0x6A09E667F3BCC909ull);
+    bad_ = false;
+  }
+  // Whether the next command is lost (steps the chain once).
+  bool lost() {
+    if (spec_.burst) {
+      const double u = rng_.uniform();
+      bad_ = bad_ ? !(u < spec_.p_bg) : (u < spec_.p_gb);
+      if (bad_) return true;
+    }
+    return spec_.drop > 0.0 && rng_.uniform() < spec_.drop;
+  }
+  double delay() { return jitter_.draw(); }
+  const NetworkSpec& spec() const { return spec_; }
+
+ private:
+  NetworkSpec spec_{};
+  LatencySampler jitter_{};
+  SplitMix64 rng_{0};
+  bool bad_ = false;
+};
+
 }  // namespace vdsim

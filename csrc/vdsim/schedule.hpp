@@ -149,6 +149,16 @@ class CommandSchedule {
 
   size_t pending() const { return queue_.size(); }
   void clear() { queue_.clear(); }
+  // Removes the pending commands due after `tick` (older commands that a newer one, due
+  // at `tick`, overtook: a network discards them); returns how many.
+  size_t discard_after(int64_t tick) {
+    size_t n = 0;
+    while (!queue_.empty() && queue_.back().apply_tick > tick) {
+      queue_.pop_back();
+      ++n;
+    }
+    return n;
+  }
   // The tick of the next pending command, or -1.
   int64_t next_tick() const { return queue_.empty() ? -1 : queue_.front().apply_tick; }
 

@@ -79,6 +79,8 @@ class Session {
   }
   // The command in force and the pending ones, with their sample and apply ticks.
   const CommandSchedule& commands() const { return schedule_; }
+  // Pending commands due after `tick` dropped (a network's stale packets); how many.
+  size_t discard_after(int64_t tick) { return schedule_.discard_after(tick); }
   void drop_pending() { schedule_.clear(); }
   size_t pending() const { return schedule_.pending(); }
 

@@ -48,7 +48,7 @@ from vdsim_gym.errors import (
     UnsupportedRenderModeError,
     UsageError,
 )
-from vdsim_gym.sim.latency import LatencyModel
+from vdsim_gym.sim.latency import LatencyModel, NetworkModel
 from vdsim_gym.sim.plant import PhysicsSpec, actuator_params, observe_session
 from vdsim_gym.sim.randomization import EpisodeParams, Randomization
 from vdsim_gym.sim.timing import ceil_ticks
@@ -67,7 +67,7 @@ def task_flags(spec: Any) -> tuple[tuple[str, int], ...]:
 TIMING_KEYS: tuple[tuple[str, type], ...] = (
     ("t_sample", float), ("t_apply", float), ("c_k", float), ("overrun", bool),
     ("skipped", int), ("n_overrun", int), ("n_skipped", int), ("sample_tick", int),
-    ("apply_tick", int))
+    ("apply_tick", int), ("lost", bool), ("n_lost", int), ("n_discarded", int))
 # Tag of the latency seed stream derived from the reset seed (independent of np_random).
 _LATENCY_STREAM = 0x1A7E_5EED
 PHYSICS_KEYS: tuple[str, ...] = tuple(
@@ -137,6 +137,7 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         render_mode: str | None = None,
         latency: LatencyModel | None = None,
         overrun: str = "skip",
+        network: NetworkModel | None = None,
         time_limit: float | None | str = "default",
         randomize: Mapping[str, Any] | Randomization | None = None,
         action_history: int = 0,
@@ -209,7 +210,9 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
             self._check_randomization(latency)
             if self.randomize.changes_latency:  # until the first reset: the midpoint's
                 latency = Randomization.latency(self.randomize.midpoint())
+        self.network: NetworkModel | None = None
         self._configure_latency(latency, overrun)
+        self.configure_network(network)
         self._needs_reset = True
         self._reset_reason = "call reset() before step()"
 
@@ -388,6 +391,7 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         self._set_time_limit_ticks()
         self._after_core_rebuild()
         self._configure_latency(self.latency, self.overrun)  # also requires a reset
+        self.configure_network(self.network)
 
     def _after_core_rebuild(self) -> None:
         """Re-applies what the task had set on its core (the path envs: the course)."""
@@ -588,7 +592,9 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         state = self._reset_task(seed)
         if self.randomize is not None:
             self._randomize_episode()
-        latency_seed = 0 if self.latency is None else self._latency_seed(self.latency, seed)
+        model = self.latency if self.latency is not None else \
+            (LatencyModel.fixed(0.0) if self.network is not None else None)
+        latency_seed = 0 if model is None else self._latency_seed(model, seed)
         self._core.reset(state, self._obs, self._info, latency_seed)
         self._next_delay = None
         self._needs_reset = False

@@ -9,7 +9,14 @@ from typing import Any
 from vdsim_gym import _core
 from vdsim_gym._checks import check_measured_delay
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.latency import MAX_DELAY_S, LatencyModel, check_latency, check_overrun
+from vdsim_gym.sim.latency import (
+    MAX_DELAY_S,
+    LatencyModel,
+    NetworkModel,
+    check_latency,
+    check_network,
+    check_overrun,
+)
 from vdsim_gym.sim.randomization import Randomization
 
 
@@ -22,6 +29,7 @@ class EnvLatency:
     randomize: Randomization | None
     time_limit: float | None
     latency: LatencyModel | None
+    network: NetworkModel | None
     overrun: str
     _measured: bool
     _next_delay: float | None
@@ -64,12 +72,27 @@ class EnvLatency:
             self._core.set_latency(latency.spec(), getattr(_core.OverrunPolicy, overrun))
         else:
             self._core.clear_latency()
-        self._stepper.timing = latency is not None
+        self._stepper.timing = latency is not None or getattr(self, "network", None) is not None
         self.latency, self.overrun = latency, overrun
         self._measured = latency is not None and latency.kind == "measured"
         self._next_delay = None
         self._needs_reset = True
         self._reset_reason = "the latency model changed; call reset() before step()"
+
+    def configure_network(self, network: NetworkModel | None) -> None:
+        """A network between the controller and the plant (``NetworkModel``: losses,
+        bursts, delay; None: none). Takes effect at the next ``reset()``, then required.
+        Without a latency model the commands take the latency path with no computation
+        delay (bit for bit the run without latency), so the timing keys are in info."""
+        network = check_network(network)
+        if network is not None:
+            self._core.set_network(network.spec(), getattr(_core.OverrunPolicy, self.overrun))
+        else:
+            self._core.clear_network()
+        self.network = network
+        self._stepper.timing = self.latency is not None or network is not None
+        self._needs_reset = True
+        self._reset_reason = "the network changed; call reset() before step()"
 
     def set_next_delay(self, c: float) -> None:
         """The computation delay [s] of the next step's action (``LatencyModel.measured()``).
