@@ -140,3 +140,24 @@ def test_bad_networks_name_the_fix(kw, match):
         NetworkModel(**kw)
     with pytest.raises(ConfigError, match="NetworkModel"):
         gym.make("VDSim-DLC-v0", network={"drop": 0.1})
+
+
+def test_closed_loop_eval_on_a_network_env_counts_losses_and_discards():
+    """ClosedLoopEval(env=...) in mode B on an env with a network: lost commands have no
+    apply time and never apply, overtaken ones are marked discarded, and the stats count
+    both as the env's core did."""
+    from vdsim_gym.controllers import stanley_pi
+    from vdsim_gym.eval import ClosedLoopEval
+
+    net = NetworkModel(drop=0.2, jitter=LatencyModel.uniform(0.0, 0.06, seed=1), seed=3)
+    env = gym.make("VDSim-DLC-v0", preset="lane_change_3p5_30", terminate_on_cone=False,
+                   network=net)
+    res = ClosedLoopEval(env=env, policy=stanley_pi(env), mode="virtual_async",
+                         latency=LatencyModel.fixed(0.01), duration=3.0, seed=2).run()
+    s, st = res.samples, res.stats
+    core = env.unwrapped.core
+    assert st["n_lost"] == core.n_lost > 0 and st["n_discarded"] == core.n_discarded > 0
+    t_apply, applied = np.asarray(s["t_apply"]), np.asarray(s["applied"])
+    lost = np.isnan(t_apply)
+    assert lost.sum() == st["n_lost"] and not applied[lost].any()
+    assert st["n_unapplied"] >= st["n_lost"] + st["n_discarded"]

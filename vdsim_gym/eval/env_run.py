@@ -100,6 +100,7 @@ class EnvPolicyRun:
         rows: list[tuple] = []
         samples = _Samples()
         by_sample: dict[int, dict[str, Any]] = {}  # sample tick -> its samples row
+        waiting: list[dict[str, Any]] = []  # rows whose command has not applied yet
         initial = (0.0,) * len(self.command_columns)  # the plant's command after reset
         stopped, first, summary = False, True, {"outcome": None}
         while True:
@@ -132,13 +133,25 @@ class EnvPolicyRun:
             # is applied last at its tick).
             before = core.command_in_force(now)[0]
             obs, _, terminated, truncated, info = env.step(action)
-            apply_tick = info["apply_tick"] if timed else now
+            # The env reports its timing keys with a latency model or a network (which
+            # may lose a command: apply_tick -1, never applied).
+            apply_tick = info.get("apply_tick", now) if timed or "apply_tick" in info else now
+            lost = bool(info.get("lost", False))
             row = samples.add(k=k, t_sample=t_sample, t_start=t_start, t_call=call_tick * dt,
                               c_k=c, apply_tick=apply_tick,
                               overrun=bool(info.get("overrun", False)), command=command,
-                              t_compute_s=wall)
+                              t_compute_s=wall, lost=lost)
             by_sample[now] = row
-            in_force = row if apply_tick <= now else by_sample.get(before)
+            in_force = row if 0 <= apply_tick <= now else by_sample.get(before)
+            if not lost and apply_tick >= 0:
+                # A delivered command discards the pending ones due after it (the
+                # network's rule, CommandSchedule.discard_after): overtaken, they never act.
+                for w in waiting:
+                    if w["apply_tick"] > apply_tick:
+                        w["discarded"] = True
+                waiting = [w for w in waiting if not w.get("discarded")]
+                waiting.append(row)
+            waiting = [w for w in waiting if w["apply_tick"] > core.tick]
             rows.append((t_sample, state, initial if in_force is None else in_force["command"],
                          in_force))
             if terminated or truncated:

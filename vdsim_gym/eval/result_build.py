@@ -29,20 +29,24 @@ def build_result(ev: Any, rows: list[tuple], samples: _Samples, end: int, stoppe
         trace[name] = np.array([nan if r[2] is None else r[2][j] for r in rows])
     src = [r[3] for r in rows]
     trace["t_sample"] = np.array([nan if s is None else s["t_sample"] for s in src])
-    trace["t_apply"] = np.array([nan if s is None else s["apply_tick"] * dt for s in src])
+    trace["t_apply"] = np.array([nan if s is None or s["apply_tick"] < 0 else s["apply_tick"] * dt
+                                 for s in src])
     trace["c_k"] = np.array([nan if s is None else s["c_k"] for s in src])
     trace["overrun"] = np.array([0 if s is None else int(s["overrun"]) for s in src],
                                 dtype=np.int8)
 
     srows = samples.rows
-    applied = [not r.get("stopping", False) and r["apply_tick"] < end for r in srows]
+    # lost (a network's drop: apply tick -1) and discarded (overtaken) commands never act
+    applied = [not r.get("stopping", False) and 0 <= r["apply_tick"] < end
+               and not r.get("discarded", False) for r in srows]
     cols: dict[str, np.ndarray] = {
         "k": np.array([r["k"] for r in srows], dtype=np.int64),
         "t_sample": np.array([r["t_sample"] for r in srows], dtype=float),
         "t_start": np.array([r["t_start"] for r in srows], dtype=float),
         "t_call": np.array([r["t_call"] for r in srows], dtype=float),
         "c_k": np.array([r["c_k"] for r in srows], dtype=float),
-        "t_apply": np.array([r["apply_tick"] * dt for r in srows], dtype=float),
+        "t_apply": np.array([r["apply_tick"] * dt if r["apply_tick"] >= 0 else nan
+                             for r in srows], dtype=float),
         "overrun": np.array([r["overrun"] for r in srows], dtype=bool),
         "applied": np.array(applied, dtype=bool),
         **{name: np.array([r["command"][j] for r in srows], dtype=float)
@@ -61,6 +65,9 @@ def build_result(ev: Any, rows: list[tuple], samples: _Samples, end: int, stoppe
                           if k not in taken)
                       if ev.overrun == "skip" else 0),
         "n_unapplied": int(len(srows) - sum(applied)),
+        # a network's losses and discards (the env form on an env with network=)
+        "n_lost": int(sum(1 for r in srows if r.get("lost", False))),
+        "n_discarded": int(sum(1 for r in srows if r.get("discarded", False))),
         # commands held at the vehicle's limits (the callback form; an env's actions are
         # within [-1, 1] by construction)
         "n_saturated": int(getattr(getattr(d, "plant", None), "n_saturated", 0)),
