@@ -108,7 +108,7 @@ def test_overtaken_commands_are_discarded_and_never_act():
         pending = [p[0] for p in core.pending_commands]
         assert pending == sorted(pending)  # by apply tick and by sample: no older behind
     assert info["n_discarded"] > 10
-    assert all(b >= a for a, b in zip(in_force, in_force[1:]))
+    assert all(b >= a for a, b in zip(in_force, in_force[1:], strict=False))
 
 
 def test_vector_env_equals_sync_with_a_network():
@@ -161,3 +161,27 @@ def test_closed_loop_eval_on_a_network_env_counts_losses_and_discards():
     lost = np.isnan(t_apply)
     assert lost.sum() == st["n_lost"] and not applied[lost].any()
     assert st["n_unapplied"] >= st["n_lost"] + st["n_discarded"]
+
+
+def test_sweep_cli_loss_axis(tmp_path, capsys):
+    """vdsim-gym sweep --loss 0,10,30%: one scenario column per loss (0 without a network),
+    the loss raising the error; a bad value is one line naming the form."""
+    import csv
+
+    from vdsim_gym.cli import main as cli_main
+
+    assert cli_main(["sweep", "--delays", "20ms", "--loss", "0,10,30%", "--seeds", "3",
+                     "--num-envs", "9", "--out", str(tmp_path), "--no-plot",
+                     "--no-progress"]) == 0
+    with open(tmp_path / "sweep_summary.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["scenario"] for r in rows] == [
+        "default", "network=network(drop 0.1)", "network=network(drop 0.3)"]
+    rmse = [float(r["rms_e_y_mean"]) for r in rows]
+    assert rmse[0] < rmse[2]
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main(["sweep", "--loss", "0,1.5", "--seeds", "1"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--loss: loss '1.5' is not a probability" in err[0]

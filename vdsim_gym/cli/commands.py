@@ -18,6 +18,7 @@ from vdsim_gym.cli.options import (
     _int_at_least,
     _json_object,
     _json_objects,
+    _losses,
     _non_negative,
     _number_in,
     _out_dir,
@@ -101,7 +102,7 @@ def _sweep(args: argparse.Namespace) -> int:
                seeds=args.seeds, overrun=args.overrun, num_envs=args.num_envs,
                backend=args.backend, address=args.address, out=args.out,
                env_kwargs=args.env_kwargs, scenarios=args.scenarios, algo=args.algo,
-               metric=args.metric, own_env=args.own_env,
+               metric=args.metric, own_env=args.own_env, losses=args.loss,
                make_plot=not args.no_plot, progress=not args.no_progress)
     return 0
 
@@ -279,6 +280,10 @@ def _add_sweep(sub: Any) -> None:
     sw.add_argument("--scenarios", type=_json_objects, default=None,
                     help="cells of env kwargs as a JSON array, one column of the grid each, "
                          'e.g. \'[{"scenario": "follow"}, {"scenario": "cut_in"}]\'')
+    sw.add_argument("--loss", type=_losses, default=None,
+                    help="a grid axis of network losses: each probability a column "
+                         "(network=NetworkModel(drop=p) on every scenario; 0: no network), "
+                         "e.g. 0,0.05,0.1 or 0,5,10%%")
     sw.add_argument("--env-kwargs", type=_json_object, default=None,
                     help='shared gym.make kwargs as JSON, e.g. \'{"preset": "iso3888_2"}\'')
     sw.add_argument("--own-env", action="store_true",

@@ -125,5 +125,25 @@ def _delays(text: str) -> str:
 
 
 
+def _losses(text: str) -> list[float]:
+    """Loss probabilities "0,0.05,0.1" (or percentages "0,5,10%") for --loss."""
+    body = text.strip()
+    scale = 100.0 if body.endswith("%") else 1.0
+    items = [t.strip() for t in body.rstrip("%").split(",")]
+    out = []
+    for t in items:
+        try:
+            p = float(t) / scale
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{t!r} is not a number; write loss probabilities like 0,0.05,0.1 "
+                "(or 0,5,10%)") from None
+        if not 0.0 <= p <= 1.0:
+            raise argparse.ArgumentTypeError(f"loss {t!r} is not a probability in [0, 1] "
+                                             "(percent: end the list with %)")
+        out.append(p)
+    return out
+
+
 __all__ = ["_delays", "_int_at_least", "_json_object", "_json_object_like", "_json_objects",
-           "_non_negative", "_number_in", "_out_dir", "_presets"]
+           "_losses", "_non_negative", "_number_in", "_out_dir", "_presets"]

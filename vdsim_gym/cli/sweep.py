@@ -21,7 +21,10 @@ from vdsim_gym.eval.sweeps import _check_env_id, _check_seeds, sweep
 from vdsim_gym.eval.sweeps.report import plot, summary_table
 from vdsim_gym.eval.sweeps.results import SweepResult, sweep_metrics, write_csv
 from vdsim_gym.policies import _check_algo, load_controller  # re-exported
-from vdsim_gym.sim.latency import parse_delays  # re-exported: the grammar lives in latency
+from vdsim_gym.sim.latency import (
+    NetworkModel,
+    parse_delays,  # re-exported: the grammar lives in latency
+)
 
 
 def _env_keys(cls: type) -> set[str]:
@@ -108,7 +111,8 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
          scenarios: list[dict[str, Any]] | None = None, algo: str | None = None,
          metric: str | None = None, make_plot: bool = True, progress: bool = True,
          echo: Any = print, own_env: bool = False,
-         options: tuple[str, str] = ("--controller", "--compare")
+         options: tuple[str, str] = ("--controller", "--compare"),
+         losses: Sequence[float] | None = None
          ) -> dict[str, SweepResult]:
     """The ``vdsim-gym sweep`` command: sweeps each controller, writes sweep.csv,
     sweep_summary.csv and sweep.png into ``out``, prints the summary table.
@@ -116,7 +120,9 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
     (its config.yml; they win over ``env_kwargs`` where both set a key), the baselines
     on ``env_kwargs`` (e.g. a pedal policy and the PI robot driver, each on its own
     driver). ``options``: the command-line options a bad spec is named by (the first
-    controller's, the others'; ``vdsim-gym compare``: --policies for all)."""
+    controller's, the others'; ``vdsim-gym compare``: --policies for all). ``losses``:
+    a grid axis of network loss probabilities, each scenario swept with
+    ``network=NetworkModel(drop=p)`` (0: without a network)."""
     try:
         latencies = parse_delays(delays)
     except ValueError as exc:
@@ -126,6 +132,9 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
     if metric is not None and metric not in metrics:
         raise ConfigError(f"--metric {metric!r} is not a metric of {env_id}; choose one of "
                           f"{', '.join(metrics)}")
+    if losses:
+        scenarios = [{**sc, **({"network": NetworkModel(drop=p)} if p > 0 else {})}
+                     for sc in (scenarios or [{}]) for p in losses]
     loaded = _load_all(controllers, algo, options)
     if "torch" in sys.modules:  # an SB3 policy was loaded: its network on one thread
         # A 64x64 network gains nothing from a second thread, and beside other work on

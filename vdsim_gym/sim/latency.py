@@ -350,6 +350,15 @@ class NetworkModel:
                                   "network delay (fixed, uniform, normal, empirical)")
         object.__setattr__(self, "seed", _check_seed(self.seed))
 
+    def __str__(self) -> str:
+        """A short label (sweep scenario keys): "network(drop 0.05)"."""
+        parts = [f"drop {self.drop:g}"] if self.drop else []
+        if self.burst is not None:
+            parts.append(f"burst {self.burst[0]:g}/{self.burst[1]:g}")
+        if self.jitter is not None:
+            parts.append(f"jitter {self.jitter.kind} {1e3 * self.jitter.mean_delay:g} ms")
+        return f"network({', '.join(parts) or 'lossless'})"
+
     @property
     def loss_rate(self) -> float:
         """The long-run fraction of commands lost (closed form)."""
