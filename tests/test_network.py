@@ -185,3 +185,38 @@ def test_sweep_cli_loss_axis(tmp_path, capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--loss: loss '1.5' is not a probability" in err[0]
+
+
+def test_randomized_loss_is_the_env_with_that_network_bit_for_bit():
+    """randomize={'loss': [lo, hi]}: each reset draws the network's drop (reported in
+    info), and the episode equals the env built with NetworkModel(drop=that) (the burst
+    chain and delay of the env's own network stay)."""
+    base = NetworkModel(burst=(0.05, 0.4), jitter=LatencyModel.uniform(0.0, 0.02, seed=1),
+                        seed=6)
+    kw = {"preset": "lane_change_3p5_30", "terminate_on_cone": False}
+    env = gym.make("VDSim-DLC-v0", network=base, randomize={"loss": [0.0, 0.4]}, **kw)
+    for seed in (1, 2):
+        obs, info = env.reset(seed=seed)
+        p = info["randomization"]["loss"]
+        assert 0.0 <= p <= 0.4 and env.unwrapped.episode_params.network.drop == p
+        fixed = gym.make("VDSim-DLC-v0", network=NetworkModel(
+            drop=p, burst=base.burst, jitter=base.jitter, seed=base.seed), **kw)
+        obs2, _ = fixed.reset(seed=seed)
+        np.testing.assert_array_equal(obs, obs2)
+        rng = np.random.default_rng(seed)
+        for _ in range(40):
+            a = rng.uniform(-0.2, 0.2, 2).astype(np.float32)
+            r1, r2 = env.step(a), fixed.step(a)
+            np.testing.assert_array_equal(r1[0], r2[0])
+            assert r1[4]["n_lost"] == r2[4]["n_lost"]
+    with pytest.raises(ConfigError, match=r"probability in \[0, 1\]"):
+        gym.make("VDSim-DLC-v0", randomize={"loss": [0.0, 1.5]})
+    venv = gym.make_vec("VDSim-ACC-v0", num_envs=2, randomize={"loss": [0.1, 0.3]})
+    sync = gym.vector.SyncVectorEnv(
+        [lambda: gym.make("VDSim-ACC-v0", randomize={"loss": [0.1, 0.3]})] * 2)
+    np.testing.assert_array_equal(venv.reset(seed=4)[0], sync.reset(seed=4)[0])
+    for _ in range(20):
+        a = np.full((2, 1), 0.1, np.float32)
+        r1, r2 = venv.step(a), sync.step(a)
+        np.testing.assert_array_equal(r1[0], r2[0])
+        np.testing.assert_array_equal(r1[4]["n_lost"], r2[4]["n_lost"])

@@ -48,7 +48,7 @@ from vdsim_gym.errors import (
     UnsupportedRenderModeError,
     UsageError,
 )
-from vdsim_gym.sim.latency import LatencyModel, NetworkModel
+from vdsim_gym.sim.latency import LatencyModel, NetworkModel, check_network
 from vdsim_gym.sim.plant import PhysicsSpec, actuator_params, observe_session
 from vdsim_gym.sim.randomization import EpisodeParams, Randomization
 from vdsim_gym.sim.timing import ceil_ticks
@@ -211,7 +211,10 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
             if self.randomize.changes_latency:  # until the first reset: the midpoint's
                 latency = Randomization.latency(self.randomize.midpoint())
         self.network: NetworkModel | None = None
+        self._nominal_network = check_network(network)  # randomize['loss'] replaces its drop
         self._configure_latency(latency, overrun)
+        if self.randomize is not None and self.randomize.changes_network:
+            network = Randomization.network(self._nominal_network, self.randomize.midpoint())
         self.configure_network(network)
         self._needs_reset = True
         self._reset_reason = "call reset() before step()"
@@ -301,7 +304,7 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         if self._episode_params is not None:
             return self._episode_params
         return EpisodeParams({}, self.vehicle, self.actuator, self.latency,
-                             getattr(self.physics, "channel_delays", (0.0, 0.0)))
+                             getattr(self.physics, "channel_delays", (0.0, 0.0)), self.network)
 
     def _check_randomization(self, latency: Any) -> None:
         """What ``randomize`` asks of this env, before any episode: a vehicle Session for
@@ -356,7 +359,14 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
             ticks = r.channel_delays(channels, values, self.substep_dt)
             self._core.set_channel_delays(*ticks)
             channels = (ticks[0] * self.substep_dt, ticks[1] * self.substep_dt)
-        self._episode_params = EpisodeParams(values, vehicle, actuator, latency, channels)
+        network = self.network
+        if r.changes_network:
+            network = r.network(self._nominal_network, values)
+            assert network is not None
+            self._core.set_network(network.spec(), getattr(_core.OverrunPolicy, self.overrun))
+            self.network = network
+        self._episode_params = EpisodeParams(values, vehicle, actuator, latency, channels,
+                                             network)
         self._reset_extra = {"randomization": dict(values)}
 
     def _bind_core(self) -> None:

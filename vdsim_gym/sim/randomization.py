@@ -27,6 +27,9 @@ Names, what their range is of, and how a draw is applied:
   channel's dead time (``channel_delays``; vehicle envs), the draw taken to the nearest
   whole substep (half to even: ``timing.nearest_ticks``); the other channel keeps the
   env's own. The applied (snapped) value is what ``info["randomization"]`` reports.
+- ``loss`` (a probability in [0, 1]): the network's loss per command (``network=``'s
+  ``drop``; its burst chain and delay stay), or ``NetworkModel(drop=p)`` when the env has
+  no network.
 
 The drawn values are ``info["randomization"]`` at reset (``latency`` as
 ``latency_mean`` and ``latency_jitter``) and ``env.unwrapped.episode_params``
@@ -52,7 +55,7 @@ from vdsim_gym.sim.config import (
     VehicleConfig,
     load_vehicle,
 )
-from vdsim_gym.sim.latency import MAX_DELAY_S, LatencyModel
+from vdsim_gym.sim.latency import MAX_DELAY_S, LatencyModel, NetworkModel
 
 # Randomizable names in draw order, with what they are (for messages and docs).
 NAMES: dict[str, str] = {
@@ -64,6 +67,7 @@ NAMES: dict[str, str] = {
     "latency": "the delay distribution, e.g. {'mean': [0.0, 0.04], 'jitter': [0.0, 0.5]}",
     "steer_delay": "the steering channel's dead time [s], e.g. [0.0, 0.03]",
     "longitudinal_delay": "the longitudinal channel's dead time [s], e.g. [0.02, 0.08]",
+    "loss": "the network's loss probability per command, e.g. [0.0, 0.1]",
 }
 CHANNEL_NAMES = ("steer_delay", "longitudinal_delay")
 VEHICLE_NAMES = ("mass", "cg_x", "friction", "cornering_stiffness")
@@ -72,7 +76,7 @@ CORE_FIELDS = ("mass", "yaw_inertia", "cg_to_front", "cg_to_rear", "tire.mu",
                "tire.lateral.B", "tire.longitudinal.B")
 # The keys of the draws (info["randomization"]), in draw order.
 DRAW_KEYS = ("mass", "cg_x", "friction", "cornering_stiffness", "actuator_lag",
-             "latency_mean", "latency_jitter", "steer_delay", "longitudinal_delay")
+             "latency_mean", "latency_jitter", "steer_delay", "longitudinal_delay", "loss")
 MAX_ACTUATOR_LAG_S = 10.0  # [s]: longer steering lags are a unit slip (ms for s)
 _LATENCY_KEYS = ("mean", "jitter")
 
@@ -121,6 +125,8 @@ def _check_bounds(key: str, lo: float, hi: float) -> None:
     if key in CHANNEL_NAMES and not (lo >= 0 and hi <= MAX_ACTUATOR_DEAD_TIME_S):
         raise _err(key, f"a dead time in [0, {MAX_ACTUATOR_DEAD_TIME_S:g}] s, got "
                    f"[{lo!r}, {hi!r}] (seconds: 60 ms is 0.06)")
+    if key == "loss" and not (lo >= 0 and hi <= 1):
+        raise _err(key, f"a probability in [0, 1], got [{lo!r}, {hi!r}]")
     if key == "latency_jitter" and not (lo >= 0 and hi <= 1):
         raise _err("latency", f"jitter is a fraction of the mean in [0, 1] (delays "
                    f"within c (1 - j) .. c (1 + j)), got [{lo!r}, {hi!r}]")
@@ -138,6 +144,7 @@ class EpisodeParams:
     latency: LatencyModel | None
     # the actuation channels' dead times [s] (steer, longitudinal)
     channel_delays: tuple[float, float] = (0.0, 0.0)
+    network: NetworkModel | None = None
 
 
 @dataclass(frozen=True)
@@ -215,6 +222,10 @@ class Randomization:
     @property
     def changes_latency(self) -> bool:
         return "latency_mean" in self.keys
+
+    @property
+    def changes_network(self) -> bool:
+        return "loss" in self.keys
 
     @property
     def changes_channels(self) -> bool:
@@ -297,6 +308,14 @@ class Randomization:
         c, j = values["latency_mean"], values.get("latency_jitter", 0.0)
         return LatencyModel.fixed(c) if j == 0.0 else \
             LatencyModel.uniform(c * (1.0 - j), c * (1.0 + j))
+
+    @staticmethod
+    def network(nominal: NetworkModel | None, values: Mapping[str, float]
+                ) -> NetworkModel | None:
+        """The episode's network: the env's with the drawn loss as its ``drop``."""
+        if "loss" not in values:
+            return nominal
+        return dataclasses.replace(nominal or NetworkModel(), drop=values["loss"])
 
     @staticmethod
     def channel_delays(nominal: tuple[float, float], values: dict[str, float],
