@@ -596,6 +596,10 @@ class Session:
         """
         n substeps (GIL released; Ctrl-C stops a long advance)
         """
+    def command_in_force(self, tick: typing.SupportsInt | typing.SupportsIndex | None = None) -> tuple[int, int, float, float]:
+        """
+        (sample_tick, apply_tick, steer, longitudinal) of the command in force now, or during substep `tick` (at or after now); sample_tick -1: not a sample
+        """
     def command_now(self, steer: typing.SupportsFloat | typing.SupportsIndex, longitudinal: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     def drop_pending(self) -> None:
@@ -610,8 +614,10 @@ class Session:
         """
     def reset(self, x: typing.SupportsFloat | typing.SupportsIndex, y: typing.SupportsFloat | typing.SupportsIndex, psi: typing.SupportsFloat | typing.SupportsIndex, vx: typing.SupportsFloat | typing.SupportsIndex, vy: typing.SupportsFloat | typing.SupportsIndex, r: typing.SupportsFloat | typing.SupportsIndex, initial: Command = ...) -> None:
         ...
-    def schedule(self, apply_tick: typing.SupportsInt | typing.SupportsIndex, steer: typing.SupportsFloat | typing.SupportsIndex, longitudinal: typing.SupportsFloat | typing.SupportsIndex) -> None:
-        ...
+    def schedule(self, apply_tick: typing.SupportsInt | typing.SupportsIndex, steer: typing.SupportsFloat | typing.SupportsIndex, longitudinal: typing.SupportsFloat | typing.SupportsIndex, sample_tick: typing.SupportsInt | typing.SupportsIndex = -1) -> None:
+        """
+        A command applying at apply_tick, sampled at sample_tick
+        """
     def set_actuator(self, actuator: ActuatorParams, dead_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         Replace the steering actuator chain (its dead time in ticks); reset() after

@@ -1,6 +1,8 @@
 // Session: the single-vehicle simulator. Multi-substep loops release the GIL.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+
+#include <optional>
 #include <pybind11/stl.h>
 
 #include "interruptible.hpp"
@@ -69,8 +71,19 @@ void bind_session(py::module_& m) {
       .def("command_now", [](Session& s, double steer, double lon) { s.command_now({steer, lon}); },
            py::arg("steer"), py::arg("longitudinal"))
       .def("schedule",
-           [](Session& s, int64_t tick, double steer, double lon) { s.schedule(tick, {steer, lon}); },
-           py::arg("apply_tick"), py::arg("steer"), py::arg("longitudinal"))
+           [](Session& s, int64_t tick, double steer, double lon, int64_t sample_tick) {
+             s.schedule(tick, {steer, lon}, sample_tick);
+           },
+           py::arg("apply_tick"), py::arg("steer"), py::arg("longitudinal"),
+           py::arg("sample_tick") = -1, "A command applying at apply_tick, sampled at sample_tick")
+      .def("command_in_force", [](const Session& s, std::optional<int64_t> tick) {
+             const auto& sched = s.commands();
+             const auto& c = tick ? sched.in_force_during(*tick) : sched.in_force();
+             return py::make_tuple(c.sample_tick, c.apply_tick, c.command.steer,
+                                   c.command.longitudinal);
+           }, py::arg("tick") = py::none(),
+           "(sample_tick, apply_tick, steer, longitudinal) of the command in force now, or "
+           "during substep `tick` (at or after now); sample_tick -1: not a sample")
       .def("drop_pending", &Session::drop_pending)
       .def_property_readonly("pending", &Session::pending)
       .def("advance", [](Session& s, int64_t n) {

@@ -35,7 +35,9 @@ class _Driver(Protocol):
     def call(self, obs: Any, t: float) -> Any: ...  # the controller's raw output
     def check(self, raw: Any) -> Command: ...  # validated command; ValueError otherwise
     def command_now(self, command: Command) -> None: ...
-    def schedule(self, apply_tick: int, command: Command) -> None: ...
+    def schedule(self, apply_tick: int, command: Command, sample_tick: int = -1) -> None: ...
+    # (sample_tick, apply_tick, ...) of the command acting during substep `tick`
+    def command_in_force(self, tick: int) -> tuple: ...
     def drop_pending(self) -> None: ...
     def advance(self, n: int) -> None: ...
     def meta(self) -> dict[str, Any]: ...
@@ -81,8 +83,11 @@ class _PlantDriver:
     def command_now(self, command: Command) -> None:
         self._session.command_now(*command)
 
-    def schedule(self, apply_tick: int, command: Command) -> None:
-        self._session.schedule(apply_tick, *command)
+    def schedule(self, apply_tick: int, command: Command, sample_tick: int = -1) -> None:
+        self._session.schedule(apply_tick, command[0], command[1], sample_tick)
+
+    def command_in_force(self, tick: int) -> tuple:
+        return self._session.command_in_force(tick)
 
     def drop_pending(self) -> None:
         self._session.drop_pending()

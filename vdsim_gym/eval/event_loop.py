@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -69,8 +68,7 @@ def loop_async(d: _Driver, end: int, stop: threading.Event, call: Call, overrun:
     sampler: Any = None if measured else latency.sampler()
     rows: list[tuple] = []
     samples = _Samples()
-    scheduled: deque[dict[str, Any]] = deque()  # sample rows scheduled, not yet in force
-    in_force: dict[str, Any] | None = None  # sample row of the command in force
+    by_sample: dict[int, dict[str, Any]] = {}  # sample tick -> its samples row
     initial = (0.0, 0.0)  # the session's command after reset
     snapshots: dict[int, Any] = {}  # queue: observation of each grid sample not yet called
     stopped = False
@@ -106,15 +104,15 @@ def loop_async(d: _Driver, end: int, stop: threading.Event, call: Call, overrun:
                 row["stopping"] = True
                 stop_now = True
                 break
-            d.schedule(s.apply_tick, command)
-            scheduled.append(row)
+            d.schedule(s.apply_tick, command, s.sample_tick)
+            by_sample[s.sample_tick] = row
         if stop_now:
             end, stopped = now, True
             d.drop_pending()
             break
         if on_grid:
-            while scheduled and scheduled[0]["apply_tick"] <= now:
-                in_force = scheduled.popleft()
+            # the session's schedule says which command acts during this substep
+            in_force = by_sample.get(d.command_in_force(now)[0])
             cmd = initial if in_force is None else in_force["command"]
             rows.append((now * dt, d.state_row(grid_obs), cmd, in_force))
             g += 1
