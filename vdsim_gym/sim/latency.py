@@ -275,7 +275,7 @@ def _check_samples(samples: Any, kind: str) -> tuple[float, ...]:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ConfigError(
-            f"empirical latency sample {i} is {x[i]!r}: every delay must be finite, >= 0 s "
+            f"empirical latency sample {i} is {float(x[i])!r}: every delay must be finite, >= 0 s "
             f"and <= MAX_DELAY_S = {MAX_DELAY_S:g} s (delays are seconds: 20 ms is 0.02)")
     return tuple(float(v) for v in np.sort(x))
 
