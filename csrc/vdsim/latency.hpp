@@ -115,7 +115,6 @@ class NetworkChannel {
     return spec_.drop > 0.0 && rng_.uniform() < spec_.drop;
   }
   double delay() { return jitter_.draw(); }
-  const NetworkSpec& spec() const { return spec_; }
 
  private:
   NetworkSpec spec_{};

@@ -204,9 +204,7 @@ class DelayLine {
     return ring_[(head_ + cap - 1 - static_cast<size_t>(n)) % cap];
   }
 
-  int64_t delay() const { return delay_; }
   size_t size() const { return count_; }  // values held (at most n + 1)
-  const T& fill() const { return fill_; }
 
  private:
   // Room for n + 1 values, keeping the ones held in order.
