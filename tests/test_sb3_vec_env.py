@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from _helpers import canon
 
-from vdsim_gym import LatencyModel, make_sb3_vec_env
+from vdsim_gym import LatencyModel, NetworkModel, make_sb3_vec_env
 
 pytest.importorskip("stable_baselines3")
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv  # noqa: E402
@@ -16,11 +16,18 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv  # noqa: E402
 KW = {"course_length": 40.0, "max_episode_steps": 50}
 
 
-@pytest.mark.parametrize("latency", [None, LatencyModel.uniform(0.005, 0.04, seed=4)])
-def test_sb3_vec_env_matches_dummy_vec_env(latency: LatencyModel | None) -> None:
+@pytest.mark.parametrize("delays", [
+    {}, {"latency": LatencyModel.uniform(0.005, 0.04, seed=4)},
+    # every delay of issue 29 at once: sensor, computation, network, actuation channels
+    {"latency": LatencyModel.uniform(0.005, 0.04, seed=4),
+     "obs_delay": LatencyModel.uniform(0.0, 0.05, seed=2),
+     "network": NetworkModel(drop=0.1, jitter=LatencyModel.uniform(0.0, 0.01, seed=3)),
+     "channel_delays": {"steer": 0.01, "longitudinal": 0.03}}],
+    ids=["none", "latency", "all"])
+def test_sb3_vec_env_matches_dummy_vec_env(delays: dict) -> None:
     n, env_id = 3, "VDSim-PathFollow-v0"
-    ours = make_sb3_vec_env(env_id, n, seed=7, threads=2, latency=latency, **KW)
-    ref = DummyVecEnv([lambda: gym.make(env_id, latency=latency, **KW) for _ in range(n)])
+    ours = make_sb3_vec_env(env_id, n, seed=7, threads=2, **delays, **KW)
+    ref = DummyVecEnv([lambda: gym.make(env_id, **delays, **KW) for _ in range(n)])
     ref.seed(7)
     assert isinstance(ours, VecEnv) and ours.num_envs == n
     np.testing.assert_array_equal(ours.reset(), ref.reset())

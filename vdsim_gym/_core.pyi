@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'ConeField', 'CycleAction', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'GymStepper', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'Session', 'SimConfig', 'SpeedEnvCore', 'TRACE_ROW_SIZE', 'TaskParams', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'git_dirty', 'git_sha', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'solve_box_qp', 'solve_spd_banded', 'tire_forces', 'whole_ticks']
+__all__: list[str] = ['AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'ConeField', 'CycleAction', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'GymStepper', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SimConfig', 'SpeedEnvCore', 'TRACE_ROW_SIZE', 'TaskParams', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'git_dirty', 'git_sha', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'solve_box_qp', 'solve_spd_banded', 'tire_forces', 'whole_ticks']
 class Level:
     """
     Members:
@@ -857,6 +857,24 @@ class LatencySampler:
         ...
     def reseed(self, seed: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
+class SensorSchedule:
+    """
+    The sensor delay's capture ticks (sensor.hpp): what the callback form's event loop stops the plant at
+    """
+    def __init__(self, age: LatencySpec, substep_dt: typing.SupportsFloat | typing.SupportsIndex, period_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def captures(self) -> list:
+        """
+        (grid index, capture tick) of the planned captures not yet released
+        """
+    def plan(self, until: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Plans the captures up to tick `until` (drawing their ages in grid order)
+        """
+    def release_before(self, j: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def reset(self, seed: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
 class SampleTiming:
     @property
     def apply_tick(self) -> int:
@@ -1111,6 +1129,8 @@ class PathEnvCore(EnvCoreBase):
         ...
     def clear_network(self) -> None:
         ...
+    def clear_obs_delay(self) -> None:
+        ...
     def command_for(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float]:
         """
         The plant command (steer, longitudinal) of an action now
@@ -1163,6 +1183,10 @@ class PathEnvCore(EnvCoreBase):
         """
         A network between controller and plant: losses, bursts, delay (next reset)
         """
+    def set_obs_delay(self, age: LatencySpec) -> None:
+        """
+        A sensor delay: each step's observation is the plant's at its capture tick, the age drawn from `age` per grid sample (next reset)
+        """
     def set_vehicle(self, vehicle: VehicleParams) -> None:
         """
         Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
@@ -1185,6 +1209,9 @@ class PathEnvCore(EnvCoreBase):
         ...
     @property
     def has_network(self) -> bool:
+        ...
+    @property
+    def has_obs_delay(self) -> bool:
         ...
     @property
     def n_discarded(self) -> int:
@@ -1259,6 +1286,8 @@ class SpeedEnvCore(EnvCoreBase):
         ...
     def clear_network(self) -> None:
         ...
+    def clear_obs_delay(self) -> None:
+        ...
     def command_for(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float]:
         """
         The plant command (steer, longitudinal) of an action now
@@ -1303,6 +1332,10 @@ class SpeedEnvCore(EnvCoreBase):
         """
         A network between controller and plant: losses, bursts, delay (next reset)
         """
+    def set_obs_delay(self, age: LatencySpec) -> None:
+        """
+        A sensor delay: each step's observation is the plant's at its capture tick, the age drawn from `age` per grid sample (next reset)
+        """
     def set_vehicle(self, vehicle: VehicleParams) -> None:
         """
         Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
@@ -1322,6 +1355,9 @@ class SpeedEnvCore(EnvCoreBase):
         ...
     @property
     def has_network(self) -> bool:
+        ...
+    @property
+    def has_obs_delay(self) -> bool:
         ...
     @property
     def n_discarded(self) -> int:
@@ -1469,6 +1505,8 @@ class AccEnvCore(EnvCoreBase):
         ...
     def clear_network(self) -> None:
         ...
+    def clear_obs_delay(self) -> None:
+        ...
     def command_for(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float]:
         """
         The plant command (steer, longitudinal) of an action now
@@ -1513,6 +1551,10 @@ class AccEnvCore(EnvCoreBase):
         """
         A network between controller and plant: losses, bursts, delay (next reset)
         """
+    def set_obs_delay(self, age: LatencySpec) -> None:
+        """
+        A sensor delay: each step's observation is the plant's at its capture tick, the age drawn from `age` per grid sample (next reset)
+        """
     def set_scenario(self, lead_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], distance: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         ...
     def set_vehicle(self, vehicle: VehicleParams) -> None:
@@ -1534,6 +1576,9 @@ class AccEnvCore(EnvCoreBase):
         ...
     @property
     def has_network(self) -> bool:
+        ...
+    @property
+    def has_obs_delay(self) -> bool:
         ...
     @property
     def n_discarded(self) -> int:
@@ -2119,6 +2164,8 @@ class DynoEnvCore(EnvCoreBase):
         ...
     def clear_network(self) -> None:
         ...
+    def clear_obs_delay(self) -> None:
+        ...
     def command_for(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float]:
         """
         The plant command (steer, longitudinal) of an action now
@@ -2167,6 +2214,10 @@ class DynoEnvCore(EnvCoreBase):
         """
         A network between controller and plant: losses, bursts, delay (next reset)
         """
+    def set_obs_delay(self, age: LatencySpec) -> None:
+        """
+        A sensor delay: each step's observation is the plant's at its capture tick, the age drawn from `age` per grid sample (next reset)
+        """
     def set_vehicle(self, vehicle: VehicleParams) -> None:
         """
         Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
@@ -2201,6 +2252,9 @@ class DynoEnvCore(EnvCoreBase):
         ...
     @property
     def has_network(self) -> bool:
+        ...
+    @property
+    def has_obs_delay(self) -> bool:
         ...
     @property
     def n_discarded(self) -> int:
@@ -2415,7 +2469,7 @@ OBS_CLIP: float = 10.0
 PATH_FLAGS: dict[str, int] = {'terminated': 1, 'truncated': 2, 'non_finite': 32, 'spin_out': 16, 'off_corridor': 8, 'cone_hit': 4, 'stalled': 64, 'time_limit': 65536}
 PATH_OBS_NAMES: tuple[str, ...] = ('e_y', 'e_psi', 'vx', 'vy', 'r', 'v_ref', 'ax', 'ay', 'delta_rw', 'prev_steer', 'prev_long', 'kappa_ref', 'preview_y_5m', 'preview_y_10m', 'preview_y_20m', 'preview_y_30m')
 PATH_PREVIEW_DISTANCES: tuple[float, ...] = (5.0, 10.0, 20.0, 30.0)
-PATH_STEP_INFO_NAMES: tuple[str, ...] = ('reward', 'e_y', 's', 't', 'vx', 'X', 'Y', 'psi', 'new_hits', 'cone_hits', 't_sample', 't_apply', 'c_k', 'overrun', 'skipped', 'n_overrun', 'n_skipped', 'sample_tick', 'apply_tick', 'lost', 'n_lost', 'n_discarded')
+PATH_STEP_INFO_NAMES: tuple[str, ...] = ('reward', 'e_y', 's', 't', 'vx', 'X', 'Y', 'psi', 'new_hits', 'cone_hits', 't_sample', 't_apply', 'c_k', 'overrun', 'skipped', 'n_overrun', 'n_skipped', 'sample_tick', 'apply_tick', 'lost', 'n_lost', 'n_discarded', 'obs_age', 'obs_tick')
 PATH_TERM_NAMES: tuple[str, ...] = ('tracking', 'heading', 'speed', 'smoothness', 'progress', 'cone', 'terminal')
 STATE_SIZE: int = 18
 TRACE_ROW_SIZE: int = 32

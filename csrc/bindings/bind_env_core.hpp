@@ -159,6 +159,11 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
       .def("set_network", &Core::set_network, py::arg("spec"), py::arg("policy"),
            "A network between controller and plant: losses, bursts, delay (next reset)")
       .def("clear_network", &Core::clear_network)
+      .def("set_obs_delay", &Core::set_obs_delay, py::arg("age"),
+           "A sensor delay: each step's observation is the plant's at its capture tick, "
+           "the age drawn from `age` per grid sample (next reset)")
+      .def("clear_obs_delay", &Core::clear_obs_delay)
+      .def_property_readonly("has_obs_delay", &Core::has_obs_delay)
       .def_property_readonly("has_network", &Core::has_network)
       .def_property_readonly("n_lost", &Core::n_lost)
       .def_property_readonly("n_discarded", &Core::n_discarded)

@@ -5,6 +5,7 @@
 
 #include "vdsim/async_timeline.hpp"
 #include "vdsim/latency.hpp"
+#include "vdsim/sensor.hpp"
 
 namespace py = pybind11;
 using namespace vdsim;
@@ -58,6 +59,22 @@ void bind_latency(py::module_& m) {
         for (int64_t i = 0; i < n; ++i) p[i] = s.draw();
         return out;
       }, py::arg("n"));
+
+  py::class_<SensorSchedule>(m, "SensorSchedule",
+                             "The sensor delay's capture ticks (sensor.hpp): what the "
+                             "callback form's event loop stops the plant at")
+      .def(py::init<const LatencySpec&, double, int64_t>(), py::arg("age"),
+           py::arg("substep_dt"), py::arg("period_ticks"))
+      .def("reset", &SensorSchedule::reset, py::arg("seed"))
+      .def("plan", &SensorSchedule::plan, py::arg("until"),
+           "Plans the captures up to tick `until` (drawing their ages in grid order)")
+      .def("captures", [](const SensorSchedule& s) {
+             py::list out;
+             for (size_t i = 0; i < s.size(); ++i)
+               out.append(py::make_tuple(s.grid(i), s.tick(i)));
+             return out;
+           }, "(grid index, capture tick) of the planned captures not yet released")
+      .def("release_before", &SensorSchedule::release_before, py::arg("j"));
 
   py::class_<SampleTiming>(m, "SampleTiming")
       .def_readonly("k", &SampleTiming::k)

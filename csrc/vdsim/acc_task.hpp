@@ -101,11 +101,9 @@ class AccTask {
     if (speed_.empty()) throw std::logic_error("set_scenario() before reset()");
     plant.reset(0.0, 0.0, 0.0, st[0], 0.0, 0.0);
     v_set_ = st[1];
-    k_ = 0;
     prev_tick_ = 0;
-    present_ = false;
-    lead_x_ = 0.0;
-    place_lead(plant.state()[kX], 0);
+    lead_ = Lead{};
+    place_lead(lead_, plant.state()[kX], 0);
     n_ = n_follow_ = 0;
     min_gap_ = std::numeric_limits<double>::infinity();
     sum_jerk2_ = sum_tg2_ = 0.0;
@@ -115,33 +113,15 @@ class AccTask {
   int evaluate(Session& plant, const double* action, const double* prev_action, float* obs,
                double* terms, double* info, bool score) {
     const double tc = static_cast<double>(params_.ticks_per_period) * plant.config().substep_dt;
-    const int64_t k_now = plant.tick() / params_.ticks_per_period;
-    const State& s = plant.state();
-    while (k_ < k_now) {  // the lead over the periods that passed (several with skip)
-      if (present_) lead_x_ += speed_[std::min<int64_t>(k_, last())] * tc;
-      ++k_;
-      place_lead(s[kX], k_);
-    }
-    const double v = s[kVx];
-    const double ax = plant.aux().ax;
-    const double v_lead = present_ ? speed_[std::min<int64_t>(k_, last())] : 0.0;
-    const double gap = present_ ? lead_x_ - (s[kX] + front_) : 0.0;
-    const double desired = params_.min_distance + params_.time_headway * std::max(v, 0.0);
-    const bool closing = present_ && v > v_lead;
-    const double ttc_raw = closing ? gap / (v - v_lead) : std::numeric_limits<double>::infinity();
-    const double ttc = std::min(std::max(ttc_raw, 0.0), params_.ttc_cap);
+    advance_lead(lead_, plant.state()[kX], plant.tick() / params_.ticks_per_period, tc);
+    const Reading g = read(plant, lead_, 0.0);
+    const double v = g.v, ax = g.ax, v_lead = g.v_lead, gap = g.gap, desired = g.desired,
+                 ttc_raw = g.ttc_raw;
+    const bool present = lead_.present, closing = g.closing, finite = g.finite;
     int flags = 0;
-    const bool finite = std::isfinite(v) && std::isfinite(ax) && std::isfinite(s[kX]);
     if (!finite) flags |= kNonFinite | kFlagTerminated;
-    else if (present_ && gap <= 0.0) flags |= kCollision | kFlagTerminated;
-
-    const double raw[kObsSize] = {v, v_set_, gap, v_lead - v, desired, ttc,
-                                  closing ? 0.0 : 1.0, present_ ? 1.0 : 0.0, ax, action[0]};
-    double scale[kObsSize];
-    obs_scale(plant, scale);
-    for (int j = 0; j < kObsSize; ++j)
-      obs[j] = finite ? static_cast<float>(std::clamp(raw[j] / scale[j], -kObsClip, kObsClip))
-                      : 0.0f;
+    else if (present && gap <= 0.0) flags |= kCollision | kFlagTerminated;
+    write_obs(plant, g, action, obs);
 
     const AccWeights& w = params_.weights;
     const double a_span = action[0] >= prev_action[0] ? plant.vehicle().max_acceleration
@@ -156,8 +136,8 @@ class AccTask {
     if (terms) {
       const auto cost = [](double x) { return x * x / (1.0 + x * x); };
       // relative gap error: a far lead (a stopped ego) costs at most the weight
-      const double eg = present_ ? (gap - desired) / desired : 0.0;
-      const double ev = (present_ ? std::max(v - v_set_, 0.0) : v - v_set_) / 5.0;
+      const double eg = present ? (gap - desired) / desired : 0.0;
+      const double ev = (present ? std::max(v - v_set_, 0.0) : v - v_set_) / 5.0;
       terms[0] = -w.gap * cost(eg);
       terms[1] = -w.speed * cost(ev);
       terms[2] = -w.jerk * cost(jerk / 2.5);  // ISO 15622 ACC jerk limit, 2.5 m/s^3
@@ -172,7 +152,7 @@ class AccTask {
     if (score) {
       ++n_;
       sum_jerk2_ += jerk * jerk;
-      if (present_) {
+      if (present) {
         min_gap_ = std::fmin(min_gap_, gap);
         if (v > 1.0) {
           const double tg = gap / v - params_.time_headway;
@@ -186,14 +166,27 @@ class AccTask {
     // infos compare equal run to run).
     const double inf = std::numeric_limits<double>::infinity();
     info[0] = reward;
-    info[1] = present_ ? gap : inf;
+    info[1] = present ? gap : inf;
     info[2] = v_lead;
     info[3] = closing ? ttc_raw : inf;
-    info[4] = present_ ? 1.0 : 0.0;
+    info[4] = present ? 1.0 : 0.0;
     info[5] = v;
     info[6] = ax;
     info[7] = plant.time();
     return flags;
+  }
+
+  // The observation of the plant now, as evaluate() would write it, without changing the
+  // task (the sensor delay's captures between step ends): the lead where it is now, moved
+  // on at its period's speed.
+  void observe(Session& plant, const double* action, float* obs) const {
+    const int64_t P = params_.ticks_per_period;
+    const double dt = plant.config().substep_dt;
+    const int64_t k_now = plant.tick() / P;
+    Lead l = lead_;
+    advance_lead(l, plant.state()[kX], k_now, static_cast<double>(P) * dt);
+    write_obs(plant, read(plant, l, static_cast<double>(plant.tick() - k_now * P) * dt),
+              action, obs);
   }
 
   void summary(const Session&, double* out) const {
@@ -209,20 +202,67 @@ class AccTask {
 
  private:
   int64_t last() const { return static_cast<int64_t>(speed_.size()) - 1; }
+  // The lead at the start of period k: its rear bumper's position and presence.
+  struct Lead {
+    int64_t k = 0;
+    double x = 0.0;
+    bool present = false;
+  };
   // Presence at period k: appears (placed from the sensor distance) or leaves.
-  void place_lead(double ego_x, int64_t k) {
+  void place_lead(Lead& l, double ego_x, int64_t k) const {
     const int64_t i = std::min(k, last());
     const bool here = std::isfinite(speed_[i]) && std::isfinite(distance_[i]);
-    if (here && !present_) lead_x_ = ego_x + front_ + distance_[i];
-    present_ = here;
+    if (here && !l.present) l.x = ego_x + front_ + distance_[i];
+    l.present = here;
+  }
+  // The lead over the periods that passed up to k_now (several with skip).
+  void advance_lead(Lead& l, double ego_x, int64_t k_now, double tc) const {
+    while (l.k < k_now) {
+      if (l.present) l.x += speed_[std::min<int64_t>(l.k, last())] * tc;
+      ++l.k;
+      place_lead(l, ego_x, l.k);
+    }
+  }
+  // What the task reads of the plant and a lead `ahead` [s] into its period.
+  struct Reading {
+    double v, ax, v_lead, gap, desired, ttc_raw, ttc;
+    bool present, closing, finite;
+  };
+  Reading read(Session& plant, const Lead& l, double ahead) const {
+    const State& s = plant.state();
+    Reading g;
+    g.present = l.present;
+    g.v = s[kVx];
+    g.ax = plant.aux().ax;
+    g.v_lead = l.present ? speed_[std::min<int64_t>(l.k, last())] : 0.0;
+    const double lead_x = ahead > 0.0 ? l.x + g.v_lead * ahead : l.x;
+    g.gap = l.present ? lead_x - (s[kX] + front_) : 0.0;
+    g.desired = params_.min_distance + params_.time_headway * std::max(g.v, 0.0);
+    g.closing = l.present && g.v > g.v_lead;
+    g.ttc_raw = g.closing ? g.gap / (g.v - g.v_lead) : std::numeric_limits<double>::infinity();
+    g.ttc = std::min(std::max(g.ttc_raw, 0.0), params_.ttc_cap);
+    g.finite = std::isfinite(g.v) && std::isfinite(g.ax) && std::isfinite(s[kX]);
+    return g;
+  }
+  void write_obs(const Session& plant, const Reading& g, const double* action,
+                 float* obs) const {
+    const double raw[kObsSize] = {g.v, v_set_, g.gap, g.v_lead - g.v, g.desired, g.ttc,
+                                  g.closing ? 0.0 : 1.0, g.present ? 1.0 : 0.0, g.ax,
+                                  action[0]};
+    double scale[kObsSize];
+    obs_scale(plant, scale);
+    for (int j = 0; j < kObsSize; ++j)
+      obs[j] = g.finite
+                   ? static_cast<float>(std::clamp(raw[j] / scale[j], -kObsClip, kObsClip))
+                   : 0.0f;
   }
 
   Params params_;
   double front_ = 0.0;  // CG to front bumper [m]
   std::vector<double> speed_, distance_;
-  double v_set_ = 0.0, lead_x_ = 0.0;
-  int64_t k_ = 0, prev_tick_ = 0;
-  bool present_ = false;
+  double v_set_ = 0.0;
+  Lead lead_;
+  int64_t prev_tick_ = 0;
   int64_t n_ = 0, n_follow_ = 0;
   double min_gap_ = 0.0, sum_jerk2_ = 0.0, sum_tg2_ = 0.0;
   bool collided_ = false;

@@ -96,6 +96,27 @@ class DriveCycleTask {
     energy_last_ = 0.0;
   }
 
+  // The observation of the plant now, as evaluate() writes it, without changing the task
+  // (the sensor delay's captures between step ends): the preview from the current period.
+  void observe(DynoSession& plant, const double* action, float* obs) const {
+    const int64_t k = plant.tick() / params_.ticks_per_period;
+    const double v = plant.speed();
+    const double a_f = plant.filtered_accel();
+    if (!std::isfinite(v) || !std::isfinite(a_f)) {
+      std::fill(obs, obs + kObsSize, 0.0f);
+      return;
+    }
+    double raw[kObsSize], scale[kObsSize];
+    for (size_t i = 0; i < offsets_.size(); ++i) raw[i] = at(k + offsets_[i]);
+    raw[6] = v;
+    raw[7] = a_f;
+    raw[8] = plant.pedal();
+    raw[9] = action[0];
+    obs_scale(plant, scale);
+    for (int j = 0; j < kObsSize; ++j)
+      obs[j] = static_cast<float>(std::clamp(raw[j] / scale[j], -kObsClip, kObsClip));
+  }
+
   int evaluate(DynoSession& plant, const double* action, const double*, float* obs,
                double* terms, double* info, bool score) {
     const int64_t k = plant.tick() / params_.ticks_per_period;
@@ -104,20 +125,8 @@ class DriveCycleTask {
     const double e = v - v_cycle;
     const double a_f = plant.filtered_accel();
     int flags = 0;
-    if (!std::isfinite(v) || !std::isfinite(a_f)) {
-      flags = kNonFinite | kFlagTerminated;
-      std::fill(obs, obs + kObsSize, 0.0f);
-    } else {
-      double raw[kObsSize], scale[kObsSize];
-      for (size_t i = 0; i < offsets_.size(); ++i) raw[i] = at(k + offsets_[i]);
-      raw[6] = v;
-      raw[7] = a_f;
-      raw[8] = plant.pedal();
-      raw[9] = action[0];
-      obs_scale(plant, scale);
-      for (int j = 0; j < kObsSize; ++j)
-        obs[j] = static_cast<float>(std::clamp(raw[j] / scale[j], -kObsClip, kObsClip));
-    }
+    if (!std::isfinite(v) || !std::isfinite(a_f)) flags = kNonFinite | kFlagTerminated;
+    observe(plant, action, obs);
     double reward = 0.0;
     if (terms) {
       const double dp = plant.pedal() - pedal_last_;

@@ -26,6 +26,9 @@
 //   void reset(Plant&, const ResetState&);
 //   int evaluate(Plant&, const double* action, const double* prev_action, float* obs,
 //                double* terms /* nullptr at reset */, double* info, bool score);
+//   void observe(Plant&, const double* action, float* obs) const;  // evaluate()'s
+//                        observation of the plant now, the task unchanged (the sensor
+//                        delay's captures between step ends)
 //   void summary(const Plant&, double* out) const;  // summary_names: the episode so far
 //   On the vehicle Session (a plant with set_vehicle) also:
 //   void vehicle_changed(const Plant&);  // re-derive what the task took from the vehicle
@@ -48,6 +51,7 @@
 #include "latency.hpp"
 #include "params.hpp"
 #include "schedule.hpp"
+#include "sensor.hpp"
 
 namespace vdsim {
 
@@ -59,10 +63,13 @@ namespace vdsim {
 // With a network (set_network): lost (0/1: this step's command never applies; then
 // t_apply is NaN and apply_tick -1), and the episode's n_lost and n_discarded (commands
 // dropped because a newer one arrived first).
-constexpr int kTimingInfoSize = 12;
+// With a sensor delay (set_obs_delay): obs_age [s], the age of the step's observation, and
+// obs_tick, the tick of the plant it shows (without: 0 and the step's end).
+constexpr int kTimingInfoSize = 14;
 constexpr std::array<const char*, kTimingInfoSize> kTimingInfoNames = {
     "t_sample",    "t_apply",    "c_k",  "overrun", "skipped",     "n_overrun",
-    "n_skipped",   "sample_tick", "apply_tick", "lost", "n_lost", "n_discarded"};
+    "n_skipped",   "sample_tick", "apply_tick", "lost", "n_lost", "n_discarded",
+    "obs_age", "obs_tick"};
 
 // Flag bits every env core shares; a task's own bits (why it terminated) sit between.
 constexpr int kFlagTerminated = 1;
@@ -142,6 +149,7 @@ class EnvCore final : public EnvCoreBase {
     const EnvSpec task_spec = Task::spec(params);
     task_info_ = task_spec.info_size();
     task_obs_ = task_spec.obs_size();
+    eval_obs_.assign(static_cast<size_t>(task_obs_), 0.0f);
     spec_ = full_spec(task_spec);
   }
   EnvCore(const EnvCore&) = delete;
@@ -233,8 +241,11 @@ class EnvCore final : public EnvCoreBase {
       network_.reseed(latency_seed);
       n_lost_ = n_discarded_ = 0;
     }
+    if (sensor_on_) sensor_.reset(latency_seed ^ kSensorStream);
     task_.evaluate(plant_, action_.data(), prev_action_.data(), obs, nullptr, info, false);
+    std::copy(obs, obs + task_obs_, eval_obs_.begin());
     std::fill(info + task_info_, info + task_info_ + kTimingInfoSize, 0.0);
+    info[task_info_ + kObsTickColumn] = static_cast<double>(plant_.tick());
     std::fill(history_.begin(), history_.end(), 0.0f);
     write_history(obs);
   }
@@ -257,7 +268,7 @@ class EnvCore final : public EnvCoreBase {
       const double t0 = plant_.time();
       const int64_t tick0 = plant_.tick();
       plant_.command_now(cmd);
-      plant_.advance(period);
+      advance_to(tick0 + period);
       timing[0] = timing[1] = t0;
       std::fill(timing + 2, timing + 7, 0.0);
       timing[7] = timing[8] = static_cast<double>(tick0);
@@ -283,7 +294,7 @@ class EnvCore final : public EnvCoreBase {
         }
       }
       if (!lost) plant_.schedule(apply, cmd, s.sample_tick);
-      plant_.advance(timeline_.next_k() * period - plant_.tick());
+      advance_to(timeline_.next_k() * period);
       timing[0] = static_cast<double>(s.sample_tick) * dt;
       timing[1] = lost ? std::numeric_limits<double>::quiet_NaN()
                        : static_cast<double>(apply) * dt;
@@ -300,6 +311,7 @@ class EnvCore final : public EnvCoreBase {
     }
     int flags =
         task_.evaluate(plant_, action_.data(), prev_action_.data(), obs, terms, info, true);
+    deliver(obs, timing);
     std::copy(timing, timing + kTimingInfoSize, info + task_info_);
     push_history();
     write_history(obs);
@@ -370,6 +382,18 @@ class EnvCore final : public EnvCoreBase {
     network_on_ = true;
   }
   void clear_network() { network_on_ = false; }
+  // A sensor delay (sensor.hpp): each step's observation (the task's columns; the action
+  // history stays current) is the task's observation of the plant at its capture tick,
+  // the age drawn per grid sample from `age` (seeded per episode from reset()'s seed). The
+  // plant stops at every capture between step ends, which ends an integration step there
+  // as a command does. Takes effect at the next reset().
+  void set_obs_delay(const LatencySpec& age) {
+    sensor_ = SensorSchedule(age, plant_.config().substep_dt, task_.ticks_per_period(),
+                             task_obs_);
+    sensor_on_ = true;
+  }
+  void clear_obs_delay() { sensor_on_ = false; }
+  bool has_obs_delay() const { return sensor_on_; }
   bool has_network() const { return network_on_; }
   int64_t n_lost() const { return n_lost_; }
   int64_t n_discarded() const { return n_discarded_; }
@@ -401,6 +425,51 @@ class EnvCore final : public EnvCoreBase {
   void write_history(float* obs) const {
     std::copy(history_.begin(), history_.end(), obs + task_obs_);
   }
+  // Advances the plant to tick `end`; with a sensor delay, stopping at each capture
+  // planned before it to take the task's observation there (a capture at the step's start
+  // is the observation evaluated there; one at `end` is taken by deliver()).
+  void advance_to(int64_t end) {
+    if (sensor_on_) {
+      const int64_t start = plant_.tick();
+      sensor_.plan(end);
+      for (size_t i = 0; i < sensor_.size() && sensor_.tick(i) < end; ++i) {
+        if (sensor_.done(i)) continue;
+        const int64_t c = sensor_.tick(i);
+        if (c == start) {
+          std::copy(eval_obs_.begin(), eval_obs_.end(), sensor_.row(i));
+        } else if (i > 0 && sensor_.tick(i - 1) == c) {  // clamped onto the previous one
+          std::copy_n(sensor_.row(i - 1), task_obs_, sensor_.row(i));
+        } else {
+          plant_.advance(c - plant_.tick());
+          task_.observe(plant_, action_.data(), sensor_.row(i));
+        }
+        sensor_.mark_done(i);
+      }
+    }
+    plant_.advance(end - plant_.tick());
+  }
+  // After a step's evaluation at its end: with a sensor delay, the observation it
+  // returns becomes that of its grid sample's capture (the captures at this tick take the
+  // evaluation's), and the timing columns say its age.
+  void deliver(float* obs, double* timing) {
+    const int64_t now = plant_.tick();
+    timing[kObsTickColumn] = static_cast<double>(now);
+    timing[kObsTickColumn - 1] = 0.0;
+    if (!sensor_on_) return;
+    std::copy(obs, obs + task_obs_, eval_obs_.begin());
+    for (size_t i = 0; i < sensor_.size() && sensor_.tick(i) <= now; ++i) {
+      if (sensor_.done(i)) continue;
+      std::copy(obs, obs + task_obs_, sensor_.row(i));
+      sensor_.mark_done(i);
+    }
+    sensor_.release_before(now / sensor_.period());  // now is the grid index's tick
+    const int64_t c = sensor_.tick(0);
+    std::copy_n(sensor_.row(0), task_obs_, obs);
+    timing[kObsTickColumn] = static_cast<double>(c);
+    timing[kObsTickColumn - 1] = static_cast<double>(now - c) * plant_.config().substep_dt;
+  }
+  static constexpr int kObsTickColumn = kTimingInfoSize - 1;
+  static constexpr uint64_t kSensorStream = 0x5E45'0A6Eull;
 
   Plant plant_;
   Task task_;
@@ -419,6 +488,9 @@ class EnvCore final : public EnvCoreBase {
   double return_ = 0.0;
   LatencySampler sampler_;
   AsyncTimeline timeline_;
+  bool sensor_on_ = false;
+  SensorSchedule sensor_;
+  std::vector<float> eval_obs_;  // the task's observation at the last evaluation
 };
 
 }  // namespace vdsim

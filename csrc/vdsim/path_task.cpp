@@ -98,6 +98,22 @@ void PathTask::summary(const Session&, double* out) const {
   out[4] = passed_ ? pass_speed_ : nan;
 }
 
+void PathTask::observe(Session& session, const double* action, float* obs) const {
+  const State& st = session.state();
+  bool finite = true;
+  for (double v : st) finite = finite && std::isfinite(v);
+  if (!finite) {
+    std::fill(obs, obs + kPathObsSize, 0.0f);
+    return;
+  }
+  const Aux& aux = session.aux();
+  double e_psi;
+  path_observation(path_, hint_,
+                   {st[kX], st[kY], st[kPsi], st[kVx], st[kVy], st[kR], aux.ax, aux.ay,
+                    session.realized_steer(), action[0], action[1]},
+                   session.vehicle().max_steer, obs, e_psi);
+}
+
 int PathTask::evaluate(Session& session, const double* action, const double* prev_action,
                        float* obs_out, double* terms_out, double* info_out, bool score) {
   const State& st = session.state();

@@ -111,6 +111,9 @@ class PathTask {
   // Projects, checks the task, writes obs and (when terms) reward terms; flags.
   int evaluate(Session& plant, const double* action, const double* prev_action, float* obs,
                double* terms, double* info, bool score);
+  // The observation of the plant now, as evaluate() would write it, without changing the
+  // task (the sensor delay's captures between step ends; projected from the last hint).
+  void observe(Session& plant, const double* action, float* obs) const;
   // distance [m], cone_hits, rms_e_y and max_abs_e_y [m] over the scored steps (NaN
   // before the first; NaN after a non-finite state), pass_speed [m/s] (vx at the course
   // end; NaN unless reached).

@@ -62,6 +62,22 @@ class SpeedTask {
     sum_e2_ = max_abs_e_ = 0.0;
   }
 
+  // The observation of the plant now, as evaluate() writes it, without changing the task
+  // (the sensor delay's captures between step ends).
+  void observe(Session& plant, const double* action, float* obs) const {
+    const double vx = plant.state()[kVx];
+    const double ax = plant.aux().ax;
+    if (!std::isfinite(vx) || !std::isfinite(ax)) {
+      std::fill(obs, obs + kObsSize, 0.0f);
+      return;
+    }
+    const double raw[kObsSize] = {vx, v_set_, vx - v_set_, ax, action[0]};
+    double scale[kObsSize];
+    obs_scale(plant, scale);
+    for (int j = 0; j < kObsSize; ++j)
+      obs[j] = static_cast<float>(std::clamp(raw[j] / scale[j], -kObsClip, kObsClip));
+  }
+
   int evaluate(Session& plant, const double* action, const double* prev_action, float* obs,
                double* terms, double* info, bool score) {
     const double vx = plant.state()[kVx];
@@ -69,16 +85,8 @@ class SpeedTask {
     const double e = vx - v_set_;
     int flags = 0;
     double reward = 0.0;
-    if (!std::isfinite(vx) || !std::isfinite(ax)) {
-      flags = kNonFinite | kFlagTerminated;
-      std::fill(obs, obs + kObsSize, 0.0f);
-    } else {
-      const double raw[kObsSize] = {vx, v_set_, e, ax, action[0]};
-      double scale[kObsSize];
-      obs_scale(plant, scale);
-      for (int j = 0; j < kObsSize; ++j)
-        obs[j] = static_cast<float>(std::clamp(raw[j] / scale[j], -kObsClip, kObsClip));
-    }
+    if (!std::isfinite(vx) || !std::isfinite(ax)) flags = kNonFinite | kFlagTerminated;
+    observe(plant, action, obs);
     if (terms) {
       const double du = action[0] - prev_action[0];
       terms[0] = -params_.w_speed * (e / 5.0) * (e / 5.0);

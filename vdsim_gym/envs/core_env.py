@@ -48,7 +48,7 @@ from vdsim_gym.errors import (
     UnsupportedRenderModeError,
     UsageError,
 )
-from vdsim_gym.sim.latency import LatencyModel, NetworkModel, check_network
+from vdsim_gym.sim.latency import LatencyModel, NetworkModel, check_network, check_obs_delay
 from vdsim_gym.sim.plant import PhysicsSpec, actuator_params, observe_session
 from vdsim_gym.sim.randomization import EpisodeParams, Randomization
 from vdsim_gym.sim.timing import ceil_ticks
@@ -67,7 +67,8 @@ def task_flags(spec: Any) -> tuple[tuple[str, int], ...]:
 TIMING_KEYS: tuple[tuple[str, type], ...] = (
     ("t_sample", float), ("t_apply", float), ("c_k", float), ("overrun", bool),
     ("skipped", int), ("n_overrun", int), ("n_skipped", int), ("sample_tick", int),
-    ("apply_tick", int), ("lost", bool), ("n_lost", int), ("n_discarded", int))
+    ("apply_tick", int), ("lost", bool), ("n_lost", int), ("n_discarded", int),
+    ("obs_age", float), ("obs_tick", int))
 # Tag of the latency seed stream derived from the reset seed (independent of np_random).
 _LATENCY_STREAM = 0x1A7E_5EED
 PHYSICS_KEYS: tuple[str, ...] = tuple(
@@ -138,6 +139,7 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         latency: LatencyModel | None = None,
         overrun: str = "skip",
         network: NetworkModel | None = None,
+        obs_delay: LatencyModel | None = None,
         time_limit: float | None | str = "default",
         randomize: Mapping[str, Any] | Randomization | None = None,
         action_history: int = 0,
@@ -216,6 +218,15 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         if self.randomize is not None and self.randomize.changes_network:
             network = Randomization.network(self._nominal_network, self.randomize.midpoint())
         self.configure_network(network)
+        self.obs_delay: LatencyModel | None = None
+        obs_delay = check_obs_delay(obs_delay)
+        if self.randomize is not None and self.randomize.changes_obs_delay:
+            if obs_delay is not None:
+                raise ConfigError(
+                    "randomize['obs_delay'] draws the sensor delay per episode; drop "
+                    f"obs_delay={obs_delay!r} (or drop the range to keep a fixed model)")
+            obs_delay = Randomization.obs_delay(self.randomize.midpoint())
+        self._configure_obs_delay(obs_delay)
         self._needs_reset = True
         self._reset_reason = "call reset() before step()"
 
@@ -304,7 +315,8 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         if self._episode_params is not None:
             return self._episode_params
         return EpisodeParams({}, self.vehicle, self.actuator, self.latency,
-                             getattr(self.physics, "channel_delays", (0.0, 0.0)), self.network)
+                             getattr(self.physics, "channel_delays", (0.0, 0.0)), self.network,
+                             self.obs_delay)
 
     def _check_randomization(self, latency: Any) -> None:
         """What ``randomize`` asks of this env, before any episode: a vehicle Session for
@@ -365,8 +377,14 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
             assert network is not None
             self._core.set_network(network.spec(), getattr(_core.OverrunPolicy, self.overrun))
             self.network = network
+        obs_delay = self.obs_delay
+        if r.changes_obs_delay:
+            obs_delay = r.obs_delay(values)
+            assert obs_delay is not None
+            self._core.set_obs_delay(obs_delay.spec())
+            self.obs_delay = obs_delay
         self._episode_params = EpisodeParams(values, vehicle, actuator, latency, channels,
-                                             network)
+                                             network, obs_delay)
         self._reset_extra = {"randomization": dict(values)}
 
     def _bind_core(self) -> None:
@@ -380,7 +398,7 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
             [(k, col[k], kinds[tp]) for k, tp in self.INFO_KEYS],
             [(k, col[k], kinds[tp]) for k, tp in TIMING_KEYS],
             [col[k] for k in self.STEP_LOG], ACTION_TOL)
-        self._stepper.timing = getattr(self, "latency", None) is not None
+        self._stepper.timing = self.reports_timing
 
     def _set_time_limit_ticks(self) -> None:
         self._core.time_limit_ticks = 0 if self.time_limit is None else ceil_ticks(
@@ -402,6 +420,7 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         self._after_core_rebuild()
         self._configure_latency(self.latency, self.overrun)  # also requires a reset
         self.configure_network(self.network)
+        self._configure_obs_delay(self.obs_delay)
 
     def _after_core_rebuild(self) -> None:
         """Re-applies what the task had set on its core (the path envs: the course)."""
@@ -603,7 +622,7 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         if self.randomize is not None:
             self._randomize_episode()
         model = self.latency if self.latency is not None else \
-            (LatencyModel.fixed(0.0) if self.network is not None else None)
+            (LatencyModel.fixed(0.0) if self.reports_timing else None)
         latency_seed = 0 if model is None else self._latency_seed(model, seed)
         self._core.reset(state, self._obs, self._info, latency_seed)
         self._next_delay = None

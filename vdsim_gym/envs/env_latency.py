@@ -15,6 +15,7 @@ from vdsim_gym.sim.latency import (
     NetworkModel,
     check_latency,
     check_network,
+    check_obs_delay,
     check_overrun,
 )
 from vdsim_gym.sim.randomization import Randomization
@@ -30,6 +31,7 @@ class EnvLatency:
     time_limit: float | None
     latency: LatencyModel | None
     network: NetworkModel | None
+    obs_delay: LatencyModel | None
     overrun: str
     _measured: bool
     _next_delay: float | None
@@ -72,7 +74,8 @@ class EnvLatency:
             self._core.set_latency(latency.spec(), getattr(_core.OverrunPolicy, overrun))
         else:
             self._core.clear_latency()
-        self._stepper.timing = latency is not None or getattr(self, "network", None) is not None
+        self.latency = latency
+        self._stepper.timing = self.reports_timing
         self.latency, self.overrun = latency, overrun
         self._measured = latency is not None and latency.kind == "measured"
         self._next_delay = None
@@ -90,9 +93,41 @@ class EnvLatency:
         else:
             self._core.clear_network()
         self.network = network
-        self._stepper.timing = self.latency is not None or network is not None
+        self._stepper.timing = self.reports_timing
         self._needs_reset = True
         self._reset_reason = "the network changed; call reset() before step()"
+
+    def configure_obs_delay(self, obs_delay: LatencyModel | None) -> None:
+        """A sensor delay (``LatencyModel``; None: none): each step's observation is the
+        task's observation of the plant ``d`` earlier, on the substep grid, ``d`` drawn
+        per grid sample with the causal rule (docs/ENVS.md, "Sensor delay"); reward and
+        termination stay on the true state, the action history stays current, and info
+        reports ``obs_age`` [s] and ``obs_tick``. Takes effect at the next ``reset()``,
+        then required. Refused when ``randomize`` draws it per episode."""
+        if self.randomize is not None and self.randomize.changes_obs_delay:
+            raise ConfigError(
+                "this env draws its sensor delay per episode (randomize['obs_delay'] = "
+                f"{self.randomize.as_dict()['obs_delay']}); build it without that range to "
+                "configure a sensor delay")
+        self._configure_obs_delay(check_obs_delay(obs_delay))
+
+    def _configure_obs_delay(self, obs_delay: LatencyModel | None) -> None:
+        if obs_delay is not None:
+            self._core.set_obs_delay(obs_delay.spec())
+        else:
+            self._core.clear_obs_delay()
+        self.obs_delay = obs_delay
+        self._stepper.timing = self.reports_timing
+        self._needs_reset = True
+        self._reset_reason = "the sensor delay changed; call reset() before step()"
+
+    @property
+    def reports_timing(self) -> bool:
+        """Whether step infos carry the timing keys (``TIMING_KEYS``): with a latency
+        model, a network or a sensor delay."""
+        return (getattr(self, "latency", None) is not None
+                or getattr(self, "network", None) is not None
+                or getattr(self, "obs_delay", None) is not None)
 
     def set_next_delay(self, c: float) -> None:
         """The computation delay [s] of the next step's action (``LatencyModel.measured()``).

@@ -123,9 +123,8 @@ class VDSimVectorEnv(VectorEnv):
         self._step_all = np.ones(n, np.uint8)
         self._elapsed = np.zeros(n, np.int64)
         self._autoreset = np.zeros(n, bool)  # NEXT_STEP: ended last step, reset at this one
-        # rows that report the timing keys: a latency model or a network
-        self._latency_rows = np.array([e.latency is not None or e.network is not None
-                                       for e in self.envs])
+        # rows that report the timing keys: a latency model, a network or a sensor delay
+        self._latency_rows = np.array([e.reports_timing for e in self.envs])
         self._has_latency = bool(self._latency_rows.any())
         self._needs_reset = True
         self._in_use = threading.Lock()  # held through reset() and step()

@@ -405,6 +405,28 @@ def check_latency(latency: Any) -> LatencyModel:
     return latency
 
 
+def check_obs_delay(obs_delay: Any) -> LatencyModel | None:
+    """A sensor delay (``obs_delay=``): None, or a LatencyModel the core draws the
+    observation's age from (fixed, uniform, normal or empirical; not measured)."""
+    if obs_delay is None:
+        return None
+    if isinstance(obs_delay, (int, float)) and not isinstance(obs_delay, bool):
+        raise ConfigError(
+            f"obs_delay must be a LatencyModel, got the number {obs_delay!r}; for a sensor "
+            f"age of {obs_delay} s pass obs_delay=LatencyModel.fixed({obs_delay}) "
+            "(from vdsim_gym import LatencyModel)")
+    if not isinstance(obs_delay, LatencyModel):
+        raise ConfigError(
+            "obs_delay must be a LatencyModel (LatencyModel.fixed(0.03), .uniform(lo, hi, "
+            f"seed), .normal(mu, sd, seed) or .empirical(samples)), got {obs_delay!r}")
+    if obs_delay.kind == "measured":
+        raise ConfigError(
+            "obs_delay=LatencyModel.measured(): a sensor's age is drawn from a model; "
+            "measured() is the controller's own compute time (latency=). Pass a fixed, "
+            "uniform, normal or empirical model (e.g. LatencyModel.from_wallclock(result))")
+    return obs_delay
+
+
 # ------------------------------------------------------------------ the delay grammar
 
 _UNITS = {"ms": 1e-3, "s": 1.0}

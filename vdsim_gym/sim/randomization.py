@@ -30,6 +30,8 @@ Names, what their range is of, and how a draw is applied:
 - ``loss`` (a probability in [0, 1]): the network's loss per command (``network=``'s
   ``drop``; its burst chain and delay stay), or ``NetworkModel(drop=p)`` when the env has
   no network.
+- ``obs_delay`` (an age [s]): the sensor delay, ``obs_delay=LatencyModel.fixed(d)`` for
+  the episode (every env).
 
 The drawn values are ``info["randomization"]`` at reset (``latency`` as
 ``latency_mean`` and ``latency_jitter``) and ``env.unwrapped.episode_params``
@@ -68,6 +70,7 @@ NAMES: dict[str, str] = {
     "steer_delay": "the steering channel's dead time [s], e.g. [0.0, 0.03]",
     "longitudinal_delay": "the longitudinal channel's dead time [s], e.g. [0.02, 0.08]",
     "loss": "the network's loss probability per command, e.g. [0.0, 0.1]",
+    "obs_delay": "the sensor delay (the observation's age) [s], e.g. [0.0, 0.05]",
 }
 CHANNEL_NAMES = ("steer_delay", "longitudinal_delay")
 VEHICLE_NAMES = ("mass", "cg_x", "friction", "cornering_stiffness")
@@ -76,7 +79,8 @@ CORE_FIELDS = ("mass", "yaw_inertia", "cg_to_front", "cg_to_rear", "tire.mu",
                "tire.lateral.B", "tire.longitudinal.B")
 # The keys of the draws (info["randomization"]), in draw order.
 DRAW_KEYS = ("mass", "cg_x", "friction", "cornering_stiffness", "actuator_lag",
-             "latency_mean", "latency_jitter", "steer_delay", "longitudinal_delay", "loss")
+             "latency_mean", "latency_jitter", "steer_delay", "longitudinal_delay", "loss",
+             "obs_delay")
 MAX_ACTUATOR_LAG_S = 10.0  # [s]: longer steering lags are a unit slip (ms for s)
 _LATENCY_KEYS = ("mean", "jitter")
 
@@ -125,6 +129,9 @@ def _check_bounds(key: str, lo: float, hi: float) -> None:
     if key in CHANNEL_NAMES and not (lo >= 0 and hi <= MAX_ACTUATOR_DEAD_TIME_S):
         raise _err(key, f"a dead time in [0, {MAX_ACTUATOR_DEAD_TIME_S:g}] s, got "
                    f"[{lo!r}, {hi!r}] (seconds: 60 ms is 0.06)")
+    if key == "obs_delay" and not (lo >= 0 and hi <= MAX_DELAY_S):
+        raise _err(key, f"a sensor age in [0, MAX_DELAY_S = {MAX_DELAY_S:g}] s, got "
+                   f"[{lo!r}, {hi!r}] (seconds: 30 ms is 0.03)")
     if key == "loss" and not (lo >= 0 and hi <= 1):
         raise _err(key, f"a probability in [0, 1], got [{lo!r}, {hi!r}]")
     if key == "latency_jitter" and not (lo >= 0 and hi <= 1):
@@ -145,6 +152,7 @@ class EpisodeParams:
     # the actuation channels' dead times [s] (steer, longitudinal)
     channel_delays: tuple[float, float] = (0.0, 0.0)
     network: NetworkModel | None = None
+    obs_delay: LatencyModel | None = None  # the sensor delay
 
 
 @dataclass(frozen=True)
@@ -226,6 +234,10 @@ class Randomization:
     @property
     def changes_network(self) -> bool:
         return "loss" in self.keys
+
+    @property
+    def changes_obs_delay(self) -> bool:
+        return "obs_delay" in self.keys
 
     @property
     def changes_channels(self) -> bool:
@@ -316,6 +328,11 @@ class Randomization:
         if "loss" not in values:
             return nominal
         return dataclasses.replace(nominal or NetworkModel(), drop=values["loss"])
+
+    @staticmethod
+    def obs_delay(values: Mapping[str, float]) -> LatencyModel | None:
+        """The episode's sensor delay: ``fixed(d)``, d the drawn age."""
+        return LatencyModel.fixed(values["obs_delay"]) if "obs_delay" in values else None
 
     @staticmethod
     def channel_delays(nominal: tuple[float, float], values: dict[str, float],
