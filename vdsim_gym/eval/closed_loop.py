@@ -36,6 +36,7 @@ from vdsim_gym.eval.env_run import EnvPolicyRun
 from vdsim_gym.eval.event_loop import loop_async, loop_sync
 from vdsim_gym.eval.result import ControllerError, EvalResult
 from vdsim_gym.eval.result_build import build_result
+from vdsim_gym.eval.sensor_driver import SensorDriver
 from vdsim_gym.eval.trace_recording import EvalTrace
 from vdsim_gym.eval.wallclock import (
     EnvWallclockDriver,
@@ -43,7 +44,7 @@ from vdsim_gym.eval.wallclock import (
     WallclockRun,
     check_options,
 )
-from vdsim_gym.sim.latency import LatencyModel, check_latency, check_overrun
+from vdsim_gym.sim.latency import LatencyModel, check_latency, check_obs_delay, check_overrun
 from vdsim_gym.sim.plant import Plant
 from vdsim_gym.sim.timing import whole_ticks
 from vdsim_gym.tracking import check_path
@@ -93,6 +94,12 @@ class ClosedLoopEval:
             env); the run also ends when the env ends the episode (``stats["outcome"]``,
             ``stats["episode_summary"]``). ``duration`` defaults to the env's time limit.
             Configure latency here, not on the env.
+        obs_delay: a sensor delay (``LatencyModel``; modes A and B): the controller's
+            observation at sample k is the plant's at its capture tick, by the env core's
+            rule (docs/ENVS.md, "Sensor delay"); on the env form it is set on the env for
+            the run (or the env's own is used). ``samples["obs_age"]`` and the stats
+            ``obs_age_mean_s`` / ``obs_age_max_s`` report the ages; the callback form's
+            observation dict gains ``obs_age`` [s].
 
     ``run()`` returns an ``EvalResult``; ``stop()`` ends a running run early from the
     controller or any thread (a stop() before run() has no effect).
@@ -125,10 +132,17 @@ class ClosedLoopEval:
         trace_path: str | Path | None = None,
         trace_channels: Sequence[str] = (),
         trace_decimation: int | None = None,
+        obs_delay: LatencyModel | None = None,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
         self.mode = mode
+        self.obs_delay = check_obs_delay(obs_delay)
+        if mode == "wallclock" and self.obs_delay is not None:
+            raise ConfigError(
+                "obs_delay= is not supported in mode='wallclock' yet (the real-time runner "
+                "does not capture observations between samples); evaluate the sensor delay "
+                "in mode='sync' or mode='virtual_async', which run the same controller")
         if mode != "wallclock" and (cpu_affinity is not None or watchdog is not None):
             raise ConfigError("cpu_affinity= and watchdog= apply to mode='wallclock' only")
         if mode == "wallclock" and latency is not None:
@@ -213,6 +227,8 @@ class ClosedLoopEval:
                     duration: Any, reference_path: Any) -> None:
         """The callback form: ``controller`` drives ``plant`` (this module's event loop)."""
         self._driver = _PlantDriver(plant, controller, initial_state, ref_point)
+        if self.obs_delay is not None:
+            self._driver = SensorDriver(self._driver, self.obs_delay)
         self.plant = plant
         self.duration = float(duration) if isinstance(duration, (int, float)) else duration
         self._end_tick = whole_ticks(_check_duration(duration), plant.substep_dt, "duration")
@@ -253,6 +269,9 @@ class ClosedLoopEval:
         if not isinstance(base, CoreEnv):
             raise UnsupportedEnvError(f"env must be a VDSim env (VDSim-DLC-v0, "
                                       f"VDSim-PathFollow-v0, ...), got {type(base).__name__}")
+        if self.obs_delay is not None and getattr(base, "obs_delay", None) is not None:
+            raise ConfigError(f"the env has its own sensor delay ({base.obs_delay!r}) and "
+                              f"obs_delay={self.obs_delay!r} was given too; give one of them")
         if getattr(base, "latency", None) is not None:
             raise ConfigError("the env has its own latency; give latency= and overrun= to "
                               "ClosedLoopEval instead, so its timing model is the one used")
@@ -272,10 +291,14 @@ class ClosedLoopEval:
         self._end_tick = whole_ticks(_check_duration(duration), phys.substep_dt, "duration")
         self._check_delay_fits()
         if self.mode == "wallclock":  # the runner ticks the env core's own plant
+            if getattr(base, "obs_delay", None) is not None:
+                raise ConfigError(
+                    "the env has a sensor delay (obs_delay), not supported in "
+                    "mode='wallclock' yet; evaluate it in mode='sync' or 'virtual_async'")
             self._driver = EnvWallclockDriver(env, policy, seed, self._end_tick)
             return
         self._env_run = EnvPolicyRun(env, policy, seed, self._end_tick, self.latency,
-                                     self.overrun)
+                                     self.overrun, self.obs_delay)
         self._driver = self._env_run  # substep_dt, ticks_per_period, columns, meta()
 
     # ------------------------------------------------------------------ public API

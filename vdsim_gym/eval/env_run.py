@@ -38,11 +38,14 @@ class EnvPolicyRun:
     """One evaluation of ``policy`` (SB3-style ``predict``) on ``env`` (a VDSim CoreEnv)."""
 
     def __init__(self, env: gym.Env, policy: Any, seed: int, end_tick: int,
-                 latency: LatencyModel | None, overrun: str | None) -> None:
+                 latency: LatencyModel | None, overrun: str | None,
+                 obs_delay: LatencyModel | None = None) -> None:
         self.env, self.policy, self.seed = env, policy, seed
         self.base: CoreEnv = env.unwrapped  # type: ignore[assignment]  # ClosedLoopEval checked it
         self.end_tick = end_tick
         self.latency, self.overrun = latency, overrun
+        self.obs_delay = obs_delay  # ClosedLoopEval's sensor delay, set on the env per run
+        self.used_obs_delay: LatencyModel | None = None  # the run's (the env's own or that)
         self.substep_dt: float = self.base.substep_dt
         self.ticks_per_period: int = self.base.ticks_per_period
         names = self.base.action_names
@@ -84,11 +87,15 @@ class EnvPolicyRun:
         timed = self.latency is not None
         if timed:
             base.configure_latency(LatencyModel.measured(), self.overrun or "skip")
+        if self.obs_delay is not None:
+            base.configure_obs_delay(self.obs_delay)
         try:
             return self._loop(stop, timed)
         finally:
             if timed:  # the env is handed back as it came (no latency; reset needed)
                 base.configure_latency(None)
+            if self.obs_delay is not None:
+                base.configure_obs_delay(None)
 
     def _loop(self, stop: threading.Event, timed: bool) -> tuple:
         base, env, dt, end = self.base, self.env, self.substep_dt, self.end_tick
@@ -97,6 +104,9 @@ class EnvPolicyRun:
         measured = latency is not None and latency.kind == "measured"
         sampler = latency.sampler() if latency is not None and not measured else None
         obs, info = env.reset(seed=self.seed)
+        self.used_obs_delay = base.obs_delay  # the env's sensor delay (its own or the eval's)
+        aged = base.obs_delay is not None
+        age = {"obs_age": 0.0} if aged else {}  # of the observation the policy sees next
         rows: list[tuple] = []
         samples = _Samples()
         by_sample: dict[int, dict[str, Any]] = {}  # sample tick -> its samples row
@@ -140,7 +150,9 @@ class EnvPolicyRun:
             row = samples.add(k=k, t_sample=t_sample, t_start=t_start, t_call=call_tick * dt,
                               c_k=c, apply_tick=apply_tick,
                               overrun=bool(info.get("overrun", False)), command=command,
-                              t_compute_s=wall, lost=lost)
+                              t_compute_s=wall, lost=lost, **age)
+            if aged:
+                age = {"obs_age": float(info["obs_age"])}
             by_sample[now] = row
             in_force = row if 0 <= apply_tick <= now else by_sample.get(before)
             if not lost and apply_tick >= 0:

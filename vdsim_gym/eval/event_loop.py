@@ -24,6 +24,12 @@ from vdsim_gym.sim.latency import LatencyModel, async_timeline
 Call = Callable[[Any, int, float], tuple[Command, float]]
 
 
+def _age(obs: Any) -> dict[str, float]:
+    """A sample row's obs_age: the sensor delay's age of the observation called with
+    (``SensorDriver`` adds it to the observation dict); none without a sensor delay."""
+    return {"obs_age": obs["obs_age"]} if isinstance(obs, dict) and "obs_age" in obs else {}
+
+
 def loop_sync(d: _Driver, end: int, stop: threading.Event, call: Call) -> tuple:
     """Mode A (sync): the command from the sample at t_k = k Tc applies at t_k and holds
     one period. Returns (rows, samples, end tick, stopped)."""
@@ -41,7 +47,7 @@ def loop_sync(d: _Driver, end: int, stop: threading.Event, call: Call) -> tuple:
         obs = d.observe()
         command, wall = call(obs, k, t)
         row = samples.add(k=k, t_sample=t, t_start=t, t_call=t, c_k=0.0, apply_tick=tick,
-                          overrun=False, command=command, t_compute_s=wall)
+                          overrun=False, command=command, t_compute_s=wall, **_age(obs))
         if stop.is_set():  # stopped during the call: not applied, no advance
             row["stopping"] = True
             end, stopped = tick, True
@@ -99,7 +105,7 @@ def loop_async(d: _Driver, end: int, stop: threading.Event, call: Call, overrun:
             s = timeline.commit(k, c)
             row = samples.add(k=k, t_sample=t_sample, t_start=s.t_start, t_call=now * dt,
                               c_k=c, apply_tick=s.apply_tick, overrun=s.overrun,
-                              command=command, t_compute_s=wall)
+                              command=command, t_compute_s=wall, **_age(obs))
             if stop.is_set():  # stopped during the call: drop it and the pending
                 row["stopping"] = True
                 stop_now = True

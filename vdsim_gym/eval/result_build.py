@@ -53,6 +53,9 @@ def build_result(ev: Any, rows: list[tuple], samples: _Samples, end: int, stoppe
            for j, name in enumerate(d.command_columns)},
         "t_compute_s": np.array([r["t_compute_s"] for r in srows], dtype=float),
     }
+    obs_delay = ev.obs_delay or getattr(ev._env_run, "used_obs_delay", None)
+    if obs_delay is not None:  # the sensor delay's age of each sample's observation
+        cols["obs_age"] = np.array([r.get("obs_age", nan) for r in srows], dtype=float)
 
     n_rows_ran = len(rows) - 1  # grid rows before the end
     taken = set(cols["k"].tolist())
@@ -80,6 +83,9 @@ def build_result(ev: Any, rows: list[tuple], samples: _Samples, end: int, stoppe
         trace["e_y"] = e_y
     if "e_y" in trace:  # the callback form's reference path, or a path env's core
         stats.update(tracking_stats(trace["e_y"][:n_rows_ran]))
+    if "obs_age" in cols and srows:
+        stats["obs_age_mean_s"] = float(np.nanmean(cols["obs_age"]))
+        stats["obs_age_max_s"] = float(np.nanmax(cols["obs_age"]))
     if extra_stats:  # mode C: timing, real-time factor, quality
         stats.update(extra_stats)
     if episode is not None:  # the env form: how the env's episode went
@@ -92,6 +98,7 @@ def build_result(ev: Any, rows: list[tuple], samples: _Samples, end: int, stoppe
         "duration_s": ev.duration,
         "latency_model": None if ev.latency is None else ev.latency.describe(),
         "overrun_policy": ev.overrun,
+        "obs_delay_model": None if obs_delay is None else obs_delay.describe(),
         **({} if ev._wallclock is None else ev._wallclock.describe()),
         **d.meta(),
         **ev._env_meta,
