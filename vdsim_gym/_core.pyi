@@ -602,6 +602,10 @@ class Session:
         """
     def command_now(self, steer: typing.SupportsFloat | typing.SupportsIndex, longitudinal: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
+    def discard_after(self, tick: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        Drops the pending commands due after `tick` (a network's overtaken packets); how many
+        """
     def drop_pending(self) -> None:
         ...
     def get_aux(self, out: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
@@ -842,6 +846,14 @@ class NetworkSpec:
 class NetworkChannel:
     def __init__(self, spec: NetworkSpec) -> None:
         ...
+    def delay(self) -> float:
+        """
+        The next command's network delay [s]
+        """
+    def lost(self) -> bool:
+        """
+        Whether the next command is lost (one draw)
+        """
     def lost_many(self, n: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.bool]:
         """
         The next n commands' losses (tests and statistics)

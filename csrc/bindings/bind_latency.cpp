@@ -43,6 +43,8 @@ void bind_latency(py::module_& m) {
   py::class_<NetworkChannel>(m, "NetworkChannel")
       .def(py::init<const NetworkSpec&>(), py::arg("spec"))
       .def("reseed", &NetworkChannel::reseed, py::arg("seed"))
+      .def("lost", &NetworkChannel::lost, "Whether the next command is lost (one draw)")
+      .def("delay", &NetworkChannel::delay, "The next command's network delay [s]")
       .def("lost_many", [](NetworkChannel& c, int64_t n) {
              py::array_t<bool> out(n);
              auto* p = out.mutable_data();

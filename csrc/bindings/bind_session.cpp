@@ -85,6 +85,9 @@ void bind_session(py::module_& m) {
            "(sample_tick, apply_tick, steer, longitudinal) of the command in force now, or "
            "during substep `tick` (at or after now); sample_tick -1: not a sample")
       .def("drop_pending", &Session::drop_pending)
+      .def("discard_after", &Session::discard_after, py::arg("tick"),
+           "Drops the pending commands due after `tick` (a network's overtaken packets); "
+           "how many")
       .def_property_readonly("pending", &Session::pending)
       .def("advance", [](Session& s, int64_t n) {
              vdsim_py::run_interruptible([&] { s.advance(n); });

@@ -44,7 +44,14 @@ from vdsim_gym.eval.wallclock import (
     WallclockRun,
     check_options,
 )
-from vdsim_gym.sim.latency import LatencyModel, check_latency, check_obs_delay, check_overrun
+from vdsim_gym.sim.latency import (
+    LatencyModel,
+    NetworkModel,
+    check_latency,
+    check_network,
+    check_obs_delay,
+    check_overrun,
+)
 from vdsim_gym.sim.plant import Plant
 from vdsim_gym.sim.timing import whole_ticks
 from vdsim_gym.tracking import check_path
@@ -100,6 +107,11 @@ class ClosedLoopEval:
             the run (or the env's own is used). ``samples["obs_age"]`` and the stats
             ``obs_age_mean_s`` / ``obs_age_max_s`` report the ages; the callback form's
             observation dict gains ``obs_age`` [s].
+        network: a ``NetworkModel`` between the controller and the plant (mode B): lost
+            commands never apply, overtaken ones are discarded, by the env core's rule
+            (seeded with the model's seed; ``samples["t_apply"]`` NaN for a lost one,
+            ``stats["n_lost"]`` and ``stats["n_discarded"]``). On the env form it is set
+            on the env for the run (or the env's own is used).
 
     ``run()`` returns an ``EvalResult``; ``stop()`` ends a running run early from the
     controller or any thread (a stop() before run() has no effect).
@@ -133,11 +145,18 @@ class ClosedLoopEval:
         trace_channels: Sequence[str] = (),
         trace_decimation: int | None = None,
         obs_delay: LatencyModel | None = None,
+        network: NetworkModel | None = None,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
         self.mode = mode
         self.obs_delay = check_obs_delay(obs_delay)
+        self.network = check_network(network)
+        if self.network is not None and mode != "virtual_async":
+            raise ConfigError(
+                f"network= delays and drops commands between the controller and the plant: "
+                f"mode='virtual_async' (with latency=LatencyModel.fixed(0), mode A's run "
+                f"bit for bit), not mode={mode!r}")
         if mode == "wallclock" and self.obs_delay is not None:
             raise ConfigError(
                 "obs_delay= is not supported in mode='wallclock' yet (the real-time runner "
@@ -269,6 +288,9 @@ class ClosedLoopEval:
         if not isinstance(base, CoreEnv):
             raise UnsupportedEnvError(f"env must be a VDSim env (VDSim-DLC-v0, "
                                       f"VDSim-PathFollow-v0, ...), got {type(base).__name__}")
+        if self.network is not None and getattr(base, "network", None) is not None:
+            raise ConfigError(f"the env has its own network ({base.network}) and network="
+                              f"{self.network} was given too; give one of them")
         if self.obs_delay is not None and getattr(base, "obs_delay", None) is not None:
             raise ConfigError(f"the env has its own sensor delay ({base.obs_delay!r}) and "
                               f"obs_delay={self.obs_delay!r} was given too; give one of them")
@@ -298,7 +320,7 @@ class ClosedLoopEval:
             self._driver = EnvWallclockDriver(env, policy, seed, self._end_tick)
             return
         self._env_run = EnvPolicyRun(env, policy, seed, self._end_tick, self.latency,
-                                     self.overrun, self.obs_delay)
+                                     self.overrun, self.obs_delay, self.network)
         self._driver = self._env_run  # substep_dt, ticks_per_period, columns, meta()
 
     # ------------------------------------------------------------------ public API
@@ -365,7 +387,7 @@ class ClosedLoopEval:
                 assert self.overrun is not None and self.latency is not None  # set for mode B
                 rows, samples, end, stopped = loop_async(d, self._end_tick, self._stop,
                                                          self._call, self.overrun,
-                                                         self.latency)
+                                                         self.latency, self.network)
         finally:
             d.drop_pending()  # nothing stays scheduled for the next run, whatever happened
         return build_result(self, rows, samples, end, stopped)

@@ -39,6 +39,7 @@ class _Driver(Protocol):
     # (sample_tick, apply_tick, ...) of the command acting during substep `tick`
     def command_in_force(self, tick: int) -> tuple: ...
     def drop_pending(self) -> None: ...
+    def discard_after(self, tick: int) -> int: ...  # pending commands due after tick dropped
     def advance(self, n: int) -> None: ...
     def meta(self) -> dict[str, Any]: ...
 
@@ -91,6 +92,9 @@ class _PlantDriver:
 
     def drop_pending(self) -> None:
         self._session.drop_pending()
+
+    def discard_after(self, tick: int) -> int:
+        return int(self._session.discard_after(tick))
 
     def advance(self, n: int) -> None:
         self._session.advance(n)

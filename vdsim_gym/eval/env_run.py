@@ -30,7 +30,7 @@ from vdsim_gym.envs.core_env import CoreEnv
 from vdsim_gym.errors import ConfigError, InvalidActionError
 from vdsim_gym.eval.driver import STATE_COLUMNS
 from vdsim_gym.eval.result import ControllerError, _Samples
-from vdsim_gym.sim.latency import LatencyModel
+from vdsim_gym.sim.latency import LatencyModel, NetworkModel
 from vdsim_gym.sim.plant import COMMAND_COLUMNS
 
 
@@ -39,13 +39,15 @@ class EnvPolicyRun:
 
     def __init__(self, env: gym.Env, policy: Any, seed: int, end_tick: int,
                  latency: LatencyModel | None, overrun: str | None,
-                 obs_delay: LatencyModel | None = None) -> None:
+                 obs_delay: LatencyModel | None = None,
+                 network: NetworkModel | None = None) -> None:
         self.env, self.policy, self.seed = env, policy, seed
         self.base: CoreEnv = env.unwrapped  # type: ignore[assignment]  # ClosedLoopEval checked it
         self.end_tick = end_tick
         self.latency, self.overrun = latency, overrun
         self.obs_delay = obs_delay  # ClosedLoopEval's sensor delay, set on the env per run
         self.used_obs_delay: LatencyModel | None = None  # the run's (the env's own or that)
+        self.network = network  # likewise, a network set on the env for the run
         self.substep_dt: float = self.base.substep_dt
         self.ticks_per_period: int = self.base.ticks_per_period
         names = self.base.action_names
@@ -89,6 +91,8 @@ class EnvPolicyRun:
             base.configure_latency(LatencyModel.measured(), self.overrun or "skip")
         if self.obs_delay is not None:
             base.configure_obs_delay(self.obs_delay)
+        if self.network is not None:
+            base.configure_network(self.network)
         try:
             return self._loop(stop, timed)
         finally:
@@ -96,6 +100,8 @@ class EnvPolicyRun:
                 base.configure_latency(None)
             if self.obs_delay is not None:
                 base.configure_obs_delay(None)
+            if self.network is not None:
+                base.configure_network(None)
 
     def _loop(self, stop: threading.Event, timed: bool) -> tuple:
         base, env, dt, end = self.base, self.env, self.substep_dt, self.end_tick

@@ -18,7 +18,8 @@ from typing import Any
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.driver import Command, _Driver
 from vdsim_gym.eval.result import _Samples
-from vdsim_gym.sim.latency import LatencyModel, async_timeline
+from vdsim_gym.sim.latency import LatencyModel, NetworkModel, async_timeline
+from vdsim_gym.sim.timing import ceil_ticks
 
 # The controller call of sample k observed at t: (checked command, wall time [s]).
 Call = Callable[[Any, int, float], tuple[Command, float]]
@@ -61,11 +62,14 @@ def loop_sync(d: _Driver, end: int, stop: threading.Event, call: Call) -> tuple:
 
 
 def loop_async(d: _Driver, end: int, stop: threading.Event, call: Call, overrun: str,
-               latency: LatencyModel) -> tuple:
+               latency: LatencyModel, network: NetworkModel | None = None) -> tuple:
     """Mode B (virtual_async): the sample at t_k gives a command that applies at
     ``ceil((t_start + c_k) / substep_dt)`` ticks, c_k from ``latency``; one worker computes
-    one sample at a time; overruns follow ``overrun``. Returns (rows, samples, end tick,
-    stopped)."""
+    one sample at a time; overruns follow ``overrun``. With a ``network``, the env core's
+    rule (its ``NetworkChannel``, seeded alike): each command is lost (never scheduled)
+    or delivered ``ceil((t_finish + n) / substep_dt)`` with n its network delay, and a
+    delivered one discards the pending ones due after it. Returns (rows, samples, end
+    tick, stopped)."""
     P, dt = d.ticks_per_period, d.substep_dt
     n_grid = -(-end // P)  # grid points k P < end
     queue = overrun == "queue"
@@ -77,6 +81,10 @@ def loop_async(d: _Driver, end: int, stop: threading.Event, call: Call, overrun:
     by_sample: dict[int, dict[str, Any]] = {}  # sample tick -> its samples row
     initial = (0.0, 0.0)  # the session's command after reset
     snapshots: dict[int, Any] = {}  # queue: observation of each grid sample not yet called
+    channel: Any = None
+    if network is not None:
+        channel = network.channel()
+    waiting: list[dict[str, Any]] = []  # delivered rows whose command has not applied
     stopped = False
     now = 0
     g = 0  # next grid point
@@ -103,14 +111,30 @@ def loop_async(d: _Driver, end: int, stop: threading.Event, call: Call, overrun:
                 raise ConfigError(f"latency model gave c_k={c!r} at sample k={k}; "
                                   "delays must be finite and >= 0 s")
             s = timeline.commit(k, c)
+            apply, lost = s.apply_tick, False
+            if channel is not None:
+                lost = channel.lost()
+                n = channel.delay()  # drawn for every command: the streams stay aligned
+                if not lost and n > 0.0:
+                    apply = ceil_ticks(s.t_finish + n, dt)
             row = samples.add(k=k, t_sample=t_sample, t_start=s.t_start, t_call=now * dt,
-                              c_k=c, apply_tick=s.apply_tick, overrun=s.overrun,
-                              command=command, t_compute_s=wall, **_age(obs))
+                              c_k=c, apply_tick=-1 if lost else apply, overrun=s.overrun,
+                              command=command, t_compute_s=wall, **_age(obs),
+                              **({"lost": lost} if channel is not None else {}))
             if stop.is_set():  # stopped during the call: drop it and the pending
                 row["stopping"] = True
                 stop_now = True
                 break
-            d.schedule(s.apply_tick, command, s.sample_tick)
+            if not lost:
+                if channel is not None:  # overtaken pending commands never act
+                    waiting = [w for w in waiting if w["apply_tick"] >= now]
+                    if d.discard_after(apply):
+                        for w in waiting:
+                            if w["apply_tick"] > apply:
+                                w["discarded"] = True
+                        waiting = [w for w in waiting if not w.get("discarded")]
+                    waiting.append(row)
+                d.schedule(apply, command, s.sample_tick)
             by_sample[s.sample_tick] = row
         if stop_now:
             end, stopped = now, True

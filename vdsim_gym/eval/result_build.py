@@ -99,6 +99,7 @@ def build_result(ev: Any, rows: list[tuple], samples: _Samples, end: int, stoppe
         "latency_model": None if ev.latency is None else ev.latency.describe(),
         "overrun_policy": ev.overrun,
         "obs_delay_model": None if obs_delay is None else obs_delay.describe(),
+        "network_model": None if ev.network is None else ev.network.describe(),
         **({} if ev._wallclock is None else ev._wallclock.describe()),
         **d.meta(),
         **ev._env_meta,

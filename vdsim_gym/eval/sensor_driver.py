@@ -100,6 +100,9 @@ class SensorDriver:
     def drop_pending(self) -> None:
         self._inner.drop_pending()
 
+    def discard_after(self, tick: int) -> int:
+        return self._inner.discard_after(tick)
+
     def meta(self) -> dict[str, Any]:
         return self._inner.meta()
 

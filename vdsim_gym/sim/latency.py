@@ -377,6 +377,13 @@ class NetworkModel:
         s.seed = self.seed
         return s
 
+    def channel(self, seed: int = 0) -> _core.NetworkChannel:
+        """A fresh channel (its losses and delays) seeded as an env's episode with
+        ``seed``: what ClosedLoopEval's callback form steps per command."""
+        ch = _core.NetworkChannel(self.spec())
+        ch.reseed(seed)
+        return ch
+
     def describe(self) -> dict[str, Any]:
         return {"drop": self.drop, "burst": None if self.burst is None else list(self.burst),
                 "jitter": None if self.jitter is None else self.jitter.describe(),
