@@ -245,3 +245,27 @@ def test_configure_obs_delay_requires_a_reset_and_keeps_the_env_usable():
     env.unwrapped.configure_obs_delay(None)
     env.reset(seed=0)
     assert "obs_age" not in env.step(np.zeros(1, np.float32))[4]
+
+
+def test_sweep_cli_obs_delay_axis(tmp_path, capsys):
+    """vdsim-gym sweep --obs-delays 0,20ms,60ms: one scenario column per sensor delay (0
+    without one), the error growing with the age; a bad value is one line."""
+    import csv
+
+    from vdsim_gym.cli import main as cli_main
+
+    assert cli_main(["sweep", "--delays", "10ms", "--obs-delays", "0,20ms,60ms", "--seeds",
+                     "3", "--num-envs", "9", "--out", str(tmp_path), "--no-plot",
+                     "--no-progress"]) == 0
+    with open(tmp_path / "sweep_summary.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["scenario"] for r in rows] == [
+        "default", "obs_delay=fixed 20 ms", "obs_delay=fixed 60 ms"]
+    rmse = [float(r["rms_e_y_mean"]) for r in rows]
+    assert rmse[0] < rmse[1] < rmse[2]
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main(["sweep", "--obs-delays", "0,twenty", "--seeds", "1"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--obs-delays" in err[0]

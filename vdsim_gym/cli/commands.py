@@ -103,6 +103,7 @@ def _sweep(args: argparse.Namespace) -> int:
                backend=args.backend, address=args.address, out=args.out,
                env_kwargs=args.env_kwargs, scenarios=args.scenarios, algo=args.algo,
                metric=args.metric, own_env=args.own_env, losses=args.loss,
+               obs_delays=args.obs_delays,
                make_plot=not args.no_plot, progress=not args.no_progress)
     return 0
 
@@ -284,6 +285,10 @@ def _add_sweep(sub: Any) -> None:
                     help="a grid axis of network losses: each probability a column "
                          "(network=NetworkModel(drop=p) on every scenario; 0: no network), "
                          "e.g. 0,0.05,0.1 or 0,5,10%%")
+    sw.add_argument("--obs-delays", type=_delays, default=None,
+                    help="a grid axis of sensor delays (the observation's age), in --delays' "
+                         "grammar: each model a column (obs_delay= on every scenario; 0: "
+                         "none), e.g. 0,20ms,40ms")
     sw.add_argument("--env-kwargs", type=_json_object, default=None,
                     help='shared gym.make kwargs as JSON, e.g. \'{"preset": "iso3888_2"}\'')
     sw.add_argument("--own-env", action="store_true",

@@ -22,6 +22,7 @@ from vdsim_gym.eval.sweeps.report import plot, summary_table
 from vdsim_gym.eval.sweeps.results import SweepResult, sweep_metrics, write_csv
 from vdsim_gym.policies import _check_algo, load_controller  # re-exported
 from vdsim_gym.sim.latency import (
+    LatencyModel,
     NetworkModel,
     parse_delays,  # re-exported: the grammar lives in latency
 )
@@ -112,7 +113,7 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
          metric: str | None = None, make_plot: bool = True, progress: bool = True,
          echo: Any = print, own_env: bool = False,
          options: tuple[str, str] = ("--controller", "--compare"),
-         losses: Sequence[float] | None = None
+         losses: Sequence[float] | None = None, obs_delays: str | None = None
          ) -> dict[str, SweepResult]:
     """The ``vdsim-gym sweep`` command: sweeps each controller, writes sweep.csv,
     sweep_summary.csv and sweep.png into ``out``, prints the summary table.
@@ -122,7 +123,9 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
     driver). ``options``: the command-line options a bad spec is named by (the first
     controller's, the others'; ``vdsim-gym compare``: --policies for all). ``losses``:
     a grid axis of network loss probabilities, each scenario swept with
-    ``network=NetworkModel(drop=p)`` (0: without a network)."""
+    ``network=NetworkModel(drop=p)`` (0: without a network). ``obs_delays``: a grid axis
+    of sensor delays in the delay grammar (``--delays``'), each scenario swept with
+    ``obs_delay=`` that model (0 or none: without a sensor delay)."""
     try:
         latencies = parse_delays(delays)
     except ValueError as exc:
@@ -135,6 +138,14 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
     if losses:
         scenarios = [{**sc, **({"network": NetworkModel(drop=p)} if p > 0 else {})}
                      for sc in (scenarios or [{}]) for p in losses]
+    if obs_delays:
+        try:
+            ages = parse_delays(obs_delays)
+        except ValueError as exc:
+            raise ConfigError(f"--obs-delays {obs_delays!r}: {exc}") from None
+        off = (None, LatencyModel.fixed(0.0))
+        scenarios = [{**sc, **({"obs_delay": m} if m not in off else {})}
+                     for sc in (scenarios or [{}]) for m in ages]
     loaded = _load_all(controllers, algo, options)
     if "torch" in sys.modules:  # an SB3 policy was loaded: its network on one thread
         # A 64x64 network gains nothing from a second thread, and beside other work on

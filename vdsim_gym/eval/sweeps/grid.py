@@ -41,7 +41,8 @@ def mean_delay_ms(latency: LatencyModel | None) -> float:
 def scenario_key(scenario: dict[str, Any]) -> str:
     if not scenario:
         return "default"
-    return ",".join(f"{k}={v}" for k, v in sorted(scenario.items()))
+    return ",".join(f"{k}={latency_label(v) if isinstance(v, LatencyModel) else v}"
+                    for k, v in sorted(scenario.items()))
 
 
 @dataclass(frozen=True)
