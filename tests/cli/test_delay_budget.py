@@ -105,7 +105,7 @@ def test_progress_fallback_is_on_stderr_not_stdout(block_import, tmp_path, capsy
     block_import("tqdm")
     assert cli_main(["delay-budget", "--duration", "0.1", "--no-plot", "--out", str(tmp_path)]) == 0
     out, err = capsys.readouterr()
-    assert "[delay budget 1/9] A sync" in err and "[delay budget 9/9]" in err
+    assert "[delay budget 1/14] A sync" in err and "[delay budget 14/14]" in err
     assert "[delay budget" not in out and "e_y RMSE" in out
 
 
@@ -131,3 +131,50 @@ def test_vehicle_option_runs_the_budget_on_another_car(tmp_path):
     assert cli_main(["delay-budget", "--vehicle", "generic_sedan_v0", "--duration", "0.2",
                      "--no-plot", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "delay_budget.csv").exists()
+
+
+def test_budget_split_into_its_parts():
+    """A 40 ms loop budget: as the sensor's age or the network's delay it is the same pure
+    delay for a time-invariant controller (the same e_y but for the first two samples),
+    as the steering channel's dead time about the same (the longitudinal loop keeps its
+    timing), as computation under skip the worst (every other sample taken); the parts
+    add up to the total in every row."""
+    from vdsim_gym.cli.delay_budget import budget_cases
+
+    cases = budget_cases(0.04)
+    rows, results = run_budget(cases, duration=4.0)
+    by = {r.case.split(": ")[1]: r for r in rows}
+    compute, sensor, network, steer = (by[f"{p} 40 ms"] for p in
+                                       ("compute", "sensor", "network", "steer"))
+    quarter = by["10 x 4"]
+    assert all(r.total_ms == pytest.approx(40.0) for r in rows)
+    assert (quarter.sensor_ms, quarter.mean_delay_ms, quarter.network_ms,
+            quarter.steer_ms) == (10.0, 10.0, 10.0, 10.0)
+    assert sensor.ey_rmse_m == pytest.approx(network.ey_rmse_m, rel=2e-3)
+    pure = [sensor, network, steer, quarter]
+    assert max(r.ey_rmse_m for r in pure) < compute.ey_rmse_m
+    assert steer.ey_rmse_m == pytest.approx(sensor.ey_rmse_m, rel=0.05)
+    sync, _ = run_budget(default_cases()[:1], duration=4.0)
+    assert min(r.ey_rmse_m for r in pure) > 1.5 * sync[0].ey_rmse_m
+    assert compute.overruns == compute.skipped > 0 and sensor.overruns == 0
+    # each part really acts: the sensor's ages, the network's apply times, the dead time
+    res = dict(zip((r.case for r in rows), results, strict=True))
+    assert res["budget: sensor 40 ms"].stats["obs_age_max_s"] == pytest.approx(0.04)
+    s = res["budget: network 40 ms"].samples
+    np.testing.assert_allclose(s["t_apply"] - s["t_sample"], 0.04)
+    assert res["budget: steer 40 ms"].meta["channel_delays_s"] == [0.04, 0.0]
+
+
+def test_budget_option_errors_are_one_line(tmp_path, capsys):
+    assert cli_main(["delay-budget", "--duration", "0.1", "--no-plot", "--budget", "0",
+                     "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "budget: compute" not in out and "sensor" in out
+    with pytest.raises(SystemExit):
+        cli_main(["delay-budget", "--budget", "5", "--out", str(tmp_path)])
+    assert "must be a number >= 0 and <= 1 s" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main(["delay-budget", "--budget", "0.0301", "--no-plot", "--out", str(tmp_path)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "budget / 4" in err[0] and "whole multiple of substep_dt" in err[0]

@@ -91,7 +91,7 @@ def _delay_budget(args: argparse.Namespace) -> int:
 
     budget_main(out=args.out, level=args.level, duration=args.duration,
                 make_plot=not args.no_plot, gif=args.gif, integrator=args.integrator,
-                vehicle=args.vehicle)
+                vehicle=args.vehicle, budget=None if args.budget == 0 else args.budget)
     return 0
 
 
@@ -240,6 +240,12 @@ def _add_delay_budget(sub: Any) -> None:
                         f"{MAX_DURATION:g} s already takes about a minute)"),
         help=f"simulated time per run [s], at most {MAX_DURATION:g} (default: 10, "
              "500 samples)")
+    budget.add_argument(
+        "--budget", default=0.04, type=_number_in("s", 1.0, " (a loop delay in seconds: 40 "
+                                                  "ms is 0.04)", allow_zero=True),
+        help="a total loop delay [s] split into its parts in the table's last rows: all of "
+             "it as the sensor's age, the computation, the network or the steering "
+             "channel's dead time, then a quarter each (default 0.04; 0: no split)")
     budget.add_argument("--no-plot", action="store_true",
                         help="skip the PNGs (no matplotlib)")
     budget.add_argument("--gif", action="store_true",

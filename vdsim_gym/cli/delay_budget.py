@@ -2,9 +2,12 @@
 
 Reproduces the reference's example on our core: L2, 20 m/s, Tc = 20 ms, substep 0.5 ms,
 10 s (500 control samples), as mode A and as mode B with fixed delays of 0, 5, 10 and
-20 ms, plus uniform and normal delays and an overrun case under both policies. Prints
-the table (e_y RMSE, max |e_y|, samples, overruns), writes ``delay_budget.csv`` and a
-plot of e_y RMSE against the delay (``delay_budget.png``).
+20 ms, plus uniform and normal delays and an overrun case under both policies. Then it
+splits a total loop budget (``--budget``, 40 ms by default) into its parts: all of it as
+the sensor's age, the computation, the network or the steering channel's dead time, and a
+quarter each. Prints the table (the parts [ms], e_y RMSE, max |e_y|, samples, overruns),
+writes ``delay_budget.csv`` and a plot of e_y RMSE against the delay
+(``delay_budget.png``).
 
 The controller is the baseline itself (``vdsim_gym.controllers.stanley_pi``, its code
 unchanged), built from a ``VDSim-DLC-v0`` env on the same course. ``PathObservation``
@@ -33,7 +36,7 @@ from vdsim_gym._checks import check_seconds
 from vdsim_gym.eval.closed_loop import ClosedLoopEval, EvalResult
 from vdsim_gym.eval.policy_adapter import PolicyController
 from vdsim_gym.sim.config import load_vehicle
-from vdsim_gym.sim.latency import LatencyModel
+from vdsim_gym.sim.latency import LatencyModel, NetworkModel
 from vdsim_gym.sim.plant import DEFAULT_INTEGRATOR
 from vdsim_gym.sim.timing import whole_ticks
 
@@ -76,14 +79,49 @@ class Case:
     mode: str
     latency: LatencyModel | None = None
     overrun: str | None = None
+    # the other parts of a loop's delay: the sensor's age, the network's delay, the
+    # steering channel's dead time [s]
+    obs_delay: LatencyModel | None = None
+    network: NetworkModel | None = None
+    steer_delay: float = 0.0
 
     @property
     def mean_delay_ms(self) -> float:
         """Mean c_k of the model [ms] (``LatencyModel.mean_delay``: normal is clipped)."""
         return 0.0 if self.latency is None else 1e3 * self.latency.mean_delay
 
+    @property
+    def parts_ms(self) -> tuple[float, float, float, float]:
+        """Mean sensor age, computation, network delay and steering dead time [ms]."""
+        def mean(m: LatencyModel | None) -> float:
+            return 0.0 if m is None else 1e3 * m.mean_delay
 
-def default_cases() -> list[Case]:
+        net = None if self.network is None else self.network.jitter
+        return mean(self.obs_delay), self.mean_delay_ms, mean(net), 1e3 * self.steer_delay
+
+
+DEFAULT_BUDGET = 0.04  # [s]: the total split into parts (two control periods)
+
+
+def budget_cases(total: float = DEFAULT_BUDGET) -> list[Case]:
+    """A total loop delay [s] as each part alone, then a quarter each: what the same
+    budget costs depending on where in the loop it sits."""
+    fx, ms = LatencyModel.fixed, f"{total * 1e3:g} ms"
+    q = total / 4.0
+    qms = f"{q * 1e3:g}"
+    zero = fx(0.0)
+    return [
+        Case(f"budget: compute {ms}", "virtual_async", fx(total), "skip"),
+        Case(f"budget: sensor {ms}", "virtual_async", zero, "skip", obs_delay=fx(total)),
+        Case(f"budget: network {ms}", "virtual_async", zero, "skip",
+             network=NetworkModel(jitter=fx(total))),
+        Case(f"budget: steer {ms}", "virtual_async", zero, "skip", steer_delay=total),
+        Case(f"budget: {qms} x 4", "virtual_async", fx(q), "skip", obs_delay=fx(q),
+             network=NetworkModel(jitter=fx(q)), steer_delay=q),
+    ]
+
+
+def default_cases(budget: float | None = DEFAULT_BUDGET) -> list[Case]:
     fx = LatencyModel.fixed
     cases = [Case("A sync", "sync")]
     cases += [Case(f"B fixed {ms} ms", "virtual_async", fx(ms / 1000.0), "skip")
@@ -96,7 +134,7 @@ def default_cases() -> list[Case]:
         Case("B fixed 25 ms skip", "virtual_async", fx(0.025), "skip"),
         Case("B fixed 25 ms queue", "virtual_async", fx(0.025), "queue"),
     ]
-    return cases
+    return cases + ([] if budget is None else budget_cases(budget))
 
 
 @dataclass(frozen=True)
@@ -106,6 +144,10 @@ class Row:
     latency: str
     overrun: str
     mean_delay_ms: float
+    sensor_ms: float
+    network_ms: float
+    steer_ms: float
+    total_ms: float
     ey_rmse_m: float
     ey_max_m: float
     samples: int
@@ -116,13 +158,14 @@ class Row:
 def run_case(case: Case, env: gym.Env, *, level: str = "L2", duration: float = DURATION,
              trace_path: str | Path | None = None) -> EvalResult:
     base: Any = env.unwrapped  # the path env: its own attributes
+    channels = {"channel_delays": {"steer": case.steer_delay}} if case.steer_delay else {}
     ev = ClosedLoopEval(
         plant_kwargs=dict(level=level, substep_dt=SUBSTEP_DT, longitudinal="force",
-                          integrator=base.integrator, vehicle=base.vehicle),
+                          integrator=base.integrator, vehicle=base.vehicle, **channels),
         controller=PolicyController(env), control_period=CONTROL_PERIOD, mode=case.mode,
         latency=case.latency, overrun=case.overrun, duration=duration,
         reference_path=base.course.path, initial_state=start_state(env),
-        trace_path=trace_path,
+        trace_path=trace_path, obs_delay=case.obs_delay, network=case.network,
     )
     return ev.run()
 
@@ -135,6 +178,19 @@ def slug(name: str) -> str:
 
 # The runs the overlay render shows (their delays side by side).
 OVERLAY_CASES = ("A sync", "B fixed 10 ms", "B fixed 20 ms", "B fixed 25 ms queue")
+
+
+MAX_BUDGET = 1.0  # [s]: a loop delay beyond a second is a unit slip (ms for s)
+
+
+def check_budget(budget: float | None) -> float | None:
+    """None (no split), or a total delay in (0, MAX_BUDGET] s that is a whole number of
+    substeps in each quarter (the steering dead time is whole substeps)."""
+    if budget is None:
+        return None
+    budget = check_seconds(budget, "budget", maximum=MAX_BUDGET)
+    whole_ticks(budget / 4.0, SUBSTEP_DT, "budget / 4 (a quarter of the budget)")
+    return budget
 
 
 def check_duration(duration: float) -> float:
@@ -161,6 +217,8 @@ def run_budget(cases: list[Case] | None = None, *, level: str = "L2",
                trace_dir: str | Path | None = None, integrator: str = DEFAULT_INTEGRATOR,
                vehicle: Any = "generic_sedan") -> tuple[list[Row], list[EvalResult]]:
     cases = default_cases() if cases is None else cases
+    for case in cases:  # a steering dead time is whole substeps (checked before any run)
+        whole_ticks(case.steer_delay, SUBSTEP_DT, "the steering dead time", allow_zero=True)
     duration = check_duration(duration)
     env = make_env(level, integrator, vehicle)
     rows, results = [], []
@@ -170,10 +228,12 @@ def run_budget(cases: list[Case] | None = None, *, level: str = "L2",
                        trace_path=None if trace_dir is None else
                        Path(trace_dir) / f"{slug(case.name)}.vdtrace")
         s = res.stats
+        sensor, compute, network, steer = case.parts_ms
         rows.append(Row(
             case=case.name, mode=case.mode,
             latency="none" if case.latency is None else case.latency.kind,
-            overrun=case.overrun or "-", mean_delay_ms=case.mean_delay_ms,
+            overrun=case.overrun or "-", mean_delay_ms=compute, sensor_ms=sensor,
+            network_ms=network, steer_ms=steer, total_ms=sensor + compute + network + steer,
             ey_rmse_m=s["e_y_rmse_m"], ey_max_m=s["e_y_max_m"], samples=s["n_samples"],
             overruns=s["n_overrun"], skipped=s["n_skipped"],
         ))
@@ -183,7 +243,12 @@ def run_budget(cases: list[Case] | None = None, *, level: str = "L2",
 
 
 COLUMNS: tuple[tuple[str, str, str, str], ...] = (
-    ("case", "case", "<20", ""),
+    ("case", "case", "<26", ""),
+    ("sensor", "sensor_ms", ">6", "g"),
+    ("compute", "mean_delay_ms", ">7", "g"),
+    ("network", "network_ms", ">7", "g"),
+    ("steer", "steer_ms", ">5", "g"),
+    ("total [ms]", "total_ms", ">10", "g"),
     ("e_y RMSE [m]", "ey_rmse_m", ">12", ".4f"),
     ("max |e_y| [m]", "ey_max_m", ">13", ".4f"),
     ("samples", "samples", ">7", "d"),
@@ -205,14 +270,15 @@ def plot(rows: list[Row], path: Path) -> None:
 
     fig = figure(figsize=(7, 4.2))
     ax = fig.subplots()
-    fixed = [r for r in rows if r.latency == "fixed" and r.overruns == 0]
+    fixed = [r for r in rows if r.latency == "fixed" and r.overruns == 0
+             and r.total_ms == r.mean_delay_ms]  # computation alone
     ax.plot([r.mean_delay_ms for r in fixed], [r.ey_rmse_m for r in fixed], "o-",
             color="C0", label="B fixed delay, this core")
     ref = sorted(REFERENCE_FIGURES.items())
     ax.plot([d for d, _ in ref], [v[0] for d, v in ref], "s--", color="0.5", mfc="none",
             label="reference's figures (their core)")
     top = 1.5 * max([r.ey_rmse_m for r in fixed] + [v[0] for _, v in ref])
-    markers = iter(("D", "v", "x", "+", "^", "<", ">"))
+    markers = iter(("D", "v", "x", "+", "^", "<", ">", "P", "*", "h", "X", "d", "p"))
     left_out = []
     for i, r in enumerate(rows):
         if r.mode == "sync":
@@ -221,14 +287,14 @@ def plot(rows: list[Row], path: Path) -> None:
             continue
         elif math.isfinite(r.ey_rmse_m) and r.ey_rmse_m < top:
             note = f", {r.overruns} overruns" if r.overruns else ""
-            ax.plot(r.mean_delay_ms, r.ey_rmse_m, next(markers, "o"), ms=7, color=f"C{i % 10}",
-                    label=f"{r.case} (at its mean delay{note})")
+            ax.plot(r.total_ms, r.ey_rmse_m, next(markers, "o"), ms=7, color=f"C{i % 10}",
+                    label=f"{r.case} (at its mean total{note})")
         else:
             left_out.append(f"{r.case}: {r.ey_rmse_m:.3g} m")
     if left_out:
         ax.text(0.98, 0.06, "off scale: " + "; ".join(left_out), transform=ax.transAxes,
                 ha="right", va="bottom", fontsize=7)
-    ax.set_xlabel("computation delay c_k [ms]")
+    ax.set_xlabel("delay in the loop [ms] (computation c_k; the budget's rows: their total)")
     ax.set_ylabel("e_y RMSE [m]")
     ax.set_title("Stanley + PI, 3.5 m / 30 m lane change, 20 m/s, L2, Tc 20 ms", fontsize=9)
     ax.grid(alpha=0.3)
@@ -240,14 +306,15 @@ def plot(rows: list[Row], path: Path) -> None:
 def main(out: str | Path = "delay_budget_out", *, level: str = "L2",
          duration: float = DURATION, make_plot: bool = True, gif: bool = False,
          integrator: str = DEFAULT_INTEGRATOR, echo: Callable[[str], Any] = print,
-         vehicle: str = "generic_sedan") -> list[Row]:
+         vehicle: str = "generic_sedan", budget: float | None = DEFAULT_BUDGET) -> list[Row]:
     duration = check_duration(duration)  # before the folder is made
+    cases = default_cases(check_budget(budget))
     load_vehicle(vehicle)  # likewise: an unknown vehicle is one clear error
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     traces = out / "traces"
-    rows, _ = run_budget(level=level, duration=duration, progress=True, trace_dir=traces,
-                         integrator=integrator, vehicle=vehicle)
+    rows, _ = run_budget(cases, level=level, duration=duration, progress=True,
+                         trace_dir=traces, integrator=integrator, vehicle=vehicle)
     with (out / "delay_budget.csv").open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(asdict(rows[0])))
         writer.writeheader()

@@ -27,16 +27,20 @@ def _int_at_least(lo: int) -> Callable[[str], int]:
     return parse
 
 
-def _number_in(unit: str, hi: float = math.inf, why: str = "") -> Callable[[str], float]:
-    """A finite number > 0 (and <= ``hi``), in ``unit``; ``why`` explains the bound."""
-    bound = "> 0" if hi == math.inf else f"> 0 and <= {hi:g}"
+def _number_in(unit: str, hi: float = math.inf, why: str = "",
+               allow_zero: bool = False) -> Callable[[str], float]:
+    """A finite number > 0 (>= 0 with ``allow_zero``; and <= ``hi``), in ``unit``; ``why``
+    explains the bound."""
+    lo = ">= 0" if allow_zero else "> 0"
+    bound = lo if hi == math.inf else f"{lo} and <= {hi:g}"
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             value = math.nan
-        if not math.isfinite(value) or not 0 < value <= hi:
+        if not math.isfinite(value) or not (0 <= value if allow_zero else 0 < value) \
+                or not value <= hi:
             raise argparse.ArgumentTypeError(
                 f"must be a number {bound} {unit}, got {text!r}{why}")
         return value

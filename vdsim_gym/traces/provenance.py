@@ -106,6 +106,9 @@ def plant_meta(physics: Any, ref_point: tuple[float, float] | None,
         "substep_dt_s": physics.substep_dt,
         "longitudinal": physics.longitudinal,
         "integrator": physics.integrator,
+        # the actuation channels' dead times [s] (steer, longitudinal; vehicle plants)
+        **({"channel_delays_s": [float(x) for x in physics.channel_delays]}
+           if hasattr(physics, "channel_delays") else {}),
         "ref_point": None if ref_point is None else {
             "setting": _canonical(ref_point_setting), "offset_m": list(ref_point),
             "cg_to_front_m": v.cg_to_front, "cg_to_rear_m": v.cg_to_rear,
