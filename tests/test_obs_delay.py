@@ -150,10 +150,18 @@ def test_ages_below_a_period_are_drawn_per_sample_on_the_substep_grid():
     """Ages shorter than a period never clamp: each is ceil(d / dt) substeps of a draw, and
     their distribution is the model's (mean within 4 SE)."""
     lo, hi = 0.002, 0.018
-    _, info, _, env = _run("VDSim-PathFollow-v0", n=400,
-                           obs_delay=LatencyModel.uniform(lo, hi, 4),
-                           course_length=400.0)
-    ages = np.array([i["obs_age"] for i in info[2:]])
+    from vdsim_gym.controllers import stanley_pi
+
+    env = gym.make("VDSim-PathFollow-v0", obs_delay=LatencyModel.uniform(lo, hi, 4),
+                   course_length=400.0)
+    policy = stanley_pi(env)  # tracks the course for the whole run
+    obs, _ = env.reset(seed=3)
+    ages_l = []
+    for _ in range(400):
+        obs, _, term, trunc, info = env.step(policy.predict(obs)[0])
+        ages_l.append(info["obs_age"])
+        assert not term
+    ages = np.array(ages_l[1:])
     assert len(ages) > 300
     ticks = np.round(ages / 5e-4)
     np.testing.assert_allclose(ages, ticks * 5e-4, atol=1e-12)

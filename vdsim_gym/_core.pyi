@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'ConeField', 'CycleAction', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'GymStepper', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SimConfig', 'SpeedEnvCore', 'TRACE_ROW_SIZE', 'TaskParams', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'git_dirty', 'git_sha', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'solve_box_qp', 'solve_spd_banded', 'tire_forces', 'whole_ticks']
+__all__: list[str] = ['AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'ConeField', 'CycleAction', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'GymStepper', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'SimConfig', 'SpeedEnvCore', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'git_dirty', 'git_sha', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'solve_box_qp', 'solve_spd_banded', 'tire_forces', 'whole_ticks']
 class Level:
     """
     Members:
@@ -869,6 +869,10 @@ class LatencySampler:
         ...
     def reseed(self, seed: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
+class TickHook:
+    """
+    What the real-time runner calls after every substep (mode C's sensor captures): an env core, or a SessionSensor
+    """
 class SensorSchedule:
     """
     The sensor delay's capture ticks (sensor.hpp): what the callback form's event loop stops the plant at
@@ -1096,7 +1100,7 @@ class ConeField:
     @property
     def total_hits(self) -> int:
         ...
-class EnvCoreBase:
+class EnvCoreBase(TickHook):
     def summary(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         The episode so far (summary_names): steps, return, time, the task's fields
@@ -1135,6 +1139,10 @@ class PathEnvCore(EnvCoreBase):
         """
         Benchmark reference: one control period of physics only
         """
+    def after_tick(self) -> None:
+        """
+        Mode C: the sensor's captures due at the plant's tick now
+        """
     def apply_command(self, steer: typing.SupportsFloat | typing.SupportsIndex, longitudinal: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     def clear_latency(self) -> None:
@@ -1172,6 +1180,10 @@ class PathEnvCore(EnvCoreBase):
     def reset(self, state: typing.Annotated[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], "FixedSize(6)"], obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64], latency_seed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
         Place the plant; with latency, restart the timeline and reseed the delays
+        """
+    def sensor_read(self, obs: typing.Annotated[numpy.typing.ArrayLike, numpy.float32]) -> int:
+        """
+        Mode C: the newest grid sample's captured observation into obs's task columns; its capture tick
         """
     def set_action_history(self, k: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
@@ -1294,6 +1306,10 @@ class SpeedEnvCore(EnvCoreBase):
         """
         Benchmark reference: one control period of physics only
         """
+    def after_tick(self) -> None:
+        """
+        Mode C: the sensor's captures due at the plant's tick now
+        """
     def clear_latency(self) -> None:
         ...
     def clear_network(self) -> None:
@@ -1323,6 +1339,10 @@ class SpeedEnvCore(EnvCoreBase):
     def reset(self, state: typing.Annotated[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], "FixedSize(2)"], obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64], latency_seed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
         Place the plant; with latency, restart the timeline and reseed the delays
+        """
+    def sensor_read(self, obs: typing.Annotated[numpy.typing.ArrayLike, numpy.float32]) -> int:
+        """
+        Mode C: the newest grid sample's captured observation into obs's task columns; its capture tick
         """
     def set_action_history(self, k: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
@@ -1513,6 +1533,10 @@ class AccEnvCore(EnvCoreBase):
         """
         Benchmark reference: one control period of physics only
         """
+    def after_tick(self) -> None:
+        """
+        Mode C: the sensor's captures due at the plant's tick now
+        """
     def clear_latency(self) -> None:
         ...
     def clear_network(self) -> None:
@@ -1542,6 +1566,10 @@ class AccEnvCore(EnvCoreBase):
     def reset(self, state: typing.Annotated[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], "FixedSize(2)"], obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64], latency_seed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
         Place the plant; with latency, restart the timeline and reseed the delays
+        """
+    def sensor_read(self, obs: typing.Annotated[numpy.typing.ArrayLike, numpy.float32]) -> int:
+        """
+        Mode C: the newest grid sample's captured observation into obs's task columns; its capture tick
         """
     def set_action_history(self, k: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
@@ -2172,6 +2200,10 @@ class DynoEnvCore(EnvCoreBase):
         """
         Benchmark reference: one control period of physics only
         """
+    def after_tick(self) -> None:
+        """
+        Mode C: the sensor's captures due at the plant's tick now
+        """
     def clear_latency(self) -> None:
         ...
     def clear_network(self) -> None:
@@ -2203,6 +2235,10 @@ class DynoEnvCore(EnvCoreBase):
     def reset(self, state: typing.Annotated[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], "FixedSize(1)"], obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64], latency_seed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
         Place the plant; with latency, restart the timeline and reseed the delays
+        """
+    def sensor_read(self, obs: typing.Annotated[numpy.typing.ArrayLike, numpy.float32]) -> int:
+        """
+        Mode C: the newest grid sample's captured observation into obs's task columns; its capture tick
         """
     def set_action_history(self, k: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
@@ -2326,6 +2362,18 @@ class DynoEnvCore(EnvCoreBase):
     @time_limit_ticks.setter
     def time_limit_ticks(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
+class SessionSensor(TickHook):
+    """
+    Mode C's sensor delay on a Plant's session
+    """
+    def __init__(self, session: Session, age: LatencySpec, period_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def after_tick(self) -> None:
+        ...
+    def read(self) -> tuple:
+        ...
+    def reset(self, seed: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
 class RealTimeRunner:
     def __init__(self, session: Session, substep_dt: typing.SupportsFloat | typing.SupportsIndex, n_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
@@ -2341,6 +2389,10 @@ class RealTimeRunner:
         """
     def request_stop(self) -> None:
         ...
+    def set_hook(self, hook: TickHook) -> None:
+        """
+        Called after every substep on the runner's thread (before start())
+        """
     def set_watchdog(self, timeout_ticks: typing.SupportsInt | typing.SupportsIndex, steer: typing.SupportsFloat | typing.SupportsIndex, longitudinal: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     def sleep_until(self, seconds: typing.SupportsFloat | typing.SupportsIndex) -> None:
@@ -2390,6 +2442,10 @@ class DynoRealTimeRunner:
         """
     def request_stop(self) -> None:
         ...
+    def set_hook(self, hook: TickHook) -> None:
+        """
+        Called after every substep on the runner's thread (before start())
+        """
     def set_watchdog(self, timeout_ticks: typing.SupportsInt | typing.SupportsIndex, steer: typing.SupportsFloat | typing.SupportsIndex, longitudinal: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     def sleep_until(self, seconds: typing.SupportsFloat | typing.SupportsIndex) -> None:

@@ -164,6 +164,13 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
            "the age drawn from `age` per grid sample (next reset)")
       .def("clear_obs_delay", &Core::clear_obs_delay)
       .def_property_readonly("has_obs_delay", &Core::has_obs_delay)
+      .def("after_tick", &Core::after_tick,
+           "Mode C: the sensor's captures due at the plant's tick now")
+      .def("sensor_read", [](Core& e, FRow obs) {
+             return e.sensor_read(row(obs, e.spec().obs_size(), "obs"));
+           }, py::arg("obs"),
+           "Mode C: the newest grid sample's captured observation into obs's task "
+           "columns; its capture tick")
       .def_property_readonly("has_network", &Core::has_network)
       .def_property_readonly("n_lost", &Core::n_lost)
       .def_property_readonly("n_discarded", &Core::n_discarded)

@@ -62,6 +62,10 @@ void bind_latency(py::module_& m) {
         return out;
       }, py::arg("n"));
 
+  py::class_<TickHook>(m, "TickHook",
+                       "What the real-time runner calls after every substep (mode C's "
+                       "sensor captures): an env core, or a SessionSensor");
+
   py::class_<SensorSchedule>(m, "SensorSchedule",
                              "The sensor delay's capture ticks (sensor.hpp): what the "
                              "callback form's event loop stops the plant at")

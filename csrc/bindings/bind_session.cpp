@@ -5,27 +5,15 @@
 #include <optional>
 #include <pybind11/stl.h>
 
+#include "aux_row.hpp"
 #include "interruptible.hpp"
 #include "vdsim/session.hpp"
 
 namespace py = pybind11;
 using namespace vdsim;
 
-namespace {
-
-constexpr int kAuxSize = 2 + 4 * 5;  // ax, ay, then per wheel fx, fy, fz, kappa, alpha
-
-void write_aux(const Aux& a, double* out) {
-  out[0] = a.ax;
-  out[1] = a.ay;
-  for (int i = 0; i < 4; ++i) {
-    const WheelOut& w = a.wheel[i];
-    double* o = out + 2 + 5 * i;
-    o[0] = w.fx; o[1] = w.fy; o[2] = w.fz; o[3] = w.kappa; o[4] = w.alpha;
-  }
-}
-
-}  // namespace
+using vdsim_py::kAuxSize;
+using vdsim_py::write_aux;
 
 void bind_session(py::module_& m) {
   py::class_<SimConfig>(m, "SimConfig")

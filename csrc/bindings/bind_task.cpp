@@ -172,7 +172,7 @@ void bind_task(py::module_& m) {
       .def_property_readonly("total_hits", &ConeField::total_hits);
 
   // The base every env core shares: its spec, for the vector session and Python.
-  py::class_<EnvCoreBase>(m, "EnvCoreBase")
+  py::class_<EnvCoreBase, vdsim::TickHook>(m, "EnvCoreBase")
       .def_property_readonly("obs_names", [](const EnvCoreBase& e) {
              return vdsim_py::names(e.spec().obs_names); })
       .def_property_readonly("action_names", [](const EnvCoreBase& e) {

@@ -107,9 +107,9 @@ struct EnvSpec {
 };
 
 // What the vector session steps: any env core, sizes from spec().
-class EnvCoreBase {
+class EnvCoreBase : public TickHook {
  public:
-  virtual ~EnvCoreBase() = default;
+  ~EnvCoreBase() override = default;
   virtual const EnvSpec& spec() const = 0;
   // One env step from an action row; writes the obs, terms and info rows (info[0] is the
   // reward); returns the task's flag bits.
@@ -394,6 +394,41 @@ class EnvCore final : public EnvCoreBase {
   }
   void clear_obs_delay() { sensor_on_ = false; }
   bool has_obs_delay() const { return sensor_on_; }
+  // Mode C (the real-time runner's TickHook, on its thread under its mutex): takes the
+  // captures due at the plant's tick now (the observation with the latched action).
+  void after_tick() override {
+    if (!sensor_on_) return;
+    const int64_t now = plant_.tick();
+    sensor_.plan(now);
+    for (size_t i = 0; i < sensor_.size() && sensor_.tick(i) <= now; ++i) {
+      if (sensor_.done(i)) continue;
+      if (now == 0)  // at the reset (before the runner starts): its own observation
+        std::copy(eval_obs_.begin(), eval_obs_.end(), sensor_.row(i));
+      else
+        task_.observe(plant_, action_.data(), sensor_.row(i));
+      sensor_.mark_done(i);
+    }
+  }
+  // Mode C: writes the observation captured for the newest grid sample at or before now
+  // into obs's task columns (the latest capture taken, should that one not be due yet:
+  // the control thread woke before the plant reached it; the reset's before the first);
+  // returns its capture tick.
+  int64_t sensor_read(float* obs) {
+    const int64_t now = plant_.tick();
+    const int64_t j = now / task_.ticks_per_period();
+    int64_t best = -1;
+    for (size_t i = 0; i < sensor_.size() && sensor_.grid(i) <= j; ++i)
+      if (sensor_.done(i)) best = static_cast<int64_t>(i);
+    if (best < 0) {  // none yet: the reset's observation
+      std::copy(eval_obs_.begin(), eval_obs_.end(), obs);
+      return 0;
+    }
+    const size_t b = static_cast<size_t>(best);
+    std::copy_n(sensor_.row(b), task_obs_, obs);
+    const int64_t c = sensor_.tick(b);
+    sensor_.release_before(sensor_.grid(b));
+    return c;
+  }
   bool has_network() const { return network_on_; }
   int64_t n_lost() const { return n_lost_; }
   int64_t n_discarded() const { return n_discarded_; }

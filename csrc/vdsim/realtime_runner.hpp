@@ -21,6 +21,7 @@
 #endif
 
 #include "schedule.hpp"
+#include "sensor.hpp"
 
 namespace vdsim {
 
@@ -46,6 +47,10 @@ class RealTimeRunner {
     timeout_ticks_ = timeout_ticks;
     failsafe_ = failsafe;
   }
+
+  // Called after every substep on the runner's thread, under the mutex (a sensor delay's
+  // captures); set before start(). nullptr: none.
+  void set_hook(TickHook* hook) { hook_ = hook; }
 
   // Starts the thread (sim_cpu >= 0: pinned to that CPU where the OS allows it).
   void start(int sim_cpu) {
@@ -117,6 +122,7 @@ class RealTimeRunner {
           latches_.fetch_add(1);
         }
         plant_.advance(1);
+        if (hook_) hook_->after_tick();
       }
       tick_wall_.push_back(wall_now());
       done_.store(i + 1);
@@ -140,6 +146,7 @@ class RealTimeRunner {
   bool watchdog_ = false, armed_ = true;
   int64_t timeout_ticks_ = 0, last_command_tick_ = 0;
   Command failsafe_{};
+  TickHook* hook_ = nullptr;
   std::vector<double> tick_wall_;
 };
 

@@ -13,8 +13,11 @@
 // SensorSchedule plans the captures on the integer clock: plan(until) draws ages until a
 // capture falls after `until`, so that every capture up to then is known before the plant
 // passes it (the env core stops the plant at each capture, the event loop of the callback
-// form likewise). Optionally it holds one float row per planned capture (the env core's
-// observation rows; row_size 0: ticks only).
+// form likewise). Optionally it holds one row of `Value`s per planned capture (the env
+// core's observation rows, a session's state in mode C; row_size 0: ticks only).
+//
+// Mode C (wall clock): the real-time runner calls a TickHook after every substep on its
+// own thread, under its mutex; a hook takes the captures due then (EnvCore, SessionSensor).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -25,10 +28,17 @@
 
 namespace vdsim {
 
-class SensorSchedule {
+class TickHook {
  public:
-  SensorSchedule() = default;
-  SensorSchedule(const LatencySpec& age, double dt, int64_t period, int64_t row_size = 0)
+  virtual ~TickHook() = default;
+  virtual void after_tick() = 0;
+};
+
+template <class Value>
+class BasicSensorSchedule {
+ public:
+  BasicSensorSchedule() = default;
+  BasicSensorSchedule(const LatencySpec& age, double dt, int64_t period, int64_t row_size = 0)
       : sampler_(age), dt_(dt), period_(period), row_size_(row_size) {}
 
   // A new episode (clock at 0): nothing planned, ages drawn afresh from the model's seed
@@ -58,7 +68,10 @@ class SensorSchedule {
   int64_t tick(size_t i) const { return tick_[slot(i)]; }
   bool done(size_t i) const { return done_[slot(i)] != 0; }
   void mark_done(size_t i) { done_[slot(i)] = 1; }
-  float* row(size_t i) { return rows_.data() + slot(i) * static_cast<size_t>(row_size_); }
+  Value* row(size_t i) { return rows_.data() + slot(i) * static_cast<size_t>(row_size_); }
+  const Value* row(size_t i) const {
+    return rows_.data() + slot(i) * static_cast<size_t>(row_size_);
+  }
   // The capture of grid index j (planned, not released): its position, or -1.
   int64_t find(int64_t j) const {
     for (size_t i = 0; i < n_; ++i)
@@ -80,7 +93,7 @@ class SensorSchedule {
   void reserve(size_t cap) {
     std::vector<int64_t> j(cap), t(cap);
     std::vector<char> d(cap);
-    std::vector<float> r(cap * static_cast<size_t>(row_size_));
+    std::vector<Value> r(cap * static_cast<size_t>(row_size_));
     for (size_t i = 0; i < n_; ++i) {
       const size_t s = slot(i);
       j[i] = j_[s];
@@ -100,9 +113,11 @@ class SensorSchedule {
   int64_t row_size_ = 0;
   std::vector<int64_t> j_, tick_;
   std::vector<char> done_;
-  std::vector<float> rows_;
+  std::vector<Value> rows_;
   size_t cap_ = 0, head_ = 0, n_ = 0;
   int64_t next_j_ = 1, last_tick_ = 0;
 };
+
+using SensorSchedule = BasicSensorSchedule<float>;
 
 }  // namespace vdsim

@@ -1,8 +1,9 @@
-"""ClosedLoopEval(obs_delay=...) in modes A and B, both forms (issue 29). Oracles: on the
+"""ClosedLoopEval(obs_delay=...) in modes A, B and C, both forms (issue 29). Oracles: on the
 callback form a whole-period sensor delay hands the controller the observation the
 undelayed run's controller got that many samples earlier (open-loop commands, so the two
 runs' plants are the same), the trace stays the true state; on the env form the eval's
-sensor delay is the env's own, bit for bit; mode C refuses it with the reason."""
+sensor delay is the env's own, bit for bit; mode C reads captures its runner's thread
+took."""
 
 from __future__ import annotations
 
@@ -90,12 +91,34 @@ def test_env_form_obs_delay_is_the_envs_own_bit_for_bit():
     assert "obs_age" not in no_delay.samples
 
 
+def test_mode_c_reads_the_runner_threads_captures():
+    """Mode C: the runner's thread takes the captures after every substep; a sample reads
+    the newest grid sample's (or an older one, should the control thread wake first), so
+    every observation is one captured 30 ms before a grid tick and at least 30 ms old.
+    Both forms; the env is handed back without the eval's sensor delay."""
+    from vdsim_gym.controllers import stanley_pi
+
+    ctrl = _Recorder()
+    res = ClosedLoopEval(plant_kwargs={}, controller=ctrl, mode="wallclock", duration=0.4,
+                         initial_state={"vx": 10.0}, obs_delay=LatencyModel.fixed(0.03)).run()
+    late = [o for o in ctrl.seen if o["obs_age"] > 0.0 and o["t"] > 0.0]
+    assert len(late) > 10
+    for o in late:
+        assert o["obs_age"] >= 0.03 - 1e-12
+        grid = (o["t"] + 0.03) / 0.02
+        assert abs(grid - round(grid)) < 1e-6  # captured 30 ms before a grid tick
+    assert res.samples["obs_age"].max() >= 0.03 and res.stats["obs_age_mean_s"] > 0.02
+    env = gym.make("VDSim-DLC-v0")
+    res = ClosedLoopEval(env=env, policy=stanley_pi(env), mode="wallclock", duration=0.4,
+                         obs_delay=LatencyModel.fixed(0.03)).run()
+    ages = res.samples["obs_age"]
+    assert (ages[3:] >= 0.03 - 1e-12).all() and env.unwrapped.obs_delay is None
+    assert res.meta["obs_delay_model"]["kind"] == "fixed"
+
+
 def test_obs_delay_refusals_name_the_fix():
     from vdsim_gym.controllers import stanley_pi
 
-    with pytest.raises(ConfigError, match="not supported in mode='wallclock'"):
-        ClosedLoopEval(plant_kwargs={}, controller=_Recorder(), mode="wallclock",
-                       obs_delay=LatencyModel.fixed(0.02))
     env = gym.make("VDSim-DLC-v0", obs_delay=LatencyModel.fixed(0.02))
     with pytest.raises(ConfigError, match="give one of them"):
         ClosedLoopEval(env=env, policy=stanley_pi(env), obs_delay=LatencyModel.fixed(0.02))

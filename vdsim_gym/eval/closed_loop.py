@@ -157,11 +157,6 @@ class ClosedLoopEval:
                 f"network= delays and drops commands between the controller and the plant: "
                 f"mode='virtual_async' (with latency=LatencyModel.fixed(0), mode A's run "
                 f"bit for bit), not mode={mode!r}")
-        if mode == "wallclock" and self.obs_delay is not None:
-            raise ConfigError(
-                "obs_delay= is not supported in mode='wallclock' yet (the real-time runner "
-                "does not capture observations between samples); evaluate the sensor delay "
-                "in mode='sync' or mode='virtual_async', which run the same controller")
         if mode != "wallclock" and (cpu_affinity is not None or watchdog is not None):
             raise ConfigError("cpu_affinity= and watchdog= apply to mode='wallclock' only")
         if mode == "wallclock" and latency is not None:
@@ -313,11 +308,8 @@ class ClosedLoopEval:
         self._end_tick = whole_ticks(_check_duration(duration), phys.substep_dt, "duration")
         self._check_delay_fits()
         if self.mode == "wallclock":  # the runner ticks the env core's own plant
-            if getattr(base, "obs_delay", None) is not None:
-                raise ConfigError(
-                    "the env has a sensor delay (obs_delay), not supported in "
-                    "mode='wallclock' yet; evaluate it in mode='sync' or 'virtual_async'")
-            self._driver = EnvWallclockDriver(env, policy, seed, self._end_tick)
+            self._driver = EnvWallclockDriver(env, policy, seed, self._end_tick,
+                                              self.obs_delay)
             return
         self._env_run = EnvPolicyRun(env, policy, seed, self._end_tick, self.latency,
                                      self.overrun, self.obs_delay, self.network)
@@ -376,6 +368,9 @@ class ClosedLoopEval:
                 rows, samples, end, stopped, extra = run.run()
             finally:
                 d.drop_pending()
+                end_run = getattr(d, "end_run", None)
+                if end_run is not None:  # the env handed back as it came
+                    end_run()
             return build_result(self, rows, samples, end, stopped, extra_stats=extra)
         assert not isinstance(d, EnvWallclockDriver)  # mode C only: a Plant's driver here
         try:

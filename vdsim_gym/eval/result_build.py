@@ -53,7 +53,8 @@ def build_result(ev: Any, rows: list[tuple], samples: _Samples, end: int, stoppe
            for j, name in enumerate(d.command_columns)},
         "t_compute_s": np.array([r["t_compute_s"] for r in srows], dtype=float),
     }
-    obs_delay = ev.obs_delay or getattr(ev._env_run, "used_obs_delay", None)
+    obs_delay = ev.obs_delay or getattr(ev._env_run, "used_obs_delay", None) \
+        or getattr(d, "used_obs_delay", None)
     if obs_delay is not None:  # the sensor delay's age of each sample's observation
         cols["obs_age"] = np.array([r.get("obs_age", nan) for r in srows], dtype=float)
 

@@ -1,18 +1,35 @@
-"""The sensor delay on ClosedLoopEval's callback form (``obs_delay=``, modes A and B): a
-driver around the Plant's driver whose observation at the grid sample j is the Plant's
-observation at that sample's capture tick, by the env core's rule and schedule
-(``_core.SensorSchedule``, docs/ENVS.md "Sensor delay"): c_j = max(j P - ceil(d_j / dt),
-c_{j-1}), ages drawn per grid sample. The plant stops at each capture (as the env core
-does), the trace's state rows stay the true state, and the observation dict gains
-``obs_age`` [s] (its ``t`` is the capture's time)."""
+"""The sensor delay on ClosedLoopEval's callback form (``obs_delay=``): a driver around
+the Plant's driver whose observation at the grid sample j is the Plant's observation at
+that sample's capture tick, by the env core's rule and schedule (``_core.SensorSchedule``,
+docs/ENVS.md "Sensor delay"): c_j = max(j P - ceil(d_j / dt), c_{j-1}), ages drawn per
+grid sample. Modes A and B stop the plant at each capture (as the env core does); mode C
+takes them on the real-time runner's thread (``_core.SessionSensor``, a hook after every
+substep) and reads the newest grid sample's. The trace's state rows stay the true state,
+and the observation dict gains ``obs_age`` [s] (its ``t`` is the capture's time)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from vdsim_gym import _core
 from vdsim_gym.eval.driver import _Driver
 from vdsim_gym.sim.latency import LatencyModel
+from vdsim_gym.sim.plant import observe_session
+
+
+class _Snapshot:
+    """A captured session row, read as ``observe_session`` reads a session."""
+
+    def __init__(self, tick: int, dt: float, state: Any, aux: Any, steer: float) -> None:
+        self.time, self._state, self._aux, self.realized_steer = tick * dt, state, aux, steer
+
+    def get_state(self, out: Any) -> None:
+        out[: len(self._state)] = self._state
+
+    def get_aux(self, out: Any) -> None:
+        out[: len(self._aux)] = self._aux
 
 
 class SensorDriver:
@@ -21,6 +38,9 @@ class SensorDriver:
     def __init__(self, inner: _Driver, model: LatencyModel, seed: int = 0) -> None:
         self._inner = inner
         self._seed = seed
+        self._model = model
+        self._rt: Any = None  # mode C: the runner thread's captures (_core.SessionSensor)
+        self.last_obs_age: float | None = None
         self.substep_dt = inner.substep_dt
         self.ticks_per_period = inner.ticks_per_period
         self.lon_column = inner.lon_column
@@ -40,6 +60,27 @@ class SensorDriver:
         self._schedule.reset(self._seed)
         self._tick = 0
         self._captured = {}
+        self._rt = None
+
+    def attach_runner(self, runner: Any) -> None:
+        """Mode C: captures on the runner's thread after every substep (and now)."""
+        inner: Any = self._inner
+        self._rt = _core.SessionSensor(inner.session, self._model.spec(),
+                                       self.ticks_per_period)
+        self._rt.reset(self._seed)
+        runner.set_hook(self._rt)
+
+    def _observe_runner(self) -> Any:
+        """Mode C: the newest grid sample's capture as the Plant's observation dict."""
+        self._now = self._inner.observe()
+        c, state, aux, steer = self._rt.read()
+        inner: Any = self._inner  # the Plant's driver: its plant and session
+        plant, session = inner.plant, inner.session
+        obs = observe_session(_Snapshot(c, self.substep_dt, state, aux, steer), plant.vehicle,
+                              plant.level, np.zeros(_core.STATE_SIZE),
+                              np.zeros(_core.AUX_SIZE), plant.ref_point)
+        self.last_obs_age = obs["obs_age"] = (session.tick - c) * self.substep_dt
+        return obs
 
     def _capture(self, until: int, at_end: bool) -> None:
         """Takes the planned captures before ``until`` (and at it when ``at_end``), the
@@ -58,6 +99,8 @@ class SensorDriver:
     def observe(self) -> Any:
         """At a grid tick j P: the observation captured for sample j (with ``obs_age``);
         elsewhere (the run's end row) the true observation."""
+        if self._rt is not None:
+            return self._observe_runner()
         self._capture(self._tick, True)
         self._now = truth = self._inner.observe()
         P = self.ticks_per_period
@@ -69,7 +112,7 @@ class SensorDriver:
             del self._captured[k]
         c, obs = self._captured.get(j, (0, truth))
         out = dict(obs)
-        out["obs_age"] = (self._tick - c) * self.substep_dt
+        out["obs_age"] = self.last_obs_age = (self._tick - c) * self.substep_dt
         return out
 
     def state_row(self, obs: Any) -> tuple[float, ...]:

@@ -131,6 +131,9 @@ class WallclockRun:
         d.reset()
         session = d.session
         runner = realtime_runner(session, dt, self.end_tick)
+        attach = getattr(d, "attach_runner", None)
+        if attach is not None:  # a sensor delay: captures on the runner's thread
+            attach(runner)
         o = self.options
         if o.watchdog_timeout_s is not None:
             assert o.failsafe is not None  # the options' check requires one with a timeout
@@ -256,9 +259,11 @@ class WallclockRun:
                 runner.unlock()
             latched = runner.wall_now()
             overrun = latched > slot + Tc
+            age = getattr(d, "last_obs_age", None)  # with a sensor delay
             in_force = self.samples.add(k=k, t_sample=t_sample, t_start=t_sample,
                                         t_call=t_sample, c_k=wall, apply_tick=latch_tick,
-                                        overrun=overrun, command=command, t_compute_s=wall)
+                                        overrun=overrun, command=command, t_compute_s=wall,
+                                        **({} if age is None else {"obs_age": age}))
             self.wakes.append(wake)
             self.jitter.append(wake - slot)
             self.to_apply.append(latched - wake)
@@ -313,8 +318,9 @@ class EnvWallclockDriver(EnvPolicyRun):
     ends at the duration, a stop(), or the first snapshot at which the task reports a
     terminal state (``stats["outcome"]``)."""
 
-    def __init__(self, env: Any, policy: Any, seed: int, end_tick: int) -> None:
-        super().__init__(env, policy, seed, end_tick, None, None)
+    def __init__(self, env: Any, policy: Any, seed: int, end_tick: int,
+                 obs_delay: Any = None) -> None:
+        super().__init__(env, policy, seed, end_tick, None, None, obs_delay)
         core = self.base.core
         self.core, self.session = core, core.session
         self._obs = np.zeros(len(self.base.obs_names), np.float32)
@@ -325,13 +331,31 @@ class EnvWallclockDriver(EnvPolicyRun):
         self._first = True
 
     def reset(self) -> None:
+        if self.obs_delay is not None:  # the eval's sensor delay, on the env for the run
+            self.base.configure_obs_delay(self.obs_delay)
+        self.used_obs_delay = self.base.obs_delay
         self.env.reset(seed=self.seed)
         self.ended, self._first = None, True
+        self.last_obs_age: float | None = None
+
+    def end_run(self) -> None:
+        if self.obs_delay is not None:
+            self.base.configure_obs_delay(None)
+
+    def attach_runner(self, runner: Any) -> None:
+        """With a sensor delay on the env: the core takes its captures on the runner's
+        thread after every substep (and now, at the reset's tick)."""
+        if self.base.obs_delay is not None:
+            self.core.after_tick()
+            runner.set_hook(self.core)
 
     def observe(self) -> np.ndarray:
         flags = self.core.peek(self._obs, self._info)
         if flags & _TERMINATED:
             self.ended = self.base.outcome(flags)
+        if self.base.obs_delay is not None:  # the sensor's newest capture, its age
+            c = self.core.sensor_read(self._obs)
+            self.last_obs_age = (self.core.tick - c) * self.substep_dt
         return self._obs.copy()
 
     def state_row(self, obs: Any) -> tuple[float, ...]:
