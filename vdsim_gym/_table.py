@@ -26,10 +26,13 @@ def format_table(rows: Sequence[Any], columns: Sequence[Column]) -> str:
 
 
 def format_markdown(rows: Sequence[Any], columns: Sequence[Column]) -> str:
-    """GitHub-flavoured Markdown table."""
-    lines = ["| " + " | ".join(title for title, *_ in columns) + " |",
+    """GitHub-flavoured Markdown table (a "|" inside a cell escaped, as in "max \\|e_y\\|")."""
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    lines = ["| " + " | ".join(cell(title) for title, *_ in columns) + " |",
              "|" + "|".join("---" for _ in columns) + "|"]
     for r in rows:
-        lines.append("| " + " | ".join(format(getattr(r, attr), fmt)
+        lines.append("| " + " | ".join(cell(format(getattr(r, attr), fmt))
                                        for _, attr, _, fmt in columns) + " |")
     return "\n".join(lines)

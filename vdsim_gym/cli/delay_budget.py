@@ -265,11 +265,20 @@ def format_markdown(rows: list[Row]) -> str:
     return _table.format_markdown(rows, COLUMNS)
 
 
+BUDGET_PREFIX = "budget: "  # the cases of budget_cases()
+
+
 def plot(rows: list[Row], path: Path) -> None:
+    """e_y RMSE against the computation delay (with the reference's curve); with the
+    budget's rows, a second panel: what the same total costs in each part of the loop."""
     from vdsim_gym._plotting import figure
 
-    fig = figure(figsize=(7, 4.2))
-    ax = fig.subplots()
+    budget = [r for r in rows if r.case.startswith(BUDGET_PREFIX)]
+    rows = [r for r in rows if not r.case.startswith(BUDGET_PREFIX)]
+    fig = figure(figsize=(11.5, 4.4) if budget else (7, 4.2))
+    axes = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.35, 1]}) if budget \
+        else [fig.subplots()]
+    ax = axes[0]
     fixed = [r for r in rows if r.latency == "fixed" and r.overruns == 0
              and r.total_ms == r.mean_delay_ms]  # computation alone
     ax.plot([r.mean_delay_ms for r in fixed], [r.ey_rmse_m for r in fixed], "o-",
@@ -278,27 +287,49 @@ def plot(rows: list[Row], path: Path) -> None:
     ax.plot([d for d, _ in ref], [v[0] for d, v in ref], "s--", color="0.5", mfc="none",
             label="reference's figures (their core)")
     top = 1.5 * max([r.ey_rmse_m for r in fixed] + [v[0] for _, v in ref])
-    markers = iter(("D", "v", "x", "+", "^", "<", ">", "P", "*", "h", "X", "d", "p"))
+    markers = iter(("D", "v", "x", "+", "^", "<", ">"))
     left_out = []
+    sync = None
     for i, r in enumerate(rows):
         if r.mode == "sync":
+            sync = r.ey_rmse_m
             ax.axhline(r.ey_rmse_m, color="C2", lw=1, ls=":", label=f"A sync ({r.ey_rmse_m:.4f} m)")
         elif r in fixed:
             continue
         elif math.isfinite(r.ey_rmse_m) and r.ey_rmse_m < top:
             note = f", {r.overruns} overruns" if r.overruns else ""
-            ax.plot(r.total_ms, r.ey_rmse_m, next(markers, "o"), ms=7, color=f"C{i % 10}",
-                    label=f"{r.case} (at its mean total{note})")
+            ax.plot(r.mean_delay_ms, r.ey_rmse_m, next(markers, "o"), ms=7, color=f"C{i % 10}",
+                    label=f"{r.case} (at its mean delay{note})")
         else:
             left_out.append(f"{r.case}: {r.ey_rmse_m:.3g} m")
     if left_out:
-        ax.text(0.98, 0.06, "off scale: " + "; ".join(left_out), transform=ax.transAxes,
+        ax.text(0.98, 0.06, "off scale:\n" + "\n".join(left_out), transform=ax.transAxes,
                 ha="right", va="bottom", fontsize=7)
-    ax.set_xlabel("delay in the loop [ms] (computation c_k; the budget's rows: their total)")
+    ax.set_xlabel("computation delay c_k [ms]")
     ax.set_ylabel("e_y RMSE [m]")
     ax.set_title("Stanley + PI, 3.5 m / 30 m lane change, 20 m/s, L2, Tc 20 ms", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
+    if budget:
+        bx = axes[1]
+        names = [r.case[len(BUDGET_PREFIX):] for r in budget]
+        y = list(range(len(budget)))[::-1]
+        bars = bx.barh(y, [r.ey_rmse_m for r in budget],
+                       color=["C3" if r.overruns else "C0" for r in budget])
+        for bar, r in zip(bars, budget, strict=True):
+            note = f"  {r.ey_rmse_m:.3f} m" + (f", {r.overruns} overruns" if r.overruns else "")
+            bx.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, note, va="center",
+                    fontsize=7)
+        bx.set_yticks(y, names, fontsize=8)
+        if sync is not None:
+            bx.axvline(sync, color="C2", lw=1, ls=":", label="A sync (no delay)")
+            bx.legend(fontsize=7, loc="lower right")
+        widest = max((r.ey_rmse_m for r in budget if math.isfinite(r.ey_rmse_m)), default=0.0)
+        if widest > 0:  # room for the labels (a very short run may have no error yet)
+            bx.set_xlim(0, 1.45 * widest)
+        bx.set_xlabel("e_y RMSE [m]")
+        bx.set_title(f"one budget of {budget[0].total_ms:g} ms, by where it sits", fontsize=9)
+        bx.grid(alpha=0.3, axis="x")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 

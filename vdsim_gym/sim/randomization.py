@@ -380,7 +380,7 @@ def parse_randomize_text(text: str | Path) -> dict[str, Any]:
     """The ``--randomize`` option's value: a YAML file (``.yml``/``.yaml``: a mapping in
     ``randomize=``'s form) or ``name=lo:hi,...`` (``latency=lo:hi`` sets the mean,
     ``latency.jitter=lo:hi`` the jitter; a trailing ``ms`` on the bounds of
-    ``actuator_lag``, ``latency`` and the channel delays means milliseconds, and on the
+    ``actuator_lag``, ``latency``, ``obs_delay`` and the channel delays means milliseconds, and on the
     upper bound covers a bare lower one). Returns the mapping (validate it with
     ``Randomization.parse``)."""
     body = str(text).strip()
@@ -409,7 +409,8 @@ def parse_randomize_text(text: str | Path) -> dict[str, Any]:
             raise ConfigError(f"--randomize item {item!r}: write name=lo:hi (e.g. "
                               "mass=0.9:1.15, latency=0:40ms), or give a .yml file")
         name, _, sub = key.partition(".")
-        timed = name in ("actuator_lag", "latency", *CHANNEL_NAMES) and sub != "jitter"
+        timed = name in ("actuator_lag", "latency", "obs_delay", *CHANNEL_NAMES) \
+            and sub != "jitter"
         if timed and hi.strip().endswith("ms") and not lo.strip().endswith("ms"):
             lo = lo.strip() + "ms"  # 20:80ms is 20 to 80 ms, as in the delay lists
         bounds = [_number(v, item, timed) for v in (lo, hi)]
