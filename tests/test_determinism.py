@@ -1,4 +1,5 @@
-"""Same seed, same result, bit for bit, on any BLAS/OpenMP thread count and in any process.
+"""Same seed, same result, bit for bit, on any BLAS/OpenMP thread count and in any process
+(every delay of a loop on, too: sensor, computation, network, actuation channels).
 
 The rollouts below run in fresh subprocesses under different thread settings (so every
 course is built anew there, not taken from this process's cache) and must hash equal to
@@ -26,13 +27,20 @@ import hashlib, sys
 import gymnasium as gym
 import numpy as np
 import vdsim_gym
-from vdsim_gym import LatencyModel
+from vdsim_gym import LatencyModel, NetworkModel
 from vdsim_gym.controllers import stanley_pi
 
+# every delay of a loop at once: sensor, computation, network, actuation channels
+ALL = {"obs_delay": LatencyModel.uniform(0.0, 0.05, seed=2),
+       "latency": LatencyModel.uniform(0.0, 0.03, seed=4),
+       "network": NetworkModel(drop=0.1, burst=(0.05, 0.5),
+                               jitter=LatencyModel.uniform(0.0, 0.01, seed=1)),
+       "channel_delays": {"steer": 0.01, "longitudinal": 0.03}}
 h = hashlib.sha256()
 for env_id, kw in (("VDSim-DLC-v0", {"preset": "iso3888_1", "level": "L2"}),
                    ("VDSim-DLC-v0", {"preset": "iso3888_2", "level": "L1",
                                      "latency": LatencyModel.uniform(0.0, 0.03, seed=4)}),
+                   ("VDSim-DLC-v0", {"preset": "iso3888_1", **ALL}),
                    ("VDSim-PathFollow-v0", {"level": "L1"})):
     env = gym.make(env_id, **kw)
     policy = stanley_pi(env)
@@ -50,6 +58,13 @@ for _ in range(20):
     obs, rew, *_ = venv.step(np.tile([0.05, 0.1], (3, 1)))
     h.update(obs.tobytes())
     h.update(rew.tobytes())
+venv.close()
+venv = gym.make_vec("VDSim-DLC-v0", num_envs=3, threads=2, preset="lane_change_3p5_30", **ALL)
+obs, _ = venv.reset(seed=1)
+for _ in range(30):
+    obs, rew, term, trunc, info = venv.step(np.tile([0.05, 0.1], (3, 1)))
+    h.update(obs.tobytes())
+    h.update(info["obs_tick"].tobytes())
 venv.close()
 sys.stdout.write(h.hexdigest())
 """

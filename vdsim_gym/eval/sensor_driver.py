@@ -11,25 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from vdsim_gym import _core
 from vdsim_gym.eval.driver import _Driver
-from vdsim_gym.sim.latency import LatencyModel
-from vdsim_gym.sim.plant import observe_session
-
-
-class _Snapshot:
-    """A captured session row, read as ``observe_session`` reads a session."""
-
-    def __init__(self, tick: int, dt: float, state: Any, aux: Any, steer: float) -> None:
-        self.time, self._state, self._aux, self.realized_steer = tick * dt, state, aux, steer
-
-    def get_state(self, out: Any) -> None:
-        out[: len(self._state)] = self._state
-
-    def get_aux(self, out: Any) -> None:
-        out[: len(self._aux)] = self._aux
+from vdsim_gym.sim.latency import LatencyModel, sensor_schedule
+from vdsim_gym.sim.plant import observe_capture, session_sensor
 
 
 class SensorDriver:
@@ -46,8 +30,7 @@ class SensorDriver:
         self.lon_column = inner.lon_column
         self.command_columns = inner.command_columns
         self.trace_columns = inner.trace_columns
-        self._schedule = _core.SensorSchedule(model.spec(), inner.substep_dt,
-                                              inner.ticks_per_period)
+        self._schedule = sensor_schedule(model, inner.substep_dt, inner.ticks_per_period)
         self._tick = 0
         self._captured: dict[int, tuple[int, Any]] = {}  # grid index -> (tick, observation)
         self._now: Any = None  # the true observation at the tick of the last observe()
@@ -65,8 +48,7 @@ class SensorDriver:
     def attach_runner(self, runner: Any) -> None:
         """Mode C: captures on the runner's thread after every substep (and now)."""
         inner: Any = self._inner
-        self._rt = _core.SessionSensor(inner.session, self._model.spec(),
-                                       self.ticks_per_period)
+        self._rt = session_sensor(inner.session, self._model, self.ticks_per_period)
         self._rt.reset(self._seed)
         runner.set_hook(self._rt)
 
@@ -76,9 +58,8 @@ class SensorDriver:
         c, state, aux, steer = self._rt.read()
         inner: Any = self._inner  # the Plant's driver: its plant and session
         plant, session = inner.plant, inner.session
-        obs = observe_session(_Snapshot(c, self.substep_dt, state, aux, steer), plant.vehicle,
-                              plant.level, np.zeros(_core.STATE_SIZE),
-                              np.zeros(_core.AUX_SIZE), plant.ref_point)
+        obs = observe_capture(c * self.substep_dt, state, aux, steer, plant.vehicle,
+                              plant.level, plant.ref_point)
         self.last_obs_age = obs["obs_age"] = (session.tick - c) * self.substep_dt
         return obs
 

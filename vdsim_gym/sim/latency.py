@@ -553,6 +553,13 @@ def _model(kind: str, body: str, scale: float, seed: int, item: str) -> LatencyM
                                seed=seed)
 
 
+def sensor_schedule(model: LatencyModel, substep_dt: float, ticks_per_period: int) -> Any:
+    """The sensor delay's capture schedule (the core's ``SensorSchedule``, the env
+    cores' rule: docs/ENVS.md, "Sensor delay"); ClosedLoopEval's callback form drives it
+    (``reset(seed)``, ``plan(until)``, ``captures()``, ``release_before(j)``)."""
+    return _core.SensorSchedule(model.spec(), substep_dt, ticks_per_period)
+
+
 def async_timeline(substep_dt: float, ticks_per_period: int, overrun: str) -> Any:
     """Mode B's timeline (the core's ``AsyncTimeline``): one worker computes the samples
     in turn; the command of sample k applies at ``ceil((t_start + c_k) / substep_dt)``;
