@@ -156,16 +156,18 @@ def core_and_env_rows(env_id: str, level: str, repeats: int
     default and the reference), through each env's own C++ core step (``core.step``
     with its buffers: the same work without the Python env), through a bare session as
     plain commands (physics only, no task) and through the env with a fixed 10 ms
-    latency (skip). Blocks alternate so that a change in machine load hits all alike;
-    each is timed in CPU time and the best block counts. Rows: env default, core default,
-    physics default, env with latency, env reference, core reference, env previous, core
-    previous. Ratios: the previous default's and the reference's env and core steps over
-    the default's, per block.
+    latency (skip), and with every delay of a loop (a 25 ms sensor age, between step ends,
+    10 ms of computation, a lossy network, 10 ms of steering dead time). Blocks alternate
+    so that a change in machine load hits all alike; each is timed in CPU time and the
+    best block counts. Rows: env default, core default, physics default, env with latency,
+    env reference, core reference, env previous, core previous, env with every delay.
+    Ratios: the previous default's and the reference's env and core steps over the
+    default's, per block.
     """
     import gymnasium as gym
 
     import vdsim_gym.envs  # noqa: F401  (registration)
-    from vdsim_gym.sim.latency import LatencyModel
+    from vdsim_gym.sim.latency import LatencyModel, NetworkModel
 
     env = gym.make(env_id, level=level, terminate_on_cone=False)
     ref = gym.make(env_id, level=level, terminate_on_cone=False, **REFERENCE)
@@ -178,6 +180,9 @@ def core_and_env_rows(env_id: str, level: str, repeats: int
     substeps = base.ticks_per_period
     delayed = gym.make(env_id, level=level, terminate_on_cone=False,
                        latency=LatencyModel.fixed(0.01))
+    every = gym.make(env_id, level=level, terminate_on_cone=False,
+                     latency=LatencyModel.fixed(0.01), obs_delay=LatencyModel.fixed(0.025),
+                     network=NetworkModel(drop=0.05), channel_delays={"steer": 0.01})
 
     # Each replay resets (untimed: a reset is not a step) and returns the seconds of its
     # steps.
@@ -212,13 +217,13 @@ def core_and_env_rows(env_id: str, level: str, repeats: int
         return time.thread_time() - t0
 
     runs = [replay(env), replay_core(env), replay_physics, replay(delayed), replay(ref),
-            replay_core(ref), replay(prev), replay_core(prev)]
+            replay_core(ref), replay(prev), replay_core(prev), replay(every)]
     times: list[list[float]] = [[] for _ in runs]
     for _ in range(repeats):
         for k, fn in enumerate(runs):
             times[k].append(fn() / len(actions))
     best = [min(t) for t in times]
-    for e in (env, ref, delayed, prev):
+    for e in (env, ref, delayed, prev, every):
         e.close()
     names = [f"gym.make({env_id}) {level} step", f"  its C++ core step ({level})",
              f"  physics only, session advance({substeps})",
@@ -226,14 +231,17 @@ def core_and_env_rows(env_id: str, level: str, repeats: int
              f"gym.make {level} step, reference (heun 0.5 ms)",
              f"  its C++ core step, reference ({level})",
              f"gym.make {level} step, semi_implicit (before)",
-             f"  its C++ core step, semi_implicit ({level})"]
+             f"  its C++ core step, semi_implicit ({level})",
+             "  same env, every delay (sensor 25 ms, ...)"]
     ratios = [Ratio.of(f"{level}: env step, semi_implicit (default before)", times[6],
                        times[0]),
               Ratio.of(f"{level}: C++ core step, semi_implicit (default before)", times[7],
                        times[1]),
               Ratio.of(f"{level}: env step, reference (heun 0.5 ms)", times[4], times[0]),
               Ratio.of(f"{level}: C++ core step, reference (heun 0.5 ms)", times[5],
-                       times[1])]
+                       times[1]),
+              Ratio.of(f"{level}: env step with every delay (sensor 25 ms, compute 10 ms, "
+                       "network 5 % loss, steer 10 ms) / without", times[8], times[0])]
     return ([Row(n, sec * 1e6, 1 / sec, substeps / sec) for n, sec in zip(names, best,
                                                                           strict=True)],
             ratios)
@@ -325,12 +333,13 @@ def run(calls: int = 2000, repeats: int = 5, highway: bool = True, sac: bool = T
     for level in ("L2", "L1"):
         stages.start(f"{level}: env, C++ core and physics; default, previous and reference physics")
         level_rows, physics_ratios = core_and_env_rows("VDSim-DLC-v0", level, repeats)
-        env, core, phys, lat, env_ref, core_ref, _, _ = level_rows
+        env, core, phys, lat, env_ref, core_ref, *_ = level_rows
         rows += level_rows
         # aims: the default no dearer than the default before it, and >= 5x cheaper
         # than the reference
         ratios += [r.line() + ("  (aim >= 1)" if "semi_implicit" in r.name else
-                               "  (aim >= 5)") for r in physics_ratios]
+                               "" if "every delay" in r.name else "  (aim >= 5)")
+                   for r in physics_ratios]
         ratios += [
             f"{level}: env step / its C++ core step = {env.per_call_us / core.per_call_us:.3f}"
             f"  (aim <= 1.5; reference physics: "
