@@ -44,10 +44,7 @@ class SessionSensor final : public TickHook {
   // now taken (the latest capture, should that one not be due yet; the reset's before
   // the first).
   py::tuple read() {
-    const int64_t j = s_.tick() / period_;
-    int64_t best = -1;
-    for (size_t i = 0; i < sched_.size() && sched_.grid(i) <= j; ++i)
-      if (sched_.done(i)) best = static_cast<int64_t>(i);
+    const int64_t best = sched_.newest_done(s_.tick() / period_);
     const size_t b = static_cast<size_t>(best);
     const double* row = best < 0 ? reset_row_.data() : sched_.row(b);
     py::array_t<double> state(kStateSize), aux(vdsim_py::kAuxSize);

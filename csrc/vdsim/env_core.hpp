@@ -414,11 +414,7 @@ class EnvCore final : public EnvCoreBase {
   // the control thread woke before the plant reached it; the reset's before the first);
   // returns its capture tick.
   int64_t sensor_read(float* obs) {
-    const int64_t now = plant_.tick();
-    const int64_t j = now / task_.ticks_per_period();
-    int64_t best = -1;
-    for (size_t i = 0; i < sensor_.size() && sensor_.grid(i) <= j; ++i)
-      if (sensor_.done(i)) best = static_cast<int64_t>(i);
+    const int64_t best = sensor_.newest_done(plant_.tick() / task_.ticks_per_period());
     if (best < 0) {  // none yet: the reset's observation
       std::copy(eval_obs_.begin(), eval_obs_.end(), obs);
       return 0;

@@ -78,6 +78,14 @@ class BasicSensorSchedule {
       if (grid(i) == j) return static_cast<int64_t>(i);
     return -1;
   }
+  // Mode C: the position of the newest capture taken for a grid index at or before j (the
+  // latest taken, should j's not be due yet), or -1 before any.
+  int64_t newest_done(int64_t j) const {
+    int64_t best = -1;
+    for (size_t i = 0; i < n_ && grid(i) <= j; ++i)
+      if (done(i)) best = static_cast<int64_t>(i);
+    return best;
+  }
   // Forgets the captures of grid indices before j (read, or skipped by an overrun).
   void release_before(int64_t j) {
     while (n_ > 0 && grid(0) < j) {
