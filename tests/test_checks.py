@@ -138,6 +138,13 @@ def test_policy_output_is_clipped_not_refused():
         check_policy_action([1.0], 2)
     with pytest.raises(errors.InvalidActionError, match="action must be finite"):
         check_policy_action([np.nan, 0.0], 2)
+    with pytest.raises(errors.InvalidActionError, match="finite"):
+        check_policy_action(np.array([0.0, np.inf]), 2)
+    mine = np.array([2.0, -0.5])
+    out = check_policy_action(mine, 2)  # clipped into a copy: the caller's array stays
+    np.testing.assert_array_equal(out, [1.0, -0.5])
+    np.testing.assert_array_equal(mine, [2.0, -0.5])
+    assert out.dtype == np.float64 and not np.shares_memory(out, mine)
 
 
 def test_the_action_tolerance_is_written_once():

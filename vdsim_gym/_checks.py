@@ -148,12 +148,17 @@ def check_policy_action(raw: Any, n: int) -> np.ndarray:
     refused; any shape with n values, e.g. (1, n)). ``InvalidActionError`` when it is not
     n real numbers or not finite; callers prefix the sample."""
     try:
-        a = np.asarray(raw, dtype=float).reshape(n)
+        a = np.array(raw, dtype=float).reshape(n)  # a copy: the caller's array stays theirs
     except (TypeError, ValueError):
         raise InvalidActionError(f"expected {n} action values, got {raw!r}") from None
-    if not np.all(np.isfinite(a)):
-        raise InvalidActionError(f"action must be finite, got {a.tolist()}")
-    return np.clip(a, -1.0, 1.0)
+    # Python's min/max over the few values: cheaper than numpy's reductions on them (an
+    # evaluation checks every sample); NaN fails both comparisons, inf the range one.
+    values = a.tolist()
+    if not all(math.isfinite(v) for v in values):
+        raise InvalidActionError(f"action must be finite, got {values}")
+    if min(values) < -1.0 or max(values) > 1.0:
+        np.clip(a, -1.0, 1.0, out=a)
+    return a
 
 
 def _as_batch(actions: Any, n: int, m: int) -> np.ndarray:

@@ -175,3 +175,19 @@ def test_env_form_policy_error_names_the_sample():
         ClosedLoopEval(env=env, policy=Broken(), duration=1.0).run()
     ok = ClosedLoopEval(env=env, policy=stanley_pi(env), duration=0.2).run()  # still usable
     assert ok.stats["n_samples"] == 10
+
+
+def test_state_columns_are_the_plant_observations_bit_for_bit():
+    """The evaluation's trace reads the state columns straight from the session
+    (sim.plant.StateColumns); they are plant_observation()'s values, bit for bit."""
+    from vdsim_gym.eval.driver import STATE_COLUMNS
+    from vdsim_gym.sim.plant import StateColumns
+
+    env = gym.make("VDSim-DLC-v0", preset="iso3888_1")
+    env.reset(seed=3)
+    columns = StateColumns(env.unwrapped.core.session)
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        env.step(rng.uniform(-0.2, 0.2, 2).astype(np.float32))
+        full = env.unwrapped.plant_observation()
+        assert columns() == tuple(full[c] for c in STATE_COLUMNS)

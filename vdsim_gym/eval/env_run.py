@@ -31,7 +31,7 @@ from vdsim_gym.errors import ConfigError, InvalidActionError
 from vdsim_gym.eval.driver import STATE_COLUMNS
 from vdsim_gym.eval.result import ControllerError, _Samples
 from vdsim_gym.sim.latency import LatencyModel, NetworkModel
-from vdsim_gym.sim.plant import COMMAND_COLUMNS
+from vdsim_gym.sim.plant import COMMAND_COLUMNS, StateColumns, session_type
 
 
 class EnvPolicyRun:
@@ -112,6 +112,7 @@ class EnvPolicyRun:
         obs, info = env.reset(seed=self.seed)
         self.used_obs_delay = base.obs_delay  # the env's sensor delay (its own or the eval's)
         aged = base.obs_delay is not None
+        networked = base.network is not None  # only a network discards commands
         age = {"obs_age": 0.0} if aged else {}  # of the observation the policy sees next
         rows: list[tuple] = []
         samples = _Samples()
@@ -161,7 +162,7 @@ class EnvPolicyRun:
                 age = {"obs_age": float(info["obs_age"])}
             by_sample[now] = row
             in_force = row if 0 <= apply_tick <= now else by_sample.get(before)
-            if not lost and apply_tick >= 0:
+            if networked and not lost and apply_tick >= 0:
                 # A delivered command discards the pending ones due after it (the
                 # network's rule, CommandSchedule.discard_after): overtaken, they never act.
                 for w in waiting:
@@ -169,7 +170,7 @@ class EnvPolicyRun:
                         w["discarded"] = True
                 waiting = [w for w in waiting if not w.get("discarded")]
                 waiting.append(row)
-            waiting = [w for w in waiting if w["apply_tick"] > core.tick]
+                waiting = [w for w in waiting if w["apply_tick"] > core.tick]
             rows.append((t_sample, state, initial if in_force is None else in_force["command"],
                          in_force))
             if terminated or truncated:
@@ -181,10 +182,16 @@ class EnvPolicyRun:
         return rows, samples, end, stopped, summary
 
     def _state_row(self, info: dict[str, Any]) -> tuple[float, ...]:
+        extra = tuple(float(info.get(c, math.nan)) for c in self.info_columns)
+        session = getattr(self.base.core, "session", None)
+        if isinstance(session, session_type()):  # the vehicle: its columns read directly
+            columns = self.__dict__.get("_columns")
+            if columns is None or columns.session is not session:
+                columns = self._columns = StateColumns(session)
+            return columns() + extra
         observe = getattr(self.base, "plant_observation", None)
         plant = observe() if observe is not None else {}
-        return tuple(plant.get(c, math.nan) for c in STATE_COLUMNS) + tuple(
-            float(info.get(c, math.nan)) for c in self.info_columns)
+        return tuple(plant.get(c, math.nan) for c in STATE_COLUMNS) + extra
 
     def meta(self) -> dict[str, Any]:
         from vdsim_gym.traces.provenance import plant_meta

@@ -494,6 +494,29 @@ def observe_session(session: Any, vehicle: VehicleConfig, level: str, state: np.
     return obs
 
 
+def session_type() -> type:
+    """The core's vehicle ``Session`` class (what ``StateColumns`` reads)."""
+    return _core.Session
+
+
+class StateColumns:
+    """The trace's state columns (X, Y, psi, vx, vy, r, ax, ay, beta, delta_rw) of a core
+    ``Session`` now, as ``observe_session`` gives those keys, bit for bit, without
+    building the whole observation dict (an evaluation reads them every sample)."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self._s, self._a = np.zeros(_core.STATE_SIZE), np.zeros(_core.AUX_SIZE)
+
+    def __call__(self) -> tuple[float, ...]:
+        s, a, session = self._s, self._a, self.session
+        session.get_state(s)
+        session.get_aux(a)
+        X, Y, psi, vx, vy, r = s[:6].tolist()
+        beta = math.atan2(vy, vx) if (vx or vy) else 0.0
+        return (X, Y, psi, vx, vy, r, float(a[0]), float(a[1]), beta, session.realized_steer)
+
+
 def session_sensor(session: Any, model: Any, ticks_per_period: int) -> Any:
     """Mode C's sensor delay on a vehicle ``Session`` (the core's ``SessionSensor``, a
     hook of the real-time runner): the session's rows at the capture ticks, taken on the
