@@ -17,6 +17,7 @@ and the action history in the observation (``action_history=k``, appended by the
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import math
 import threading
@@ -75,8 +76,10 @@ PHYSICS_KEYS: tuple[str, ...] = tuple(
     name for name in inspect.signature(PhysicsSpec.build).parameters if name != "cls")
 
 
-def _keyword_only(fn: Any) -> list[str]:
-    return [n for n, q in inspect.signature(fn).parameters.items() if q.kind == q.KEYWORD_ONLY]
+@functools.lru_cache(maxsize=256)
+def _keyword_only(fn: Any) -> tuple[str, ...]:
+    return tuple(n for n, q in inspect.signature(fn).parameters.items()
+                 if q.kind == q.KEYWORD_ONLY)
 
 
 def refuse_copy(obj: Any) -> ArgumentTypeError:
@@ -151,7 +154,7 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         physics = {k: kwargs.pop(k) for k in self.physics_keys() if k in kwargs}
         self.physics = p = self.PHYSICS.build(**physics)
         task_kwargs = kwargs
-        unknown = sorted(set(task_kwargs) - set(_keyword_only(self._make_core)))
+        unknown = sorted(set(task_kwargs) - set(_keyword_only(type(self)._make_core)))
         if unknown:
             raise UnknownKeywordError.of(f"{type(self).__name__}.__init__", unknown,
                                          self.kwarg_names())

@@ -126,7 +126,21 @@ class VehicleConfig:
         return self.front_overhang + self.wheelbase + self.rear_overhang
 
     def to_core(self) -> _core.VehicleParams:
+        """A new core struct of these parameters (the caller's to change)."""
         return _to_core(self, _core.VehicleParams())
+
+    def core_params(self) -> _core.VehicleParams:
+        """The core struct of these parameters, built once per (frozen) config and shared:
+        for readers that copy it (a Session's constructor), never to be changed; a
+        struct to change is ``to_core()``'s."""
+        params = self.__dict__.get("_core_params")
+        if params is None:
+            params = self.to_core()
+            object.__setattr__(self, "_core_params", params)
+        return params
+
+    def __getstate__(self) -> dict[str, Any]:  # pickles and copies without the core struct
+        return {k: v for k, v in self.__dict__.items() if k != "_core_params"}
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -249,6 +263,8 @@ def load_vehicle(
     that does not state ``steering_ratio`` gets None (no steering-wheel angle observed).
     """
     if isinstance(vehicle, VehicleConfig):  # e.g. dataclasses.replace(...) of a loaded one
+        if vehicle.__dict__.get("_validated"):  # frozen: checked once, valid for good
+            return vehicle
         return _validate_vehicle(vehicle, f"vehicle {vehicle.name!r}")
     if not isinstance(vehicle, (str, Path, dict)):
         raise ConfigError(f"vehicle must be a name under envs/vehicles, a .yaml path, a dict "
@@ -266,6 +282,13 @@ def load_vehicle(
             )
     elif not path.is_file():
         raise ConfigError(f"vehicle file not found: {path}")
+    # A file loaded before and not changed since: its (frozen) config again, without
+    # parsing the YAML (~3 ms per gym.make).
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    cached = _LOADED.get(key)
+    if cached is not None:
+        return cached
     with path.open() as fh:
         try:
             data = load_yaml(fh) or {}
@@ -278,8 +301,15 @@ def load_vehicle(
         raise ConfigError(f"{path}: a chassis-dyno bench (model: dyno), not a road vehicle; "
                           "use vdsim_gym.dyno.DynoBench(vehicle=...) or VDSim-Dyno-v0")
     data.setdefault("name", path.stem)
-    cfg = merge(base, data, str(path))
-    return _validate_vehicle(cfg, str(path))
+    cfg = _validate_vehicle(merge(base, data, str(path)), str(path))
+    if len(_LOADED) >= 64:  # a bounded cache: many generated files do not grow it
+        _LOADED.clear()
+    _LOADED[key] = cfg
+    return cfg
+
+
+# Vehicle files loaded so far: (resolved path, mtime_ns, size) -> their validated config.
+_LOADED: dict[tuple[str, int, int], VehicleConfig] = {}
 
 
 # Declared range of every numeric vehicle field: (low, high, low_open) in the field's SI
@@ -360,6 +390,7 @@ def _validate_vehicle(cfg: VehicleConfig, where: str) -> VehicleConfig:
                 _core.axle_tire(core, axle)
             except ValueError as e:
                 raise ConfigError(f"{where}: {e}") from None
+    object.__setattr__(cfg, "_validated", True)  # not a field: eq, repr, replace ignore it
     return cfg
 
 

@@ -116,7 +116,7 @@ def make_session(
                                        allow_zero=True)
     cfg.longitudinal_dead_ticks = whole_ticks(channel_delays[1], substep_dt,
                                               "channel_delays['longitudinal']", allow_zero=True)
-    return _core.Session(vehicle.to_core(), cfg)
+    return _core.Session(vehicle.core_params(), cfg)  # the session keeps its own copy
 
 
 CHANNELS = ("steer", "longitudinal")
@@ -227,9 +227,14 @@ class PhysicsSpec:
             step_ticks=step_ticks,
             channel_delays=delays,
         )
-        spec.make_session()  # validates level, longitudinal, integrator, actuator ticks
+        # Validates level, longitudinal, integrator, actuator ticks; the new session is kept
+        # for the first make_session() (an env's core, built next), not built twice.
+        object.__setattr__(spec, "_spare_session", spec.make_session())
         spec._check_coupling()
         return spec
+
+    def __getstate__(self) -> dict[str, Any]:  # pickles and copies without the spare
+        return {k: v for k, v in self.__dict__.items() if k != "_spare_session"}
 
     def _check_coupling(self) -> None:
         """An explicit integrator steps a differential's viscous coupling explicitly: its
@@ -253,6 +258,10 @@ class PhysicsSpec:
         return self.ticks_per_period * self.substep_dt
 
     def make_session(self) -> _core.Session:
+        """A new core session of these physics (the one build() made, the first time)."""
+        spare = self.__dict__.pop("_spare_session", None)
+        if spare is not None:
+            return spare
         return make_session(level=self.level, vehicle=self.vehicle, substep_dt=self.substep_dt,
                             longitudinal=self.longitudinal, actuator=self.actuator,
                             integrator=self.integrator, step_ticks=self.step_ticks,

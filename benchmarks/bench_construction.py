@@ -1,0 +1,63 @@
+"""Construction cost: one ``gym.make``, and ``gym.make_vec`` of N envs with its first reset.
+
+Prints CPU seconds (this process's, single-threaded work) per case, min / median / max
+over the repeats, and the peak Python allocation of the vector build per env
+(tracemalloc; the C++ cores' own memory is not in it). Run it under two builds one after
+the other to compare them (issue 30: N = 10,000 built and reset in under 1 s):
+
+    python benchmarks/bench_construction.py [--n 10000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import time
+import tracemalloc
+
+import gymnasium as gym
+
+import vdsim_gym  # noqa: F401  (registration)
+
+
+def _stats(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.3f} (min {min(xs):.3f}, max {max(xs):.3f})"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=10_000, help="envs in the vector build")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--env", default="VDSim-DLC-v0")
+    args = ap.parse_args()
+    single, build, reset = [], [], []
+    for _ in range(args.repeats):
+        gc.collect()
+        t0 = time.process_time()
+        for _ in range(20):
+            gym.make(args.env).close()
+        single.append((time.process_time() - t0) / 20 * 1e3)
+        t0 = time.process_time()
+        venv = gym.make_vec(args.env, num_envs=args.n)
+        t1 = time.process_time()
+        venv.reset(seed=0)
+        t2 = time.process_time()
+        build.append(t1 - t0)
+        reset.append(t2 - t1)
+        venv.close()
+        del venv
+    gc.collect()
+    tracemalloc.start()
+    venv = gym.make_vec(args.env, num_envs=min(args.n, 1000))
+    venv.reset(seed=0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    print(f"{args.env}: one gym.make {_stats(single)} ms")
+    print(f"make_vec N={args.n}: build {_stats(build)} s, first reset {_stats(reset)} s")
+    print(f"Python allocations of a N={min(args.n, 1000)} build + reset: "
+          f"{peak / min(args.n, 1000) / 1024:.1f} KiB per env (peak, tracemalloc)")
+
+
+if __name__ == "__main__":
+    main()
