@@ -380,9 +380,9 @@ def parse_randomize_text(text: str | Path) -> dict[str, Any]:
     """The ``--randomize`` option's value: a YAML file (``.yml``/``.yaml``: a mapping in
     ``randomize=``'s form) or ``name=lo:hi,...`` (``latency=lo:hi`` sets the mean,
     ``latency.jitter=lo:hi`` the jitter; a trailing ``ms`` on the bounds of
-    ``actuator_lag``, ``latency``, ``obs_delay`` and the channel delays means milliseconds, and on the
-    upper bound covers a bare lower one). Returns the mapping (validate it with
-    ``Randomization.parse``)."""
+    ``actuator_lag``, ``latency``, ``obs_delay`` and the channel delays means
+    milliseconds, and on the upper bound covers a bare lower one). Returns the mapping
+    (validate it with ``Randomization.parse``)."""
     body = str(text).strip()
     if body.endswith((".yml", ".yaml")):
         import yaml  # noqa: F401  (its errors)
