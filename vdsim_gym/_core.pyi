@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'ConeField', 'CycleAction', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'GymStepper', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'SimConfig', 'SpeedEnvCore', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'git_dirty', 'git_sha', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'solve_box_qp', 'solve_spd_banded', 'tire_forces', 'whole_ticks']
+__all__: list[str] = ['AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'ConeField', 'CourseData', 'CycleAction', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'GymStepper', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'SimConfig', 'SpeedEnvCore', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'git_dirty', 'git_sha', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'solve_box_qp', 'solve_spd_banded', 'tire_forces', 'whole_ticks']
 class Level:
     """
     Members:
@@ -1087,6 +1087,15 @@ class PathObserver:
     @property
     def obs_scale(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
+class CourseData:
+    """
+    A course's path, cones and corridor, built once and shared by the path cores that take it (set_course_data)
+    """
+    def __init__(self, path: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], cones: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], corridor_half_width: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def length(self) -> float:
+        ...
 class ConeField:
     def __init__(self, cones: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], path: PathTracker) -> None:
         ...
@@ -1199,6 +1208,10 @@ class PathEnvCore(EnvCoreBase):
         """
     def set_course(self, path: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], cones: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], corridor_half_width: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
+    def set_course_data(self, data: CourseData) -> None:
+        """
+        The course of a CourseData, shared (its path and cones are not copied)
+        """
     def set_latency(self, spec: LatencySpec, policy: OverrunPolicy) -> None:
         """
         Mode-B latency (takes effect at the next reset)

@@ -155,6 +155,20 @@ void bind_task(py::module_& m) {
         }, py::arg("cx"), py::arg("cy"), py::arg("radius"), py::arg("x"), py::arg("y"),
         py::arg("psi"), py::arg("front"), py::arg("rear"), py::arg("half_width"));
 
+  py::class_<CourseData>(m, "CourseData",
+                         "A course's path, cones and corridor, built once and shared by "
+                         "the path cores that take it (set_course_data)")
+      .def(py::init([](DArrayIn path, DArrayIn speed, DArrayIn cones,
+                       double corridor_half_width) {
+             check_points(path, "path");
+             check_points(cones, "cones");
+             if (path.shape(0) < 2 || speed.size() != path.shape(0))
+               throw std::invalid_argument("need >= 2 path points and one speed per point");
+             return CourseData::make(path.data(), speed.data(), path.shape(0), cones.data(),
+                                     cones.shape(0), corridor_half_width);
+           }), py::arg("path"), py::arg("speed"), py::arg("cones"),
+           py::arg("corridor_half_width"))
+      .def_property_readonly("length", [](const CourseData& d) { return d.path->length(); });
   py::class_<ConeField>(m, "ConeField")
       .def(py::init([](DArrayIn cones, const PathTracker& path) {
              check_points(cones, "cones");
@@ -206,6 +220,10 @@ void bind_task(py::module_& m) {
                                  cones.shape(0), corridor_half_width);
            }, py::arg("path"), py::arg("speed"), py::arg("cones"),
            py::arg("corridor_half_width"))
+      .def("set_course_data", [](PathEnvCore& e, const CourseData& d) {
+             e.task().set_course_data(d);
+           }, py::arg("data"),
+           "The course of a CourseData, shared (its path and cones are not copied)")
       .def("command_from_action", [](const PathEnvCore& e, double a0, double a1) {
              const double a[2] = {a0, a1};
              const Command c = e.task().command_from_action(e.plant(), a);

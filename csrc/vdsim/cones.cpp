@@ -25,21 +25,29 @@ bool disc_hits_footprint(double cx, double cy, double radius, double x, double y
 }
 
 void ConeField::set(const double* xy, int64_t n, const PathTracker& path) {
-  cx_.resize(n);
-  cy_.resize(n);
+  auto g = std::make_shared<Geometry>();
+  g->cx.resize(n);
+  g->cy.resize(n);
   std::vector<double> s(n);
   for (int64_t k = 0; k < n; ++k) {
-    cx_[k] = xy[2 * k];
-    cy_[k] = xy[2 * k + 1];
-    s[k] = path.project(cx_[k], cy_[k], -1).s;
+    g->cx[k] = xy[2 * k];
+    g->cy[k] = xy[2 * k + 1];
+    s[k] = path.project(g->cx[k], g->cy[k], -1).s;
   }
-  sorted_idx_.resize(n);
-  std::iota(sorted_idx_.begin(), sorted_idx_.end(), int64_t{0});
-  std::stable_sort(sorted_idx_.begin(), sorted_idx_.end(),
+  g->sorted_idx.resize(n);
+  std::iota(g->sorted_idx.begin(), g->sorted_idx.end(), int64_t{0});
+  std::stable_sort(g->sorted_idx.begin(), g->sorted_idx.end(),
                    [&](int64_t a, int64_t b) { return s[a] < s[b]; });
-  sorted_s_.resize(n);
-  for (int64_t k = 0; k < n; ++k) sorted_s_[k] = s[sorted_idx_[k]];
+  g->sorted_s.resize(n);
+  for (int64_t k = 0; k < n; ++k) g->sorted_s[k] = s[g->sorted_idx[k]];
+  geo_ = std::move(g);
   hit_.assign(n, 0);
+  total_ = 0;
+}
+
+void ConeField::share_from(const ConeField& other) {
+  geo_ = other.geo_;
+  hit_.assign(static_cast<size_t>(size()), 0);
   total_ = 0;
 }
 
@@ -53,6 +61,10 @@ int ConeField::update(double x, double y, double psi, double s, const Footprint&
   // Any footprint point is within reach of the CG; kMargin covers the stretch of arc
   // length for points off the path on a bend (see docs/ENVS.md).
   const double lo = s - fp.rear - radius - kMargin, hi = s + fp.front + radius + kMargin;
+  const auto& sorted_s_ = geo_->sorted_s;
+  const auto& sorted_idx_ = geo_->sorted_idx;
+  const auto& cx_ = geo_->cx;
+  const auto& cy_ = geo_->cy;
   auto k = std::lower_bound(sorted_s_.begin(), sorted_s_.end(), lo) - sorted_s_.begin();
   int fresh = 0;
   const int64_t n = size();

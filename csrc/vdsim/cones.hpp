@@ -3,6 +3,7 @@
 // arc length on the path (path_task.hpp uses it).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "path_tracker.hpp"
@@ -21,23 +22,30 @@ bool disc_hits_footprint(double cx, double cy, double radius, double x, double y
                          const Footprint& fp);
 
 // Cones sorted by their projection on the path so that only those near the vehicle are
-// tested; each cone counts once per episode.
+// tested; each cone counts once per episode. The cones' geometry is immutable once set and
+// shared between the fields of the same course (share_from: many envs on one course hold
+// one copy); each field keeps its own hits.
 class ConeField {
  public:
   void set(const double* xy, int64_t n, const PathTracker& path);
+  // The geometry of `other` (shared, not copied), with no hits.
+  void share_from(const ConeField& other);
   void reset_hits();
   // Marks cones newly hit at this pose (vehicle at arc length s); returns how many.
   int update(double x, double y, double psi, double s, const Footprint& fp, double radius);
-  int64_t size() const { return static_cast<int64_t>(cx_.size()); }
+  int64_t size() const { return static_cast<int64_t>(geo_->cx.size()); }
   int total_hits() const { return total_; }
   const std::vector<uint8_t>& hits() const { return hit_; }  // original cone order
 
   static constexpr double kMargin = 5.0;  // extra arc length searched around the car [m]
 
  private:
-  std::vector<double> cx_, cy_;     // original order
-  std::vector<double> sorted_s_;    // cone arc lengths, ascending
-  std::vector<int64_t> sorted_idx_; // original index of each sorted entry
+  struct Geometry {
+    std::vector<double> cx, cy;        // original order
+    std::vector<double> sorted_s;      // cone arc lengths, ascending
+    std::vector<int64_t> sorted_idx;   // original index of each sorted entry
+  };
+  std::shared_ptr<const Geometry> geo_ = std::make_shared<const Geometry>();
   std::vector<uint8_t> hit_;
   int total_ = 0;
 };

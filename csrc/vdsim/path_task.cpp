@@ -35,11 +35,28 @@ EnvSpec PathTask::spec(const TaskParams&) {
   return s;
 }
 
+CourseData CourseData::make(const double* path_xy, const double* speed, int64_t n_points,
+                            const double* cones_xy, int64_t n_cones,
+                            double corridor_half_width) {
+  CourseData d;
+  auto path = std::make_shared<PathTracker>();
+  path->set(path_xy, speed, n_points);
+  d.cones.set(cones_xy, n_cones, *path);
+  d.path = std::move(path);
+  d.corridor_half_width = corridor_half_width;
+  return d;
+}
+
 void PathTask::set_course(const double* path_xy, const double* speed, int64_t n_points,
                           const double* cones_xy, int64_t n_cones, double corridor_half_width) {
-  path_.set(path_xy, speed, n_points);
-  cones_.set(cones_xy, n_cones, path_);
-  params_.corridor_half_width = corridor_half_width;
+  set_course_data(
+      CourseData::make(path_xy, speed, n_points, cones_xy, n_cones, corridor_half_width));
+}
+
+void PathTask::set_course_data(const CourseData& data) {
+  path_ = data.path;
+  cones_.share_from(data.cones);
+  params_.corridor_half_width = data.corridor_half_width;
   hint_ = -1;
 }
 
@@ -108,7 +125,7 @@ void PathTask::observe(Session& session, const double* action, float* obs) const
   }
   const Aux& aux = session.aux();
   double e_psi;
-  path_observation(path_, hint_,
+  path_observation(*path_, hint_,
                    {st[kX], st[kY], st[kPsi], st[kVx], st[kVy], st[kR], aux.ax, aux.ay,
                     session.realized_steer(), action[0], action[1]},
                    session.vehicle().max_steer, obs, e_psi);
@@ -142,7 +159,7 @@ int PathTask::evaluate(Session& session, const double* action, const double* pre
   const Aux& aux = session.aux();
   double e_psi;
   const Projection p = path_observation(
-      path_, hint_,
+      *path_, hint_,
       {X, Y, psi, vx, vy, r, aux.ax, aux.ay, session.realized_steer(), action[0], action[1]},
       session.vehicle().max_steer, obs_out, e_psi);
   const double control_period =
@@ -165,7 +182,7 @@ int PathTask::evaluate(Session& session, const double* action, const double* pre
     } else {
       slow_since_ = -1.0;
     }
-    if (p.s >= path_.length() && !(flags & kTerminated)) {
+    if (p.s >= path_->length() && !(flags & kTerminated)) {
       flags |= kTruncated;
       passed_ = true;
       pass_speed_ = vx;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "cones.hpp"
@@ -89,6 +90,17 @@ struct PathObsInput {
 Projection path_observation(const PathTracker& path, int64_t hint, const PathObsInput& in,
                             double max_steer, float* obs, double& e_psi);
 
+// A course's immutable data: the reference path, the cones' geometry and the corridor.
+// Built once per course (Course.core_data() in Python) and shared by every env on it:
+// set_course_data() copies pointers, not the path.
+struct CourseData {
+  std::shared_ptr<const PathTracker> path = std::make_shared<const PathTracker>();
+  ConeField cones;  // its geometry shared; a task takes it with share_from
+  double corridor_half_width = 3.0;
+  static CourseData make(const double* path_xy, const double* speed, int64_t n_points,
+                         const double* cones_xy, int64_t n_cones, double corridor_half_width);
+};
+
 // The path-following task on the vehicle Session: projection on the reference path,
 // cones, observation, reward terms and termination. The env core (EnvCore<PathTask>,
 // alias PathEnvCore) adds actions, latency and timing around it.
@@ -121,17 +133,19 @@ class PathTask {
 
   void set_course(const double* path_xy, const double* speed, int64_t n_points,
                   const double* cones_xy, int64_t n_cones, double corridor_half_width);
+  // The course of `data`, shared (the path and the cones' geometry are not copied).
+  void set_course_data(const CourseData& data);
   void obs_scale(const Session& plant, double* out) const {  // kPathObsSize values
     path_obs_scale(plant.vehicle().max_steer, out);
   }
-  const PathTracker& path() const { return path_; }
+  const PathTracker& path() const { return *path_; }
   const ConeField& cones() const { return cones_; }
   const TaskParams& params() const { return params_; }
 
  private:
   TaskParams params_;
   Footprint footprint_;
-  PathTracker path_;
+  std::shared_ptr<const PathTracker> path_ = std::make_shared<const PathTracker>();
   ConeField cones_;
   int64_t hint_ = -1;
   double s_prev_ = 0.0;

@@ -371,3 +371,32 @@ def test_reference_and_margin_errors() -> None:
         dlc_course("iso3888_1", margin=0.3)  # (2.23 - 1.8)/2 = 0.215 m slack in lane 1
     with pytest.raises(ValueError, match="margin"):
         dlc_course("iso3888_1", margin=-0.1)
+
+
+def test_envs_on_one_course_share_its_data_and_keep_their_own_cone_hits():
+    """The course's path and cones are built once (Course.core_data) and shared by every
+    env on it; each env's cone hits stay its own; a pickled course leaves the core data
+    out and builds it again."""
+    import pickle
+
+    import gymnasium as gym
+    import numpy as np
+
+    a = gym.make("VDSim-DLC-v0", preset="iso3888_1", terminate_on_cone=False)
+    b = gym.make("VDSim-DLC-v0", preset="iso3888_1", terminate_on_cone=False)
+    a.reset(seed=0)
+    b.reset(seed=0)
+    course = a.unwrapped.course
+    assert b.unwrapped.course is course
+    assert course.core_data() is b.unwrapped.course.core_data()
+    hits_a = hits_b = 0
+    for k in range(80):  # a swerves into the cones, b drives straight on
+        _, _, term, trunc, info = a.step(np.array([0.05 if k < 5 else 0.0, 0.0], np.float32))
+        hits_a = info["cone_hits"]
+        hits_b = b.step(np.array([0.0, 0.0], np.float32))[4]["cone_hits"]
+        if term or trunc:
+            break
+    assert hits_a > 0 and hits_b == 0
+    copy = pickle.loads(pickle.dumps(course))
+    assert "_core_data" not in copy.__dict__ and copy.core_data() is not course.core_data()
+    assert copy.core_data().length == course.core_data().length

@@ -7,6 +7,7 @@ consumed by the path-tracking environments and the C++ path task.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -46,6 +47,23 @@ class Course:
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "speed", speed)
         object.__setattr__(self, "cones", cones)
+
+    def core_data(self) -> Any:
+        """The core's ``CourseData`` of this course (path, cones, corridor), built once and
+        shared by every env that drives it (``set_course_data``: one copy for N envs)."""
+        data = self.__dict__.get("_core_data")
+        if data is None:
+            from vdsim_gym import _core
+            from vdsim_gym.tracking import check_path
+
+            check_path(self.path, f"course {self.name!r}: path")
+            data = _core.CourseData(self.path, self.speed, self.cones,
+                                    float(self.corridor_half_width))
+            object.__setattr__(self, "_core_data", data)
+        return data
+
+    def __getstate__(self) -> dict[str, Any]:  # pickles and copies without the core data
+        return {k: v for k, v in self.__dict__.items() if k != "_core_data"}
 
     @property
     def length(self) -> float:

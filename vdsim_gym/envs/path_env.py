@@ -19,7 +19,6 @@ from vdsim_gym.envs.core_env import CoreEnv, check_flag, task_flags
 from vdsim_gym.envs.course import Course
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.plant import PhysicsSpec
-from vdsim_gym.tracking import check_path
 
 # The task's facts come from its C++ spec (path_task.hpp), never copied here.
 _SPEC = _core.PathEnvCore.default_spec()
@@ -250,9 +249,8 @@ class PathTrackingEnv(CoreEnv):
         return np.asarray(self._step_log, dtype=float).reshape(-1, 2)
 
     def _set_course(self, course: Course) -> None:
-        check_path(course.path, f"course {course.name!r}: path")
-        self._core.set_course(course.path, course.speed, course.cones,
-                              float(course.corridor_half_width))
+        # shared by envs on this course; its path checked when the data is built
+        self._core.set_course_data(course.core_data())
         self.course = course
 
     def _episode_end(self, outcome: str | None, summary: dict[str, Any]) -> dict[str, Any]:
