@@ -67,5 +67,9 @@ class Course:
 
     @property
     def length(self) -> float:
-        """Arc length of the reference path [m]."""
-        return float(np.sum(np.hypot(*np.diff(self.path, axis=0).T)))
+        """Arc length of the reference path [m] (computed once: the course is frozen)."""
+        length = self.__dict__.get("_length")
+        if length is None:
+            length = float(np.sum(np.hypot(*np.diff(self.path, axis=0).T)))
+            object.__setattr__(self, "_length", length)
+        return length

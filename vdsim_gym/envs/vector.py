@@ -504,8 +504,10 @@ def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
         if not isinstance(env, CoreEnv):
             raise UnsupportedEnvError(f"{spec.id}: the vector env runs envs on a VDSim env "
                                       f"core (CoreEnv) only, got {type(env).__name__}")
-        if envs and not (_same_space(env.observation_space, envs[0].observation_space)
-                         and _same_space(env.action_space, envs[0].action_space)):
+        # Rows built from the same kwargs have row 0's spaces; rows of their own may not.
+        if envs and per_env_kwargs is not None and not (
+                _same_space(env.observation_space, envs[0].observation_space)
+                and _same_space(env.action_space, envs[0].action_space)):
             raise ConfigError(f"per_env_kwargs[{i}] changes the observation or action space")
         envs.append(env)
     return envs
