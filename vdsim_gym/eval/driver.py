@@ -8,10 +8,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from vdsim_gym.errors import InvalidActionError
-from vdsim_gym.sim.plant import COMMAND_COLUMNS, Plant
+from vdsim_gym.sim.plant import COMMAND_COLUMNS, STATE_COLUMNS, Plant
 from vdsim_gym.traces.provenance import plant_meta
-
-STATE_COLUMNS = ("X", "Y", "psi", "vx", "vy", "r", "ax", "ay", "beta", "delta_rw")
 
 # A checked command: (delta_rw [rad], longitudinal) on a Plant; in mode C of the env form
 # (vdsim_gym.eval.wallclock.EnvWallclockDriver) the action's values, which ClosedLoopEval's

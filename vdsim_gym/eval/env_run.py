@@ -31,7 +31,7 @@ from vdsim_gym.errors import ConfigError, InvalidActionError
 from vdsim_gym.eval.driver import STATE_COLUMNS
 from vdsim_gym.eval.result import ControllerError, _Samples
 from vdsim_gym.sim.latency import LatencyModel, NetworkModel
-from vdsim_gym.sim.plant import COMMAND_COLUMNS, StateColumns, session_type
+from vdsim_gym.sim.plant import COMMAND_COLUMNS, StateColumns
 
 
 class EnvPolicyRun:
@@ -184,7 +184,7 @@ class EnvPolicyRun:
     def _state_row(self, info: dict[str, Any]) -> tuple[float, ...]:
         extra = tuple(float(info.get(c, math.nan)) for c in self.info_columns)
         session = getattr(self.base.core, "session", None)
-        if isinstance(session, session_type()):  # the vehicle: its columns read directly
+        if StateColumns.reads(session):  # the vehicle: its columns read directly
             columns = self.__dict__.get("_columns")
             if columns is None or columns.session is not session:
                 columns = self._columns = StateColumns(session)

@@ -119,7 +119,7 @@ class VehicleConfig:
     @property
     def total_brake_torque(self) -> float:
         """Full-pedal brake torque of all four wheels [N m] (brake_torque_max per wheel)."""
-        return self.to_core().total_brake_torque()
+        return self.core_params().total_brake_torque()
 
     @property
     def body_length(self) -> float:

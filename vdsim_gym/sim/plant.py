@@ -480,12 +480,11 @@ def observe_session(session: Any, vehicle: VehicleConfig, level: str, state: np.
     s, a = state, aux
     session.get_state(s)
     session.get_aux(a)
-    X, Y, psi, vx, vy, r = (float(v) for v in s[:6])
-    obs = {"t": session.time, "X": X, "Y": Y, "psi": psi, "vx": vx, "vy": vy, "r": r,
-           "ax": float(a[0]), "ay": float(a[1]),
-           "beta": math.atan2(vy, vx) if (vx or vy) else 0.0}
     delta = session.realized_steer
-    obs["delta_rw"] = delta
+    obs = {"t": session.time, **dict(zip(STATE_COLUMNS, _state_columns(s, a, delta),
+                                         strict=True))}
+    psi, vx, vy, r = obs["psi"], obs["vx"], obs["vy"], obs["r"]
+    X, Y = obs["X"], obs["Y"]
     if vehicle.steering_ratio is not None:
         obs["delta_sw"] = delta * vehicle.steering_ratio
     for i, w in enumerate(WHEELS[level]):
@@ -503,9 +502,16 @@ def observe_session(session: Any, vehicle: VehicleConfig, level: str, state: np.
     return obs
 
 
-def session_type() -> type:
-    """The core's vehicle ``Session`` class (what ``StateColumns`` reads)."""
-    return _core.Session
+# The observation keys of the vehicle's state that evaluation traces record.
+STATE_COLUMNS = ("X", "Y", "psi", "vx", "vy", "r", "ax", "ay", "beta", "delta_rw")
+
+
+def _state_columns(s: np.ndarray, a: np.ndarray, steer: float) -> tuple[float, ...]:
+    """X, Y, psi, vx, vy, r, ax, ay, beta, delta_rw from a session's state and aux rows
+    and its realized steer: the one computation of these observation keys."""
+    X, Y, psi, vx, vy, r = s[:6].tolist()
+    beta = math.atan2(vy, vx) if (vx or vy) else 0.0
+    return (X, Y, psi, vx, vy, r, float(a[0]), float(a[1]), beta, steer)
 
 
 class StateColumns:
@@ -517,13 +523,16 @@ class StateColumns:
         self.session = session
         self._s, self._a = np.zeros(_core.STATE_SIZE), np.zeros(_core.AUX_SIZE)
 
+    @staticmethod
+    def reads(session: Any) -> bool:
+        """Whether ``session`` is the vehicle's (the dyno's has no such state)."""
+        return isinstance(session, _core.Session)
+
     def __call__(self) -> tuple[float, ...]:
         s, a, session = self._s, self._a, self.session
         session.get_state(s)
         session.get_aux(a)
-        X, Y, psi, vx, vy, r = s[:6].tolist()
-        beta = math.atan2(vy, vx) if (vx or vy) else 0.0
-        return (X, Y, psi, vx, vy, r, float(a[0]), float(a[1]), beta, session.realized_steer)
+        return _state_columns(s, a, session.realized_steer)
 
 
 def session_sensor(session: Any, model: Any, ticks_per_period: int) -> Any:
