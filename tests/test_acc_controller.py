@@ -172,14 +172,14 @@ def test_acc_pid_baseline_latches_emergency_braking_on_stop_and_go():
         modes, gaps, accel = [], [], []
         for k in range(1000):
             a, _ = pol.predict(obs, episode_start=np.array([k == 0]))
-            modes.append(pol._rows[0].ctrl.mode)
+            modes.append(pol.modes[0])
             obs, _, term, trunc, info = env.step(a)
             gaps.append(info["gap"])
             accel.append(float(a[0]))
             if term or trunc:
                 break
         env.close()
-        switches = sum(m != p for m, p in zip(modes[1:], modes[:-1]))
+        switches = sum(m != p for m, p in zip(modes[1:], modes[:-1], strict=False))
         return switches, min(gaps), float(np.std(np.diff(accel)))
 
     plain, latched = run(emergency_hysteresis=0.0), run()

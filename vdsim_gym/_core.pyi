@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'ConeField', 'CourseData', 'CycleAction', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'GymStepper', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'SimConfig', 'SpeedEnvCore', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'git_dirty', 'git_sha', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'solve_box_qp', 'solve_spd_banded', 'tire_forces', 'whole_ticks']
+__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'SimConfig', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'git_dirty', 'git_sha', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'solve_box_qp', 'solve_spd_banded', 'tire_forces', 'whole_ticks']
 class Level:
     """
     Members:
@@ -2509,6 +2509,127 @@ class GymStepper:
         """
     @timing.setter
     def timing(self, arg0: bool) -> None:
+        ...
+class BaselineKernel:
+    """
+    A classical baseline evaluated in C++ (vdsim/baselines.hpp): __call__(obs, episode_start) -> float32 actions, or None when the arguments need converting
+    """
+    def __call__(self, obs: typing.Any, episode_start: typing.Any = None) -> typing.Any:
+        ...
+    def clear(self) -> None:
+        """
+        Forget every row's state (the controller's reset())
+        """
+    @property
+    def n_obs(self) -> int:
+        ...
+    @property
+    def outputs(self) -> int:
+        ...
+    @property
+    def rows(self) -> int:
+        """
+        Rows of the last call (0 before it)
+        """
+class StanleyKernel(BaselineKernel):
+    def __init__(self, columns: collections.abc.Sequence[tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsFloat | typing.SupportsIndex]], n_obs: typing.SupportsInt | typing.SupportsIndex, wheelbase: typing.SupportsFloat | typing.SupportsIndex, cg_to_front: typing.SupportsFloat | typing.SupportsIndex, max_steer: typing.SupportsFloat | typing.SupportsIndex, gain: typing.SupportsFloat | typing.SupportsIndex, soft_speed: typing.SupportsFloat | typing.SupportsIndex, yaw_damping: typing.SupportsFloat | typing.SupportsIndex, accel_gain: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        columns: (index, scale) of e_y, e_psi, vx, kappa_ref, r
+        """
+    def steer(self, obs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Road-wheel steer [rad] of a (N, n_obs) batch
+        """
+    @property
+    def accel_gain(self) -> float:
+        ...
+    @accel_gain.setter
+    def accel_gain(self, arg1: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def cg_to_front(self) -> float:
+        ...
+    @cg_to_front.setter
+    def cg_to_front(self, arg1: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def gain(self) -> float:
+        ...
+    @gain.setter
+    def gain(self, arg1: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_steer(self) -> float:
+        ...
+    @max_steer.setter
+    def max_steer(self, arg1: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def soft_speed(self) -> float:
+        ...
+    @soft_speed.setter
+    def soft_speed(self, arg1: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def wheelbase(self) -> float:
+        ...
+    @wheelbase.setter
+    def wheelbase(self, arg1: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def yaw_damping(self) -> float:
+        ...
+    @yaw_damping.setter
+    def yaw_damping(self, arg1: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class PISpeedKernel(BaselineKernel):
+    def __init__(self, columns: collections.abc.Sequence[tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsFloat | typing.SupportsIndex]], n_obs: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, kp: typing.SupportsFloat | typing.SupportsIndex, ki: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        columns: (index, scale) of v_ref, vx
+        """
+    @property
+    def dt(self) -> float:
+        ...
+    @dt.setter
+    def dt(self, arg1: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def integral(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Each row's integral [m] (a copy)
+        """
+    @property
+    def ki(self) -> float:
+        ...
+    @ki.setter
+    def ki(self, arg1: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def kp(self) -> float:
+        ...
+    @kp.setter
+    def kp(self, arg1: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class CompositeKernel(BaselineKernel):
+    def __init__(self, lateral: BaselineKernel, longitudinal: BaselineKernel) -> None:
+        ...
+class ACCKernel(BaselineKernel):
+    def __init__(self, columns: collections.abc.Sequence[tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsFloat | typing.SupportsIndex]], n_obs: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, a_max: typing.SupportsFloat | typing.SupportsIndex, d_max: typing.SupportsFloat | typing.SupportsIndex, time_headway: typing.SupportsFloat | typing.SupportsIndex, min_distance: typing.SupportsFloat | typing.SupportsIndex, emergency_ttc: typing.SupportsFloat | typing.SupportsIndex, exit_ttc: typing.Any, max_acceleration: typing.SupportsFloat | typing.SupportsIndex, max_deceleration: typing.SupportsFloat | typing.SupportsIndex, pid_speed: dict, pid_distance: dict) -> None:
+        """
+        columns: (index, scale) of ego_speed, set_speed, lead_present, gap, rel_speed
+        """
+    @property
+    def modes(self) -> list:
+        """
+        Each row's mode: cruise, follow, emergency, or None before its first call
+        """
+class IDMKernel(BaselineKernel):
+    def __init__(self, columns: collections.abc.Sequence[tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsFloat | typing.SupportsIndex]], n_obs: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, a_max: typing.SupportsFloat | typing.SupportsIndex, d_max: typing.SupportsFloat | typing.SupportsIndex, v0: typing.SupportsFloat | typing.SupportsIndex, time_headway: typing.SupportsFloat | typing.SupportsIndex, min_gap: typing.SupportsFloat | typing.SupportsIndex, idm_a_max: typing.SupportsFloat | typing.SupportsIndex, b_comfort: typing.SupportsFloat | typing.SupportsIndex, delta: typing.SupportsFloat | typing.SupportsIndex, max_acceleration: typing.SupportsFloat | typing.SupportsIndex, max_deceleration: typing.SupportsFloat | typing.SupportsIndex, track_set_speed: bool) -> None:
+        """
+        columns: (index, scale) of ego_speed, set_speed, lead_present, gap, rel_speed
+        """
+class CycleFollowerKernel(BaselineKernel):
+    def __init__(self, preview: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], scale: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], n_obs: typing.SupportsInt | typing.SupportsIndex, speed_mode: bool, lookahead: typing.SupportsFloat | typing.SupportsIndex, horizon: typing.SupportsFloat | typing.SupportsIndex, speed: tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsFloat | typing.SupportsIndex], v_max: typing.SupportsFloat | typing.SupportsIndex, a_max: typing.SupportsFloat | typing.SupportsIndex, d_max: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
 def axle_tire(vehicle: VehicleParams, axle: typing.SupportsInt | typing.SupportsIndex) -> TireParams:
     """

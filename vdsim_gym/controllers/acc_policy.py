@@ -1,6 +1,12 @@
-"""SB3-style ``predict`` for the car-following baselines on VDSim-ACC-v0: one scalar
-controller per batch row (reset on ``episode_start``), reading the env's named
-observation columns and returning the action (target acceleration / vehicle limit)."""
+"""SB3-style ``predict`` for the car-following baselines on VDSim-ACC-v0: one controller
+per batch row (reset on ``episode_start``), reading the env's named observation columns
+and returning the action (target acceleration / vehicle limit).
+
+``acc_pid`` and ``idm_follower`` run in C++ (``_core.ACCKernel``, ``_core.IDMKernel``,
+vdsim/baselines.hpp), bit for bit the scalar ``ACCController`` and ``IDM`` of
+controllers/acc.py and controllers/idm.py, which stay the readable definitions and the
+tests' reference. ``CarFollowingPolicy(env, make)`` still wraps any per-row controller
+factory in Python."""
 
 from __future__ import annotations
 
@@ -11,18 +17,23 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from vdsim_gym import _core
 from vdsim_gym.controllers.acc import ACCConfig, ACCController, ACCGains
-from vdsim_gym.controllers.base import ObsLayout, as_batch, episode_mask
+from vdsim_gym.controllers.base import ObsLayout, as_batch, episode_mask, kernel_predict
 from vdsim_gym.controllers.idm import IDM
 from vdsim_gym.errors import ConfigError
+
+# The observation columns a car-following kernel reads, in its order.
+CAR_FOLLOWING_COLUMNS = ("ego_speed", "set_speed", "lead_present", "gap", "rel_speed")
 
 
 class CarFollowingPolicy:
     """Wraps a per-row controller factory ``make() -> object with step(v, v_lead, gap, dt,
     v_set) -> accel [m/s^2]`` as a batched policy (v_set: the episode's set speed, read
-    from the observation)."""
+    from the observation); or, with ``kernel(columns, n_obs, dt, a_max, d_max)``, a C++
+    kernel that evaluates the batch at once (``make`` then documents the rows' law)."""
 
-    def __init__(self, env: gym.Env | Any, make: Any) -> None:
+    def __init__(self, env: gym.Env | Any, make: Any, kernel: Any = None) -> None:
         base: Any = getattr(env, "unwrapped", env)  # a VDSim env: its own attributes
         if tuple(getattr(base, "action_names", ())) != ("accel",):
             raise ConfigError("a car-following baseline needs VDSim-ACC-v0 (action 'accel')")
@@ -34,6 +45,10 @@ class CarFollowingPolicy:
         self.a_max, self.d_max = base.vehicle.max_acceleration, base.vehicle.max_deceleration
         self._make = make
         self._rows: list[Any] = []
+        self._k: Any = None if kernel is None else kernel(
+            self.layout.columns(*CAR_FOLLOWING_COLUMNS), len(self.layout.names), self.dt,
+            self.a_max, self.d_max)
+        self._n_obs = len(self.layout.names)
         # A rendering single env shows the baseline's mode (cruise, follow, emergency) on
         # its frames: the policy notes it there after each single-observation predict.
         self._notes: dict[str, Any] | None = (
@@ -42,9 +57,28 @@ class CarFollowingPolicy:
 
     def reset(self) -> None:
         self._rows = []
+        if self._k is not None:
+            self._k.clear()
+
+    @property
+    def modes(self) -> list[str | None]:
+        """Each row's mode (cruise, follow, emergency; None before its first call or for
+        a controller without modes)."""
+        if self._k is not None:
+            modes = getattr(self._k, "modes", None)
+            return [None] * self._k.rows if modes is None else list(modes)
+        return [getattr(r, "mode", None) for r in self._rows]
 
     def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
                 deterministic: bool = True) -> tuple[np.ndarray, Any]:
+        k = self._k
+        if k is not None:
+            out = kernel_predict(k, observation, episode_start, self._n_obs)
+            if self._notes is not None and out.ndim == 1:
+                modes = getattr(k, "modes", None)
+                if modes and modes[0]:
+                    self._notes["mode"] = modes[0]
+            return out, state
         obs, single = as_batch(observation, len(self.layout.names))
         n = len(obs)
         if len(self._rows) != n:
@@ -127,7 +161,17 @@ def acc_pid(env: gym.Env | Any, *, gains: ACCGains | None = None,
                     max_deceleration=base.vehicle.max_deceleration,
                     emergency_exit_ttc=(emergency_ttc_threshold + emergency_hysteresis
                                         if emergency_hysteresis > 0 else None))
-    return CarFollowingPolicy(env, lambda: _ACCRow(cfg, gains or ACCGains()))
+    g = gains or ACCGains()
+
+    def kernel(columns: Any, n_obs: int, dt: float, a_max: float, d_max: float) -> Any:
+        return _core.ACCKernel(
+            columns, n_obs, dt, a_max, d_max, time_headway=cfg.time_headway,
+            min_distance=cfg.min_distance, emergency_ttc=cfg.emergency_ttc_threshold,
+            exit_ttc=cfg.emergency_exit_ttc, max_acceleration=cfg.max_acceleration,
+            max_deceleration=cfg.max_deceleration, pid_speed=dict(g.pid_speed),
+            pid_distance=dict(g.pid_distance))
+
+    return CarFollowingPolicy(env, lambda: _ACCRow(cfg, g), kernel)
 
 
 def idm_follower(env: gym.Env | Any, **idm: Any) -> CarFollowingPolicy:
@@ -136,7 +180,18 @@ def idm_follower(env: gym.Env | Any, **idm: Any) -> CarFollowingPolicy:
     base: Any = env.unwrapped  # VDSim-ACC-v0: its own attributes
     model = IDM(**{"max_acceleration": base.vehicle.max_acceleration,
                    "max_deceleration": base.vehicle.max_deceleration, **idm})
-    return CarFollowingPolicy(env, lambda: _IDMRow(model, "v0" not in idm))
+    track = "v0" not in idm
+
+    def kernel(columns: Any, n_obs: int, dt: float, a_max: float, d_max: float) -> Any:
+        m = model
+        return _core.IDMKernel(
+            columns, n_obs, dt, a_max, d_max, v0=m.v0, time_headway=m.time_headway,
+            min_gap=m.min_gap, idm_a_max=m.a_max, b_comfort=m.b_comfort, delta=m.delta,
+            max_acceleration=m.max_acceleration, max_deceleration=m.max_deceleration,
+            track_set_speed=track)
+
+    return CarFollowingPolicy(env, lambda: _IDMRow(model, track), kernel)
 
 
-__all__ = ["EMERGENCY_HYSTERESIS", "CarFollowingPolicy", "acc_pid", "idm_follower"]
+__all__ = ["CAR_FOLLOWING_COLUMNS", "EMERGENCY_HYSTERESIS", "CarFollowingPolicy", "acc_pid",
+           "idm_follower"]

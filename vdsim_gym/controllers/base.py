@@ -30,15 +30,23 @@ class ObsLayout:
         base: Any = getattr(env, "unwrapped", env)  # a VDSim env: its own attributes
         return cls(tuple(base.obs_names), np.asarray(base.obs_scale, dtype=float))
 
-    def column(self, obs: np.ndarray, name: str) -> np.ndarray:
-        """Physical values of column ``name`` for a (N, n_obs) batch, shape (N,)."""
+    def index(self, name: str) -> int:
+        """Where column ``name`` is; a KeyError naming the columns there are."""
         try:
-            i = self.names.index(name)
+            return self.names.index(name)
         except ValueError:
             raise KeyError(
                 f"observation has no column {name!r}; it has {self.names}. "
                 "Build the controller from the env it will drive (from_env(env))."
             ) from None
+
+    def columns(self, *names: str) -> list[tuple[int, float]]:
+        """(index, scale) of each named column, as the C++ kernels take them."""
+        return [(i, float(self.scale[i])) for i in map(self.index, names)]
+
+    def column(self, obs: np.ndarray, name: str) -> np.ndarray:
+        """Physical values of column ``name`` for a (N, n_obs) batch, shape (N,)."""
+        i = self.index(name)
         return obs[:, i] * self.scale[i]
 
 
@@ -52,6 +60,40 @@ def as_batch(observation: np.ndarray, n_obs: int) -> tuple[np.ndarray, bool]:
             f"observation must have shape ({n_obs},) or (N, {n_obs}), got {np.shape(observation)}"
         )
     return obs, single
+
+
+def kernel_param(name: str) -> Any:
+    """A controller parameter that its C++ kernel holds once built: reading gives the
+    value set, setting it also sets the kernel's (the next call uses it)."""
+
+    def get(self: Any) -> Any:
+        return self._params[name]
+
+    def set_(self: Any, value: Any) -> None:
+        self._params[name] = value
+        if self._k is not None:
+            setattr(self._k, name, float(value))
+
+    return property(get, set_, doc=f"The law's {name} (see the class docstring).")
+
+
+def kernel_predict(kernel: Any, observation: Any, episode_start: Any, n_obs: int
+                   ) -> np.ndarray:
+    """A C++ baseline kernel's actions (``_core.BaselineKernel``): one call for a float
+    ndarray observation and None or a bool ndarray ``episode_start``; anything else is
+    converted first (``as_batch``, ``episode_mask``: their errors name the cause). A row the
+    controller refuses raises a ConfigError, and the call keeps none of its state."""
+    try:
+        out = kernel(observation, episode_start)
+        if out is None:
+            obs, single = as_batch(observation, n_obs)
+            mask = None if episode_start is None else episode_mask(episode_start, len(obs))
+            out = kernel(obs[0] if single else obs, mask)
+    except ValueError as e:
+        if isinstance(e, ConfigError):
+            raise
+        raise ConfigError(str(e)) from None
+    return out
 
 
 def episode_mask(episode_start: Any, n: int) -> np.ndarray:

@@ -7,7 +7,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym.controllers.base import as_batch
+from vdsim_gym import _core
+from vdsim_gym.controllers.base import as_batch, kernel_predict
 from vdsim_gym.controllers.pi_speed import PISpeed
 from vdsim_gym.controllers.stanley import Stanley
 
@@ -16,23 +17,59 @@ class LateralLongitudinal:
     """Action [steer, longitudinal] from a lateral and a longitudinal controller.
 
     Both parts follow SB3's ``predict`` signature, so the composite does too and runs
-    through the same evaluation and vector code as a trained policy.
+    through the same evaluation and vector code as a trained policy. When both parts have
+    a C++ kernel (Stanley, PISpeed), one C++ call evaluates the two; the parts keep their
+    own state either way.
     """
 
     def __init__(self, lateral: Stanley, longitudinal: PISpeed) -> None:
-        self.lateral = lateral
-        self.longitudinal = longitudinal
+        self._lateral = lateral
+        self._longitudinal = longitudinal
+        self._k: Any = None
+
+    @property
+    def lateral(self) -> Stanley:
+        return self._lateral
+
+    @lateral.setter
+    def lateral(self, value: Stanley) -> None:
+        self._lateral, self._k = value, None
+
+    @property
+    def longitudinal(self) -> PISpeed:
+        return self._longitudinal
+
+    @longitudinal.setter
+    def longitudinal(self, value: PISpeed) -> None:
+        self._longitudinal, self._k = value, None
+
+    def _kernel(self) -> Any:
+        lat, lon = getattr(self._lateral, "kernel", None), getattr(self._longitudinal,
+                                                                     "kernel", None)
+        if lat is None or lon is None:
+            self._k = False  # a part without a kernel: the parts' own predict
+        else:
+            self._k = _core.CompositeKernel(lat, lon)
+        return self._k
 
     def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
                 deterministic: bool = True) -> tuple[np.ndarray, Any]:
-        obs, single = as_batch(observation, len(self.lateral.layout.names))
-        steer, _ = self.lateral.predict(obs, episode_start=episode_start)
-        lon, _ = self.longitudinal.predict(obs, episode_start=episode_start)
+        k = self._k
+        if k is None:
+            k = self._kernel()
+        if k is not False:
+            out = k(observation, episode_start)
+            if out is None:
+                out = kernel_predict(k, observation, episode_start, k.n_obs)
+            return out, state
+        obs, single = as_batch(observation, len(self._lateral.layout.names))
+        steer, _ = self._lateral.predict(obs, episode_start=episode_start)
+        lon, _ = self._longitudinal.predict(obs, episode_start=episode_start)
         action = np.concatenate([steer, lon], axis=1)
         return (action[0] if single else action), state
 
     def reset(self) -> None:
-        self.longitudinal.reset()
+        self._longitudinal.reset()
 
 
 def stanley_pi(env: gym.Env | Any, *, stanley: dict[str, Any] | None = None,

@@ -3,7 +3,8 @@ cycle's own reference, as a dyno operator's automation does.
 
 Speed mode: v_ref = the cycle's speed ``lookahead_s`` ahead (linear between the preview
 columns); accel mode: a_ref = (v_cycle(t + T) - v) / T with T = ``horizon_s`` (the rig's
-inferred acceleration). Stateless and vectorized over a batch.
+inferred acceleration). Stateless; a batch is evaluated in C++ (``_core.CycleFollowerKernel``,
+vdsim/baselines.hpp), bit for bit np.interp and the arithmetic written here.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym.controllers.base import as_batch
+from vdsim_gym import _core
+from vdsim_gym.controllers.base import kernel_predict
 from vdsim_gym.envs.dyno import CYCLE_PREVIEW_S
 from vdsim_gym.errors import ConfigError
 
@@ -42,25 +44,22 @@ class CycleFollower:
         self.v_max: float | None = core.reference(1.0) if self.mode == "speed" else None
         self.a_max: float | None = core.reference(1.0) if self.mode == "accel" else None
         self.d_max: float | None = -core.reference(-1.0) if self.mode == "accel" else None
-
-    def _cycle_at(self, obs: np.ndarray, t_ahead: float) -> np.ndarray:
-        cols = obs[:, :len(self.preview)] * self.scale[:len(self.preview)]
-        return np.array([np.interp(t_ahead, self.preview, row) for row in cols])
+        n = len(preview)
+        self._n_obs = len(self.names)
+        speed = (self.names.index("speed"), float(self.scale[self.names.index("speed")])) \
+            if self.mode == "accel" else (0, 1.0)
+        self._k = _core.CycleFollowerKernel(
+            preview, [float(s) for s in self.scale[:n]], self._n_obs,
+            speed_mode=self.mode == "speed", lookahead=self.lookahead, horizon=self.horizon,
+            speed=speed, v_max=self.v_max or 0.0, a_max=self.a_max or 0.0,
+            d_max=self.d_max or 0.0)
 
     def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
                 deterministic: bool = True) -> tuple[np.ndarray, Any]:
-        obs, single = as_batch(observation, len(self.names))
-        if self.mode == "speed":
-            assert self.v_max is not None
-            v_ref = self._cycle_at(obs, self.lookahead)
-            a = 2.0 * v_ref / self.v_max - 1.0
-        else:
-            assert self.a_max is not None and self.d_max is not None
-            v = obs[:, self.names.index("speed")] * self.scale[self.names.index("speed")]
-            a_ref = (self._cycle_at(obs, self.horizon) - v) / self.horizon
-            a = np.where(a_ref >= 0, a_ref / self.a_max, a_ref / self.d_max)
-        out = np.clip(a, -1.0, 1.0).astype(np.float32)[:, None]
-        return (out[0] if single else out), state
+        out = self._k(observation)  # stateless: episode_start changes nothing
+        if out is None:
+            out = kernel_predict(self._k, observation, None, self._n_obs)
+        return out, state
 
 
 def cycle_follower(env: gym.Env | Any, **kwargs: Any) -> CycleFollower:

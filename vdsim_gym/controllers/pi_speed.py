@@ -7,7 +7,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym.controllers.base import ObsLayout, as_batch, episode_mask
+from vdsim_gym import _core
+from vdsim_gym.controllers.base import ObsLayout, kernel_param, kernel_predict
 
 
 class PISpeed:
@@ -15,7 +16,11 @@ class PISpeed:
 
     The integral grows only while the output is unsaturated (conditional integration), so
     a long saturation does not wind it up. One integrator per batch row; rows flagged in
-    ``episode_start`` are cleared before the step, as SB3 does for recurrent state.
+    ``episode_start`` are cleared before the step, as SB3 does for recurrent state, and a
+    batch of another size starts every row afresh.
+
+    Runs in C++ (``_core.PISpeedKernel``, vdsim/baselines.hpp), bit for bit the arithmetic
+    of the Python reference in tests/test_baselines_kernel.py.
 
     Args:
         layout: observation columns of the env it drives.
@@ -23,12 +28,32 @@ class PISpeed:
         kp: proportional gain [action per m/s]; ki: integral gain [action per m].
     """
 
+    dt = kernel_param("dt")
+    kp = kernel_param("kp")
+    ki = kernel_param("ki")
+
     def __init__(self, layout: ObsLayout, *, dt: float, kp: float = 0.5, ki: float = 0.1) -> None:
-        self.layout = layout
-        self.dt = dt
-        self.kp = kp
-        self.ki = ki
-        self._integral = np.zeros(0)
+        self._layout = layout
+        self._n_obs = len(layout.names)
+        self._k: Any = None
+        self._params = {"dt": dt, "kp": kp, "ki": ki}
+
+    @property
+    def layout(self) -> ObsLayout:
+        return self._layout
+
+    @property
+    def kernel(self) -> Any:
+        """The C++ kernel with the integrators (built on first use)."""
+        if self._k is None:
+            self._k = _core.PISpeedKernel(self._layout.columns("v_ref", "vx"), self._n_obs,
+                                          **{k: float(v) for k, v in self._params.items()})
+        return self._k
+
+    @property
+    def _integral(self) -> np.ndarray:
+        """Each row's integral [m] (a copy)."""
+        return np.zeros(0) if self._k is None else self._k.integral
 
     @classmethod
     def from_env(cls, env: gym.Env | Any, **kwargs: Any) -> PISpeed:
@@ -36,23 +61,18 @@ class PISpeed:
         return cls(ObsLayout.from_env(env), dt=base.control_period, **kwargs)
 
     def reset(self) -> None:
-        self._integral = np.zeros(0)
+        if self._k is not None:
+            self._k.clear()
 
     def command(self, obs: np.ndarray, episode_start: Any = None) -> np.ndarray:
-        """Longitudinal action in [-1, 1] for a (N, n_obs) batch; advances the integrators."""
-        n = obs.shape[0]
-        if self._integral.shape != (n,):
-            self._integral = np.zeros(n)
-        self._integral[episode_mask(episode_start, n)] = 0.0
-        err = self.layout.column(obs, "v_ref") - self.layout.column(obs, "vx")
-        trial = self._integral + err * self.dt
-        raw = self.kp * err + self.ki * trial
-        unsaturated = np.abs(raw) < 1.0
-        self._integral = np.where(unsaturated, trial, self._integral)
-        return np.clip(self.kp * err + self.ki * self._integral, -1.0, 1.0)
+        """Longitudinal action in [-1, 1] (float32) for a (N, n_obs) batch; advances the
+        integrators."""
+        return kernel_predict(self.kernel, obs, episode_start, self._n_obs)[:, 0]
 
     def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
                 deterministic: bool = True) -> tuple[np.ndarray, Any]:
-        obs, single = as_batch(observation, len(self.layout.names))
-        action = self.command(obs, episode_start).astype(np.float32)[:, None]
-        return (action[0] if single else action), state
+        k = self._k or self.kernel
+        out = k(observation, episode_start)
+        if out is None:
+            out = kernel_predict(k, observation, episode_start, self._n_obs)
+        return out, state

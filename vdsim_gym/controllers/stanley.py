@@ -7,7 +7,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym.controllers.base import ObsLayout, as_batch
+from vdsim_gym import _core
+from vdsim_gym.controllers.base import ObsLayout, kernel_param, kernel_predict
+
+# The law's parameters, held by the C++ kernel once it exists.
+STANLEY_PARAMS = ("wheelbase", "cg_to_front", "max_steer", "gain", "soft_speed",
+                  "yaw_damping", "accel_gain")
 
 
 class Stanley:
@@ -21,6 +26,11 @@ class Stanley:
     the yaw response lags the steer, a lead over it. Returns the steer action in [-1, 1]
     (road-wheel angle / max_steer).
 
+    The law runs in C++ (``_core.StanleyKernel``, vdsim/baselines.hpp) on one observation
+    or a batch, bit for bit the arithmetic written here (tests/test_baselines_kernel.py
+    holds the Python reference). The parameters can be changed between calls; the layout
+    is fixed at construction.
+
     Args:
         layout: observation columns and scales of the env it drives.
         wheelbase, cg_to_front: vehicle geometry [m].
@@ -32,6 +42,14 @@ class Stanley:
             the default 0.0099 was tuned with ``gain`` 8 on the three DLC presets under
             0-40 ms of delay (docs/CONTROLLERS.md).
     """
+
+    wheelbase = kernel_param("wheelbase")
+    cg_to_front = kernel_param("cg_to_front")
+    max_steer = kernel_param("max_steer")
+    gain = kernel_param("gain")
+    soft_speed = kernel_param("soft_speed")
+    yaw_damping = kernel_param("yaw_damping")
+    accel_gain = kernel_param("accel_gain")
 
     def __init__(
         self,
@@ -45,14 +63,25 @@ class Stanley:
         yaw_damping: float = 0.0,
         accel_gain: float = 0.0099,
     ) -> None:
-        self.layout = layout
-        self.wheelbase = wheelbase
-        self.cg_to_front = cg_to_front
-        self.max_steer = max_steer
-        self.gain = gain
-        self.soft_speed = soft_speed
-        self.yaw_damping = yaw_damping
-        self.accel_gain = accel_gain
+        self._layout = layout
+        self._n_obs = len(layout.names)
+        self._k: Any = None
+        self._params = {"wheelbase": wheelbase, "cg_to_front": cg_to_front,
+                        "max_steer": max_steer, "gain": gain, "soft_speed": soft_speed,
+                        "yaw_damping": yaw_damping, "accel_gain": accel_gain}
+
+    @property
+    def layout(self) -> ObsLayout:
+        return self._layout
+
+    @property
+    def kernel(self) -> Any:
+        """The C++ kernel (built on first use: a missing column is a KeyError then)."""
+        if self._k is None:
+            self._k = _core.StanleyKernel(
+                self._layout.columns("e_y", "e_psi", "vx", "kappa_ref", "r"), self._n_obs,
+                **{k: float(v) for k, v in self._params.items()})
+        return self._k
 
     @classmethod
     def from_env(cls, env: gym.Env | Any, **kwargs: Any) -> Stanley:
@@ -63,17 +92,10 @@ class Stanley:
 
     def steer(self, obs: np.ndarray) -> np.ndarray:
         """Road-wheel steer [rad] for a (N, n_obs) batch."""
-        col = self.layout.column
-        e_y, e_psi, vx = col(obs, "e_y"), col(obs, "e_psi"), col(obs, "vx")
-        kappa, r = col(obs, "kappa_ref"), col(obs, "r")
-        e_front = e_y + self.cg_to_front * np.sin(e_psi)
-        feed_forward = np.arctan(self.wheelbase * kappa) + self.accel_gain * vx * vx * kappa
-        cross = np.arctan2(self.gain * e_front, np.abs(vx) + self.soft_speed)
-        damping = self.yaw_damping * (r - vx * kappa)
-        return feed_forward - e_psi - cross - damping
+        return self.kernel.steer(np.asarray(obs, dtype=float))
 
     def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
                 deterministic: bool = True) -> tuple[np.ndarray, Any]:
-        obs, single = as_batch(observation, len(self.layout.names))
-        action = np.clip(self.steer(obs) / self.max_steer, -1.0, 1.0).astype(np.float32)[:, None]
-        return (action[0] if single else action), state
+        k = self._k or self.kernel
+        out = k(observation)  # stateless: episode_start changes nothing
+        return (kernel_predict(k, observation, None, self._n_obs) if out is None else out), state
