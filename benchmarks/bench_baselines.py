@@ -1,13 +1,15 @@
 """What the classical baselines cost against one step of the env they drive.
 
 For each baseline (Stanley + PI on VDSim-DLC-v0, the PID ACC and IDM on VDSim-ACC-v0, the
-cycle follower on VDSim-Dyno-v0) a block times, in CPU time (single-threaded work), K
-single-observation ``predict`` calls, K env steps (episodes from reset(seed=0), resets
-untimed) and K/64 ``predict`` calls on a batch of 64
-rows; for Stanley + PI also the same law written in numpy on the same observation (the
-controller before its C++ kernel, for scale). The env steps replay the baseline's own
-actions from one closed-loop episode (its first 2,000 steps). Blocks alternate; the script prints each
-ratio's min / median / max over the blocks (issue 30: single predict at most 0.3 x a step).
+cycle follower on VDSim-Dyno-v0) a block times, in CPU time (single-threaded work):
+- K single-observation ``predict`` calls;
+- K env steps, replaying the baseline's own actions from one closed-loop episode (its
+  first 2,000 steps) from reset(seed=0), resets untimed;
+- K/64 ``predict`` calls on a batch of 64 rows;
+- for Stanley + PI also the same law written in numpy on the same observation (the
+  controller before its C++ kernel, for scale).
+Blocks alternate; the script prints each ratio's min / median / max over the blocks
+(issue 30: a single predict at most 0.3 x a step).
 
     python benchmarks/bench_baselines.py [--repeats 5] [--calls 20000]
 """

@@ -2,8 +2,8 @@
 per batch row (reset on ``episode_start``), reading the env's named observation columns
 and returning the action (target acceleration / vehicle limit).
 
-``acc_pid`` and ``idm_follower`` run in C++ (``_core.ACCKernel``, ``_core.IDMKernel``,
-vdsim/baselines.hpp), bit for bit the scalar ``ACCController`` and ``IDM`` of
+``acc_pid`` and ``idm_follower`` run in C++ (``sim.baselines.ACCKernel`` and
+``IDMKernel``, csrc/vdsim/baselines.hpp), bit for bit the scalar ``ACCController`` and ``IDM`` of
 controllers/acc.py and controllers/idm.py, which stay the readable definitions and the
 tests' reference. ``CarFollowingPolicy(env, make)`` still wraps any per-row controller
 factory in Python."""
@@ -17,11 +17,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym import _core
 from vdsim_gym.controllers.acc import ACCConfig, ACCController, ACCGains
 from vdsim_gym.controllers.base import ObsLayout, as_batch, episode_mask, kernel_predict
 from vdsim_gym.controllers.idm import IDM
 from vdsim_gym.errors import ConfigError
+from vdsim_gym.sim import baselines as kernels
 
 # The observation columns a car-following kernel reads, in its order.
 CAR_FOLLOWING_COLUMNS = ("ego_speed", "set_speed", "lead_present", "gap", "rel_speed")
@@ -164,7 +164,7 @@ def acc_pid(env: gym.Env | Any, *, gains: ACCGains | None = None,
     g = gains or ACCGains()
 
     def kernel(columns: Any, n_obs: int, dt: float, a_max: float, d_max: float) -> Any:
-        return _core.ACCKernel(
+        return kernels.ACCKernel(
             columns, n_obs, dt, a_max, d_max, time_headway=cfg.time_headway,
             min_distance=cfg.min_distance, emergency_ttc=cfg.emergency_ttc_threshold,
             exit_ttc=cfg.emergency_exit_ttc, max_acceleration=cfg.max_acceleration,
@@ -184,7 +184,7 @@ def idm_follower(env: gym.Env | Any, **idm: Any) -> CarFollowingPolicy:
 
     def kernel(columns: Any, n_obs: int, dt: float, a_max: float, d_max: float) -> Any:
         m = model
-        return _core.IDMKernel(
+        return kernels.IDMKernel(
             columns, n_obs, dt, a_max, d_max, v0=m.v0, time_headway=m.time_headway,
             min_gap=m.min_gap, idm_a_max=m.a_max, b_comfort=m.b_comfort, delta=m.delta,
             max_acceleration=m.max_acceleration, max_deceleration=m.max_deceleration,

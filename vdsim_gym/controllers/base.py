@@ -79,7 +79,7 @@ def kernel_param(name: str) -> Any:
 
 def kernel_predict(kernel: Any, observation: Any, episode_start: Any, n_obs: int
                    ) -> np.ndarray:
-    """A C++ baseline kernel's actions (``_core.BaselineKernel``): one call for a float
+    """A C++ baseline kernel's actions (``sim.baselines.BaselineKernel``): one call for a float
     ndarray observation and None or a bool ndarray ``episode_start``; anything else is
     converted first (``as_batch``, ``episode_mask``: their errors name the cause). A row the
     controller refuses raises a ConfigError, and the call keeps none of its state."""

@@ -7,10 +7,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym import _core
 from vdsim_gym.controllers.base import as_batch, kernel_predict
 from vdsim_gym.controllers.pi_speed import PISpeed
 from vdsim_gym.controllers.stanley import Stanley
+from vdsim_gym.sim import baselines as kernels
 
 
 class LateralLongitudinal:
@@ -49,7 +49,7 @@ class LateralLongitudinal:
         if lat is None or lon is None:
             self._k = False  # a part without a kernel: the parts' own predict
         else:
-            self._k = _core.CompositeKernel(lat, lon)
+            self._k = kernels.CompositeKernel(lat, lon)
         return self._k
 
     def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,

@@ -3,8 +3,9 @@ cycle's own reference, as a dyno operator's automation does.
 
 Speed mode: v_ref = the cycle's speed ``lookahead_s`` ahead (linear between the preview
 columns); accel mode: a_ref = (v_cycle(t + T) - v) / T with T = ``horizon_s`` (the rig's
-inferred acceleration). Stateless; a batch is evaluated in C++ (``_core.CycleFollowerKernel``,
-vdsim/baselines.hpp), bit for bit np.interp and the arithmetic written here.
+inferred acceleration). Stateless; a batch is evaluated in C++
+(``sim.baselines.CycleFollowerKernel``, csrc/vdsim/baselines.hpp), bit for bit np.interp
+and the arithmetic written here.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym import _core
 from vdsim_gym.controllers.base import kernel_predict
 from vdsim_gym.envs.dyno import CYCLE_PREVIEW_S
 from vdsim_gym.errors import ConfigError
+from vdsim_gym.sim import baselines as kernels
 
 
 class CycleFollower:
@@ -48,7 +49,7 @@ class CycleFollower:
         self._n_obs = len(self.names)
         speed = (self.names.index("speed"), float(self.scale[self.names.index("speed")])) \
             if self.mode == "accel" else (0, 1.0)
-        self._k = _core.CycleFollowerKernel(
+        self._k = kernels.CycleFollowerKernel(
             preview, [float(s) for s in self.scale[:n]], self._n_obs,
             speed_mode=self.mode == "speed", lookahead=self.lookahead, horizon=self.horizon,
             speed=speed, v_max=self.v_max or 0.0, a_max=self.a_max or 0.0,

@@ -7,8 +7,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym import _core
 from vdsim_gym.controllers.base import ObsLayout, kernel_param, kernel_predict
+from vdsim_gym.sim import baselines as kernels
 
 
 class PISpeed:
@@ -19,8 +19,8 @@ class PISpeed:
     ``episode_start`` are cleared before the step, as SB3 does for recurrent state, and a
     batch of another size starts every row afresh.
 
-    Runs in C++ (``_core.PISpeedKernel``, vdsim/baselines.hpp), bit for bit the arithmetic
-    of the Python reference in tests/test_baselines_kernel.py.
+    Runs in C++ (``sim.baselines.PISpeedKernel``, csrc/vdsim/baselines.hpp), bit for bit
+    the arithmetic of the Python reference in tests/test_baselines_kernel.py.
 
     Args:
         layout: observation columns of the env it drives.
@@ -46,7 +46,7 @@ class PISpeed:
     def kernel(self) -> Any:
         """The C++ kernel with the integrators (built on first use)."""
         if self._k is None:
-            self._k = _core.PISpeedKernel(self._layout.columns("v_ref", "vx"), self._n_obs,
+            self._k = kernels.PISpeedKernel(self._layout.columns("v_ref", "vx"), self._n_obs,
                                           **{k: float(v) for k, v in self._params.items()})
         return self._k
 

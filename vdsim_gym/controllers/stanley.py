@@ -7,8 +7,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym import _core
 from vdsim_gym.controllers.base import ObsLayout, kernel_param, kernel_predict
+from vdsim_gym.sim import baselines as kernels
 
 # The law's parameters, held by the C++ kernel once it exists.
 STANLEY_PARAMS = ("wheelbase", "cg_to_front", "max_steer", "gain", "soft_speed",
@@ -26,10 +26,10 @@ class Stanley:
     the yaw response lags the steer, a lead over it. Returns the steer action in [-1, 1]
     (road-wheel angle / max_steer).
 
-    The law runs in C++ (``_core.StanleyKernel``, vdsim/baselines.hpp) on one observation
-    or a batch, bit for bit the arithmetic written here (tests/test_baselines_kernel.py
-    holds the Python reference). The parameters can be changed between calls; the layout
-    is fixed at construction.
+    The law runs in C++ (``sim.baselines.StanleyKernel``, csrc/vdsim/baselines.hpp) on
+    one observation or a batch, bit for bit the arithmetic written here
+    (tests/test_baselines_kernel.py holds the Python reference). The parameters can be
+    changed between calls; the layout is fixed at construction.
 
     Args:
         layout: observation columns and scales of the env it drives.
@@ -78,7 +78,7 @@ class Stanley:
     def kernel(self) -> Any:
         """The C++ kernel (built on first use: a missing column is a KeyError then)."""
         if self._k is None:
-            self._k = _core.StanleyKernel(
+            self._k = kernels.StanleyKernel(
                 self._layout.columns("e_y", "e_psi", "vx", "kappa_ref", "r"), self._n_obs,
                 **{k: float(v) for k, v in self._params.items()})
         return self._k

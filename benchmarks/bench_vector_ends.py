@@ -1,0 +1,102 @@
+"""``gym.make_vec`` with episode ends against the raw C++ batch step of the same work.
+
+Random actions (seeded) drive N envs of each task at L2 until episodes end on their own
+(off the road, cones, collisions, the time limit); the vector env autoresets (NEXT_STEP,
+Gymnasium's default). The raw reference replays the very same work: the same actions,
+the same rows stepped at each step through the C++ batch step alone (``VectorEnvCore.step``
+with the rows' mask), and the rows the vector env reset at that step reset the same way but
+outside the timing. So the ratio raw / make_vec is the share of the batch step's speed that
+the vector env keeps with its episode ends: its Python per step, the ending rows' info and
+their resets. Single-threaded (threads=1), CPU time, blocks interleaved; min / median /
+max of the ratio over the blocks (issue 30: at least 0.95 at N >= 8).
+
+    python benchmarks/bench_vector_ends.py [--repeats 5] [--steps 20000]
+        [--envs VDSim-DLC-v0,VDSim-PathFollow-v0,VDSim-ACC-v0,VDSim-Dyno-v0] [--sizes 8,64,512]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+
+import vdsim_gym.envs  # noqa: F401  (registration)
+from vdsim_gym.envs.vector import VDSimVectorEnv
+
+LEVEL_KW: dict[str, dict[str, Any]] = {
+    "VDSim-DLC-v0": {"level": "L2"},
+    "VDSim-PathFollow-v0": {"level": "L2"},
+    "VDSim-ACC-v0": {"level": "L2"},
+    "VDSim-Dyno-v0": {},
+}
+
+
+def make_vec_block(venv: VDSimVectorEnv, actions: np.ndarray
+                   ) -> tuple[float, list[np.ndarray], int]:
+    """CPU seconds of the vector env's steps; the rows reset at each step; episode ends."""
+    venv.reset(seed=0)
+    resets: list[np.ndarray] = []
+    ends = 0
+    pending = np.zeros(venv.num_envs, bool)
+    t0 = time.thread_time()
+    for a in actions:
+        _, _, term, trunc, _ = venv.step(a)
+        resets.append(pending)
+        pending = term | trunc
+        ends += int(pending.sum())
+    return time.thread_time() - t0, resets, ends
+
+
+def raw_block(venv: VDSimVectorEnv, actions: np.ndarray, resets: list[np.ndarray]) -> float:
+    """CPU seconds of the C++ batch step alone over the same rows and actions."""
+    venv.reset(seed=0)
+    session = venv._session
+    obs, rew, flags, terms, info = venv._obs, venv._rewards, venv._flags, venv._terms, venv._info
+    total = 0.0
+    for a, reset in zip(actions, resets, strict=True):
+        if reset.any():
+            for i in np.flatnonzero(reset).tolist():
+                venv._reset_row(i, None, None)
+        mask = (~reset).view(np.uint8)
+        t0 = time.thread_time()
+        session.step(a, mask, obs, rew, flags, terms, info)
+        total += time.thread_time() - t0
+    return total
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=20000, help="env steps per block (N x T)")
+    ap.add_argument("--envs", default=",".join(LEVEL_KW))
+    ap.add_argument("--sizes", default="8,64,512")
+    args = ap.parse_args()
+    print(f"{'env':22s} {'N':>4s} {'ends/step':>9s} {'make_vec us/env-step':>21s} "
+          f"{'raw us/env-step':>16s}  raw / make_vec rate: median (min, max)")
+    for env_id in args.envs.split(","):
+        for n in (int(v) for v in args.sizes.split(",")):
+            venv = VDSimVectorEnv(env_id, n, threads=1, **LEVEL_KW.get(env_id, {}))
+            raw = VDSimVectorEnv(env_id, n, threads=1, **LEVEL_KW.get(env_id, {}))
+            steps = max(args.steps // n, 200)
+            rng = np.random.default_rng(0)
+            actions = rng.uniform(-1.0, 1.0, size=(steps, n, venv.single_action_space.shape[0]))
+            ratios, env_us, raw_us = [], [], []
+            ends = 0
+            for _ in range(args.repeats):
+                t_env, resets, ends = make_vec_block(venv, actions)
+                t_raw = raw_block(raw, actions, resets)
+                ratios.append(t_raw / t_env)
+                env_us.append(1e6 * t_env / (steps * n))
+                raw_us.append(1e6 * t_raw / (steps * n))
+            venv.close()
+            raw.close()
+            print(f"{env_id:22s} {n:4d} {ends / steps:9.3f} {min(env_us):21.3f} "
+                  f"{min(raw_us):16.3f}  {statistics.median(ratios):.3f} "
+                  f"({min(ratios):.3f}, {max(ratios):.3f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

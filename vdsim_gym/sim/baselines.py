@@ -1,0 +1,18 @@
+"""The classical baselines' C++ kernels (csrc/vdsim/baselines.hpp), the controllers'
+way into the core: ``vdsim_gym.controllers`` builds its laws on these (the layers above
+the envs reach the core through the layers below, docs/ARCHITECTURE.md, "Layers")."""
+
+from __future__ import annotations
+
+from vdsim_gym._core import (
+    ACCKernel,
+    BaselineKernel,
+    CompositeKernel,
+    CycleFollowerKernel,
+    IDMKernel,
+    PISpeedKernel,
+    StanleyKernel,
+)
+
+__all__ = ["ACCKernel", "BaselineKernel", "CompositeKernel", "CycleFollowerKernel",
+           "IDMKernel", "PISpeedKernel", "StanleyKernel"]
