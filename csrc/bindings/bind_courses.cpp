@@ -4,6 +4,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,6 +27,33 @@ void check_square(const DIn& a, const char* what) {
 }  // namespace
 
 void bind_courses(py::module_& m) {
+  m.def(
+      "limit_long_accel",
+      [](DIn v_in, double ds, double accel) {
+        if (v_in.ndim() != 1) throw std::invalid_argument("limit_long_accel: v must be 1-d");
+        const py::ssize_t n = v_in.shape(0);
+        py::array_t<double> out(n);
+        double* v = out.mutable_data();
+        const double* src = v_in.data();
+        for (py::ssize_t i = 0; i < n; ++i) v[i] = src[i];
+        // courses._limit_long_accel's operations: Python's min (the first unless the
+        // second is smaller), v ** 2 as pow(v, 2), sqrt.
+        // The exponent is volatile: a literal 2.0 lets the compiler fold pow(x, 2.0) into
+        // x * x, which differs from the C library's pow (numpy's v ** 2) in the last bit
+        // now and then.
+        volatile double two = 2.0;
+        const double dv2 = 2.0 * accel * ds;
+        auto py_min = [](double a, double b) { return b < a ? b : a; };
+        for (py::ssize_t i = n - 2; i >= 0; --i)
+          v[i] = py_min(v[i], std::sqrt(std::pow(v[i + 1], two) + dv2));
+        for (py::ssize_t i = 1; i < n; ++i)
+          v[i] = py_min(v[i], std::sqrt(std::pow(v[i - 1], two) + dv2));
+        return out;
+      },
+      py::arg("v"), py::arg("ds"), py::arg("accel"),
+      "A speed profile lowered so that |v dv/ds| <= accel: a backward (braking) and a "
+      "forward (accelerating) pass, bit for bit the plain Python loops of the tests");
+
   m.def("solve_box_qp",
         [](DIn hess, DIn a, DIn lo, DIn hi, IIn fixed_idx, DIn fixed_val, double rho,
            double sigma, double alpha, int64_t max_iter, double tol) {

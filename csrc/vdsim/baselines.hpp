@@ -55,6 +55,13 @@ struct Column {
 // included).
 inline double py_max(double a, double b) { return b > a ? b : a; }
 inline double py_min(double a, double b) { return b < a ? b : a; }
+// The C library's pow, as Python's x ** y calls it. A literal exponent would let the
+// compiler fold pow(x, 2.0) into x * x, which differs from glibc's pow in the last bit
+// now and then; the volatile keeps the call.
+inline double libm_pow(double x, double y) {
+  volatile double exponent = y;
+  return std::pow(x, exponent);
+}
 // np.clip to [-1, 1] on a float32 action (NaN passes through).
 inline float clip1(float x) { return x < -1.0f ? -1.0f : (x > 1.0f ? 1.0f : x); }
 
@@ -385,13 +392,13 @@ class IDM : public CarFollowing {
       v0_row = v_set;
     }
     const double v = py_max(ego, 0.0);
-    double a = p.a_max * (1.0 - std::pow(v / v0_row, p.delta));
+    double a = p.a_max * (1.0 - libm_pow(v / v0_row, p.delta));
     if (lead && std::isfinite(v_lead) && std::isfinite(gap)) {
       const double s = py_max(gap, 1e-3);
       const double dv = v - v_lead;
       const double desired =
           p.min_gap + v * p.time_headway + v * dv / (2.0 * std::sqrt(p.a_max * p.b_comfort));
-      a -= p.a_max * std::pow(py_max(desired, 0.0) / s, 2.0);
+      a -= p.a_max * libm_pow(py_max(desired, 0.0) / s, 2.0);
     }
     accel = py_min(py_max(a, -p.max_deceleration), p.max_acceleration);
     return {};

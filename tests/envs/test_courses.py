@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 import pytest
-
 from vdsim_gym.config import ConfigError, load_vehicle
+
 from vdsim_gym.envs.course import Course
 from vdsim_gym.envs.courses import (
     COURSE_PRESETS,
@@ -400,3 +400,32 @@ def test_envs_on_one_course_share_its_data_and_keep_their_own_cone_hits():
     copy = pickle.loads(pickle.dumps(course))
     assert "_core_data" not in copy.__dict__ and copy.core_data() is not course.core_data()
     assert copy.core_data().length == course.core_data().length
+
+
+def _limit_long_accel_reference(v: np.ndarray, ds: float, accel: float) -> np.ndarray:
+    """The plain Python loops the C++ pass reproduces."""
+    v = v.copy()
+    dv2 = 2.0 * accel * ds
+    for i in range(len(v) - 2, -1, -1):  # backward pass: braking
+        v[i] = min(v[i], math.sqrt(v[i + 1] ** 2 + dv2))
+    for i in range(1, len(v)):  # forward pass: acceleration
+        v[i] = min(v[i], math.sqrt(v[i - 1] ** 2 + dv2))
+    return v
+
+
+def test_long_accel_limit_equals_the_python_loops_bit_for_bit(monkeypatch) -> None:
+    from vdsim_gym.envs import courses
+
+    rng = np.random.default_rng(11)
+    for n in (1, 2, 3, 601, 2000):
+        v = rng.uniform(0.5, 40.0, n) * rng.choice([1e-3, 1.0, 10.0], n)
+        for ds, accel in ((0.5, 2.0), (0.1, 0.3), (2.0, 9.0)):
+            got = courses._limit_long_accel(v, ds, accel)
+            np.testing.assert_array_equal(got.view(np.uint64),
+                                          _limit_long_accel_reference(v, ds, accel).view(np.uint64))
+            assert np.all(np.abs(np.diff(got**2)) <= 2.0 * accel * ds * (1 + 1e-12))
+    fast = [random_course(np.random.default_rng(s)) for s in range(5)]
+    monkeypatch.setattr(courses, "_limit_long_accel", _limit_long_accel_reference)
+    slow = [random_course(np.random.default_rng(s)) for s in range(5)]
+    for a, b in zip(fast, slow, strict=True):
+        assert np.array_equal(a.speed, b.speed) and np.array_equal(a.path, b.path)
