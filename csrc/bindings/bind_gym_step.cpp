@@ -13,6 +13,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -44,6 +45,37 @@ py::object as_python(double v, Kind kind) {
     case Kind::Bool: return py::bool_(v != 0.0);
     default: return py::float_(v);
   }
+}
+
+// A 1-d float32/float64 array's first n values as doubles (any stride); false when it is
+// not such an array.
+bool read_floats(py::handle action, int64_t n, double* a, bool any_shape = false) {
+  if (!py::isinstance<py::array>(action)) return false;
+  auto arr = py::reinterpret_borrow<py::array>(action);
+  py::ssize_t stride;
+  if (arr.ndim() == 1 && arr.shape(0) == n) {
+    stride = arr.strides(0);
+  } else if (any_shape && arr.size() == n && arr.ndim() == 2 && arr.shape(0) == 1) {
+    stride = arr.strides(1);
+  } else {
+    return false;
+  }
+  const py::dtype dt = arr.dtype();
+  if (dt.kind() != 'f') return false;
+  const auto* base = static_cast<const char*>(arr.data());
+  for (int64_t j = 0; j < n; ++j) {
+    const char* p = base + j * stride;
+    if (dt.itemsize() == 8) {
+      std::memcpy(&a[j], p, sizeof(double));
+    } else if (dt.itemsize() == 4) {
+      float f;
+      std::memcpy(&f, p, sizeof f);
+      a[j] = f;
+    } else {
+      return false;  // float16, longdouble: the slow path converts
+    }
+  }
+  return true;
 }
 
 class GymStepper {
@@ -116,28 +148,9 @@ class GymStepper {
   // A 1-d float32/float64 array of n_actions_ values within [-tol, tol] (NaN fails the
   // comparison), read into a; anything else: false.
   bool read_action(py::handle action, double* a) const {
-    if (!py::isinstance<py::array>(action)) return false;
-    auto arr = py::reinterpret_borrow<py::array>(action);
-    if (arr.ndim() != 1 || arr.shape(0) != n_actions_) return false;
-    const py::dtype dt = arr.dtype();
-    if (dt.kind() != 'f') return false;
-    const auto* base = static_cast<const char*>(arr.data());
-    const py::ssize_t stride = arr.strides(0);
-    for (int64_t j = 0; j < n_actions_; ++j) {
-      const char* p = base + j * stride;
-      double v;
-      if (dt.itemsize() == 8) {
-        std::memcpy(&v, p, sizeof v);
-      } else if (dt.itemsize() == 4) {
-        float f;
-        std::memcpy(&f, p, sizeof f);
-        v = f;
-      } else {
-        return false;  // float16, longdouble: the slow path converts
-      }
-      if (!(v >= -tol_ && v <= tol_)) return false;
-      a[j] = v;
-    }
+    if (!read_floats(action, n_actions_, a)) return false;
+    for (int64_t j = 0; j < n_actions_; ++j)
+      if (!(a[j] >= -tol_ && a[j] <= tol_)) return false;
     return true;
   }
 
@@ -151,6 +164,155 @@ class GymStepper {
   py::str reward_terms_key_{"reward_terms"};
   double tol_;
   int64_t n_actions_ = 0;
+};
+
+
+// ClosedLoopEval's env form in one call per sample (vdsim_gym/eval/env_run.py): the
+// policy's action is checked as check_policy_action checks it (n finite values, clipped
+// to [-1, 1]), the env core steps with the sample's delay, and the sample's row is
+// recorded here (what the Python loop recorded: the sample's timing, the state and task
+// info columns before the step, the command, the command in force) instead of in Python
+// dicts. An action that is not a float ndarray of n finite values returns None: the
+// Python side checks it (raising the error that names it) and calls again.
+class EvalStepper {
+ public:
+  // Row layout (doubles): k, now (the sample tick), call_tick, t_start, c, apply_tick,
+  // overrun, lost, wall, obs_age (of the observation the policy saw), before (the sample
+  // tick of the command in force during `now` before the step), tick_after, then the 10
+  // state columns, the info columns, the command.
+  static constexpr int kHead = 12;
+  static constexpr int kState = 10;
+
+  EvalStepper(py::object core, py::array_t<float, py::array::c_style> obs,
+              py::array_t<double, py::array::c_style> terms,
+              py::array_t<double, py::array::c_style> info, std::vector<int64_t> info_cols,
+              int64_t apply_col, int64_t lost_col, int64_t overrun_col, int64_t age_col,
+              bool timed, bool map_command, py::object log, std::vector<int64_t> log_cols)
+      : core_obj_(std::move(core)), core_(core_obj_.cast<EnvCoreBase&>()), obs_(std::move(obs)),
+        terms_(std::move(terms)), info_(std::move(info)), info_cols_(std::move(info_cols)),
+        apply_col_(apply_col), lost_col_(lost_col), overrun_col_(overrun_col),
+        age_col_(age_col), timed_(timed), map_command_(map_command), log_(std::move(log)),
+        log_cols_(std::move(log_cols)) {
+    const vdsim::EnvSpec& s = core_.spec();
+    if (obs_.size() < s.obs_size() || terms_.size() < s.term_size() ||
+        info_.size() < s.info_size())
+      throw std::invalid_argument("EvalStepper: a buffer is smaller than the core's rows");
+    n_actions_ = s.action_size();
+    if (n_actions_ > kMaxActions) throw std::invalid_argument("EvalStepper: too many actions");
+    auto check = [&](int64_t j) {
+      if (j >= s.info_size()) throw std::invalid_argument("EvalStepper: bad info column");
+    };
+    for (int64_t j : info_cols_) check(j);
+    for (int64_t j : log_cols_) check(j);
+    for (int64_t j : {apply_col_, lost_col_, overrun_col_, age_col_}) check(j);
+    width_ = kHead + kState + static_cast<int64_t>(info_cols_.size()) + n_actions_;
+    refresh();
+  }
+
+  // After a reset: the next sample, the observation's age 0.
+  void refresh() {
+    core_.next_sample(next_k, call_tick, t_start);
+    now = core_.plant_tick();
+    age_ = 0.0;
+    flags = 0;
+  }
+
+  py::object call(py::handle action, double c, double wall) {
+    double a[kMaxActions];
+    if (!read_floats(action, n_actions_, a, true)) return py::none();
+    for (int64_t j = 0; j < n_actions_; ++j) {
+      if (!std::isfinite(a[j])) return py::none();
+      a[j] = a[j] < -1.0 ? -1.0 : (a[j] > 1.0 ? 1.0 : a[j]);  // np.clip
+    }
+    const size_t base = rows_.size();
+    rows_.resize(base + static_cast<size_t>(width_));
+    double* r = rows_.data() + base;
+    r[0] = static_cast<double>(next_k);
+    r[1] = static_cast<double>(now);
+    r[2] = static_cast<double>(call_tick);
+    r[3] = t_start;
+    r[4] = c;
+    r[8] = wall;
+    r[9] = age_;
+    r[10] = static_cast<double>(core_.in_force_sample(now));
+    state_row(r + kHead);
+    double* cmd = r + kHead + kState + info_cols_.size();
+    if (map_command_) {
+      core_.command_of(a, cmd);
+    } else {
+      for (int64_t j = 0; j < n_actions_; ++j) cmd[j] = a[j];
+    }
+    float* o = obs_.mutable_data();
+    double* t = terms_.mutable_data();
+    double* inf = info_.mutable_data();
+    const double delay = timed_ ? c : std::numeric_limits<double>::quiet_NaN();
+    try {
+      flags = vdsim_py::run_interruptible([&] { return core_.step(a, o, t, inf, delay); });
+    } catch (...) {
+      rows_.resize(base);  // the interrupted sample is not recorded
+      throw;
+    }
+    r = rows_.data() + base;  // (no reallocation since, but keep it obviously right)
+    r[5] = apply_col_ >= 0 ? inf[apply_col_] : static_cast<double>(now);
+    r[6] = overrun_col_ >= 0 ? inf[overrun_col_] : 0.0;
+    r[7] = lost_col_ >= 0 ? inf[lost_col_] : 0.0;
+    if (age_col_ >= 0) age_ = inf[age_col_];
+    now = core_.plant_tick();
+    r[11] = static_cast<double>(now);
+    core_.next_sample(next_k, call_tick, t_start);
+    if (!log_cols_.empty() && !log_.is_none()) {
+      py::tuple row(log_cols_.size());
+      for (size_t j = 0; j < log_cols_.size(); ++j) row[j] = py::float_(inf[log_cols_[j]]);
+      if (PyList_Append(log_.ptr(), row.ptr()) != 0) throw py::error_already_set();
+    }
+    const int64_t n_obs = core_.spec().obs_size();
+    py::array_t<float> obs_out(n_obs);
+    std::memcpy(obs_out.mutable_data(), o, sizeof(float) * static_cast<size_t>(n_obs));
+    return std::move(obs_out);
+  }
+
+  // The state and info columns now (the closing row), NaN state without a vehicle.
+  py::array_t<double> state_now() {
+    py::array_t<double> out(kState + static_cast<py::ssize_t>(info_cols_.size()));
+    state_row(out.mutable_data());
+    return out;
+  }
+
+  // The recorded rows, (n, width).
+  py::array_t<double> rows() const {
+    const py::ssize_t n = static_cast<py::ssize_t>(rows_.size()) / width_;
+    py::array_t<double> out({n, static_cast<py::ssize_t>(width_)});
+    std::copy(rows_.begin(), rows_.end(), out.mutable_data());
+    return out;
+  }
+
+  int64_t next_k = 0, call_tick = 0, now = 0;
+  double t_start = 0.0;
+  int flags = 0;
+  double age() const { return age_; }
+
+ private:
+  static constexpr int64_t kMaxActions = 8;
+
+  void state_row(double* out) {
+    if (!core_.state_columns(out))
+      std::fill(out, out + kState, std::numeric_limits<double>::quiet_NaN());
+    const double* inf = info_.data();
+    for (size_t j = 0; j < info_cols_.size(); ++j) out[kState + j] = inf[info_cols_[j]];
+  }
+
+  py::object core_obj_;  // keeps the core alive
+  EnvCoreBase& core_;
+  py::array_t<float, py::array::c_style> obs_;
+  py::array_t<double, py::array::c_style> terms_, info_;
+  std::vector<int64_t> info_cols_;
+  int64_t apply_col_, lost_col_, overrun_col_, age_col_;
+  bool timed_, map_command_;
+  py::object log_;
+  std::vector<int64_t> log_cols_;
+  int64_t n_actions_ = 0, width_ = 0;
+  double age_ = 0.0;
+  std::vector<double> rows_;
 };
 
 }  // namespace
@@ -173,4 +335,29 @@ void bind_gym_step(py::module_& m) {
            py::arg("measured_delay") = std::numeric_limits<double>::quiet_NaN(),
            py::arg("log") = py::none(),
            "(obs, reward, flags, info), or None when the action needs the slow path");
+
+  py::class_<EvalStepper>(m, "EvalStepper")
+      .def(py::init<py::object, py::array_t<float, py::array::c_style>,
+                    py::array_t<double, py::array::c_style>,
+                    py::array_t<double, py::array::c_style>, std::vector<int64_t>, int64_t,
+                    int64_t, int64_t, int64_t, bool, bool, py::object,
+                    std::vector<int64_t>>(),
+           py::arg("core"), py::arg("obs").noconvert(), py::arg("terms").noconvert(),
+           py::arg("info").noconvert(), py::arg("info_cols"), py::arg("apply_col"),
+           py::arg("lost_col"), py::arg("overrun_col"), py::arg("age_col"), py::arg("timed"),
+           py::arg("map_command"), py::arg("log"), py::arg("log_cols"),
+           "ClosedLoopEval's env form, a sample per call over an env core and its rows "
+           "(info columns -1: not reported)")
+      .def("__call__", &EvalStepper::call, py::arg("action"), py::arg("c"), py::arg("wall"),
+           "The next observation (float32), or None when the action needs checking first")
+      .def("refresh", &EvalStepper::refresh, "After a reset: the next sample, age 0")
+      .def("state_now", &EvalStepper::state_now, "State and info columns now")
+      .def("rows", &EvalStepper::rows, "The recorded sample rows, (n, width)")
+      .def_readonly("next_k", &EvalStepper::next_k)
+      .def_readonly("call_tick", &EvalStepper::call_tick)
+      .def_readonly("t_start", &EvalStepper::t_start)
+      .def_readonly("now", &EvalStepper::now)
+      .def_readonly("flags", &EvalStepper::flags)
+      .def_property_readonly("age", &EvalStepper::age,
+                             "obs_age of the observation the policy sees next [s]");
 }

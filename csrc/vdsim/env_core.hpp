@@ -40,6 +40,7 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -52,6 +53,7 @@
 #include "params.hpp"
 #include "schedule.hpp"
 #include "sensor.hpp"
+#include "state.hpp"
 
 namespace vdsim {
 
@@ -126,6 +128,20 @@ class EnvCoreBase : public TickHook {
   virtual bool set_vehicle(const VehicleParams&) { return false; }
   virtual bool set_actuator(const ActuatorParams&, int64_t /*dead_ticks*/) { return false; }
   virtual bool set_channel_delays(int64_t /*steer*/, int64_t /*longitudinal*/) { return false; }
+
+  // What ClosedLoopEval's env form reads around each step (EvalStepper, bind_gym_step.cpp):
+  // the next sample's grid index k, the tick of its controller call and the start of its
+  // computation [s] (with latency or a network the timeline's, else the plant's grid
+  // point now);
+  virtual void next_sample(int64_t& k, int64_t& call_tick, double& t_start) const = 0;
+  virtual int64_t plant_tick() const = 0;
+  // the sample tick of the command in force during substep `tick` (-1: the reset's);
+  virtual int64_t in_force_sample(int64_t tick) const = 0;
+  // the plant command of an action (clamped to [-1, 1]): steer and longitudinal;
+  virtual void command_of(const double* action, double* out) const = 0;
+  // the trace's state columns now (X, Y, psi, vx, vy, r, ax, ay, beta, delta_rw, as
+  // vdsim_gym.sim.plant.StateColumns gives them); false: the plant has none (the dyno).
+  virtual bool state_columns(double* /*out*/) { return false; }
 };
 
 namespace detail {
@@ -323,6 +339,43 @@ class EnvCore final : public EnvCoreBase {
         !(flags & (kFlagTerminated | kFlagTruncated)))
       flags |= kFlagTruncated | kFlagTimeLimit;
     return flags;
+  }
+
+  void next_sample(int64_t& k, int64_t& call_tick, double& t_start) const override {
+    if (!latency_on_ && !network_on_) {
+      k = plant_.tick() / task_.ticks_per_period();
+      call_tick = plant_.tick();
+      t_start = plant_.time();
+      return;
+    }
+    k = timeline_.next_k();
+    call_tick = timeline_.call_tick(k);
+    t_start = timeline_.start_time(k);
+  }
+  int64_t plant_tick() const override { return plant_.tick(); }
+  int64_t in_force_sample(int64_t tick) const override {
+    return plant_.commands().in_force_during(tick).sample_tick;
+  }
+  void command_of(const double* action, double* out) const override {
+    const Command c = command_for(action);
+    out[0] = c.steer;
+    out[1] = c.longitudinal;
+  }
+  bool state_columns(double* out) override {
+    if constexpr (detail::has_set_vehicle<Plant>::value) {
+      const State& s = plant_.state();
+      const double vx = s[kVx], vy = s[kVy];
+      const Aux& a = plant_.aux();
+      out[0] = s[kX], out[1] = s[kY], out[2] = s[kPsi], out[3] = vx, out[4] = vy;
+      out[5] = s[kR], out[6] = a.ax, out[7] = a.ay;
+      // sim.plant._state_columns: math.atan2(vy, vx) if (vx or vy) else 0.0
+      out[8] = (vx != 0.0 || vy != 0.0) ? std::atan2(vy, vx) : 0.0;
+      out[9] = plant_.realized_steer();
+      return true;
+    } else {
+      (void)out;
+      return false;
+    }
   }
 
   void summary(double* out) const override {

@@ -16,12 +16,13 @@ and the action history in the observation (``action_history=k``, appended by the
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
 import math
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -588,6 +589,17 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
 
     # ---------------------------------------------------------------- Gymnasium API
 
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """This env for one caller: reset() and step() from elsewhere meanwhile raise a
+        ConcurrentUseError (as a second thread's do during a step)."""
+        if not self._in_use.acquire(False):
+            raise ConcurrentUseError.of(f"this {type(self).__name__}")
+        try:
+            yield
+        finally:
+            self._in_use.release()
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -655,14 +667,36 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         obs, reward, flags, info = out
         if not flags & (TERMINATED | TRUNCATED):
             return obs, reward, False, False, info
-        info.update(self.episode_end_info(flags))
+        info.update(self._episode_ended(flags))
+        return obs, reward, (flags & TERMINATED) != 0, (flags & TRUNCATED) != 0, info
+
+    def eval_stepper(self, info_columns: Sequence[str], timed: bool) -> Any:
+        """ClosedLoopEval's env form on this env's core, a sample per call
+        (``_core.EvalStepper``, bind_gym_step.cpp): the step, with the sample's delay when
+        ``timed`` (measured latency), and the sample's row recorded in C++ (its timing,
+        the state and ``info_columns`` before the step, the command) instead of an info
+        dict. For this env as it is, after its reset; ``refresh()`` after another."""
+        col = self.info_names.index
+        timing = self.reports_timing
+        return _core.EvalStepper(
+            self._core, self._obs, self._terms, self._info, [col(c) for c in info_columns],
+            col("apply_tick") if timing else -1, col("lost") if timing else -1,
+            col("overrun") if timing else -1,
+            col("obs_age") if getattr(self, "obs_delay", None) is not None else -1,
+            timed, hasattr(self, "action_to_command"),
+            self._step_log if self.STEP_LOG else None, [col(k) for k in self.STEP_LOG])
+
+    def _episode_ended(self, flags: int) -> dict[str, Any]:
+        """What a step that ended the episode adds to its info (``episode_end_info``); a
+        further step is refused until a reset."""
+        end = self.episode_end_info(flags)
         # Gymnasium leaves a step after the episode's end undefined; here it is an error
         # rather than a silent extra step past the end.
         self._needs_reset, self._reset_reason = True, (
-            f"the episode ended ({info['outcome']}) at t = {self._core.time:.3f}"
+            f"the episode ended ({end['outcome']}) at t = {self._core.time:.3f}"
             " s; call reset() before step() (vector envs and SB3 VecEnvs reset "
             "automatically)")
-        return obs, reward, (flags & TERMINATED) != 0, (flags & TRUNCATED) != 0, info
+        return end
 
     def _step_core(self, action: Any, delay: float) -> Any:
         try:

@@ -35,7 +35,7 @@ from vdsim_gym.eval.driver import Command, Controller, _Driver, _PlantDriver
 from vdsim_gym.eval.env_run import EnvPolicyRun
 from vdsim_gym.eval.event_loop import loop_async, loop_sync
 from vdsim_gym.eval.result import ControllerError, EvalResult
-from vdsim_gym.eval.result_build import build_result
+from vdsim_gym.eval.result_build import RunColumns, build_result, build_result_columns
 from vdsim_gym.eval.sensor_driver import SensorDriver
 from vdsim_gym.eval.trace_recording import EvalTrace
 from vdsim_gym.eval.wallclock import (
@@ -356,6 +356,8 @@ class ClosedLoopEval:
     def _run(self) -> EvalResult:
         if self._env_run is not None:
             rows, samples, end, stopped, episode = self._env_run.run(self._stop)
+            if isinstance(rows, RunColumns):  # the recorder's columns (EnvPolicyRun.fast)
+                return build_result_columns(self, rows, end, stopped, episode)
             return build_result(self, rows, samples, end, stopped, episode)
         d = self._driver
         # The env form's modes A and B ran above; here the callback form or mode C's driver.

@@ -24,14 +24,20 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
 
-from vdsim_gym._checks import check_policy_action
-from vdsim_gym.envs.core_env import CoreEnv
+from vdsim_gym._checks import check_measured_delay, check_policy_action
+from vdsim_gym.envs.core_env import TERMINATED, TRUNCATED, CoreEnv
 from vdsim_gym.errors import ConfigError, InvalidActionError
 from vdsim_gym.eval.driver import STATE_COLUMNS
 from vdsim_gym.eval.result import ControllerError, _Samples
-from vdsim_gym.sim.latency import LatencyModel, NetworkModel
+from vdsim_gym.eval.result_build import RunColumns
+from vdsim_gym.sim.latency import MAX_DELAY_S, LatencyModel, NetworkModel
 from vdsim_gym.sim.plant import COMMAND_COLUMNS, StateColumns
+
+# Wrappers gym.make adds that change nothing of a step: the env form steps the core
+# directly through them (``EnvPolicyRun.fast``).
+_PASSIVE_WRAPPERS = (OrderEnforcing, PassiveEnvChecker)
 
 
 class EnvPolicyRun:
@@ -73,15 +79,41 @@ class EnvPolicyRun:
             action, _ = self.policy.predict(obs, episode_start=np.array([first]),
                                             deterministic=True)
         except Exception as err:
-            raise ControllerError(
-                f"policy raised at sample k={k}, t={t:.6g} s: {type(err).__name__}: {err}",
-                k, t) from err
+            raise self._raised(err, k, t) from err
         wall = time.perf_counter() - t0
+        return self._checked(action, k, t), wall
+
+    @staticmethod
+    def _raised(err: Exception, k: int, t: float) -> ControllerError:
+        return ControllerError(
+            f"policy raised at sample k={k}, t={t:.6g} s: {type(err).__name__}: {err}", k, t)
+
+    def _checked(self, action: Any, k: int, t: float) -> np.ndarray:
         try:  # SB3's convention for Box actions: predict's output is clipped to the space
-            return check_policy_action(action, len(self.base.action_names)), wall
+            return check_policy_action(action, len(self.base.action_names))
         except InvalidActionError as err:
             raise InvalidActionError(f"policy output at sample k={k}, t={t:.6g} s: {err}") \
                 from None
+
+    @staticmethod
+    def _check_delay(c: float, k: int) -> None:
+        if not (math.isfinite(c) and c >= 0.0):
+            raise ConfigError(f"latency model gave c_k={c!r} at sample k={k}; delays must "
+                              "be finite and >= 0 s")
+
+    def fast(self) -> bool:
+        """Whether the run can step the env's core directly (``_loop_fast``): a vehicle
+        env (the trace's state columns from its session), no rendering, no wrapper that
+        could change a step (gym.make's passive checkers aside) and CoreEnv's own step."""
+        e: Any = self.env
+        while isinstance(e, gym.Wrapper):
+            if type(e) not in _PASSIVE_WRAPPERS:
+                return False
+            e = e.env
+        base = self.base
+        return (e is base and base.render_mode is None
+                and type(base).step is CoreEnv.step and type(base)._step is CoreEnv._step
+                and StateColumns.reads(getattr(base.core, "session", None)))
 
     def run(self, stop: threading.Event) -> tuple[list[tuple], _Samples, int, bool,
                                                   dict[str, Any]]:
@@ -94,7 +126,7 @@ class EnvPolicyRun:
         if self.network is not None:
             base.configure_network(self.network)
         try:
-            return self._loop(stop, timed)
+            return self._loop_fast(stop, timed) if self.fast() else self._loop(stop, timed)
         finally:
             if timed:  # the env is handed back as it came (no latency; reset needed)
                 base.configure_latency(None)
@@ -180,6 +212,136 @@ class EnvPolicyRun:
             end = core.tick
         rows.append((core.tick * dt, self._state_row(info), None, None))
         return rows, samples, end, stopped, summary
+
+    def _loop_fast(self, stop: threading.Event, timed: bool) -> tuple:
+        """``_loop``'s run with the core stepped and each sample recorded by one C++ call
+        (``CoreEnv.eval_stepper``); the result's columns built from the records at the
+        end. The same rows and samples as ``_loop``, bit for bit (tests/eval/
+        test_eval_fast_env_form.py runs both)."""
+        base, env, dt, end = self.base, self.env, self.substep_dt, self.end_tick
+        latency = self.latency
+        measured = latency is not None and latency.kind == "measured"
+        sampler = latency.sampler() if latency is not None and not measured else None
+        draw = sampler.draw if sampler is not None else None
+        obs, _ = env.reset(seed=self.seed)
+        self.used_obs_delay = base.obs_delay  # the env's sensor delay (its own or the eval's)
+        rec = base.eval_stepper(self.info_columns, timed)
+        predict, stop_set, perf = self.policy.predict, stop.is_set, time.perf_counter
+        start, rest = np.array([True]), np.array([False])
+        stopping: dict[str, Any] | None = None  # the sample a stop() came during
+        stopped = False
+        with base.held():  # one run steps the env: no other step() meanwhile
+            while True:
+                if stop_set():
+                    end, stopped = rec.now, True
+                    break
+                if rec.call_tick >= end:
+                    break
+                t0 = perf()
+                try:
+                    action, _ = predict(obs, episode_start=start, deterministic=True)
+                except Exception as err:
+                    raise self._raised(err, rec.next_k, rec.now * dt) from err
+                wall = perf() - t0
+                start = rest
+                c = wall if measured else (draw() if draw is not None else 0.0)
+                if not 0.0 <= c <= MAX_DELAY_S:  # NaN fails too
+                    self._check_delay(c, rec.next_k)
+                    if timed:
+                        check_measured_delay(c, MAX_DELAY_S)  # set_next_delay's error
+                if stop_set():  # stopped during the call: not applied, no step
+                    checked = self._checked(action, rec.next_k, rec.now * dt)
+                    stopping = {"k": rec.next_k, "t_sample": rec.now * dt,
+                                "t_start": rec.t_start, "t_call": rec.call_tick * dt, "c_k": c,
+                                "apply_tick": rec.call_tick, "command": self._command(checked),
+                                "t_compute_s": wall, "obs_age": rec.age}
+                    end, stopped = rec.now, True
+                    break
+                nxt = rec(action, c, wall)
+                if nxt is None:  # not n finite floats: named, or converted and stepped
+                    nxt = rec(self._checked(action, rec.next_k, rec.now * dt), c, wall)
+                obs = nxt
+                if rec.flags & (TERMINATED | TRUNCATED):
+                    break
+        summary: dict[str, Any] = {"outcome": None}
+        if rec.flags & (TERMINATED | TRUNCATED):
+            ended = base._episode_ended(rec.flags)
+            summary = {"outcome": ended["outcome"], **ended.get("episode_summary", {})}
+        if not stopped:  # the simulated time reached (a step can end past the duration)
+            end = rec.now
+        columns = self._run_columns(rec.rows(), rec.state_now(), rec.now * dt,
+                                base.network is not None, base.obs_delay is not None,
+                                stopping)
+        return columns, None, end, stopped, summary
+
+    def _run_columns(self, rows: np.ndarray, final: np.ndarray, t_end: float, networked: bool,
+                 aged: bool, stopping: dict[str, Any] | None) -> RunColumns:
+        """The run's RunColumns from the recorder's rows (bind_gym_step.cpp, EvalStepper:
+        k, now, call_tick, t_start, c, apply_tick, overrun, lost, wall, obs_age, before,
+        tick_after, state and info columns, command), by ``_loop``'s rules."""
+        dt, nan = self.substep_dt, math.nan
+        n, n_state = len(rows), len(self.trace_columns)
+        now, apply = rows[:, 1], rows[:, 5]
+        lost = rows[:, 7] != 0
+        head = 12
+        states = rows[:, head:head + n_state]
+        commands = rows[:, head + n_state:]
+        # The command in force during each sample's tick: its own when it applied at
+        # once, else the sample whose command the schedule held before the step.
+        src = np.arange(n)
+        own = (apply >= 0) & (apply <= now)
+        if not own.all():
+            before = rows[:, 10]
+            at = np.searchsorted(now, before)
+            found = (at < n) & (now[np.minimum(at, n - 1)] == before) if n else own
+            src = np.where(own, src, np.where(found, at, -1))
+        has = src >= 0
+        s = np.where(has, src, 0)
+        t_sample = now * dt
+
+        def pick(values: np.ndarray, missing: float) -> np.ndarray:
+            return np.where(has, values[s], missing) if n else np.zeros(0)
+
+        discarded = np.zeros(n, bool)
+        if networked:  # a delivered command discards the pending ones due after it
+            tick_after = rows[:, 11]
+            waiting: list[int] = []
+            for j in np.flatnonzero(~lost & (apply >= 0)).tolist():
+                for w in waiting:
+                    if apply[w] > apply[j]:
+                        discarded[w] = True
+                waiting = [w for w in waiting if not discarded[w]] + [j]
+                waiting = [w for w in waiting if apply[w] > tick_after[j]]
+        k = rows[:, 0].astype(np.int64)
+        samples: dict[str, np.ndarray] = {
+            "k": k, "t_sample": t_sample, "t_start": rows[:, 3].copy(),
+            "t_call": rows[:, 2] * dt, "c_k": rows[:, 4].copy(),
+            "apply_tick": apply.astype(np.int64), "overrun": rows[:, 6] != 0,
+            **{name: commands[:, j].copy() for j, name in enumerate(self.command_columns)},
+            "t_compute_s": rows[:, 8].copy(), "stopping": np.zeros(n, bool),
+            "discarded": discarded, "lost": lost,
+            "obs_age": rows[:, 9].copy() if aged else np.full(n, nan)}
+        if stopping is not None:
+            extra = {"k": stopping["k"], "t_sample": stopping["t_sample"],
+                     "t_start": stopping["t_start"], "t_call": stopping["t_call"],
+                     "c_k": stopping["c_k"], "apply_tick": stopping["apply_tick"],
+                     "overrun": False, "t_compute_s": stopping["t_compute_s"],
+                     "stopping": True, "discarded": False, "lost": False,
+                     "obs_age": stopping["obs_age"] if aged else nan,
+                     **dict(zip(self.command_columns, stopping["command"], strict=True))}
+            samples = {key: np.append(col, np.array(extra[key], dtype=col.dtype))
+                       for key, col in samples.items()}
+        initial = np.zeros(len(self.command_columns))
+        cmd_rows = np.where(has[:, None], commands[s], initial) if n else commands
+        return RunColumns(
+            t=np.append(t_sample, t_end),
+            states=np.vstack([states, final[None, :]]),
+            commands=np.vstack([cmd_rows, np.full((1, len(self.command_columns)), nan)]),
+            src_t_sample=np.append(pick(t_sample, nan), nan),
+            src_t_apply=np.append(pick(np.where(apply >= 0, apply, nan), nan), nan),
+            src_c_k=np.append(pick(rows[:, 4], nan), nan),
+            src_overrun=np.append(pick(rows[:, 6], 0.0), 0).astype(np.int8),
+            samples=samples)
 
     def _state_row(self, info: dict[str, Any]) -> tuple[float, ...]:
         extra = tuple(float(info.get(c, math.nan)) for c in self.info_columns)
