@@ -6,7 +6,8 @@ with a fixed 10 ms computation delay for the same simulated time: the plain loop
 evaluation as ``ClosedLoopEval(env=..., policy=..., mode="virtual_async",
 latency=fixed(0.01))`` (which also records the trace and the samples). Blocks alternate,
 each is timed in CPU time (single-threaded work), and the script prints the evaluation's
-rate over the loop's, min / median / max over the blocks (issue 30: at least 0.9).
+rate over the loop's, min / median / max over the blocks (issue 30: at least 0.9), after a
+short untimed warm-up of both.
 
     python benchmarks/bench_eval_overhead.py [--repeats 7] [--duration 5]
 """
@@ -55,6 +56,7 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=5.0, help="simulated seconds per run")
     args = ap.parse_args()
     loop_us, eval_us, ratios = [], [], []
+    plain_loop(0.2), evaluation(0.2)  # warm-up (first imports and allocations), untimed
     for _ in range(args.repeats):
         t_loop, n_loop = plain_loop(args.duration)
         t_eval, n_eval = evaluation(args.duration)

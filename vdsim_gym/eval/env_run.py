@@ -275,36 +275,45 @@ class EnvPolicyRun:
         return columns, None, end, stopped, summary
 
     def _run_columns(self, rows: np.ndarray, final: np.ndarray, t_end: float, networked: bool,
-                 aged: bool, stopping: dict[str, Any] | None) -> RunColumns:
+                     aged: bool, stopping: dict[str, Any] | None) -> RunColumns:
         """The run's RunColumns from the recorder's rows (bind_gym_step.cpp, EvalStepper:
         k, now, call_tick, t_start, c, apply_tick, overrun, lost, wall, obs_age, before,
         tick_after, state and info columns, command), by ``_loop``'s rules."""
         dt, nan = self.substep_dt, math.nan
-        n, n_state = len(rows), len(self.trace_columns)
-        now, apply = rows[:, 1], rows[:, 5]
-        lost = rows[:, 7] != 0
+        n, n_state, n_cmd = len(rows), len(self.trace_columns), len(self.command_columns)
+        col = rows.T.copy()  # one contiguous copy; each column a row of it
+        now, apply, lost = col[1], col[5], col[7] != 0
         head = 12
-        states = rows[:, head:head + n_state]
         commands = rows[:, head + n_state:]
         # The command in force during each sample's tick: its own when it applied at
-        # once, else the sample whose command the schedule held before the step.
-        src = np.arange(n)
+        # once, else the sample whose command the schedule held before the step (-1:
+        # the reset's command).
         own = (apply >= 0) & (apply <= now)
-        if not own.all():
-            before = rows[:, 10]
-            at = np.searchsorted(now, before)
-            found = (at < n) & (now[np.minimum(at, n - 1)] == before) if n else own
-            src = np.where(own, src, np.where(found, at, -1))
+        at = np.searchsorted(now, col[10])
+        at_ok = np.minimum(at, max(n - 1, 0))
+        src = np.where(own, np.arange(n),
+                       np.where((at < n) & (now[at_ok] == col[10]), at, -1)) if n else at
         has = src >= 0
-        s = np.where(has, src, 0)
+        s = src[has]
         t_sample = now * dt
 
-        def pick(values: np.ndarray, missing: float) -> np.ndarray:
-            return np.where(has, values[s], missing) if n else np.zeros(0)
+        # The trace: a row per sample, then the closing row.
+        trace = np.full((4, n + 1), nan)  # t_sample, t_apply, c_k, overrun of the source
+        trace[0, :n][has] = t_sample[s]
+        trace[1, :n][has] = np.where(apply[s] >= 0, apply[s], nan)
+        trace[2, :n][has] = col[4][s]
+        trace[3] = 0.0
+        trace[3, :n][has] = col[6][s]
+        cmd_rows = np.full((n + 1, n_cmd), nan)
+        cmd_rows[:n] = 0.0  # the reset's command: none in force yet
+        cmd_rows[:n][has] = commands[s]
+        states = np.empty((n + 1, n_state))
+        states[:n] = rows[:, head:head + n_state]
+        states[n] = final
 
         discarded = np.zeros(n, bool)
         if networked:  # a delivered command discards the pending ones due after it
-            tick_after = rows[:, 11]
+            tick_after = col[11]
             waiting: list[int] = []
             for j in np.flatnonzero(~lost & (apply >= 0)).tolist():
                 for w in waiting:
@@ -312,15 +321,14 @@ class EnvPolicyRun:
                         discarded[w] = True
                 waiting = [w for w in waiting if not discarded[w]] + [j]
                 waiting = [w for w in waiting if apply[w] > tick_after[j]]
-        k = rows[:, 0].astype(np.int64)
+        cmd_cols = commands.T.copy()
         samples: dict[str, np.ndarray] = {
-            "k": k, "t_sample": t_sample, "t_start": rows[:, 3].copy(),
-            "t_call": rows[:, 2] * dt, "c_k": rows[:, 4].copy(),
-            "apply_tick": apply.astype(np.int64), "overrun": rows[:, 6] != 0,
-            **{name: commands[:, j].copy() for j, name in enumerate(self.command_columns)},
-            "t_compute_s": rows[:, 8].copy(), "stopping": np.zeros(n, bool),
-            "discarded": discarded, "lost": lost,
-            "obs_age": rows[:, 9].copy() if aged else np.full(n, nan)}
+            "k": col[0].astype(np.int64), "t_sample": t_sample, "t_start": col[3],
+            "t_call": col[2] * dt, "c_k": col[4], "apply_tick": apply.astype(np.int64),
+            "overrun": col[6] != 0,
+            **{name: cmd_cols[j] for j, name in enumerate(self.command_columns)},
+            "t_compute_s": col[8], "stopping": np.zeros(n, bool), "discarded": discarded,
+            "lost": lost, "obs_age": col[9] if aged else np.full(n, nan)}
         if stopping is not None:
             extra = {"k": stopping["k"], "t_sample": stopping["t_sample"],
                      "t_start": stopping["t_start"], "t_call": stopping["t_call"],
@@ -329,19 +337,12 @@ class EnvPolicyRun:
                      "stopping": True, "discarded": False, "lost": False,
                      "obs_age": stopping["obs_age"] if aged else nan,
                      **dict(zip(self.command_columns, stopping["command"], strict=True))}
-            samples = {key: np.append(col, np.array(extra[key], dtype=col.dtype))
-                       for key, col in samples.items()}
-        initial = np.zeros(len(self.command_columns))
-        cmd_rows = np.where(has[:, None], commands[s], initial) if n else commands
+            samples = {key: np.append(v, np.array(extra[key], dtype=v.dtype))
+                       for key, v in samples.items()}
         return RunColumns(
-            t=np.append(t_sample, t_end),
-            states=np.vstack([states, final[None, :]]),
-            commands=np.vstack([cmd_rows, np.full((1, len(self.command_columns)), nan)]),
-            src_t_sample=np.append(pick(t_sample, nan), nan),
-            src_t_apply=np.append(pick(np.where(apply >= 0, apply, nan), nan), nan),
-            src_c_k=np.append(pick(rows[:, 4], nan), nan),
-            src_overrun=np.append(pick(rows[:, 6], 0.0), 0).astype(np.int8),
-            samples=samples)
+            t=np.append(t_sample, t_end), states=states, commands=cmd_rows,
+            src_t_sample=trace[0], src_t_apply=trace[1], src_c_k=trace[2],
+            src_overrun=trace[3].astype(np.int8), samples=samples)
 
     def _state_row(self, info: dict[str, Any]) -> tuple[float, ...]:
         extra = tuple(float(info.get(c, math.nan)) for c in self.info_columns)

@@ -69,6 +69,11 @@ class RunColumns:
             samples=cols)
 
 
+def _n_skipped(k: np.ndarray, n_grid: int) -> int:
+    """Grid samples 0 .. n_grid - 1 that no call took."""
+    return n_grid - int(np.unique(k[(k >= 0) & (k < n_grid)]).size)
+
+
 def build_result(ev: Any, rows: list[tuple], samples: _Samples, end: int, stopped: bool,
                  episode: dict[str, Any] | None = None,
                  extra_stats: dict[str, Any] | None = None) -> EvalResult:
@@ -118,15 +123,13 @@ def build_result_columns(ev: Any, run: RunColumns, end: int, stopped: bool,
         cols["obs_age"] = raw["obs_age"]
 
     n_rows_ran = len(run.t) - 1  # grid rows before the end
-    taken = set(cols["k"].tolist())
     stats: dict[str, Any] = {
         "n_samples": n_samples,
         "n_grid": n_rows_ran,
         "n_overrun": int(np.count_nonzero(cols["overrun"])),
         # Grid points before the end (the env form's last step can span past it).
-        "n_skipped": (sum(1 for k in range(-(-min(end, ev._end_tick) // P))
-                          if k not in taken)
-                      if ev.overrun == "skip" else 0),
+        "n_skipped": _n_skipped(cols["k"], -(-min(end, ev._end_tick) // P))
+                     if ev.overrun == "skip" else 0,
         "n_unapplied": int(n_samples - np.count_nonzero(applied)),
         # a network's losses and discards (the env form on an env with network=)
         "n_lost": int(np.count_nonzero(raw["lost"])),

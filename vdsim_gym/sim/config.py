@@ -139,8 +139,9 @@ class VehicleConfig:
             object.__setattr__(self, "_core_params", params)
         return params
 
-    def __getstate__(self) -> dict[str, Any]:  # pickles and copies without the core struct
-        return {k: v for k, v in self.__dict__.items() if k != "_core_params"}
+    def __getstate__(self) -> dict[str, Any]:  # pickles and copies without the caches
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("_core_params", "_canonical_form")}
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
