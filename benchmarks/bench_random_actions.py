@@ -1,0 +1,78 @@
+"""What a step costs under random actions (an RL policy's first rollouts) against the
+baseline's smooth episode, per integrator.
+
+VDSim-DLC-v0 at L2 (no cone end), each integrator stepping the same two action streams
+from reset(seed=0): the Stanley + PI baseline's closed-loop actions (replayed), and
+uniform random actions in [-1, 1]^2 (seeded: full throttle and full brake, hard steer,
+changing every 20 ms). Episode ends reset untimed. Blocks interleave, CPU time; each
+figure is the best block, each ratio min / median / max over the blocks.
+
+    python benchmarks/bench_random_actions.py [--repeats 5] [--steps 2000]
+
+Why it matters: PPO's first rollouts are such actions, and ``etd2`` (the default) takes a
+step through a wheel lock, a release or a slip past 0.03 again on one-tick steps
+(docs/PHYSICS.md, "Events"), which random pedal inputs hit nearly every step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import vdsim_gym  # noqa: F401  (registration)
+from vdsim_gym.cli.bench import _baseline_episode
+
+INTEGRATORS = ("etd2", "semi_implicit", "heun")
+
+
+def cost(env: Any, actions: np.ndarray) -> float:
+    """CPU seconds per step over ``actions`` from reset(seed=0), resets untimed."""
+    env.reset(seed=0)
+    total, t0 = 0.0, time.thread_time()
+    for a in actions:
+        _, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            total += time.thread_time() - t0
+            env.reset()
+            t0 = time.thread_time()
+    total += time.thread_time() - t0
+    return total / len(actions)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=2000)
+    args = ap.parse_args()
+    envs = {name: gym.make("VDSim-DLC-v0", level="L2", terminate_on_cone=False,
+                           integrator=name) for name in INTEGRATORS}
+    smooth = np.array(_baseline_episode(envs["heun"]))
+    smooth = np.resize(smooth, (args.steps, 2)).astype(np.float32)
+    rand = np.random.default_rng(0).uniform(-1.0, 1.0, (args.steps, 2)).astype(np.float32)
+    times: dict[tuple[str, str], list[float]] = {}
+    for _ in range(args.repeats):
+        for name, env in envs.items():
+            for label, actions in (("baseline", smooth), ("random", rand)):
+                times.setdefault((name, label), []).append(cost(env, actions))
+    print(f"us per env step (best of {args.repeats} blocks, {args.steps} steps each):")
+    for (name, label), values in times.items():
+        print(f"  {name:14s} {label:9s} {1e6 * min(values):8.2f}")
+
+    def ratio(a: tuple[str, str], b: tuple[str, str], what: str) -> None:
+        r = [x / y for x, y in zip(times[a], times[b], strict=True)]
+        print(f"  {what:54s} {statistics.median(r):6.2f} ({min(r):.2f}, {max(r):.2f})")
+
+    print("ratios, median (min, max) over the blocks:")
+    for name in INTEGRATORS:
+        ratio((name, "random"), (name, "baseline"), f"{name}: random / baseline actions")
+    ratio(("etd2", "random"), ("semi_implicit", "random"), "random actions: etd2 / semi_implicit")
+    ratio(("heun", "random"), ("etd2", "random"), "random actions: heun 0.5 ms / etd2")
+
+
+if __name__ == "__main__":
+    main()
