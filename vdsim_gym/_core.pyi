@@ -2498,7 +2498,7 @@ class GymStepper:
         """
         (obs, reward, flags, info), or None when the action needs the slow path
         """
-    def __init__(self, core: typing.Any, obs: numpy.typing.NDArray[numpy.float32], terms: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.float64], term_keys: collections.abc.Sequence[str], info_cols: collections.abc.Sequence[tuple[str, typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex]], timing_cols: collections.abc.Sequence[tuple[str, typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex]], log_cols: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], action_tol: typing.SupportsFloat | typing.SupportsIndex) -> None:
+    def __init__(self, core: typing.Any, obs: numpy.typing.NDArray[numpy.float32], terms: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.float64], term_keys: collections.abc.Sequence, info_cols: collections.abc.Sequence, timing_cols: collections.abc.Sequence, log_cols: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], action_tol: typing.SupportsFloat | typing.SupportsIndex) -> None:
         """
         A single env's step() in one call over an env core and its caller-owned rows; info_cols/timing_cols: (key, column, kind 0 float / 1 int / 2 bool)
         """

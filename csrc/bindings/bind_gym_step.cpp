@@ -80,11 +80,11 @@ bool read_floats(py::handle action, int64_t n, double* a, bool any_shape = false
 
 class GymStepper {
  public:
+  // The keys are kept as the caller's str objects (an env's names, shared between envs).
   GymStepper(py::object core, py::array_t<float, py::array::c_style> obs,
              py::array_t<double, py::array::c_style> terms,
-             py::array_t<double, py::array::c_style> info, std::vector<std::string> term_keys,
-             const std::vector<std::tuple<std::string, int64_t, int>>& info_cols,
-             const std::vector<std::tuple<std::string, int64_t, int>>& timing_cols,
+             py::array_t<double, py::array::c_style> info, const py::sequence& term_keys,
+             const py::sequence& info_cols, const py::sequence& timing_cols,
              std::vector<int64_t> log_cols, double action_tol)
       : core_obj_(std::move(core)), core_(core_obj_.cast<EnvCoreBase&>()), obs_(std::move(obs)),
         terms_(std::move(terms)), info_(std::move(info)), log_cols_(std::move(log_cols)),
@@ -93,16 +93,21 @@ class GymStepper {
     if (obs_.size() < s.obs_size() || terms_.size() < s.term_size() ||
         info_.size() < s.info_size())
       throw std::invalid_argument("GymStepper: a buffer is smaller than the core's rows");
-    if (static_cast<int64_t>(term_keys.size()) != s.term_size())
+    if (static_cast<int64_t>(py::len(term_keys)) != s.term_size())
       throw std::invalid_argument("GymStepper: one key per reward term");
     n_actions_ = s.action_size();
     if (n_actions_ > kMaxActions) throw std::invalid_argument("GymStepper: too many actions");
-    for (auto& k : term_keys) term_keys_.emplace_back(k);
-    auto columns = [&](const auto& cols, std::vector<Column>& out) {
-      for (const auto& [key, j, kind] : cols) {
+    for (py::handle k : term_keys) term_keys_.push_back(py::reinterpret_borrow<py::str>(k));
+    auto columns = [&](const py::sequence& cols, std::vector<Column>& out) {
+      for (py::handle item : cols) {
+        auto t = item.cast<py::tuple>();
+        if (t.size() != 3) throw std::invalid_argument("GymStepper: (key, column, kind)");
+        auto key = t[0].cast<py::str>();
+        const auto j = t[1].cast<int64_t>();
+        const auto kind = t[2].cast<int>();
         if (j < 0 || j >= s.info_size() || kind < 0 || kind > 2)
-          throw std::invalid_argument("GymStepper: bad info column " + key);
-        out.push_back({py::str(key), j, static_cast<Kind>(kind)});
+          throw std::invalid_argument("GymStepper: bad info column " + key.cast<std::string>());
+        out.push_back({key, j, static_cast<Kind>(kind)});
       }
     };
     columns(info_cols, info_cols_);
@@ -321,10 +326,8 @@ void bind_gym_step(py::module_& m) {
   py::class_<GymStepper>(m, "GymStepper")
       .def(py::init<py::object, py::array_t<float, py::array::c_style>,
                     py::array_t<double, py::array::c_style>,
-                    py::array_t<double, py::array::c_style>, std::vector<std::string>,
-                    const std::vector<std::tuple<std::string, int64_t, int>>&,
-                    const std::vector<std::tuple<std::string, int64_t, int>>&,
-                    std::vector<int64_t>, double>(),
+                    py::array_t<double, py::array::c_style>, const py::sequence&,
+                    const py::sequence&, const py::sequence&, std::vector<int64_t>, double>(),
            py::arg("core"), py::arg("obs").noconvert(), py::arg("terms").noconvert(),
            py::arg("info").noconvert(), py::arg("term_keys"), py::arg("info_cols"),
            py::arg("timing_cols"), py::arg("log_cols"), py::arg("action_tol"),

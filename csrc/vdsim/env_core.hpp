@@ -43,6 +43,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -106,6 +108,12 @@ struct EnvSpec {
   int64_t term_size() const { return static_cast<int64_t>(term_names.size()); }
   int64_t info_size() const { return static_cast<int64_t>(info_names.size()); }
   int64_t summary_size() const { return static_cast<int64_t>(summary_names.size()); }
+  bool operator==(const EnvSpec& o) const {
+    return obs_names == o.obs_names && action_names == o.action_names &&
+           term_names == o.term_names && info_names == o.info_names &&
+           summary_names == o.summary_names && default_weights == o.default_weights &&
+           flags == o.flags;
+  }
 };
 
 // What the vector session steps: any env core, sizes from spec().
@@ -166,7 +174,7 @@ class EnvCore final : public EnvCoreBase {
     task_info_ = task_spec.info_size();
     task_obs_ = task_spec.obs_size();
     eval_obs_.assign(static_cast<size_t>(task_obs_), 0.0f);
-    spec_ = full_spec(task_spec);
+    spec_ = intern(full_spec(task_spec));
   }
   EnvCore(const EnvCore&) = delete;
   EnvCore& operator=(const EnvCore&) = delete;
@@ -188,14 +196,14 @@ class EnvCore final : public EnvCoreBase {
   // The spec of an env core built with the task's default parameters.
   static EnvSpec default_spec() { return full_spec(Task::spec(typename Task::Params{})); }
 
-  const EnvSpec& spec() const override { return spec_; }
+  const EnvSpec& spec() const override { return *spec_; }
   int64_t task_info_size() const { return task_info_; }
 
   // Physical value of each observation column = obs * scale (spec().obs_size() values):
   // the task's scales, then 1 for the action history's columns.
   void obs_scale(double* out) const {
     task_.obs_scale(plant_, out);
-    std::fill(out + task_obs_, out + spec_.obs_size(), 1.0);
+    std::fill(out + task_obs_, out + spec_->obs_size(), 1.0);
   }
 
   // Appends the last k actions to the observation (see the file comment); changes the
@@ -205,10 +213,12 @@ class EnvCore final : public EnvCoreBase {
     if (k < 0) k = 0;
     history_k_ = k;
     history_.assign(static_cast<size_t>(k) * kActions, 0.0f);
-    spec_.obs_names.resize(static_cast<size_t>(task_obs_));
+    EnvSpec s = *spec_;
+    s.obs_names.resize(static_cast<size_t>(task_obs_));
     for (int64_t i = k; i >= 1; --i)
-      for (const auto& name : spec_.action_names)
-        spec_.obs_names.push_back("action_" + std::to_string(i) + "_" + name);
+      for (const auto& name : s.action_names)
+        s.obs_names.push_back("action_" + std::to_string(i) + "_" + name);
+    spec_ = intern(std::move(s));
   }
   int64_t action_history() const { return history_k_; }
 
@@ -557,7 +567,19 @@ class EnvCore final : public EnvCoreBase {
 
   Plant plant_;
   Task task_;
-  EnvSpec spec_;
+  // Shared by the cores of one task with equal specs (intern): its names are ~3 KiB, and
+  // a vector env holds thousands of cores.
+  std::shared_ptr<const EnvSpec> spec_;
+
+  // The one shared copy of a spec equal to s (the last one interned per task; cores built
+  // one after the other mostly ask for the same).
+  static std::shared_ptr<const EnvSpec> intern(EnvSpec s) {
+    static std::mutex mu;
+    static std::shared_ptr<const EnvSpec> last;
+    std::lock_guard<std::mutex> lock(mu);
+    if (!last || !(*last == s)) last = std::make_shared<const EnvSpec>(std::move(s));
+    return last;
+  }
   int64_t task_info_ = 0;
   int64_t task_obs_ = 0;  // the task's observation columns (the history follows them)
   int64_t history_k_ = 0;

@@ -17,6 +17,7 @@ and the action history in the observation (``action_history=k``, appended by the
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import functools
 import inspect
@@ -107,6 +108,38 @@ def merge_reward_weights(defaults: Mapping[str, float],
     return weights
 
 
+_BOXES: dict[tuple[float, float, int, int], gym.spaces.Box] = {}
+_NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _shared(names: tuple[str, ...]) -> tuple[str, ...]:
+    """One tuple (and one str per name) for every env with these column names: 10,000
+    envs kept ~3 KiB each of identical names otherwise."""
+    return _NAMES.setdefault(names, names)
+
+
+
+def _box(low: float, high: float, n: int, n_first: int | None = None) -> gym.spaces.Box:
+    """A float32 Box of n columns in [low, high], the columns from ``n_first`` on in
+    [-1, 1] (the action history's). A copy of one built per shape: gymnasium's Box
+    construction checks its bounds for ~30 us, two per env (a third of building 10,000
+    envs). Each env gets its own Box object (its own sampling RNG, its own seed); the
+    bound arrays, which nothing writes, are shared."""
+    first = n if n_first is None else n_first
+    key = (low, high, n, first)
+    template = _BOXES.get(key)
+    if template is None:
+        lo = np.full(n, low, np.float32)
+        hi = np.full(n, high, np.float32)
+        lo[first:], hi[first:] = -1.0, 1.0
+        template = gym.spaces.Box(lo, hi, dtype=np.float32) if first < n else \
+            gym.spaces.Box(low, high, (n,), np.float32)
+        for array in (template.low, template.high):
+            array.flags.writeable = False
+        _BOXES[key] = template
+    return copy.copy(template)
+
+
 class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
     """A Gymnasium env over one C++ env core; subclasses are tasks (see the module doc)."""
 
@@ -190,12 +223,12 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
 
         core = self._core
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.control_period)}
-        self.action_names: tuple[str, ...] = tuple(core.action_names)
-        self.reward_term_names: tuple[str, ...] = tuple(core.term_names)
-        self.info_names: tuple[str, ...] = tuple(core.info_names)
-        self.summary_names: tuple[str, ...] = tuple(core.summary_names)
+        self.action_names: tuple[str, ...] = _shared(tuple(core.action_names))
+        self.reward_term_names: tuple[str, ...] = _shared(tuple(core.term_names))
+        self.info_names: tuple[str, ...] = _shared(tuple(core.info_names))
+        self.summary_names: tuple[str, ...] = _shared(tuple(core.summary_names))
         self._n_actions = len(self.action_names)
-        self.action_space = gym.spaces.Box(-1.0, 1.0, (self._n_actions,), np.float32)
+        self.action_space = _box(-1.0, 1.0, self._n_actions)
         self._set_obs_layout()  # obs_names, observation_space and the obs buffer
         # Caller-owned buffers the core writes into; no allocation per step.
         self._terms = np.zeros(len(self.reward_term_names))
@@ -266,16 +299,11 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         """Observation names, space, scales and buffer from the core's spec: the task's
         columns in [-OBS_CLIP, OBS_CLIP] (the core's clip), then the action history's in
         [-1, 1]."""
-        self.obs_names: tuple[str, ...] = tuple(self._core.obs_names)
+        self.obs_names: tuple[str, ...] = _shared(tuple(self._core.obs_names))
         n = len(self.obs_names)
         n_task = n - self.action_history * self._n_actions
         clip = _core.OBS_CLIP
-        if n_task == n:
-            self.observation_space = gym.spaces.Box(-clip, clip, (n,), np.float32)
-        else:
-            low = np.full(n, -clip, np.float32)
-            low[n_task:] = -1.0
-            self.observation_space = gym.spaces.Box(low, -low, dtype=np.float32)
+        self.observation_space = _box(-clip, clip, n, n_task)
         self._obs = np.zeros(n, np.float32)
         self.obs_scale = self._core.obs_scale()  # the task's, then 1 for the history
 
@@ -398,7 +426,7 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         col = {name: j for j, name in enumerate(self._core.info_names)}
         kinds = {float: 0, int: 1, bool: 2}
         self._stepper = _core.GymStepper(
-            self._core, self._obs, self._terms, self._info, list(self._core.term_names),
+            self._core, self._obs, self._terms, self._info, self.reward_term_names,
             [(k, col[k], kinds[tp]) for k, tp in self.INFO_KEYS],
             [(k, col[k], kinds[tp]) for k, tp in TIMING_KEYS],
             [col[k] for k in self.STEP_LOG], ACTION_TOL)
