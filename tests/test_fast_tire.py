@@ -8,9 +8,9 @@ import math
 
 import numpy as np
 import pytest
+from vdsim_gym.config import default_vehicle
 
 from vdsim_gym import _core
-from vdsim_gym.config import default_vehicle
 
 ATAN_BOUND = 5e-11  # [rad], tire.hpp
 SIN_BOUND = 4e-15
@@ -68,3 +68,38 @@ def test_curves_past_the_fast_sine_range_use_libm() -> None:
     for tan_a in (0.05, 0.3, 2.0, 50.0):
         assert _core.tire_forces(tire, 4000.0, 0.0, tan_a, fast=True) == \
             _core.tire_forces(tire, 4000.0, 0.0, tan_a)
+
+
+def test_four_tires_at_once_equal_four_scalar_calls_bit_for_bit():
+    """tire_forces4 (the L2 model's tires evaluated together, tire.hpp) against the scalar
+    tire_forces lane by lane: forces and the recorded constants, over loads (unloaded
+    included), slips from the linear limit to full slide, and non-finite inputs."""
+    from vdsim_gym.config import load_vehicle
+
+    vehicle = load_vehicle()
+    core = vehicle.to_core()
+    front, rear = _core.axle_tire(core, 0), _core.axle_tire(core, 1)
+    rng = np.random.default_rng(3)
+    n = 4000
+    fz = rng.uniform(-500.0, 9000.0, (n, 4))
+    fz[::7] = 0.0
+    kappa = rng.normal(0.0, 0.2, (n, 4)) * rng.choice([1e-15, 1e-3, 1.0, 10.0], (n, 4))
+    tan_a = rng.normal(0.0, 0.1, (n, 4)) * rng.choice([0.0, 1e-14, 1.0, 5.0], (n, 4))
+    kappa[5, 1], tan_a[6, 2], fz[7, 3] = np.nan, np.inf, np.nan
+    got = _core.tire_forces4(front, rear, fz, kappa, tan_a)
+    want = np.empty_like(got)
+    for r in range(n):
+        for i in range(4):
+            tire = front if i < 2 else rear
+            want[:, r, i] = _core.tire_forces_recorded(tire, front, fz[r, i], kappa[r, i],
+                                                       tan_a[r, i])
+    np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+    assert np.count_nonzero(got[0]) > n  # not all trivially zero
+    # Stiffness proportional to load (pky2 = 0): the other branch of the lateral B.
+    rear.pky2 = 0.0
+    got = _core.tire_forces4(front, rear, fz[:300], kappa[:300], tan_a[:300])
+    for r in range(300):
+        for i in (2, 3):
+            np.testing.assert_array_equal(
+                got[:, r, i], _core.tire_forces_recorded(rear, front, fz[r, i], kappa[r, i],
+                                                         tan_a[r, i]))

@@ -2,6 +2,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <stdexcept>
+
 #include "vdsim/model_common.hpp"
 #include "vdsim/params.hpp"
 #include "vdsim/schedule.hpp"
@@ -79,6 +81,53 @@ void bind_params(py::module_& m) {
         return py::make_tuple(f.fx, f.fy);
       }, py::arg("params"), py::arg("fz"), py::arg("kappa"), py::arg("tan_alpha"),
       py::arg("fast") = false, py::arg("fast_algebra") = false);
+  // tire_forces4 (the L2 model's four tires at once) on (N, 4) arrays, row by row: front
+  // tire for lanes 0 and 1, rear for 2 and 3; the shape from the front tire with the
+  // default physics' evaluation (fast curves, fast_algebra). Returns fx, fy, rec.dx and
+  // rec.sy, each (N, 4), for the bit-for-bit test against tire_forces.
+  m.def("tire_forces4", [](const TireParams& front, const TireParams& rear,
+                           py::array_t<double, py::array::c_style | py::array::forcecast> fz,
+                           py::array_t<double, py::array::c_style | py::array::forcecast> kappa,
+                           py::array_t<double, py::array::c_style | py::array::forcecast> tan_a) {
+        if (fz.ndim() != 2 || fz.shape(1) != 4 || kappa.size() != fz.size() ||
+            tan_a.size() != fz.size())
+          throw std::invalid_argument("tire_forces4: fz, kappa, tan_alpha of shape (N, 4)");
+        TireShape shape = TireShape::from(front);
+        shape.use_fast(true, front);
+        shape.use_fast_algebra(true, front);
+        if (!can_batch(front, rear, shape))
+          throw std::invalid_argument("tire_forces4: these tires take the scalar path");
+        const py::ssize_t n = fz.shape(0);
+        py::array_t<double> out({static_cast<py::ssize_t>(4), n, static_cast<py::ssize_t>(4)});
+        double* o = out.mutable_data();
+        const TireParams* tires[4] = {&front, &front, &rear, &rear};
+        for (py::ssize_t r = 0; r < n; ++r) {
+          TireForces f[4];
+          TireAtLoad rec[4];
+          tire_forces4(tires, shape, fz.data() + 4 * r, kappa.data() + 4 * r,
+                       tan_a.data() + 4 * r, f, rec);
+          for (int i = 0; i < 4; ++i) {
+            o[(0 * n + r) * 4 + i] = f[i].fx;
+            o[(1 * n + r) * 4 + i] = f[i].fy;
+            o[(2 * n + r) * 4 + i] = rec[i].dx;
+            o[(3 * n + r) * 4 + i] = rec[i].sy;
+          }
+        }
+        return out;
+      }, py::arg("front"), py::arg("rear"), py::arg("fz"), py::arg("kappa"),
+      py::arg("tan_alpha"));
+  // tire_forces with its TireAtLoad record: (fx, fy, rec.dx, rec.sy), the same shape and
+  // evaluation as tire_forces4 (front tire's shape, fast curves, fast_algebra).
+  m.def("tire_forces_recorded", [](const TireParams& p, const TireParams& shape_tire,
+                                   double fz, double kappa, double tan_alpha) {
+        TireShape shape = TireShape::from(shape_tire);
+        shape.use_fast(true, shape_tire);
+        shape.use_fast_algebra(true, shape_tire);
+        TireAtLoad rec;
+        const TireForces f = tire_forces(p, shape, fz, kappa, tan_alpha, &rec);
+        return py::make_tuple(f.fx, f.fy, rec.dx, rec.sy);
+      }, py::arg("params"), py::arg("shape_tire"), py::arg("fz"), py::arg("kappa"),
+      py::arg("tan_alpha"));
   m.def("fast_atan", py::vectorize(&fast_atan), py::arg("x"));
   m.def("fast_sin_pi", py::vectorize(&fast_sin_pi), py::arg("a"));
   m.def("mf_shape", py::vectorize([](double bx, double C, double E, bool fast) {

@@ -36,6 +36,13 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
   const double yw[4] = {half_t, -half_t, half_t, -half_t};
 
   double fx_body = 0.0, fy_body = 0.0, mz = 0.0, fz_sum = 0.0;
+  // Per wheel: load, hub velocity, slips (first pass); the four tires (at once on the
+  // default path: tire_forces4, bit for bit four tire_forces calls); the wheel's spin
+  // rate and its share of the body forces (second pass, in wheel order as before).
+  double fz_w[4], c_w[4], sn_w[4], vxw_w[4], kappa_w[4], tan_w[4], tan_kin_w[4];
+  TireForces t_w[4];
+  TireAtLoad rec_w[4];
+  const bool batch = kFull && can_batch(ctx.tire[0], ctx.tire[1], ctx.shape);
   for (int i = 0; i < 4; ++i) {
     const int axle = i / 2;
     const double side = (i % 2 == 0) ? -1.0 : 1.0;  // ay > 0 loads the right wheels
@@ -51,12 +58,26 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
                ctx.shape.fast_algebra);
     const double tan_kin = tan_a;
     tan_a = relaxed_slip(s, i, tan_kin, vxw, p.tire, low, kFull ? &ds : nullptr);
+    fz_w[i] = fz, c_w[i] = c, sn_w[i] = sn, vxw_w[i] = vxw;
+    kappa_w[i] = kappa, tan_w[i] = tan_a, tan_kin_w[i] = tan_kin;
+    if (!batch)
+      t_w[i] = tire_forces<kFull>(ctx.tire[axle], ctx.shape, fz, kappa, tan_a, &rec_w[i]);
+  }
+  if (batch) {
+    const TireParams* tires[4] = {&ctx.tire[0], &ctx.tire[0], &ctx.tire[1], &ctx.tire[1]};
+    tire_forces4(tires, ctx.shape, fz_w, kappa_w, tan_w, t_w, rec_w);
+  }
+  for (int i = 0; i < 4; ++i) {
+    const int axle = i / 2;
+    const double fz = fz_w[i], c = c_w[i], sn = sn_w[i], vxw = vxw_w[i];
+    const double kappa = kappa_w[i], tan_a = tan_w[i], tan_kin = tan_kin_w[i];
+    const double omega = s[kW0 + i];
+    const TireForces& t = t_w[i];
     WheelPoint* wp_ = kFull && pts ? &pts->w[i] : nullptr;
-    if (wp_) *wp_ = WheelPoint{};
-    const TireForces t = tire_forces<kFull>(ctx.tire[axle], ctx.shape, fz, kappa, tan_a,
-                                            wp_ ? &wp_->tire[0] : nullptr);
     if (wp_) {
       WheelPoint& wp = *wp_;
+      wp = WheelPoint{};
+      wp.tire[0] = rec_w[i];
       wp.axle = axle;
       wp.fz[0] = fz;
       wp.vxw = vxw;

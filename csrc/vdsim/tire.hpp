@@ -255,6 +255,119 @@ inline TireForces tire_forces(const TireParams& p, const TireShape& s, double fz
   return f;
 }
 
+// tire_forces for four tires at once (the L2 model's wheels), structure of arrays: lane i
+// is tire_forces<true>(*p[i], s, fz[i], kappa[i], tan_alpha[i], &rec[i]) bit for bit,
+// on the path the default physics takes (fast_algebra with the fast curves, no weighting
+// functions: can_batch). Every lane computes every branch and keeps its own, so the
+// compiler evaluates the lanes together on the baseline x86-64 target (SSE2, two lanes
+// per instruction; no runtime CPU dispatch): the same IEEE operations in the same order
+// per lane as the scalar code, so the same bits on any CPU.
+inline bool can_batch(const TireParams& front, const TireParams& rear, const TireShape& s) {
+  return s.fast_algebra && s.fast_x && s.fast_y && !front.combined.weighting &&
+         !rear.combined.weighting;
+}
+
+namespace lanes {
+constexpr int kN = 4;
+// fast_atan, lane by lane (see fast_atan: the same operations).
+inline void fast_atan(const double* x, double* out) {
+  static constexpr double c[] = {
+      0.9999999999391801, -0.33333331519578097, 0.19999909990338693, -0.14283948790341375,
+      0.11092987043398124, -0.08979059402692537, 0.07242303809937047, -0.0542156082250235,
+      0.034133716351256733, -0.016055337248342506, 0.004827286713130875,
+      -0.0006805054874993913};
+  for (int i = 0; i < kN; ++i) {
+    const double a = std::fabs(x[i]);
+    const bool big = a > 1.0;
+    const double inv = 1.0 / a;
+    const double t = big ? inv : a;
+    const double z = t * t, z2 = z * z, z4 = z2 * z2, z8 = z4 * z4;
+    const double p = ((c[0] + c[1] * z) + z2 * (c[2] + c[3] * z)) +
+                     z4 * ((c[4] + c[5] * z) + z2 * (c[6] + c[7] * z)) +
+                     z8 * ((c[8] + c[9] * z) + z2 * (c[10] + c[11] * z));
+    const double r = t * p;
+    const double m = M_PI_2 - r;
+    out[i] = std::copysign(big ? m : r, x[i]);
+  }
+}
+// fast_sin_pi, lane by lane.
+inline void fast_sin_pi(const double* a, double* out) {
+  static constexpr double c[] = {
+      0.9999999999999993, -0.4999999999999085, 0.041666666665854904, -0.001388888886212471,
+      2.4801582990632236e-05, -2.7556942775352836e-07, 2.08585433597334e-09,
+      -1.1010691428389841e-11};
+  for (int i = 0; i < kN; ++i) {
+    const double b = std::fabs(a[i]) - M_PI_2;
+    const double w = b * b, w2 = w * w, w4 = w2 * w2;
+    const double p = ((c[0] + c[1] * w) + w2 * (c[2] + c[3] * w)) +
+                     w4 * ((c[4] + c[5] * w) + w2 * (c[6] + c[7] * w));
+    out[i] = std::copysign(p, a[i]);
+  }
+}
+// mf_shape_fast(bx[i], C[i], E[i]), lane by lane.
+inline void mf_shape_fast(const double* bx, const double* C, const double* E, double* out) {
+  alignas(16) double a[kN], u[kN];
+  fast_atan(bx, a);
+  for (int i = 0; i < kN; ++i) u[i] = bx[i] - E[i] * (bx[i] - a[i]);
+  fast_atan(u, a);
+  for (int i = 0; i < kN; ++i) u[i] = C[i] * a[i];
+  fast_sin_pi(u, out);
+}
+}  // namespace lanes
+
+inline void tire_forces4(const TireParams* const p[4], const TireShape& s, const double fz[4],
+                         const double kappa[4], const double tan_alpha[4], TireForces out[4],
+                         TireAtLoad rec[4]) {
+  constexpr int N = lanes::kN;
+  alignas(16) double mu[N], pdy2[N], fz0[N], Dx[N], Dy[N], Bx[N], By0[N], Cx[N], Cy[N],
+      Ex[N], Ey[N], pky2[N];
+  for (int i = 0; i < N; ++i) {
+    const TireParams& q = *p[i];
+    mu[i] = q.mu, pdy2[i] = q.pdy2, fz0[i] = q.fz_nominal;
+    Dx[i] = q.longitudinal.D, Dy[i] = q.lateral.D, Bx[i] = q.longitudinal.B;
+    By0[i] = q.lateral.B, Cx[i] = q.longitudinal.C, Cy[i] = q.lateral.C;
+    Ex[i] = q.longitudinal.E, Ey[i] = q.lateral.E, pky2[i] = q.pky2;
+  }
+  alignas(16) double dx[N], dy[N], by[N], sx[N], sy[N], sn[N], ux[N], uy[N], shx[N], shy[N],
+      fx[N], fy[N];
+  for (int i = 0; i < N; ++i) {
+    // tire_forces' fast_algebra branch, operation by operation.
+    const double load = 1.0 + pdy2[i] * (fz[i] - fz0[i]) * s.inv_fz0;
+    const double mu_fz = mu[i] * (load > 0.1 ? load : 0.1);  // fmax(0.1, load), NaN: 0.1
+    dx[i] = Dx[i] * mu_fz * fz[i];
+    dy[i] = Dy[i] * mu_fz * fz[i];
+    const double x = fz[i] * s.inv_pky2_fz0;
+    const double by_k = By0[i] * mu[i] * s.c_by / ((1.0 + x * x) * mu_fz);
+    const double by_p = By0[i] * mu[i] / mu_fz;
+    by[i] = pky2[i] > 0.0 ? by_k : by_p;
+    sx[i] = kappa[i] * Bx[i] * s.inv_ux;
+    sy[i] = tan_alpha[i] * by[i] * s.inv_uy;
+    sn[i] = std::sqrt(sx[i] * sx[i] + sy[i] * sy[i]);
+    ux[i] = sn[i] * s.ux_star;
+    uy[i] = sn[i] * s.uy_star;
+  }
+  lanes::mf_shape_fast(ux, Cx, Ex, shx);
+  lanes::mf_shape_fast(uy, Cy, Ey, shy);
+  for (int i = 0; i < N; ++i) {
+    const double inv_sn = 1.0 / sn[i];
+    const double fx_lin = dx[i] * Cx[i] * Bx[i] * kappa[i];
+    const double fy_lin = dy[i] * Cy[i] * by[i] * tan_alpha[i];
+    const double fx_mf = dx[i] * shx[i] * (sx[i] * inv_sn);
+    const double fy_mf = dy[i] * shy[i] * (sy[i] * inv_sn);
+    const double fx_any = sn[i] < 1e-12 ? fx_lin : fx_mf;
+    const double fy_any = sn[i] < 1e-12 ? fy_lin : fy_mf;
+    fx[i] = fz[i] > 0.0 ? fx_any : 0.0;
+    fy[i] = fz[i] > 0.0 ? fy_any : 0.0;
+    dx[i] = fz[i] > 0.0 ? dx[i] : 0.0;
+    sy[i] = fz[i] > 0.0 ? sy[i] : 0.0;
+  }
+  for (int i = 0; i < N; ++i) {
+    out[i].fx = fx[i];
+    out[i].fy = fy[i];
+    rec[i] = TireAtLoad{true, dx[i], sy[i]};
+  }
+}
+
 // tire_forces(...).fx at slip kappa, for the load fz and slip angle tan_alpha that rec
 // was recorded at: by tire_forces' own operations from its recorded constants (equal to
 // its fx), without the load-dependent friction and stiffness laws.
