@@ -62,6 +62,33 @@ def as_batch(observation: np.ndarray, n_obs: int) -> tuple[np.ndarray, bool]:
     return obs, single
 
 
+class KernelController:
+    """A baseline whose law is a C++ kernel over named columns: ``KERNEL`` (the class in
+    ``vdsim_gym.sim.baselines``) built on first use from ``COLUMNS`` of the layout and the
+    parameters (a missing column is a KeyError then, naming the columns there are)."""
+
+    KERNEL: Any = None
+    COLUMNS: tuple[str, ...] = ()
+
+    def __init__(self, layout: ObsLayout, params: dict[str, Any]) -> None:
+        self._layout = layout
+        self._n_obs = len(layout.names)
+        self._k: Any = None
+        self._params = params
+
+    @property
+    def layout(self) -> ObsLayout:
+        return self._layout
+
+    @property
+    def kernel(self) -> Any:
+        """The C++ kernel (with the rows' state, if the law has any)."""
+        if self._k is None:
+            self._k = type(self).KERNEL(self._layout.columns(*self.COLUMNS), self._n_obs,
+                                        **{k: float(v) for k, v in self._params.items()})
+        return self._k
+
+
 def kernel_param(name: str) -> Any:
     """A controller parameter that its C++ kernel holds once built: reading gives the
     value set, setting it also sets the kernel's (the next call uses it)."""

@@ -7,11 +7,16 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym.controllers.base import ObsLayout, kernel_param, kernel_predict
+from vdsim_gym.controllers.base import (
+    KernelController,
+    ObsLayout,
+    kernel_param,
+    kernel_predict,
+)
 from vdsim_gym.sim import baselines as kernels
 
 
-class PISpeed:
+class PISpeed(KernelController):
     """Longitudinal action u = clip(kp e + ki I, -1, 1), e = v_ref - vx [m/s].
 
     The integral grows only while the output is unsaturated (conditional integration), so
@@ -28,27 +33,14 @@ class PISpeed:
         kp: proportional gain [action per m/s]; ki: integral gain [action per m].
     """
 
+    KERNEL = kernels.PISpeedKernel
+    COLUMNS = ("v_ref", "vx")
     dt = kernel_param("dt")
     kp = kernel_param("kp")
     ki = kernel_param("ki")
 
     def __init__(self, layout: ObsLayout, *, dt: float, kp: float = 0.5, ki: float = 0.1) -> None:
-        self._layout = layout
-        self._n_obs = len(layout.names)
-        self._k: Any = None
-        self._params = {"dt": dt, "kp": kp, "ki": ki}
-
-    @property
-    def layout(self) -> ObsLayout:
-        return self._layout
-
-    @property
-    def kernel(self) -> Any:
-        """The C++ kernel with the integrators (built on first use)."""
-        if self._k is None:
-            self._k = kernels.PISpeedKernel(self._layout.columns("v_ref", "vx"), self._n_obs,
-                                          **{k: float(v) for k, v in self._params.items()})
-        return self._k
+        super().__init__(layout, {"dt": dt, "kp": kp, "ki": ki})
 
     @property
     def _integral(self) -> np.ndarray:

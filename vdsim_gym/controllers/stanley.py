@@ -7,7 +7,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym.controllers.base import ObsLayout, kernel_param, kernel_predict
+from vdsim_gym.controllers.base import (
+    KernelController,
+    ObsLayout,
+    kernel_param,
+    kernel_predict,
+)
 from vdsim_gym.sim import baselines as kernels
 
 # The law's parameters, held by the C++ kernel once it exists.
@@ -15,7 +20,7 @@ STANLEY_PARAMS = ("wheelbase", "cg_to_front", "max_steer", "gain", "soft_speed",
                   "yaw_damping", "accel_gain")
 
 
-class Stanley:
+class Stanley(KernelController):
     """Steer = feed-forward - heading error - atan(k e_front / (v + v_soft)).
 
     ``e_front`` is the lateral error carried to the front axle (e_y + a sin e_psi), as in
@@ -43,6 +48,8 @@ class Stanley:
             0-40 ms of delay (docs/CONTROLLERS.md).
     """
 
+    KERNEL = kernels.StanleyKernel
+    COLUMNS = ("e_y", "e_psi", "vx", "kappa_ref", "r")
     wheelbase = kernel_param("wheelbase")
     cg_to_front = kernel_param("cg_to_front")
     max_steer = kernel_param("max_steer")
@@ -63,25 +70,10 @@ class Stanley:
         yaw_damping: float = 0.0,
         accel_gain: float = 0.0099,
     ) -> None:
-        self._layout = layout
-        self._n_obs = len(layout.names)
-        self._k: Any = None
-        self._params = {"wheelbase": wheelbase, "cg_to_front": cg_to_front,
-                        "max_steer": max_steer, "gain": gain, "soft_speed": soft_speed,
-                        "yaw_damping": yaw_damping, "accel_gain": accel_gain}
-
-    @property
-    def layout(self) -> ObsLayout:
-        return self._layout
-
-    @property
-    def kernel(self) -> Any:
-        """The C++ kernel (built on first use: a missing column is a KeyError then)."""
-        if self._k is None:
-            self._k = kernels.StanleyKernel(
-                self._layout.columns("e_y", "e_psi", "vx", "kappa_ref", "r"), self._n_obs,
-                **{k: float(v) for k, v in self._params.items()})
-        return self._k
+        super().__init__(layout, {
+            "wheelbase": wheelbase, "cg_to_front": cg_to_front, "max_steer": max_steer,
+            "gain": gain, "soft_speed": soft_speed, "yaw_damping": yaw_damping,
+            "accel_gain": accel_gain})
 
     @classmethod
     def from_env(cls, env: gym.Env | Any, **kwargs: Any) -> Stanley:
