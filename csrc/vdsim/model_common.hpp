@@ -78,15 +78,39 @@ inline void wheel_slip(double vxw, double vyw, double omega, double radius, doub
 inline void wheel_rates(const WheelPoints& pts, const State& s, const ModelContext& ctx,
                         State& ds) {
   const double R = ctx.vehicle->wheel_radius;
+  // L2's four wheels on the default path: their tires at once (tire_fx_at4, bit for bit
+  // the per-wheel tire_fx_at below).
+  double fx4[4];
+  bool batch = pts.n == 4 && can_batch(ctx.tire[0], ctx.tire[1], ctx.shape);
+  for (int i = 0; batch && i < 4; ++i)
+    batch = pts.w[i].n_tires == 1 && pts.w[i].tire[0].valid;
+  if (batch) {
+    double kappa4[4];
+    const TireParams* tires[4];
+    const TireAtLoad* recs[4];
+    for (int i = 0; i < 4; ++i) {
+      const WheelPoint& w = pts.w[i];
+      kappa4[i] = (s[kW0 + i] * R - w.vxw) * (1.0 / w.den);
+      tires[i] = &ctx.tire[w.axle];
+      recs[i] = &w.tire[0];
+    }
+    tire_fx_at4(tires, ctx.shape, recs, kappa4, fx4);
+  }
   for (int i = 0; i < pts.n; ++i) {
     const WheelPoint& w = pts.w[i];
     const double omega = s[kW0 + i];
-    const double kappa = ctx.shape.fast_algebra ? (omega * R - w.vxw) * (1.0 / w.den)
-                                                : (omega * R - w.vxw) / w.den;
-    const TireParams& tire = ctx.tire[w.axle];
-    double fx = tire_fx_at(tire, ctx.shape, w.tire[0], w.fz[0], kappa, w.tan_a);
-    fx = w.n_tires == 2 ? fx + tire_fx_at(tire, ctx.shape, w.tire[1], w.fz[1], kappa, w.tan_a)
-                        : w.scale * fx;
+    double fx;
+    if (batch) {
+      fx = w.scale * fx4[i];
+    } else {
+      const double kappa = ctx.shape.fast_algebra ? (omega * R - w.vxw) * (1.0 / w.den)
+                                                  : (omega * R - w.vxw) / w.den;
+      const TireParams& tire = ctx.tire[w.axle];
+      fx = tire_fx_at(tire, ctx.shape, w.tire[0], w.fz[0], kappa, w.tan_a);
+      fx = w.n_tires == 2
+               ? fx + tire_fx_at(tire, ctx.shape, w.tire[1], w.fz[1], kappa, w.tan_a)
+               : w.scale * fx;
+    }
     double t_other = w.drive - fx * R;
     if (w.coupling != 0.0) t_other += w.coupling * (s[kW0 + (i ^ 1)] - omega);
     ds[kW0 + i] = wheel_accel(omega, t_other, w.brake, w.inertia);

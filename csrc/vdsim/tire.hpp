@@ -383,4 +383,29 @@ inline double tire_fx_at(const TireParams& p, const TireShape& s, const TireAtLo
          (s.fast_algebra ? sx * (1.0 / sn) : sx / sn);
 }
 
+// tire_fx_at for four tires at once (the etd2 Jacobian's evaluations on L2): lane i is
+// tire_fx_at(*p[i], s, rec[i], fz, kappa[i], tan_alpha) bit for bit, for records of the
+// fast path (rec[i].valid, s.fast_algebra and s.fast_x: can_batch), every branch computed
+// per lane as in tire_forces4.
+inline void tire_fx_at4(const TireParams* const p[4], const TireShape& s,
+                        const TireAtLoad* const rec[4], const double kappa[4], double out[4]) {
+  constexpr int N = lanes::kN;
+  alignas(16) double Bx[N], Cx[N], Ex[N], dx[N], sy[N], sx[N], sn[N], ux[N], shx[N];
+  for (int i = 0; i < N; ++i) {
+    Bx[i] = p[i]->longitudinal.B, Cx[i] = p[i]->longitudinal.C, Ex[i] = p[i]->longitudinal.E;
+    dx[i] = rec[i]->dx, sy[i] = rec[i]->sy;
+  }
+  for (int i = 0; i < N; ++i) {
+    sx[i] = kappa[i] * Bx[i] * s.inv_ux;
+    sn[i] = std::sqrt(sx[i] * sx[i] + sy[i] * sy[i]);
+    ux[i] = sn[i] * s.ux_star;
+  }
+  lanes::mf_shape_fast(ux, Cx, Ex, shx);
+  for (int i = 0; i < N; ++i) {
+    const double lin = dx[i] * Cx[i] * Bx[i] * kappa[i];
+    const double mf = dx[i] * shx[i] * (sx[i] * (1.0 / sn[i]));
+    out[i] = sn[i] < 1e-12 ? lin : mf;
+  }
+}
+
 }  // namespace vdsim
