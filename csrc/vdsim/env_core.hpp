@@ -148,7 +148,8 @@ class EnvCoreBase : public TickHook {
   // the plant command of an action (clamped to [-1, 1]): steer and longitudinal;
   virtual void command_of(const double* action, double* out) const = 0;
   // the trace's state columns now (X, Y, psi, vx, vy, r, ax, ay, beta, delta_rw, as
-  // vdsim_gym.sim.plant.StateColumns gives them); false: the plant has none (the dyno).
+  // vdsim_gym.sim.plant.StateColumns gives them; the dyno: its speed and filtered
+  // acceleration, NaN elsewhere); false: the plant has none.
   virtual bool state_columns(double* /*out*/) { return false; }
 };
 
@@ -159,6 +160,12 @@ struct has_set_vehicle : std::false_type {};
 template <class P>
 struct has_set_vehicle<P, std::void_t<decltype(std::declval<P&>().set_vehicle(
                               std::declval<const VehicleParams&>()))>> : std::true_type {};
+// Whether a plant is the chassis dyno's (speed and a filtered acceleration, no pose).
+template <class P, class = void>
+struct has_filtered_accel : std::false_type {};
+template <class P>
+struct has_filtered_accel<P, std::void_t<decltype(std::declval<const P&>().filtered_accel())>>
+    : std::true_type {};
 }  // namespace detail
 
 template <class Task>
@@ -381,6 +388,13 @@ class EnvCore final : public EnvCoreBase {
       // sim.plant._state_columns: math.atan2(vy, vx) if (vx or vy) else 0.0
       out[8] = (vx != 0.0 || vy != 0.0) ? std::atan2(vy, vx) : 0.0;
       out[9] = plant_.realized_steer();
+      return true;
+    } else if constexpr (detail::has_filtered_accel<Plant>::value) {
+      // The dyno's plant_observation: vx its speed, ax its filtered acceleration, the
+      // vehicle's other columns NaN (DynoEnv.plant_observation).
+      std::fill(out, out + 10, std::numeric_limits<double>::quiet_NaN());
+      out[3] = plant_.speed();
+      out[6] = plant_.filtered_accel();
       return true;
     } else {
       (void)out;

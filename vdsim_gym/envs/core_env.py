@@ -698,6 +698,10 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         info.update(self._episode_ended(flags))
         return obs, reward, (flags & TERMINATED) != 0, (flags & TRUNCATED) != 0, info
 
+    # Whether eval_stepper's rows hold this env's trace state columns (the C++ core gives
+    # them for the vehicle and the dyno: EnvCore::state_columns).
+    EVAL_STEPPER = True
+
     def eval_stepper(self, info_columns: Sequence[str], timed: bool) -> Any:
         """ClosedLoopEval's env form on this env's core, a sample per call
         (``_core.EvalStepper``, bind_gym_step.cpp): the step, with the sample's delay when

@@ -102,18 +102,18 @@ class EnvPolicyRun:
                               "be finite and >= 0 s")
 
     def fast(self) -> bool:
-        """Whether the run can step the env's core directly (``_loop_fast``): a vehicle
-        env (the trace's state columns from its session), no rendering, no wrapper that
-        could change a step (gym.make's passive checkers aside) and CoreEnv's own step."""
+        """Whether the run can step the env's core directly (``_loop_fast``): an env whose
+        core gives the trace's state columns (``CoreEnv.EVAL_STEPPER``: the vehicle envs
+        and the dyno), no rendering, no wrapper that could change a step (gym.make's
+        passive checkers aside) and CoreEnv's own step."""
         e: Any = self.env
         while isinstance(e, gym.Wrapper):
             if type(e) not in _PASSIVE_WRAPPERS:
                 return False
             e = e.env
         base = self.base
-        return (e is base and base.render_mode is None
-                and type(base).step is CoreEnv.step and type(base)._step is CoreEnv._step
-                and StateColumns.reads(getattr(base.core, "session", None)))
+        return (e is base and base.render_mode is None and type(base).EVAL_STEPPER
+                and type(base).step is CoreEnv.step and type(base)._step is CoreEnv._step)
 
     def run(self, stop: threading.Event) -> tuple[list[tuple], _Samples, int, bool,
                                                   dict[str, Any]]:
