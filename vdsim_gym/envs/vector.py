@@ -203,6 +203,14 @@ class VDSimVectorEnv(VectorEnv):
         if not self._in_use.acquire(False):
             raise ConcurrentUseError.of("this VDSimVectorEnv")
         try:
+            # The common step inline (no row to reset, no episode ending): one C++ call and
+            # its first five values; each Python level costs ~0.3 us, a dyno row 0.5 us.
+            if self._fast and not self._any_autoreset and not self._needs_reset \
+                    and not self.closed:
+                out = self._step_fast_core(actions)
+                if not out[5]:
+                    return out[:5]
+                return self._step_fast(actions, out)
             return self._step_impl(actions)
         finally:
             self._in_use.release()
@@ -251,11 +259,13 @@ class VDSimVectorEnv(VectorEnv):
             self._any_autoreset = bool(ended.any())
         return self._obs.copy(), rewards, terminated, truncated, infos
 
-    def _step_fast(self, actions: Any
+    def _step_fast(self, actions: Any, out: Any = None
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Every row steps (none to reset): one C++ call checks the actions, steps and
-        builds the return values; Python adds only what an episode end reports."""
-        out = self._step_fast_core(actions)
+        builds the return values; Python adds only what an episode end reports. ``out``:
+        that call's values when the caller made it."""
+        if out is None:
+            out = self._step_fast_core(actions)
         obs, rewards, terminated, truncated, infos, n_ended = out
         if n_ended and self.autoreset_mode == AutoresetMode.SAME_STEP:
             # The rows' buffers hold this step: the general path's same-step reset
@@ -276,16 +286,16 @@ class VDSimVectorEnv(VectorEnv):
         """The one-call C++ step; actions it does not take as they are (not a float
         (N, m) array in range) go through the Python checks, which convert them or raise
         the error naming the row (nothing stepped)."""
-        def call(a: Any) -> Any:
-            try:
-                return self._session.step_fast(a, self.max_episode_steps or 0,
-                                               self._has_latency, ACTION_TOL, rows)
-            except BaseException:  # KeyboardInterrupt mid-step: rows are partly advanced
-                self._needs_reset = True
-                raise
+        out = self._step_fast_call(actions, rows)
+        return self._step_fast_call(self._check_actions(actions), rows) if out is None else out
 
-        out = call(actions)
-        return call(self._check_actions(actions)) if out is None else out
+    def _step_fast_call(self, actions: Any, rows: bool) -> Any:
+        try:
+            return self._session.step_fast(actions, self.max_episode_steps or 0,
+                                           self._has_latency, ACTION_TOL, rows)
+        except BaseException:  # KeyboardInterrupt mid-step: rows are partly advanced
+            self._needs_reset = True
+            raise
 
     def _step_rows(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                  list[dict[str, Any]], dict[int, Any]] | None:
