@@ -146,7 +146,8 @@ def ppo_env_share(num_envs: int = 8, total_timesteps: int = 16384, light: bool =
     ``make_sb3_vec_env(ENV_ID, num_envs)``: the VecEnv's step_wait and reset timed inside
     SB3's own loop. ``light``: 256 steps per env and rollout, batch 256, 4 epochs, so the
     env's share is not flattered by a heavy update; else SB3's defaults (2048 steps per
-    env, batch 64, 10 epochs)."""
+    env, batch 64, 10 epochs). torch runs on one thread, as training does."""
+    import torch
     from stable_baselines3 import PPO
 
     from vdsim_gym.sb3_vec_env import make_sb3_vec_env
@@ -166,11 +167,18 @@ def ppo_env_share(num_envs: int = 8, total_timesteps: int = 16384, light: bool =
     venv.step_wait = timed(venv.step_wait)  # type: ignore[method-assign]
     venv.reset = timed(venv.reset)  # type: ignore[method-assign]
     hyper: dict[str, Any] = {"n_steps": 256, "batch_size": 256, "n_epochs": 4} if light else {}
-    model = PPO("MlpPolicy", venv, seed=0, device="cpu", verbose=0, **hyper)
-    t0 = time.perf_counter()
-    model.learn(total_timesteps=total_timesteps)
-    wall = time.perf_counter() - t0
-    venv.close()
+    # torch on one thread, as `vdsim-gym train` runs it (docs/BENCHMARKS.md, "Torch threads
+    # in training and sweeps"); restored after.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model = PPO("MlpPolicy", venv, seed=0, device="cpu", verbose=0, **hyper)
+        t0 = time.perf_counter()
+        model.learn(total_timesteps=total_timesteps)
+        wall = time.perf_counter() - t0
+    finally:
+        torch.set_num_threads(threads)
+        venv.close()
     return wall, spent[0] / wall
 
 
