@@ -83,6 +83,25 @@ fresh.step(np.zeros((4, 2)))
 fresh.close()
 out = {"dt": dt, "ok": needs_reset}
 """,
+    # ClosedLoopEval's env form (one C++ call a sample): a 5 s control period on a 1 us
+    # substep, 5e6 substeps a sample; the env refuses a step until a reset afterwards.
+    "eval_env_form": """
+from vdsim_gym.controllers import stanley_pi
+from vdsim_gym.eval import ClosedLoopEval
+env = gym.make("VDSim-DLC-v0", preset="lane_change_3p5_30", substep_dt=1e-6, max_step=1e-6,
+               control_period=5.0, time_limit=None)
+ev = ClosedLoopEval(env=env, policy=stanley_pi(env), mode="sync", duration=100.0, seed=0)
+assert ev._env_run.fast()
+dt = interrupted(ev.run)
+try:
+    env.step(np.zeros(2))
+    needs_reset = False
+except gym.error.ResetNeeded:
+    needs_reset = True
+env.reset(seed=0)
+env.step(np.zeros(2))
+out = {"dt": dt, "ok": needs_reset}
+""",
 }
 
 

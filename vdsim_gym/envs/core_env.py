@@ -734,9 +734,14 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         try:
             return self._stepper(action, delay, self._step_log)
         except BaseException:  # KeyboardInterrupt mid-step: the state is partly advanced
-            self._needs_reset, self._reset_reason = True, (
-                "the last step() was interrupted; call reset() before step()")
+            self._interrupted()
             raise
+
+    def _interrupted(self) -> None:
+        """A step of the core was interrupted: its state is partly advanced, so the next
+        step() is refused until a reset()."""
+        self._needs_reset, self._reset_reason = True, (
+            "the last step() was interrupted; call reset() before step()")
 
     def _check_action(self, action: Any) -> list[float]:
         """The action as floats within [-1, 1] (+ ACTION_TOL); InvalidActionError

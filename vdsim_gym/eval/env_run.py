@@ -257,9 +257,15 @@ class EnvPolicyRun:
                                 "t_compute_s": wall, "obs_age": rec.age}
                     end, stopped = rec.now, True
                     break
-                nxt = rec(action, c, wall)
-                if nxt is None:  # not n finite floats: named, or converted and stepped
-                    nxt = rec(self._checked(action, rec.next_k, rec.now * dt), c, wall)
+                try:
+                    nxt = rec(action, c, wall)
+                    if nxt is None:  # not n finite floats: named, or converted and stepped
+                        nxt = rec(self._checked(action, rec.next_k, rec.now * dt), c, wall)
+                except InvalidActionError:
+                    raise  # named before any step
+                except BaseException:  # Ctrl-C mid-step: the env is partly advanced
+                    base._interrupted()
+                    raise
                 obs = nxt
                 if rec.flags & (TERMINATED | TRUNCATED):
                     break
