@@ -62,7 +62,7 @@ def test_one_vector_env_on_two_threads_is_refused():
     venv = gym.make_vec("VDSim-DLC-v0", num_envs=2)
     venv.reset(seed=0)
     a = np.zeros((2, 2), np.float32)
-    exc = _blocked_inside(venv, "_step_impl", lambda: venv.step(a), lambda: venv.step(a))
+    exc = _blocked_inside(venv, "_step_fast_core", lambda: venv.step(a), lambda: venv.step(a))
     assert exc is not None and "VDSimVectorEnv is in use" in str(exc)
     venv.close()
 
