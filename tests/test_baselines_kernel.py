@@ -329,3 +329,46 @@ def test_cycle_follower_kernel_equals_np_interp(driver, kw):
     o32 = obs.astype(np.float32)
     assert_same_bits(pol.predict(o32)[0], cycle_reference(pol, o32))
     assert_same_bits(pol.predict(o32[3])[0], cycle_reference(pol, o32[3:4])[0])
+
+
+# ------------------------------------------------------------------ copies
+
+@pytest.mark.parametrize("env_id,make,picklable", [
+    ("VDSim-DLC-v0", stanley_pi, True),
+    ("VDSim-ACC-v0", acc_pid, False),  # its rows' factory is a local function
+    ("VDSim-ACC-v0", idm_follower, False),
+    ("VDSim-Dyno-v0", cycle_follower, True),
+])
+def test_copies_carry_the_rows_state_and_step_on_their_own(env_id, make, picklable):
+    import copy
+    import pickle
+
+    env = gym.make(env_id)
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(10)
+    n = env.observation_space.shape[0]
+
+    def batch() -> np.ndarray:
+        b = np.repeat(obs[None], 5, axis=0) * rng.uniform(0.8, 1.2, (5, n)).astype(np.float32)
+        return b.astype(np.float32)
+
+    policy = make(env)
+    for _ in range(30):  # state in every row (integrals, modes, set speeds)
+        policy.predict(batch())
+    copies = [copy.deepcopy(policy)]
+    if make is not stanley_pi:  # a shallow copy of the composite shares its two parts
+        copies.append(copy.copy(policy))
+    if picklable:
+        copies.append(pickle.loads(pickle.dumps(policy)))
+    for _ in range(20):
+        b = batch()
+        want, _ = policy.predict(b)
+        for c in copies:
+            assert_same_bits(c.predict(b)[0], want)
+    # A copy's state is its own: stepping the original alone leaves the copies behind.
+    fresh = copy.deepcopy(policy)
+    b = batch()
+    for _ in range(5):
+        policy.predict(b)
+    c = copy.deepcopy(fresh)
+    assert_same_bits(c.predict(b)[0], fresh.predict(b)[0])

@@ -2561,6 +2561,14 @@ class BaselineKernel:
         """
         Forget every row's state (the controller's reset())
         """
+    def load_rows(self, n: typing.SupportsInt | typing.SupportsIndex, values: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]) -> None:
+        """
+        The rows' state from save_rows (a controller's pickle and deepcopy)
+        """
+    def save_rows(self) -> tuple[int, list[float]]:
+        """
+        (batch size or -1, the rows' state as numbers): what load_rows takes back
+        """
     @property
     def n_obs(self) -> int:
         ...

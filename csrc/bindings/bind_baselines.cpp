@@ -175,6 +175,10 @@ void bind_baselines(py::module_& m) {
       .def("clear", &Base::clear, "Forget every row's state (the controller's reset())")
       .def_property_readonly("outputs", &Base::outputs)
       .def_property_readonly("rows", &Base::rows, "Rows of the last call (0 before it)")
+      .def("save_rows", [](const Base& b) { return py::make_tuple(b.saved_rows(), b.save()); },
+           "(batch size or -1, the rows' state as numbers): what load_rows takes back")
+      .def("load_rows", &Base::load, py::arg("n"), py::arg("values"),
+           "The rows' state from save_rows (a controller's pickle and deepcopy)")
       .def_readonly("n_obs", &Base::n_obs);
 
   py::class_<bl::Stanley, Base, std::shared_ptr<bl::Stanley>>(m, "StanleyKernel")

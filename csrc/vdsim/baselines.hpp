@@ -96,8 +96,21 @@ class BatchController {
   virtual bool can_fail() const { return false; }
   virtual void checkpoint() {}
   virtual void rollback() {}
+  // The rows' state as numbers, and back (a controller's pickle and deepcopy): the batch
+  // size (-1: no rows yet) and the state's values; a stateless law has none.
+  int64_t saved_rows() const { return n_rows_; }
+  virtual std::vector<double> save() const { return {}; }
+  void load(int64_t n, const std::vector<double>& values) {
+    if (n < 0) {
+      clear();
+      return;
+    }
+    ensure(n);
+    restore(values);
+  }
 
  protected:
+  virtual void restore(const std::vector<double>& /*values*/) {}
   int64_t n_rows_ = -1;
 };
 
@@ -148,6 +161,14 @@ class PISpeed : public BatchController {
   int outputs() const override { return 1; }
   void resize(int64_t n) override { integral.assign(static_cast<size_t>(n), 0.0); }
   void restart(int64_t i) override { integral[static_cast<size_t>(i)] = 0.0; }
+  std::vector<double> save() const override { return integral; }
+
+ protected:
+  void restore(const std::vector<double>& v) override {
+    if (v.size() == integral.size()) integral = v;
+  }
+
+ public:
 
   std::string compute(int64_t i, const RowReader& row, float* out) override {
     double& integ = integral[static_cast<size_t>(i)];
@@ -306,6 +327,16 @@ class ACC : public CarFollowing {
   bool can_fail() const override { return true; }
   void checkpoint() override { saved_ = rows; }
   void rollback() override { rows = saved_; }
+  // Seven numbers a row: mode, then each PID's integral, has_prev, prev_error.
+  std::vector<double> save() const override {
+    std::vector<double> v;
+    for (const Row& r : rows)
+      for (double x : {static_cast<double>(r.mode), r.speed.integral,
+                       r.speed.has_prev ? 1.0 : 0.0, r.speed.prev_error, r.distance.integral,
+                       r.distance.has_prev ? 1.0 : 0.0, r.distance.prev_error})
+        v.push_back(x);
+    return v;
+  }
 
  protected:
   std::string step(int64_t i, double v, bool lead_reported, double v_lead, double gap,
@@ -360,6 +391,15 @@ class ACC : public CarFollowing {
     accel = py_min(py_max(a, -p.max_deceleration), p.max_acceleration);
     return {};
   }
+  void restore(const std::vector<double>& v) override {
+    if (v.size() != 7 * rows.size()) return;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const double* x = v.data() + 7 * i;
+      rows[i].mode = static_cast<int>(x[0]);
+      rows[i].speed = PIDState{x[1], x[2] != 0.0, x[3]};
+      rows[i].distance = PIDState{x[4], x[5] != 0.0, x[6]};
+    }
+  }
 
  private:
   std::vector<Row> saved_;
@@ -382,6 +422,7 @@ class IDM : public CarFollowing {
   bool can_fail() const override { return p.track_set_speed; }
   void checkpoint() override { saved_ = v0; }
   void rollback() override { v0 = saved_; }
+  std::vector<double> save() const override { return v0; }
 
  protected:
   std::string step(int64_t i, double ego, bool lead, double v_lead, double gap, double v_set,
@@ -402,6 +443,9 @@ class IDM : public CarFollowing {
     }
     accel = py_min(py_max(a, -p.max_deceleration), p.max_acceleration);
     return {};
+  }
+  void restore(const std::vector<double>& v) override {
+    if (v.size() == v0.size()) v0 = v;
   }
 
  private:

@@ -18,7 +18,14 @@ import gymnasium as gym
 import numpy as np
 
 from vdsim_gym.controllers.acc import ACCConfig, ACCController, ACCGains
-from vdsim_gym.controllers.base import ObsLayout, as_batch, episode_mask, kernel_predict
+from vdsim_gym.controllers.base import (
+    ObsLayout,
+    as_batch,
+    episode_mask,
+    kernel_predict,
+    kernel_state,
+    set_kernel_state,
+)
 from vdsim_gym.controllers.idm import IDM
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim import baselines as kernels
@@ -45,15 +52,30 @@ class CarFollowingPolicy:
         self.a_max, self.d_max = base.vehicle.max_acceleration, base.vehicle.max_deceleration
         self._make = make
         self._rows: list[Any] = []
-        self._k: Any = None if kernel is None else kernel(
-            self.layout.columns(*CAR_FOLLOWING_COLUMNS), len(self.layout.names), self.dt,
-            self.a_max, self.d_max)
+        self._kernel_factory = kernel
         self._n_obs = len(self.layout.names)
+        self._k: Any = None
+        self._build_kernel()
         # A rendering single env shows the baseline's mode (cruise, follow, emergency) on
         # its frames: the policy notes it there after each single-observation predict.
         self._notes: dict[str, Any] | None = (
             base.render_notes if getattr(base, "render_mode", None) is not None
             and isinstance(getattr(base, "render_notes", None), dict) else None)
+
+    def _build_kernel(self) -> Any:
+        if self._kernel_factory is not None:
+            self._k = self._kernel_factory(self.layout.columns(*CAR_FOLLOWING_COLUMNS),
+                                           self._n_obs, self.dt, self.a_max, self.d_max)
+        return self._k
+
+    # Copies (deepcopy, copy.copy) carry the rows' state and build their own kernel.
+    def __getstate__(self) -> dict[str, Any]:
+        return kernel_state(self.__dict__)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        set_kernel_state(self, state, CarFollowingPolicy._build_kernel)
+        if self._k is None:
+            self._build_kernel()
 
     def reset(self) -> None:
         self._rows = []

@@ -88,6 +88,33 @@ class KernelController:
                                         **{k: float(v) for k, v in self._params.items()})
         return self._k
 
+    # Pickles and copies (deepcopy, copy.copy) carry the rows' state as numbers and build
+    # their own kernel from it: a kernel is a C++ object.
+    def __getstate__(self) -> dict[str, Any]:
+        return kernel_state(self.__dict__)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        set_kernel_state(self, state, lambda obj: obj.kernel)
+
+
+def kernel_state(d: dict[str, Any]) -> dict[str, Any]:
+    """An object's __dict__ for pickling with its C++ kernel ``_k`` as its rows' state."""
+    state = dict(d)
+    k = state.get("_k")
+    state["_k"] = None
+    state["_kernel_rows"] = None if k is None or k is False else k.save_rows()
+    return state
+
+
+def set_kernel_state(obj: Any, state: dict[str, Any], build: Any) -> None:
+    """The inverse of kernel_state: ``build(obj)`` makes the kernel, which takes the rows'
+    state back."""
+    state = dict(state)
+    rows = state.pop("_kernel_rows", None)
+    obj.__dict__.update(state)
+    if rows is not None:
+        build(obj).load_rows(*rows)
+
 
 def kernel_param(name: str) -> Any:
     """A controller parameter that its C++ kernel holds once built: reading gives the

@@ -71,6 +71,9 @@ class LateralLongitudinal:
     def reset(self) -> None:
         self._longitudinal.reset()
 
+    def __getstate__(self) -> dict[str, Any]:  # the parts carry their state; rebuilt lazily
+        return {**self.__dict__, "_k": None}
+
 
 def stanley_pi(env: gym.Env | Any, *, stanley: dict[str, Any] | None = None,
                pi: dict[str, Any] | None = None) -> LateralLongitudinal:

@@ -45,15 +45,26 @@ class CycleFollower:
         self.v_max: float | None = core.reference(1.0) if self.mode == "speed" else None
         self.a_max: float | None = core.reference(1.0) if self.mode == "accel" else None
         self.d_max: float | None = -core.reference(-1.0) if self.mode == "accel" else None
-        n = len(preview)
         self._n_obs = len(self.names)
+        self._k = self._kernel()
+
+    def _kernel(self) -> Any:
+        n = len(self.preview)
         speed = (self.names.index("speed"), float(self.scale[self.names.index("speed")])) \
             if self.mode == "accel" else (0, 1.0)
-        self._k = kernels.CycleFollowerKernel(
-            preview, [float(s) for s in self.scale[:n]], self._n_obs,
-            speed_mode=self.mode == "speed", lookahead=self.lookahead, horizon=self.horizon,
-            speed=speed, v_max=self.v_max or 0.0, a_max=self.a_max or 0.0,
-            d_max=self.d_max or 0.0)
+        return kernels.CycleFollowerKernel(
+            [float(t) for t in self.preview], [float(s) for s in self.scale[:n]],
+            self._n_obs, speed_mode=self.mode == "speed", lookahead=self.lookahead,
+            horizon=self.horizon, speed=speed, v_max=self.v_max or 0.0,
+            a_max=self.a_max or 0.0, d_max=self.d_max or 0.0)
+
+    # Stateless: pickles and copies build their own kernel (a C++ object).
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_k": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._k = self._kernel()
 
     def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
                 deterministic: bool = True) -> tuple[np.ndarray, Any]:
