@@ -42,12 +42,20 @@ inline double mf_shape(double bx, double C, double E) {
 //   fast_sin_pi: |error| <= 4e-15 for |a| <= pi (cos(|a| - pi/2) by an even polynomial).
 // So the shape sin(C atan(u - E (u - atan u))) is within C (1 + |E|) 5e-11 + 4e-15 of
 // libm's for C <= 2 (tests/test_fast_tire.py checks it over the whole slip range).
+// The polynomials' coefficients, shared by the scalar functions and their four-lane forms
+// (lanes::, below).
+inline constexpr double kFastAtanCoef[] = {
+    0.9999999999391801, -0.33333331519578097, 0.19999909990338693, -0.14283948790341375,
+    0.11092987043398124, -0.08979059402692537, 0.07242303809937047, -0.0542156082250235,
+    0.034133716351256733, -0.016055337248342506, 0.004827286713130875,
+    -0.0006805054874993913};
+inline constexpr double kFastSinCoef[] = {
+    0.9999999999999993, -0.4999999999999085, 0.041666666665854904, -0.001388888886212471,
+    2.4801582990632236e-05, -2.7556942775352836e-07, 2.08585433597334e-09,
+    -1.1010691428389841e-11};
+
 inline double fast_atan(double x) {
-  static constexpr double c[] = {
-      0.9999999999391801, -0.33333331519578097, 0.19999909990338693, -0.14283948790341375,
-      0.11092987043398124, -0.08979059402692537, 0.07242303809937047, -0.0542156082250235,
-      0.034133716351256733, -0.016055337248342506, 0.004827286713130875,
-      -0.0006805054874993913};
+  constexpr const double* c = kFastAtanCoef;
   const double a = std::fabs(x);
   const bool big = a > 1.0;
   const double t = big ? 1.0 / a : a;
@@ -60,10 +68,7 @@ inline double fast_atan(double x) {
 }
 
 inline double fast_sin_pi(double a) {  // |a| <= pi
-  static constexpr double c[] = {
-      0.9999999999999993, -0.4999999999999085, 0.041666666665854904, -0.001388888886212471,
-      2.4801582990632236e-05, -2.7556942775352836e-07, 2.08585433597334e-09,
-      -1.1010691428389841e-11};
+  constexpr const double* c = kFastSinCoef;
   const double b = std::fabs(a) - M_PI_2;
   const double w = b * b, w2 = w * w, w4 = w2 * w2;
   const double p = ((c[0] + c[1] * w) + w2 * (c[2] + c[3] * w)) +
@@ -271,11 +276,7 @@ namespace lanes {
 constexpr int kN = 4;
 // fast_atan, lane by lane (see fast_atan: the same operations).
 inline void fast_atan(const double* x, double* out) {
-  static constexpr double c[] = {
-      0.9999999999391801, -0.33333331519578097, 0.19999909990338693, -0.14283948790341375,
-      0.11092987043398124, -0.08979059402692537, 0.07242303809937047, -0.0542156082250235,
-      0.034133716351256733, -0.016055337248342506, 0.004827286713130875,
-      -0.0006805054874993913};
+  constexpr const double* c = kFastAtanCoef;
   for (int i = 0; i < kN; ++i) {
     const double a = std::fabs(x[i]);
     const bool big = a > 1.0;
@@ -292,10 +293,7 @@ inline void fast_atan(const double* x, double* out) {
 }
 // fast_sin_pi, lane by lane.
 inline void fast_sin_pi(const double* a, double* out) {
-  static constexpr double c[] = {
-      0.9999999999999993, -0.4999999999999085, 0.041666666665854904, -0.001388888886212471,
-      2.4801582990632236e-05, -2.7556942775352836e-07, 2.08585433597334e-09,
-      -1.1010691428389841e-11};
+  constexpr const double* c = kFastSinCoef;
   for (int i = 0; i < kN; ++i) {
     const double b = std::fabs(a[i]) - M_PI_2;
     const double w = b * b, w2 = w * w, w4 = w2 * w2;

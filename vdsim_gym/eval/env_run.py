@@ -166,9 +166,7 @@ class EnvPolicyRun:
             first = False
             command = self._command(action)
             c = wall if measured else (sampler.draw() if sampler is not None else 0.0)
-            if not (math.isfinite(c) and c >= 0.0):
-                raise ConfigError(f"latency model gave c_k={c!r} at sample k={k}; delays must "
-                                  "be finite and >= 0 s")
+            self._check_delay(c, k)
             if stop.is_set():  # stopped during the call: not applied, no step
                 samples.add(k=k, t_sample=t_sample, t_start=t_start, t_call=call_tick * dt,
                             c_k=c, apply_tick=call_tick, overrun=False, command=command,
