@@ -1,21 +1,26 @@
 """Side by side: the env step cost of two builds of vdsim_gym (e.g. before and after a
 change), in one run. Each build runs in its own interpreter as a worker; blocks alternate
-between them (A, B, A, B, ...) so that the shared machine's load hits both alike, and the
-best block of each is compared.
+between them (A, B, A, B, ...) so that the shared machine's load hits both alike; the
+ratio of each block pair is reported as median (min, max), beside each build's best
+block.
 
     python benchmarks/compare_builds.py OLD_PYTHON NEW_PYTHON [--repeats 9]
 
 Workloads: a single ``gym.make("VDSim-DLC-v0")`` env (L2, 20 m/s, ISO 3888-1) replaying
 the Stanley + PI baseline's episode (recorded once per worker) after a seeded reset, and
 ``gym.make_vec`` of 64 such envs (threads=1) replaying its first 100 actions on every row
-(and the same batches through ``step_core``, the C++ batch step without the Python side).
-Prints us per step for each build and NEW / OLD.
+(and the same batches through ``step_core``, the C++ batch step without the Python side),
+and the physics alone: the episode's commands replayed on the env's core session
+(``command_now`` and ``advance(40)`` per 20 ms step, CPU time, best of five).
+Prints CPU us per step for each build (thread time: every workload is single-threaded)
+and NEW / OLD.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,27 +41,40 @@ while not done:  # the baseline's episode, replayed in every block
     obs, _, term, trunc, _ = env.step(a)
     done = term or trunc
 batches = [np.tile(a, (64, 1)) for a in actions[:100]]
+core = env.unwrapped._core.session
+commands = []  # what reached the vehicle at each step (sync: the command in force)
+env.reset(seed=0)
+for a in actions:
+    env.step(a)
+    commands.append(core.command)
+def physics():
+    env.reset(seed=0)
+    t0 = time.thread_time()
+    for c in commands:
+        core.command_now(*c)
+        core.advance(40)
+    return (time.thread_time() - t0) / len(commands)
 def single():
     env.reset(seed=0)
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     for a in actions:
         env.step(a)
-    return (time.perf_counter() - t0) / len(actions)
+    return (time.thread_time() - t0) / len(actions)
 def vector():
     vec.reset(seed=0)
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     for a in batches:
         vec.step(a)
-    return (time.perf_counter() - t0) / len(batches)
+    return (time.thread_time() - t0) / len(batches)
 def vector_core():
     vec.reset(seed=0)
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     for a in batches:
         vec.step_core(a.astype(np.float64))
-    return (time.perf_counter() - t0) / len(batches)
+    return (time.thread_time() - t0) / len(batches)
 for line in sys.stdin:
-    print(json.dumps({"single": single(), "vector": vector(), "vector_core": vector_core()}),
-          flush=True)
+    print(json.dumps({"single": single(), "vector": vector(), "vector_core": vector_core(),
+                      "physics": min(physics() for _ in range(5))}), flush=True)
 """
 
 
@@ -71,27 +89,29 @@ def main() -> None:
                                       stdout=subprocess.PIPE, text=True,
                                       cwd=tempfile.gettempdir())
                for name, py in (("old", args.old_python), ("new", args.new_python))}
-    best: dict[str, dict[str, float]] = {n: {} for n in workers}
+    blocks: dict[str, list[dict[str, float]]] = {n: [] for n in workers}
     try:
         for _ in range(args.repeats):
             for name, w in workers.items():
                 w.stdin.write("go\n")
                 w.stdin.flush()
-                r = json.loads(w.stdout.readline())
-                for k, v in r.items():
-                    best[name][k] = min(v, best[name].get(k, float("inf")))
+                blocks[name].append(json.loads(w.stdout.readline()))
     finally:
         for w in workers.values():
             w.stdin.close()
             w.wait()
-    print(f"{'workload':<34}{'old us/step':>12}{'new us/step':>12}{'new/old':>9}")
+    print(f"{'workload':<34}{'old us/step':>12}{'new us/step':>12}"
+          f"  new/old per block pair: median (min, max)")
     for k, label in (("single", "gym.make DLC L2 env.step"),
                      ("vector", "make_vec N=64 threads=1 step"),
-                     ("vector_core", "  its C++ batch step alone")):
-        o, n = best["old"][k] * 1e6, best["new"][k] * 1e6
-        print(f"{label:<34}{o:>12.2f}{n:>12.2f}{n / o:>9.3f}")
-    print(f"(best of {args.repeats} alternating blocks each)", file=sys.stderr)
-
+                     ("vector_core", "  its C++ batch step alone"),
+                     ("physics", "L2 physics alone per 20 ms step")):
+        old = [b[k] for b in blocks["old"]]
+        new = [b[k] for b in blocks["new"]]
+        ratios = [n / o for o, n in zip(old, new, strict=True)]
+        print(f"{label:<34}{min(old) * 1e6:>12.2f}{min(new) * 1e6:>12.2f}"
+              f"  {statistics.median(ratios):.3f} ({min(ratios):.3f}, {max(ratios):.3f})")
+    print(f"(us/step: the best of {args.repeats} alternating blocks each)", file=sys.stderr)
 
 if __name__ == "__main__":
     main()
