@@ -100,7 +100,7 @@ void bind_params(py::module_& m) {
         const py::ssize_t n = fz.shape(0);
         py::array_t<double> out({static_cast<py::ssize_t>(4), n, static_cast<py::ssize_t>(4)});
         double* o = out.mutable_data();
-        const TireParams* tires[4] = {&front, &front, &rear, &rear};
+        const TireLanes tires = TireLanes::of(front, rear);
         for (py::ssize_t r = 0; r < n; ++r) {
           TireForces f[4];
           TireAtLoad rec[4];

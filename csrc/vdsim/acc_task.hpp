@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "env_core.hpp"
+#include "fminmax.hpp"
 #include "session.hpp"
 
 namespace vdsim {
@@ -153,7 +154,7 @@ class AccTask {
       ++n_;
       sum_jerk2_ += jerk * jerk;
       if (present) {
-        min_gap_ = std::fmin(min_gap_, gap);
+        min_gap_ = fmin_inl(min_gap_, gap);
         if (v > 1.0) {
           const double tg = gap / v - params_.time_headway;
           sum_tg2_ += tg * tg;

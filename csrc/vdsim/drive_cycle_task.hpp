@@ -12,6 +12,7 @@
 
 #include "dyno_session.hpp"
 #include "env_core.hpp"
+#include "fminmax.hpp"
 
 namespace vdsim {
 
@@ -140,7 +141,7 @@ class DriveCycleTask {
     if (score) {
       ++n_;
       sum_e2_ += e * e;
-      max_abs_e_ = std::isfinite(e) ? std::fmax(max_abs_e_, std::fabs(e)) : e;
+      max_abs_e_ = std::isfinite(e) ? fmax_inl(max_abs_e_, std::fabs(e)) : e;
     }
     const auto& s = plant.state();
     info[0] = reward;

@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "fminmax.hpp"
 #include "schedule.hpp"
 
 namespace vdsim {
@@ -71,7 +72,7 @@ struct DynoState {
 
 // Axle cap at wheel speed omega: T_peak at (near) rest, else min(T_peak, P / omega).
 inline double axle_cap(double torque_max, double power_max, double omega) {
-  return omega <= 1e-3 ? torque_max : std::fmin(torque_max, power_max / omega);
+  return omega <= 1e-3 ? torque_max : fmin_inl(torque_max, power_max / omega);
 }
 
 // Demanded axle torques (front, rear) for a throttle in [0, 1] at speed v.
@@ -82,7 +83,7 @@ inline std::array<double, 2> dyno_demand(const DynoParams& p, double throttle, d
   const double limiter =
       std::clamp((p.speed_limit - v) / p.limiter_taper, 0.0, 1.0);
   const double d = std::clamp(throttle, 0.0, 1.0) * limiter * (cap_f + cap_r);
-  return {std::fmin(cap_f, p.front_share * d), std::fmin(cap_r, (1.0 - p.front_share) * d)};
+  return {fmin_inl(cap_f, p.front_share * d), fmin_inl(cap_r, (1.0 - p.front_share) * d)};
 }
 
 // One RK4 step of x'' + 2 zeta wn x' + wn^2 x = wn^2 u, u held; returns the mean of x

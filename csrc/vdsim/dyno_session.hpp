@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "dyno.hpp"
+#include "fminmax.hpp"
 #include "interrupt.hpp"
 #include "lag.hpp"
 #include "robot_driver.hpp"
@@ -114,8 +115,8 @@ class DynoSession {
         double p = std::clamp(command_.longitudinal, -1.0, 1.0);
         // the driver's transport delay on the same DelayLine: 0 until one is old enough
         p = line_.push(p, config_.delay_steps);
-        th = std::fmax(p, 0.0);
-        br = std::fmax(-p, 0.0);
+        th = fmax_inl(p, 0.0);
+        br = fmax_inl(-p, 0.0);
       }
       double p = th - br;
       if (config_.actuator.enabled) {
@@ -124,8 +125,8 @@ class DynoSession {
         const double step = a.rate_limit * dt;
         next = std::clamp(next, pedal_ - step, pedal_ + step);
         p = next;
-        th = std::fmax(p, 0.0);
-        br = std::fmax(-p, 0.0);
+        th = fmax_inl(p, 0.0);
+        br = fmax_inl(-p, 0.0);
       }
       pedal_ = p;
       throttle_ = th;
@@ -135,7 +136,7 @@ class DynoSession {
       dyno_step(bench_, state_, th, br, dt);
       const double v1 = state_.v;
       const double force = (state_.torque[0] + state_.torque[1]) / bench_.wheel_radius;
-      energy_pos_ += std::fmax(force * 0.5 * (v0 + v1), 0.0) * dt;  // tractive work [J]
+      energy_pos_ += fmax_inl(force * 0.5 * (v0 + v1), 0.0) * dt;  // tractive work [J]
       distance_ += 0.5 * (v0 + v1) * dt;
       a_filt_ = lag_step(a_filt_, state_.accel, accel_gain_);
       ++tick_;

@@ -23,7 +23,9 @@
 //   the acceleration cascade's filter -1/tau (when the cascade is integrated: kAm).
 #pragma once
 #include <cmath>
+#include <limits>
 
+#include "fminmax.hpp"
 #include "params.hpp"
 #include "state.hpp"
 
@@ -58,15 +60,38 @@ inline void phi12(double z, double p[2]) {
   p[0] = q[0], p[1] = q[1];
 }
 
+// phi1, phi2 of the last z asked for, kept while z repeats: the load transfer's and the
+// cascade filter's rates are constant, and so are most steps' lengths.
+class Phi12Memo {
+ public:
+  void get(double z, double p[2]) {
+    if (!(z == z_)) {  // NaN (the first call) never matches
+      phi12(z, p_);
+      z_ = z;
+    }
+    p[0] = p_[0], p[1] = p_[1];
+  }
+
+ private:
+  double z_ = std::numeric_limits<double>::quiet_NaN();
+  double p_[2] = {1.0, 0.5};
+};
+
+// What etd2_step keeps between steps (a session's own): phi12 of the constant rates.
+struct Etd2Memo {
+  Phi12Memo transfer, filter;
+};
+
 // The linear part L over one step of length dt, ready to apply.
 class Etd2Linear {
  public:
   // lam: the slips' rates; hub: the wheels' coupling; held[i]: wheel i held at rest (its
   // slip is its spin alone, and its G is 0); kc: each pair's differential coupling [1/s];
-  // lag_rate, transfer_rate, filter_rate >= 0.
+  // lag_rate, transfer_rate, filter_rate >= 0; memo: phi12 of the constant rates kept
+  // from the last step (nullptr: computed here).
   Etd2Linear(const HubCoupling& hub, const bool held[4], const double lam[4],
              const double G[4][3], const double kc[2], double lag_rate, double transfer_rate,
-             double filter_rate, double dt)
+             double filter_rate, double dt, Etd2Memo* memo = nullptr)
       : dt_(dt), lag_rate_(lag_rate), transfer_rate_(transfer_rate),
         filter_rate_(filter_rate) {
     n_ = hub.n_wheels;
@@ -86,8 +111,13 @@ class Etd2Linear {
       if (kc[pair] != 0.0) block_phi(pair);
     }
     phi12(-dt * lag_rate, lag_p_);
-    phi12(-dt * transfer_rate, transfer_p_);
-    phi12(-dt * filter_rate, filter_p_);
+    if (memo) {
+      memo->transfer.get(-dt * transfer_rate, transfer_p_);
+      memo->filter.get(-dt * filter_rate, filter_p_);
+    } else {
+      phi12(-dt * transfer_rate, transfer_p_);
+      phi12(-dt * filter_rate, filter_p_);
+    }
   }
 
   // v = phi_k(dt L) v (k = 0: phi1, 1: phi2).
@@ -194,7 +224,7 @@ class Etd2Linear {
   double inv_r_ = 1.0;
   double lam_[4], G_[4][3], kc_[2];
   double pu_[3][4];
-  double block_[3][2][3] = {};
+  double block_[3][2][3];  // set by block_phi for the coupled pairs, read for those only
   double lag_p_[2], transfer_p_[2], filter_p_[2];
 };
 
@@ -226,8 +256,8 @@ inline void etd2_wheel_jacobian(const State& s, const State& f, Rates&& rates,
     rates(tmp, fp);
     for (int i = 0; i < n; ++i) {
       const double dh = kc[i / 2] * ((i ^ 1) < n ? h[i ^ 1] - h[i] : 0.0);
-      const double d = std::fmin((fp[kW0 + i] - f[kW0 + i] - dh) / h[i], 0.0);
-      j[i] = pass == 0 ? d : std::fmin(j[i], d);
+      const double d = fmin_inl((fp[kW0 + i] - f[kW0 + i] - dh) / h[i], 0.0);
+      j[i] = pass == 0 ? d : fmin_inl(j[i], d);
       if (pass == 0 && d > 0.5 * j_lin[i]) tangent = true;
     }
     if (!tangent) break;
@@ -235,16 +265,18 @@ inline void etd2_wheel_jacobian(const State& s, const State& f, Rates&& rates,
   for (int i = n; i < 4; ++i) j[i] = 0.0;
 }
 
-// One etd2 step of s over dt. deriv(state, ds): the full rates; rates(state, ds): the spin
-// rates at a state that differs from the last deriv's in the spins only (wheel_rates);
+// One etd2 step of s over dt. deriv(state, ds): the full rates at the step's start;
+// end_deriv(state, ds): the same at its end (a caller may capture less there: no rates or
+// hub reads follow it); rates(state, ds): the spin rates at a state that differs from the
+// start's in the spins only (wheel_rates);
 // hub(state) -> const HubCoupling&: the wheels' coupling to the body; kc: each pair's viscous
 // differential coupling [1/s]; lag_rate(state): the lagged slips' rate (0: no lag);
 // transfer_rate: 1 / load_transfer_tau; filter_rate: 1 / accel_filter_tau (0: the
-// cascade's states unused).
-template <class Deriv, class Rates, class Hub, class LagRate>
-inline void etd2_step(State& s, double dt, Deriv&& deriv, Rates&& rates, Hub&& hub,
-                      const double kc[2], LagRate&& lag_rate, double transfer_rate,
-                      double filter_rate = 0.0) {
+// cascade's states unused); memo: kept between steps (optional; the same bits).
+template <class Deriv, class EndDeriv, class Rates, class Hub, class LagRate>
+inline void etd2_step(State& s, double dt, Deriv&& deriv, EndDeriv&& end_deriv, Rates&& rates,
+                      Hub&& hub, const double kc[2], LagRate&& lag_rate, double transfer_rate,
+                      double filter_rate = 0.0, Etd2Memo* memo = nullptr) {
   State f0, f1, a, d;
   deriv(s, f0);
   const HubCoupling& hc = hub(s);
@@ -262,14 +294,14 @@ inline void etd2_step(State& s, double dt, Deriv&& deriv, Rates&& rates, Hub&& h
     lam[i] = j[i] * (1.0 + hc.kself[i]);
     for (int c = 0; c < 3; ++c) G[i][c] = j[i] * hc.gb[i][c];
   }
-  const Etd2Linear L(hc, held, lam, G, kc, lag_rate(s), transfer_rate, filter_rate, dt);
+  const Etd2Linear L(hc, held, lam, G, kc, lag_rate(s), transfer_rate, filter_rate, dt, memo);
   d = f0;
   L.apply(d, 0);
   for (int i = 0; i < kStateSize; ++i) {
     a[i] = s[i] + dt * d[i];
     d[i] = a[i] - s[i];
   }
-  deriv(a, f1);
+  end_deriv(a, f1);
   for (int i = 0; i < kStateSize; ++i) f1[i] -= f0[i];
   L.subtract_product(f1, d);
   L.apply(f1, 1);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "etd2.hpp"
+#include "fminmax.hpp"
 #include "params.hpp"
 #include "state.hpp"
 
@@ -31,20 +32,22 @@ struct SlipLag {
 // wheel_deriv(state, ds): the wheel-spin rates only (ds[kW0..kW0+3]), bit-identical to
 // deriv's; the semi-implicit step's perturbed evaluation uses it (the default: deriv).
 // hub_coupling(state) -> const HubCoupling&: the wheels' coupling to the body at the state of the
-// last full derivative, for etd2.
-template <class Deriv, class WheelDeriv, class Hub>
+// last full derivative, for etd2; end_deriv(state, ds): deriv at an etd2 step's end (the
+// same rates; see etd2_step).
+template <class Deriv, class WheelDeriv, class Hub, class EndDeriv>
 inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv,
-                           WheelDeriv&& wheel_deriv, Hub&& hub_coupling,
+                           WheelDeriv&& wheel_deriv, Hub&& hub_coupling, EndDeriv&& end_deriv,
                            const WheelCoupling& coupling = {}, const SlipLag& lag = {},
-                           double transfer_rate = 0.0, double filter_rate = 0.0) {
+                           double transfer_rate = 0.0, double filter_rate = 0.0,
+                           Etd2Memo* memo = nullptr) {
   if (method == Integrator::Etd2) {
-    etd2_step(s, dt, deriv, wheel_deriv, hub_coupling, coupling.k,
+    etd2_step(s, dt, deriv, end_deriv, wheel_deriv, hub_coupling, coupling.k,
               [&](const State& x) {
                 return lag.inv_length > 0.0
-                           ? std::fmax(std::fabs(x[kVx]), lag.floor) * lag.inv_length
+                           ? fmax_inl(std::fabs(x[kVx]), lag.floor) * lag.inv_length
                            : 0.0;
               },
-              transfer_rate, filter_rate);
+              transfer_rate, filter_rate, memo);
     return;
   }
   State k1, k2, k3, k4, tmp;
@@ -70,7 +73,7 @@ inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv
     }
     wheel_deriv(tmp, k3);
     if (lagged) {  // toward the slip at the body's new state (Gauss-Seidel, as the wheels)
-      const double x = std::fmax(std::fabs(s[kVx]), lag.floor) * lag.inv_length * dt;
+      const double x = fmax_inl(std::fabs(s[kVx]), lag.floor) * lag.inv_length * dt;
       const double phi = dt * (x > 1e-8 ? -std::expm1(-x) / x : 1.0 - 0.5 * x);
       for (int i = kTa0; i < kTa0 + 4; ++i) s[i] += phi * k2[i];
     }
@@ -81,8 +84,8 @@ inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv
       // treated exactly below.
       const double kc = coupling.k[pair];
       const double dh = kc * (h[i0 + 1] - h[i0]);
-      const double j0 = std::fmin((k3[w0] - k2[w0] - dh) / h[i0], 0.0);
-      const double j1 = std::fmin((k3[w1] - k2[w1] + dh) / h[i0 + 1], 0.0);
+      const double j0 = fmin_inl((k3[w0] - k2[w0] - dh) / h[i0], 0.0);
+      const double j1 = fmin_inl((k3[w1] - k2[w1] + dh) / h[i0 + 1], 0.0);
       if (kc == 0.0) {
         s[w0] += dt * k2[w0] / (1.0 - dt * j0);
         s[w1] += dt * k2[w1] / (1.0 - dt * j1);
@@ -122,7 +125,7 @@ template <class Deriv>
 inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv) {
   static const HubCoupling none{};
   integrate_step(method, s, dt, deriv, deriv,
-                 [](const State&) -> const HubCoupling& { return none; });
+                 [](const State&) -> const HubCoupling& { return none; }, deriv);
 }
 
 }  // namespace vdsim

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "fminmax.hpp"
+
 namespace vdsim {
 
 enum class LatencyKind { Fixed = 0, Uniform = 1, Normal = 2, Measured = 3, Empirical = 4 };
@@ -60,7 +62,7 @@ class LatencySampler {
         // Box-Muller, cosine branch; 1 - u keeps the logarithm finite.
         const double u1 = 1.0 - rng_.uniform(), u2 = rng_.uniform();
         const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-        return std::fmax(0.0, spec_.mu + spec_.sd * z);  // a computation cannot end before it starts
+        return fmax_inl(0.0, spec_.mu + spec_.sd * z);  // a computation cannot end before it starts
       }
       case LatencyKind::Empirical: {
         // One recorded delay, each with probability 1/n (a bootstrap draw).

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "fminmax.hpp"
 #include "params.hpp"
 #include "state.hpp"
 #include "tire.hpp"
@@ -17,6 +18,7 @@ struct ModelContext {
   const LowSpeedParams* low;
   TireShape shape;
   TireParams tire[2];  // axle_tire(*vehicle, 0 front / 1 rear)
+  TireLanes lanes;     // tire[0], tire[0], tire[1], tire[1]: L2's wheels (tire_forces4)
   // 1 / mass, 1 / yaw_inertia, 1 / wheel_radius^2 (record_hub; set with the tires)
   double inv_mass = 0.0, inv_yaw_inertia = 0.0, inv_r2 = 0.0;
 };
@@ -61,7 +63,7 @@ inline double wheel_accel(double omega, double t_other, double brake, double ine
 // TireShape::fast_algebra; rounding differs, so the others keep the divisions).
 inline void wheel_slip(double vxw, double vyw, double omega, double radius, double floor,
                        double& kappa, double& tan_alpha, bool reciprocal = false) {
-  const double den = std::fmax(std::fabs(vxw), floor);
+  const double den = fmax_inl(std::fabs(vxw), floor);
   if (reciprocal) {
     const double inv = 1.0 / den;
     kappa = (omega * radius - vxw) * inv;
@@ -83,18 +85,16 @@ inline void wheel_rates(const WheelPoints& pts, const State& s, const ModelConte
   double fx4[4];
   bool batch = pts.n == 4 && can_batch(ctx.tire[0], ctx.tire[1], ctx.shape);
   for (int i = 0; batch && i < 4; ++i)
-    batch = pts.w[i].n_tires == 1 && pts.w[i].tire[0].valid;
+    batch = pts.w[i].n_tires == 1 && pts.w[i].tire[0].valid && pts.w[i].axle == i / 2;
   if (batch) {
     double kappa4[4];
-    const TireParams* tires[4];
     const TireAtLoad* recs[4];
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 4; ++i) {  // wheel i on axle i / 2, as ctx.lanes has them
       const WheelPoint& w = pts.w[i];
       kappa4[i] = (s[kW0 + i] * R - w.vxw) * (1.0 / w.den);
-      tires[i] = &ctx.tire[w.axle];
       recs[i] = &w.tire[0];
     }
-    tire_fx_at4(tires, ctx.shape, recs, kappa4, fx4);
+    tire_fx_at4(ctx.lanes, ctx.shape, recs, kappa4, fx4);
   }
   for (int i = 0; i < pts.n; ++i) {
     const WheelPoint& w = pts.w[i];
@@ -167,7 +167,7 @@ inline double relaxed_slip(const State& s, int i, double tan_alpha, double vxw,
   const double lagged = s[kTa0 + i];
   const double speed = std::fabs(vxw);
   if (ds)
-    (*ds)[kTa0 + i] = std::fmax(speed, low.slip_speed_floor) / tire.relaxation_length *
+    (*ds)[kTa0 + i] = fmax_inl(speed, low.slip_speed_floor) / tire.relaxation_length *
                       (tan_alpha - lagged);
   if (speed >= low.slip_speed_floor) return lagged;
   return tan_alpha + speed / low.slip_speed_floor * (lagged - tan_alpha);

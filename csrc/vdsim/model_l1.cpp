@@ -1,5 +1,7 @@
 #include "model_l1.hpp"
 
+#include "fminmax.hpp"
+
 namespace vdsim {
 
 namespace {
@@ -22,8 +24,8 @@ void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ct
 
   // Axle loads with lagged longitudinal transfer; each axle has two identical tires.
   const double dfz = m * s[kAxF] * p.cg_height / L;
-  const double fz_axle[2] = {std::fmax(0.0, m * kGravity * p.cg_to_rear / L - dfz),
-                             std::fmax(0.0, m * kGravity * p.cg_to_front / L + dfz)};
+  const double fz_axle[2] = {fmax_inl(0.0, m * kGravity * p.cg_to_rear / L - dfz),
+                             fmax_inl(0.0, m * kGravity * p.cg_to_front / L + dfz)};
   const double x_axle[2] = {p.cg_to_front, -p.cg_to_rear};
 
   double fx_body = 0.0, fy_body = 0.0, mz = 0.0;
@@ -46,7 +48,7 @@ void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ct
       *wp = WheelPoint{};
       wp->axle = i;
       wp->vxw = vxw;
-      wp->den = std::fmax(std::fabs(vxw), low.slip_speed_floor);
+      wp->den = fmax_inl(std::fabs(vxw), low.slip_speed_floor);
       wp->tan_a = tan_a;
       wp->drive = in.drive[i];
       wp->brake = in.brake[i];
@@ -65,17 +67,17 @@ void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ct
       const double share = i == 0 ? p.roll_stiffness_front : 1.0 - p.roll_stiffness_front;
       const double d = share * m * s[kAyF] * p.cg_height / p.track;
       const TireForces in_ = tire_forces<kFull>(ctx.tire[i], ctx.shape,
-                                                std::fmax(0.0, 0.5 * fz_axle[i] - d), kappa,
+                                                fmax_inl(0.0, 0.5 * fz_axle[i] - d), kappa,
                                                 tan_a, wp ? &wp->tire[0] : nullptr);
       const TireForces out = tire_forces<kFull>(ctx.tire[i], ctx.shape,
-                                                std::fmax(0.0, 0.5 * fz_axle[i] + d), kappa,
+                                                fmax_inl(0.0, 0.5 * fz_axle[i] + d), kappa,
                                                 tan_a, wp ? &wp->tire[1] : nullptr);
       fxw = in_.fx + out.fx;
       fyw_sum = in_.fy + out.fy;
       if (wp) {
         wp->n_tires = 2;
-        wp->fz[0] = std::fmax(0.0, 0.5 * fz_axle[i] - d);
-        wp->fz[1] = std::fmax(0.0, 0.5 * fz_axle[i] + d);
+        wp->fz[0] = fmax_inl(0.0, 0.5 * fz_axle[i] - d);
+        wp->fz[1] = fmax_inl(0.0, 0.5 * fz_axle[i] + d);
       }
     }
     ds[kW0 + i] = wheel_accel(omega, in.drive[i] - fxw * p.wheel_radius, in.brake[i],

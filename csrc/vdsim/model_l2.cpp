@@ -1,5 +1,7 @@
 #include "model_l2.hpp"
 
+#include "fminmax.hpp"
+
 namespace vdsim {
 
 namespace {
@@ -46,7 +48,7 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
   for (int i = 0; i < 4; ++i) {
     const int axle = i / 2;
     const double side = (i % 2 == 0) ? -1.0 : 1.0;  // ay > 0 loads the right wheels
-    const double fz = std::fmax(
+    const double fz = fmax_inl(
         0.0, fz_static[axle] + (axle == 0 ? -dlong : dlong) + side * dlat[axle]);
     fz_sum += fz;
     const double vxh = vx - r * yw[i], vyh = vy + r * xw[i];
@@ -64,8 +66,7 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
       t_w[i] = tire_forces<kFull>(ctx.tire[axle], ctx.shape, fz, kappa, tan_a, &rec_w[i]);
   }
   if (batch) {
-    const TireParams* tires[4] = {&ctx.tire[0], &ctx.tire[0], &ctx.tire[1], &ctx.tire[1]};
-    tire_forces4(tires, ctx.shape, fz_w, kappa_w, tan_w, t_w, rec_w);
+    tire_forces4(ctx.lanes, ctx.shape, fz_w, kappa_w, tan_w, t_w, rec_w);
   }
   for (int i = 0; i < 4; ++i) {
     const int axle = i / 2;
@@ -74,14 +75,22 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     const double omega = s[kW0 + i];
     const TireForces& t = t_w[i];
     WheelPoint* wp_ = kFull && pts ? &pts->w[i] : nullptr;
-    if (wp_) {
+    if (wp_ && !pts->full) {  // the step's end: what wheel_event reads
+      wp_->vxw = vxw;
+      wp_->den = fmax_inl(std::fabs(vxw), low.slip_speed_floor);
+    } else if (wp_) {
+      // Every field assigned (no WheelPoint{} first: its zeroing was a rep stos, 16 % of
+      // this function; state.hpp's size check catches a field added and not set here).
       WheelPoint& wp = *wp_;
-      wp = WheelPoint{};
-      wp.tire[0] = rec_w[i];
       wp.axle = axle;
+      wp.n_tires = 1;
+      wp.scale = 1.0;
       wp.fz[0] = fz;
+      wp.fz[1] = 0.0;
+      wp.tire[0] = rec_w[i];
+      wp.tire[1] = TireAtLoad{};
       wp.vxw = vxw;
-      wp.den = std::fmax(std::fabs(vxw), low.slip_speed_floor);
+      wp.den = fmax_inl(std::fabs(vxw), low.slip_speed_floor);
       wp.tan_a = tan_a;
       wp.drive = in.drive[i];
       wp.brake = in.brake[i];

@@ -1,5 +1,7 @@
 #include "path_task.hpp"
 
+#include "fminmax.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -189,7 +191,7 @@ int PathTask::evaluate(Session& session, const double* action, const double* pre
     }
     ++n_scored_;
     sum_e2_ += p.e_y * p.e_y;
-    max_abs_e_ = std::fmax(max_abs_e_, std::fabs(p.e_y));  // finite: the state is
+    max_abs_e_ = fmax_inl(max_abs_e_, std::fabs(p.e_y));  // finite: the state is
 
     const double ds = p.s - s_prev_;
     const double du0 = action[0] - prev_action[0], du1 = action[1] - prev_action[1];
@@ -199,7 +201,7 @@ int PathTask::evaluate(Session& session, const double* action, const double* pre
         -w.heading * e_psi * e_psi,
         -w.speed * dv * dv,
         -w.smoothness * (du0 * du0 + du1 * du1),
-        w.progress * ds / (std::fmax(p.v_ref, 1.0) * control_period),
+        w.progress * ds / (fmax_inl(p.v_ref, 1.0) * control_period),
         -w.cone * fresh,
         (flags & kTerminated) ? -w.terminal : 0.0,
     };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fminmax.hpp"
 #include "params.hpp"
 #include "schedule.hpp"
 #include "state.hpp"
@@ -28,7 +29,7 @@ inline double driven_omega(const State& s, const VehicleParams& p, Level level) 
 
 // Maximum drive torque at the wheels at spin omega: torque cap, then power cap.
 inline double drive_torque_cap(const VehicleParams& p, double omega) {
-  return omega > 1e-3 ? std::fmin(p.drive_torque_max, p.drive_power_max / omega)
+  return omega > 1e-3 ? fmin_inl(p.drive_torque_max, p.drive_power_max / omega)
                       : p.drive_torque_max;
 }
 

@@ -16,6 +16,7 @@
 #include <limits>
 #include <utility>
 
+#include "fminmax.hpp"
 #include "lag.hpp"
 #include "schedule.hpp"
 
@@ -119,7 +120,7 @@ class RobotDriver {
     return split(pedal_);
   }
 
-  static Pedal split(double p) { return Pedal{std::fmax(p, 0.0), std::fmax(-p, 0.0)}; }
+  static Pedal split(double p) { return Pedal{fmax_inl(p, 0.0), fmax_inl(-p, 0.0)}; }
 
   RobotDriverParams p_;
   double integral_ = 0.0;

@@ -34,6 +34,8 @@
 #include <deque>
 #include <vector>
 
+#include "fminmax.hpp"
+
 namespace vdsim {
 
 struct Command {
@@ -55,7 +57,7 @@ inline int64_t whole_ticks(double seconds, double dt) {
   const double q = seconds / dt;
   if (!(std::fabs(q) <= static_cast<double>(kMaxTicks))) return -2;
   const double n = std::nearbyint(q);
-  if (std::fabs(q - n) > kTickTol * std::fmax(1.0, std::fabs(q))) return -1;
+  if (std::fabs(q - n) > kTickTol * fmax_inl(1.0, std::fabs(q))) return -1;
   return static_cast<int64_t>(n);
 }
 
@@ -68,7 +70,7 @@ inline int64_t tolerant_ticks(double seconds, double dt, double (*round)(double)
   if (!(q <= static_cast<double>(kMaxTicks))) return kMaxTicks;
   if (q < -static_cast<double>(kMaxTicks)) return -kMaxTicks;
   const double n = std::nearbyint(q);
-  if (std::fabs(q - n) <= kTickTol * std::fmax(1.0, std::fabs(q))) return static_cast<int64_t>(n);
+  if (std::fabs(q - n) <= kTickTol * fmax_inl(1.0, std::fabs(q))) return static_cast<int64_t>(n);
   return static_cast<int64_t>(round(q));
 }
 }  // namespace detail
@@ -98,7 +100,7 @@ inline int64_t nearest_ticks(double seconds, double dt, bool* exact = nullptr) {
     return -kMaxTicks;
   }
   const double n = std::nearbyint(q);  // the default rounding mode: half to even
-  if (exact) *exact = std::fabs(q - n) <= kTickTol * std::fmax(1.0, std::fabs(q));
+  if (exact) *exact = std::fabs(q - n) <= kTickTol * fmax_inl(1.0, std::fabs(q));
   return static_cast<int64_t>(n);
 }
 

@@ -24,6 +24,7 @@ void Session::derive_from_vehicle() {
   const TireParams front = axle_tire(vehicle_, 0), rear = axle_tire(vehicle_, 1);
   ctx_.tire[0] = front;
   ctx_.tire[1] = rear;
+  ctx_.lanes = TireLanes::of(front, rear);
   ctx_.shape = TireShape::from(vehicle_.tire);
   ctx_.shape.use_fast(config_.integrator == Integrator::SemiImplicit ||
                           config_.integrator == Integrator::Etd2,
@@ -209,15 +210,22 @@ void Session::advance(int64_t n) {
     WheelPoints& pts = pts_;  // a member: not cleared per step (every full derivative fills it)
     integrate_step(
         config_.integrator, state_, dt,
-        [&](const State& s, State& ds) { full_deriv(s, ds, reuse ? &pts : nullptr); },
+        [&](const State& s, State& ds) {
+          pts.full = true;
+          full_deriv(s, ds, reuse ? &pts : nullptr);
+        },
         [&](const State& s, State& ds) {
           if (reuse) wheel_rates(pts, s, ctx_, ds);
           else if (config_.level == Level::L1) deriv_l1_wheels(s, in, ctx_, ds);
           else deriv_l2_wheels(s, in, ctx_, ds);
         },
         [&](const State&) -> const HubCoupling& { return pts.hub; },
+        [&](const State& s, State& ds) {  // etd2's end: wheel_event reads vxw and den only
+          pts.full = false;
+          full_deriv(s, ds, reuse ? &pts : nullptr);
+        },
         coupling_, lag_, 1.0 / vehicle_.load_transfer_tau,
-        cascade ? 1.0 / vehicle_.accel_filter_tau : 0.0);
+        cascade ? 1.0 / vehicle_.accel_filter_tau : 0.0, &etd2_memo_);
     // A braked wheel whose spin reaches or crosses zero within the substep stops there and
     // holds.
     for (int i = 0; i < n_wheels; ++i) {

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "env_core.hpp"
+#include "fminmax.hpp"
 #include "session.hpp"
 
 namespace vdsim {
@@ -96,7 +97,7 @@ class SpeedTask {
     if (score) {
       ++n_;
       sum_e2_ += e * e;  // NaN from a non-finite state on: the statistics become NaN
-      max_abs_e_ = std::isfinite(e) ? std::fmax(max_abs_e_, std::fabs(e)) : e;
+      max_abs_e_ = std::isfinite(e) ? fmax_inl(max_abs_e_, std::fabs(e)) : e;
     }
     info[0] = reward;
     info[1] = e;

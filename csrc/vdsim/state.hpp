@@ -70,10 +70,19 @@ struct WheelPoint {
   double vxw = 0.0, den = 1.0, tan_a = 0.0;  // hub speed, slip denominator, tire's slip
   double drive = 0.0, brake = 0.0, inertia = 1.0, coupling = 0.0;
 };
+// deriv_l2 sets every field of its WheelPoints one by one: a new field must be set there.
+static_assert(sizeof(WheelPoint) == 2 * sizeof(int) + 10 * sizeof(double) +
+                                        2 * sizeof(TireAtLoad),
+              "a WheelPoint field was added: set it in deriv_l2 (model_l2.cpp)");
 struct WheelPoints {
   WheelPoint w[4];
   int n = 0;
   HubCoupling hub;  // the wheels' coupling to the body at the same state
+  // Set by the caller before a full derivative. false: the evaluation at an etd2 step's
+  // end, whose points only Session::wheel_event reads (each wheel's vxw and den); L2 then
+  // records those alone, and the rest keeps the step's start (every step starts with a
+  // full record).
+  bool full = true;
 };
 
 }  // namespace vdsim

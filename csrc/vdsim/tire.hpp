@@ -3,6 +3,7 @@
 #pragma once
 #include <cmath>
 
+#include "fminmax.hpp"
 #include "params.hpp"
 
 namespace vdsim {
@@ -128,7 +129,7 @@ struct TireShape {
 // Friction coefficient at load fz (load sensitivity), never below 10 % of mu.
 inline double tire_mu(const TireParams& p, double fz) {
   const double dfz = (fz - p.fz_nominal) / p.fz_nominal;
-  return p.mu * std::fmax(0.1, 1.0 + p.pdy2 * dfz);
+  return p.mu * fmax_inl(0.1, 1.0 + p.pdy2 * dfz);
 }
 
 // Lateral stiffness factor B_y at load fz, chosen so that the cornering stiffness
@@ -210,7 +211,7 @@ inline TireForces tire_forces(const TireParams& p, const TireShape& s, double fz
     // tire_mu and tire_lateral_b rewritten: B_y = B (Fz0 / fz) g(fz) mu / mu(fz) with
     // g = 2x / ((1 + x^2) g_nominal), x = fz / (pky2 Fz0), is 2 B mu / (pky2 g_nominal
     // (1 + x^2) mu(fz)).
-    const double mu_fz = p.mu * std::fmax(0.1, 1.0 + p.pdy2 * (fz - p.fz_nominal) * s.inv_fz0);
+    const double mu_fz = p.mu * fmax_inl(0.1, 1.0 + p.pdy2 * (fz - p.fz_nominal) * s.inv_fz0);
     const double dx = p.longitudinal.D * mu_fz * fz;
     const double dy = p.lateral.D * mu_fz * fz;
     const double bx = p.longitudinal.B;
@@ -261,7 +262,7 @@ inline TireForces tire_forces(const TireParams& p, const TireShape& s, double fz
 }
 
 // tire_forces for four tires at once (the L2 model's wheels), structure of arrays: lane i
-// is tire_forces<true>(*p[i], s, fz[i], kappa[i], tan_alpha[i], &rec[i]) bit for bit,
+// is tire_forces<true>(tire i, s, fz[i], kappa[i], tan_alpha[i], &rec[i]) bit for bit,
 // on the path the default physics takes (fast_algebra with the fast curves, no weighting
 // functions: can_batch). Every lane computes every branch and keeps its own, so the
 // compiler evaluates the lanes together on the baseline x86-64 target (SSE2, two lanes
@@ -313,31 +314,65 @@ inline void mf_shape_fast(const double* bx, const double* C, const double* E, do
 }
 }  // namespace lanes
 
-inline void tire_forces4(const TireParams* const p[4], const TireShape& s, const double fz[4],
+// The four tires' parameters as lanes (tire_forces4, tire_fx_at4), gathered once per
+// vehicle (ModelContext::lanes: front, front, rear, rear) instead of in every call.
+struct TireLanes {
+  alignas(16) double mu[4], pdy2[4], fz0[4], Dx[4], Dy[4], Bx[4], By0[4], Cx[4], Cy[4], Ex[4],
+      Ey[4], pky2[4];
+  int n_pky2 = 0;  // lanes with pky2 > 0: at 0 or 4 one lateral stiffness law serves all
+
+  static TireLanes of(const TireParams* const p[4]) {
+    TireLanes t;
+    for (int i = 0; i < 4; ++i) {
+      const TireParams& q = *p[i];
+      t.mu[i] = q.mu, t.pdy2[i] = q.pdy2, t.fz0[i] = q.fz_nominal;
+      t.Dx[i] = q.longitudinal.D, t.Dy[i] = q.lateral.D, t.Bx[i] = q.longitudinal.B;
+      t.By0[i] = q.lateral.B, t.Cx[i] = q.longitudinal.C, t.Cy[i] = q.lateral.C;
+      t.Ex[i] = q.longitudinal.E, t.Ey[i] = q.lateral.E, t.pky2[i] = q.pky2;
+      t.n_pky2 += q.pky2 > 0.0;
+    }
+    return t;
+  }
+  static TireLanes of(const TireParams& front, const TireParams& rear) {
+    const TireParams* p[4] = {&front, &front, &rear, &rear};
+    return of(p);
+  }
+};
+
+inline void tire_forces4(const TireLanes& t, const TireShape& s, const double fz[4],
                          const double kappa[4], const double tan_alpha[4], TireForces out[4],
                          TireAtLoad rec[4]) {
   constexpr int N = lanes::kN;
-  alignas(16) double mu[N], pdy2[N], fz0[N], Dx[N], Dy[N], Bx[N], By0[N], Cx[N], Cy[N],
-      Ex[N], Ey[N], pky2[N];
-  for (int i = 0; i < N; ++i) {
-    const TireParams& q = *p[i];
-    mu[i] = q.mu, pdy2[i] = q.pdy2, fz0[i] = q.fz_nominal;
-    Dx[i] = q.longitudinal.D, Dy[i] = q.lateral.D, Bx[i] = q.longitudinal.B;
-    By0[i] = q.lateral.B, Cx[i] = q.longitudinal.C, Cy[i] = q.lateral.C;
-    Ex[i] = q.longitudinal.E, Ey[i] = q.lateral.E, pky2[i] = q.pky2;
-  }
+  const double *mu = t.mu, *pdy2 = t.pdy2, *fz0 = t.fz0, *Dx = t.Dx, *Dy = t.Dy, *Bx = t.Bx,
+               *By0 = t.By0, *Cx = t.Cx, *Cy = t.Cy, *Ex = t.Ex, *Ey = t.Ey, *pky2 = t.pky2;
   alignas(16) double dx[N], dy[N], by[N], sx[N], sy[N], sn[N], ux[N], uy[N], shx[N], shy[N],
-      fx[N], fy[N];
+      fx[N], fy[N], mufz[N];
   for (int i = 0; i < N; ++i) {
     // tire_forces' fast_algebra branch, operation by operation.
     const double load = 1.0 + pdy2[i] * (fz[i] - fz0[i]) * s.inv_fz0;
     const double mu_fz = mu[i] * (load > 0.1 ? load : 0.1);  // fmax(0.1, load), NaN: 0.1
     dx[i] = Dx[i] * mu_fz * fz[i];
     dy[i] = Dy[i] * mu_fz * fz[i];
-    const double x = fz[i] * s.inv_pky2_fz0;
-    const double by_k = By0[i] * mu[i] * s.c_by / ((1.0 + x * x) * mu_fz);
-    const double by_p = By0[i] * mu[i] / mu_fz;
-    by[i] = pky2[i] > 0.0 ? by_k : by_p;
+    mufz[i] = mu_fz;
+  }
+  // The lateral stiffness law of each lane; one law alone when all lanes share it (the
+  // axle tires do: axle_tire changes lateral.B only).
+  if (t.n_pky2 == N) {
+    for (int i = 0; i < N; ++i) {
+      const double x = fz[i] * s.inv_pky2_fz0;
+      by[i] = By0[i] * mu[i] * s.c_by / ((1.0 + x * x) * mufz[i]);
+    }
+  } else if (t.n_pky2 == 0) {
+    for (int i = 0; i < N; ++i) by[i] = By0[i] * mu[i] / mufz[i];
+  } else {
+    for (int i = 0; i < N; ++i) {
+      const double x = fz[i] * s.inv_pky2_fz0;
+      const double by_k = By0[i] * mu[i] * s.c_by / ((1.0 + x * x) * mufz[i]);
+      const double by_p = By0[i] * mu[i] / mufz[i];
+      by[i] = pky2[i] > 0.0 ? by_k : by_p;
+    }
+  }
+  for (int i = 0; i < N; ++i) {
     sx[i] = kappa[i] * Bx[i] * s.inv_ux;
     sy[i] = tan_alpha[i] * by[i] * s.inv_uy;
     sn[i] = std::sqrt(sx[i] * sx[i] + sy[i] * sy[i]);
@@ -382,17 +417,15 @@ inline double tire_fx_at(const TireParams& p, const TireShape& s, const TireAtLo
 }
 
 // tire_fx_at for four tires at once (the etd2 Jacobian's evaluations on L2): lane i is
-// tire_fx_at(*p[i], s, rec[i], fz, kappa[i], tan_alpha) bit for bit, for records of the
+// tire_fx_at(tire i, s, rec[i], fz, kappa[i], tan_alpha) bit for bit, for records of the
 // fast path (rec[i].valid, s.fast_algebra and s.fast_x: can_batch), every branch computed
 // per lane as in tire_forces4.
-inline void tire_fx_at4(const TireParams* const p[4], const TireShape& s,
-                        const TireAtLoad* const rec[4], const double kappa[4], double out[4]) {
+inline void tire_fx_at4(const TireLanes& t, const TireShape& s, const TireAtLoad* const rec[4],
+                        const double kappa[4], double out[4]) {
   constexpr int N = lanes::kN;
-  alignas(16) double Bx[N], Cx[N], Ex[N], dx[N], sy[N], sx[N], sn[N], ux[N], shx[N];
-  for (int i = 0; i < N; ++i) {
-    Bx[i] = p[i]->longitudinal.B, Cx[i] = p[i]->longitudinal.C, Ex[i] = p[i]->longitudinal.E;
-    dx[i] = rec[i]->dx, sy[i] = rec[i]->sy;
-  }
+  const double *Bx = t.Bx, *Cx = t.Cx, *Ex = t.Ex;
+  alignas(16) double dx[N], sy[N], sx[N], sn[N], ux[N], shx[N];
+  for (int i = 0; i < N; ++i) dx[i] = rec[i]->dx, sy[i] = rec[i]->sy;
   for (int i = 0; i < N; ++i) {
     sx[i] = kappa[i] * Bx[i] * s.inv_ux;
     sn[i] = std::sqrt(sx[i] * sx[i] + sy[i] * sy[i]);
