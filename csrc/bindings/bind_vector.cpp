@@ -28,14 +28,34 @@ struct InfoCol {
   int kind;  // 0 float64, 1 int64, 2 bool
 };
 
+// A fresh C-contiguous (n0,) or (n0, n1) array (n1 < 0: 1-d) of dtype dt, by numpy's C
+// API as pybind11 calls it but without pybind11's shape and stride vectors (two heap
+// allocations per array): step_fast builds about fifteen arrays per call, and at small N
+// (a dyno row steps in 0.5 us) they are most of its cost.
+py::array fresh(const py::dtype& dt, py::ssize_t n0, py::ssize_t n1 = -1) {
+  auto& api = py::detail::npy_api::get();
+  Py_intptr_t dims[2] = {n0, n1};
+  PyObject* a = api.PyArray_NewFromDescr_(api.PyArray_Type_, dt.inc_ref().ptr(), n1 < 0 ? 1 : 2,
+                                          dims, nullptr, nullptr, 0, nullptr);
+  if (!a) throw py::error_already_set();
+  return py::reinterpret_steal<py::array>(a);
+}
+
+struct Dtypes {
+  py::dtype f64 = py::dtype::of<double>(), f32 = py::dtype::of<float>(),
+            i64 = py::dtype::of<int64_t>(), b = py::dtype::of<bool>();
+};
+
 // What step_fast needs besides the session: the Python env's batch buffers (validated
 // once by bind_buffers) and the info layout.
 struct FastStep {
   bool ready = false;
+  Dtypes dt;
   py::array obs, rewards, flags, terms, info, elapsed;
   std::vector<InfoCol> base, timing;
   std::vector<py::str> term_keys, term_mask_keys;
-  py::str reward_terms_key{"reward_terms"}, time_limit_key{"TimeLimit.truncated"};
+  py::str reward_terms_key{"reward_terms"}, reward_terms_mask_key{"_reward_terms"},
+      time_limit_key{"TimeLimit.truncated"};
 };
 
 struct PyVectorEnvCore {
@@ -63,23 +83,24 @@ py::object scalar(double v, int kind) {
 }
 
 // A fresh (N,) array of one info column in its batched dtype.
-py::array info_column(const double* info, int64_t n, int64_t stride, int64_t col, int kind) {
+py::array info_column(const Dtypes& dt, const double* info, int64_t n, int64_t stride,
+                      int64_t col, int kind) {
   if (kind == 1) {
-    py::array_t<int64_t> a(n);
-    auto* o = a.mutable_data();
+    py::array a = fresh(dt.i64, n);
+    auto* o = static_cast<int64_t*>(a.mutable_data());
     for (int64_t i = 0; i < n; ++i) o[i] = static_cast<int64_t>(info[i * stride + col]);
-    return std::move(a);
+    return a;
   }
   if (kind == 2) {
-    py::array_t<bool> a(n);
-    auto* o = a.mutable_data();
+    py::array a = fresh(dt.b, n);
+    auto* o = static_cast<bool*>(a.mutable_data());
     for (int64_t i = 0; i < n; ++i) o[i] = info[i * stride + col] != 0.0;
-    return std::move(a);
+    return a;
   }
-  py::array_t<double> a(n);
-  auto* o = a.mutable_data();
+  py::array a = fresh(dt.f64, n);
+  auto* o = static_cast<double*>(a.mutable_data());
   for (int64_t i = 0; i < n; ++i) o[i] = info[i * stride + col];
-  return std::move(a);
+  return a;
 }
 
 // The actions as a C-contiguous (N, m) float32/float64 array within [-tol, tol] (NaN
@@ -238,14 +259,16 @@ void bind_vector(py::module_& m) {
 
              const int64_t obs_n = spec.obs_size(), term_n = spec.term_size();
              const int64_t info_n = spec.info_size();
-             py::array_t<float> obs({n, obs_n});
+             const Dtypes& dt = f.dt;
+             py::array obs = fresh(dt.f32, n, obs_n);
              std::memcpy(obs.mutable_data(), b.obs, sizeof(float) * n * obs_n);
-             py::array_t<double> rewards(n);
+             py::array rewards = fresh(dt.f64, n);
              std::memcpy(rewards.mutable_data(), b.rewards, sizeof(double) * n);
-             py::array_t<bool> terminated(n), truncated(n), mask(n);
-             bool* te = terminated.mutable_data();
-             bool* tr = truncated.mutable_data();
-             bool* mk = mask.mutable_data();
+             py::array terminated = fresh(dt.b, n), truncated = fresh(dt.b, n),
+                       mask = fresh(dt.b, n);
+             bool* te = static_cast<bool*>(terminated.mutable_data());
+             bool* tr = static_cast<bool*>(truncated.mutable_data());
+             bool* mk = static_cast<bool*>(mask.mutable_data());
              auto* elapsed = static_cast<int64_t*>(f.elapsed.mutable_data());
              int64_t ended = 0;
              for (int64_t i = 0; i < n; ++i) {
@@ -276,30 +299,31 @@ void bind_vector(py::module_& m) {
                  out[i] = std::move(d);
                }
                // SB3's step values: float32 rewards, dones (terminated or truncated).
-               py::array_t<float> rewards32(n);
-               py::array_t<bool> dones(n);
+               py::array rewards32 = fresh(dt.f32, n), dones = fresh(dt.b, n);
+               auto* r32 = static_cast<float*>(rewards32.mutable_data());
+               auto* dn = static_cast<bool*>(dones.mutable_data());
                for (int64_t i = 0; i < n; ++i) {
-                 rewards32.mutable_data()[i] = static_cast<float>(b.rewards[i]);
-                 dones.mutable_data()[i] = te[i] || tr[i];
+                 r32[i] = static_cast<float>(b.rewards[i]);
+                 dn[i] = te[i] || tr[i];
                }
                return py::make_tuple(std::move(obs), std::move(rewards32), std::move(dones),
                                      std::move(out), ended);
              }
              py::dict infos;
              for (const InfoCol& c : f.base) {
-               infos[c.key] = info_column(b.info, n, info_n, c.col, c.kind);
+               infos[c.key] = info_column(dt, b.info, n, info_n, c.col, c.kind);
                infos[c.mask_key] = mask;
              }
              py::dict reward_terms;
              for (int64_t j = 0; j < term_n; ++j) {
-               reward_terms[f.term_keys[j]] = info_column(b.terms, n, term_n, j, 0);
+               reward_terms[f.term_keys[j]] = info_column(dt, b.terms, n, term_n, j, 0);
                reward_terms[f.term_mask_keys[j]] = mask;
              }
-             infos["reward_terms"] = std::move(reward_terms);
-             infos["_reward_terms"] = mask;
+             infos[f.reward_terms_key] = std::move(reward_terms);
+             infos[f.reward_terms_mask_key] = mask;
              if (timing)
                for (const InfoCol& c : f.timing) {
-                 infos[c.key] = info_column(b.info, n, info_n, c.col, c.kind);
+                 infos[c.key] = info_column(dt, b.info, n, info_n, c.col, c.kind);
                  infos[c.mask_key] = mask;
                }
              return py::make_tuple(std::move(obs), std::move(rewards), std::move(terminated),
