@@ -114,8 +114,8 @@ def previous_gif(paths: list[Path], out: Path, fps: float) -> int:
     the close-up's limits set), every frame kept, one save at the end."""
     from PIL import Image
 
-    from vdsim_gym.traces.trace import read_trace
     from vdsim_gym.traces.render import _Figure
+    from vdsim_gym.traces.trace import read_trace
 
     traces = [read_trace(p) for p in paths]
     fig = _Figure(traces, ["a", "b"], "a, b")

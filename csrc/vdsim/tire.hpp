@@ -2,6 +2,8 @@
 // Pure functions of (load, slip, params); the per-parameter constants live in TireShape.
 #pragma once
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "fminmax.hpp"
 #include "params.hpp"
@@ -20,9 +22,18 @@ inline double mf_peak_u(const MFCurve& c) {
   double lo = 0.0, hi = 1.0;
   auto f = [&](double u) { return (1.0 - c.E) * u + c.E * std::atan(u) - target; };
   while (f(hi) < 0.0 && hi < 1e6) hi *= 2.0;
+  auto bits = [](double x) {
+    uint64_t b;
+    std::memcpy(&b, &x, sizeof b);
+    return b;
+  };
   for (int i = 0; i < 200; ++i) {
     const double mid = 0.5 * (lo + hi);
+    const uint64_t lo0 = bits(lo), hi0 = bits(hi);
     (f(mid) < 0.0 ? lo : hi) = mid;
+    // Once an iteration leaves (lo, hi) as they were (adjacent doubles: mid is one of
+    // them), every later one does too: the same result as all 200, after about 60.
+    if (bits(lo) == lo0 && bits(hi) == hi0) break;
   }
   return 0.5 * (lo + hi);
 }

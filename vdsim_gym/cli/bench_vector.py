@@ -4,8 +4,8 @@
   core-only vector step of the same work (the same recorded actions and substeps through
   the C++ batch step alone, without the Python env) and against the physics alone
   (no path task): the share of core throughput kept.
-- gymnasium CartPole-v1 ``SyncVectorEnv``, highway-env ``lane-keeping-v0`` and EnvPool
-  CartPole for reference, when installed.
+- gymnasium CartPole-v1 ``SyncVectorEnv``, highway-env ``lane-keeping-v0``, and EnvPool's
+  CartPole and LaneKeeping (its C++ port of lane-keeping-v0) for reference, when installed.
 - The same at N = 64 on 2 threads with the reference physics (heun on every 0.5 ms
   substep, the default before the training-grade stepping): the before/after ratio.
 - stable-baselines3 PPO ``learn()`` on ``make_sb3_vec_env(VDSim-DLC-v0, 8)``, default and
@@ -17,6 +17,7 @@ Best of ``repeats`` alternating blocks per figure, for a shared machine.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -124,19 +125,25 @@ def reference_rows(steps: int, repeats: int) -> list[VRow]:
         pass
     try:
         import envpool
-
-        pool = envpool.make_gymnasium("CartPole-v1", num_envs=64)
-        pool.reset()
-        act = np.zeros(64, dtype=np.int32)
-
-        def run() -> None:
-            for _ in range(steps):
-                pool.step(act)
-
-        sec = min(best_time(run, 1, 1) for _ in range(repeats)) / steps
-        rows.append(VRow("EnvPool CartPole-v1", 64, None, 64 / sec, None))
     except ImportError:
-        pass
+        return rows
+    # CartPole, and the C++ port of highway-env's lane-keeping-v0 (a kinematic bicycle;
+    # benchmarks/bench_envpool.py compares it in detail), random actions, 2 worker threads.
+    rng = np.random.default_rng(0)
+    for task, act in (("CartPole-v1", np.zeros(64, dtype=np.int32)),
+                      ("LaneKeeping-v0", rng.uniform(-1, 1, (64, 1)).astype(np.float32))):
+        with warnings.catch_warnings():  # EnvPool's spaces warn on float64 bounds
+            warnings.simplefilter("ignore")
+            pool = envpool.make_gymnasium(task, num_envs=64, num_threads=2, seed=0)
+            pool.reset()
+
+            def run(pool: Any = pool, act: np.ndarray = act) -> None:
+                for _ in range(steps):
+                    pool.step(act)
+
+            sec = min(best_time(run, 1, 1) for _ in range(repeats)) / steps
+            pool.close()
+        rows.append(VRow(f"EnvPool {task}", 64, 2, 64 / sec, None))
     return rows
 
 
