@@ -11,7 +11,8 @@ figure is the best block, each ratio min / median / max over the blocks.
 
 Why it matters: PPO's first rollouts are such actions, and ``etd2`` (the default) takes a
 step through a wheel lock, a release or a slip past 0.03 again on one-tick steps
-(docs/PHYSICS.md, "Events"), which random pedal inputs hit nearly every step.
+(docs/PHYSICS.md, "Events"), which random pedal inputs hit nearly every step. The
+``etd2 ev 1.5ms`` rows take those steps at 1.5 ms (``event_step=1.5e-3``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ import numpy as np
 import vdsim_gym  # noqa: F401  (registration)
 from vdsim_gym.cli.bench import _baseline_episode
 
-INTEGRATORS = ("etd2", "semi_implicit", "heun")
+# name: gym.make physics keywords; "etd2 ev 1.5ms": the default with event_step=1.5 ms
+# (longer steps after a wheel event; docs/PHYSICS.md, "Events").
+CONFIGS: dict[str, dict[str, Any]] = {
+    "etd2": {"integrator": "etd2"},
+    "etd2 ev 1.5ms": {"integrator": "etd2", "event_step": 1.5e-3},
+    "semi_implicit": {"integrator": "semi_implicit"},
+    "heun": {"integrator": "heun"},
+}
 
 
 def cost(env: Any, actions: np.ndarray) -> float:
@@ -49,8 +57,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--steps", type=int, default=2000)
     args = ap.parse_args()
-    envs = {name: gym.make("VDSim-DLC-v0", level="L2", terminate_on_cone=False,
-                           integrator=name) for name in INTEGRATORS}
+    envs = {name: gym.make("VDSim-DLC-v0", level="L2", terminate_on_cone=False, **kw)
+            for name, kw in CONFIGS.items()}
     smooth = np.array(_baseline_episode(envs["heun"]))
     smooth = np.resize(smooth, (args.steps, 2)).astype(np.float32)
     rand = np.random.default_rng(0).uniform(-1.0, 1.0, (args.steps, 2)).astype(np.float32)
@@ -68,9 +76,11 @@ def main() -> None:
         print(f"  {what:54s} {statistics.median(r):6.2f} ({min(r):.2f}, {max(r):.2f})")
 
     print("ratios, median (min, max) over the blocks:")
-    for name in INTEGRATORS:
+    for name in CONFIGS:
         ratio((name, "random"), (name, "baseline"), f"{name}: random / baseline actions")
     ratio(("etd2", "random"), ("semi_implicit", "random"), "random actions: etd2 / semi_implicit")
+    ratio(("etd2 ev 1.5ms", "random"), ("etd2", "random"),
+          "random actions: etd2 event_step 1.5 ms / etd2")
     ratio(("heun", "random"), ("etd2", "random"), "random actions: heun 0.5 ms / etd2")
 
 

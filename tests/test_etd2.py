@@ -108,3 +108,87 @@ def test_etd2_is_deterministic_and_matches_across_vector_threads():
         vec.close()
         out.append(np.stack(rows))
     assert np.array_equal(out[0], out[1])
+
+
+# ---------------------------------------------------------------- event_step
+
+
+def _random_rollout(**physics):
+    """Observations of VDSim-DLC-v0 at L2 under seeded uniform random actions (full pedal
+    and steer swings: wheel locks, releases and large slips nearly every step)."""
+    import gymnasium as gym
+
+    env = gym.make("VDSim-DLC-v0", level="L2", terminate_on_cone=False, **physics)
+    rng = np.random.default_rng(5)
+    obs, _ = env.reset(seed=0)
+    out = [obs]
+    for a in rng.uniform(-1.0, 1.0, size=(150, 2)).astype(np.float32):
+        obs, _, term, trunc, _ = env.step(a)
+        out.append(obs)
+        if term or trunc:
+            break
+    return np.array(out)
+
+
+def test_event_step_of_one_substep_is_the_default_bit_for_bit():
+    assert np.array_equal(_random_rollout(event_step=5e-4), _random_rollout())
+
+
+def test_event_step_changes_only_the_steps_after_wheel_events():
+    # Random actions take the event rule nearly every step: longer steps after an event
+    # give another (nearby) trajectory; the baseline's smooth inputs never take it.
+    default, longer = _random_rollout(), _random_rollout(event_step=1.5e-3)
+    assert not np.array_equal(default, longer)
+    assert np.max(np.abs(default[:20] - longer[:20])) < 0.05  # the same run, early on
+    import gymnasium as gym
+
+    from vdsim_gym.controllers import stanley_pi
+
+    runs = []
+    for kw in ({}, {"event_step": 1.5e-3}):
+        env = gym.make("VDSim-DLC-v0", level="L2", **kw)
+        policy = stanley_pi(env)
+        obs, _ = env.reset(seed=0)
+        seq, done = [obs], False
+        while not done:
+            obs, _, term, trunc, _ = env.step(policy.predict(obs)[0])
+            seq.append(obs)
+            done = term or trunc
+        runs.append(np.array(seq))
+    assert len(runs[0]) > 100 and np.array_equal(runs[0], runs[1])
+
+
+def test_event_step_passes_the_closed_loop_gate_where_the_rule_matters():
+    """The ACC PID's hard braking locks and releases the wheels every few samples: the
+    case the event rule was made for (docs/PHYSICS.md, "Events")."""
+    from vdsim_gym.eval.closed_loop_gate import run_gate
+
+    rows = run_gate({"event_step": 1.5e-3}, cases=["acc_hard_brake"], levels=("L2",))
+    assert rows and all(r.passes for r in rows), [(r.metric, r.rel_err) for r in rows]
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"event_step": 1.5e-3, "integrator": "semi_implicit"}, "integrator='etd2' only"),
+    ({"event_step": 1e-2}, "longer than the longest step"),
+    ({"event_step": 1.2e-3}, "not a whole multiple of substep_dt"),
+    ({"event_step": -5e-4}, "must be positive"),
+    ({"event_step": True}, "finite number of seconds"),
+])
+def test_event_step_refuses_bad_values(kwargs, match):
+    import gymnasium as gym
+
+    from vdsim_gym.config import ConfigError
+
+    with pytest.raises(ConfigError, match=match):
+        gym.make("VDSim-DLC-v0", **kwargs)
+
+
+def test_event_step_enters_the_physics_hash_only_when_set():
+    import gymnasium as gym
+
+    from vdsim_gym.traces.provenance import param_hash
+
+    default = param_hash(gym.make("VDSim-DLC-v0").unwrapped.physics)
+    one = param_hash(gym.make("VDSim-DLC-v0", event_step=5e-4).unwrapped.physics)
+    longer = param_hash(gym.make("VDSim-DLC-v0", event_step=1.5e-3).unwrapped.physics)
+    assert default == one != longer

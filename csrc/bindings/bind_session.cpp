@@ -27,7 +27,8 @@ void bind_session(py::module_& m) {
       .def_readwrite("steer_dead_ticks", &SimConfig::steer_dead_ticks)
       .def_readwrite("longitudinal_dead_ticks", &SimConfig::longitudinal_dead_ticks)
       .def_readwrite("low", &SimConfig::low)
-      .def_readwrite("step_ticks", &SimConfig::step_ticks);
+      .def_readwrite("step_ticks", &SimConfig::step_ticks)
+      .def_readwrite("fine_ticks", &SimConfig::fine_ticks);
 
   py::class_<Command>(m, "Command")
       .def(py::init<double, double>(), py::arg("steer") = 0.0, py::arg("longitudinal") = 0.0)

@@ -152,10 +152,13 @@ void Session::advance(int64_t n) {
       if (steer_channel_.apply_due(tick_, c)) command_.steer = c.steer;
       if (lon_channel_.apply_due(tick_, c)) command_.longitudinal = c.longitudinal;
     }
-    // This step's length in ticks: up to step_ticks, ending at the next event.
+    // This step's length in ticks: up to step_ticks, ending at the next event; after a
+    // wheel event (the fine region) up to fine_ticks, within the region.
     int64_t m = 1;
-    if (multirate && tick_ >= fine_until_) {
-      m = std::min(config_.step_ticks, end - tick_);
+    const bool fine = multirate && tick_ < fine_until_;
+    if (multirate && (!fine || config_.fine_ticks > 1)) {
+      m = fine ? std::min({config_.fine_ticks, end - tick_, fine_until_ - tick_})
+               : std::min(config_.step_ticks, end - tick_);
       const int64_t next = next_event();
       if (next > tick_) m = std::min(m, next - tick_);
       // Trace rows do not end steps (recording must not change a run): a row inside this
@@ -169,7 +172,7 @@ void Session::advance(int64_t n) {
     const bool interpolate = m > 1 && trace_decimation_ > 0;
     State start;
     const bool reuse = config_.integrator == Integrator::Etd2;
-    const bool may_redo = reuse && m > 1;
+    const bool may_redo = reuse && m > 1 && !fine;  // the fine region's steps stand
     if (interpolate || may_redo) start = state_;
     double omega_before[4];
     for (int i = 0; i < n_wheels; ++i) omega_before[i] = state_[kW0 + i];

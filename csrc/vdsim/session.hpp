@@ -30,6 +30,12 @@ struct SimConfig {
   // and never end one), so the time grid stays substep_dt while the physics steps longer. 1 (default): every tick. With a steering
   // actuator the steps stay one tick (its chain runs per tick).
   int64_t step_ticks = 1;
+  // etd2's step length after a wheel event [ticks] (1..step_ticks): a long step through a
+  // lock, a release or a slip past the linear range is taken again on steps of up to this
+  // many ticks (each still ending at the next event), not retaken themselves. 1 (default):
+  // one-tick steps, the rule the published figures were computed with (docs/PHYSICS.md,
+  // "Events").
+  int64_t fine_ticks = 1;
   // Per-channel actuation dead times [ticks]: a command's steer reaches the vehicle this
   // many ticks after the command applies (its apply tick, or command_now), its
   // longitudinal component after the other (e.g. electric power steering against

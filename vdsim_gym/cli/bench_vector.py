@@ -8,8 +8,9 @@
   CartPole and LaneKeeping (its C++ port of lane-keeping-v0) for reference, when installed.
 - The same at N = 64 on 2 threads with the reference physics (heun on every 0.5 ms
   substep, the default before the training-grade stepping): the before/after ratio.
-- stable-baselines3 PPO ``learn()`` on ``make_sb3_vec_env(VDSim-DLC-v0, 8)``, default and
-  reference physics: the share of its wall time spent inside the env (step_wait, reset).
+- stable-baselines3 PPO ``learn()`` on ``make_sb3_vec_env(VDSim-DLC-v0, 8)``, default
+  physics, the default with ``event_step=1.5e-3`` and the reference physics: the share of
+  its wall time spent inside the env (step_wait, reset).
 
 Best of ``repeats`` alternating blocks per figure, for a shared machine.
 """
@@ -195,7 +196,7 @@ def run(steps: int = 50, repeats: int = 15, ppo: bool = True,
     configuration starts (the whole run takes ~30 s)."""
     check_count(steps, "steps")
     check_count(repeats, "repeats")
-    stages = Stages("bench --vector", len(SIZES) * len(THREADS) + 2 + 3 * ppo, progress)
+    stages = Stages("bench --vector", len(SIZES) * len(THREADS) + 2 + 4 * ppo, progress)
     lines = [f"{'case':<44} {'N':>4} {'threads':>7} {'agent steps/s':>14} {'substeps/s':>12}"]
     rows: list[VRow] = []
     ratios: list[str] = []
@@ -238,7 +239,8 @@ def run(steps: int = 50, repeats: int = 15, ppo: bool = True,
         lines.append(f"{r.name:<44} {r.num_envs:>4} {thr:>7} {r.agent_steps_per_s:14.0f} {sub}")
     if ppo:
         try:
-            for name, kw in (("default", {}), ("reference", REFERENCE)):
+            for name, kw in (("default", {}), ("event_step 1.5 ms", {"event_step": 1.5e-3}),
+                             ("reference", REFERENCE)):
                 stages.start(f"PPO learn, 16384 steps on 8 envs, {name} physics")
                 wall, share = ppo_env_share(**kw)
                 ratios.append(f"PPO learn(16384 steps, make_sb3_vec_env 8 envs, light "

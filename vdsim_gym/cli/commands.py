@@ -71,6 +71,8 @@ def _accuracy(args: argparse.Namespace) -> int:
         physics["integrator"] = args.integrator
     if args.max_step is not None:
         physics["max_step"] = args.max_step
+    if args.event_step is not None:
+        physics["event_step"] = args.event_step
     levels = tuple(args.levels.split(",")) if args.levels else ("L2", "L1")
     cases = args.cases.split(",") if args.cases else None
     rows = run_gate(physics, cases=cases, levels=levels,
@@ -413,6 +415,9 @@ def _add_accuracy(sub: Any) -> None:
                           "default physics)")
     acc.add_argument("--max-step", type=float, default=None,
                      help="with --closed-loop: the longest integration step [s]")
+    acc.add_argument("--event-step", type=float, default=None,
+                     help="with --closed-loop: etd2's step after a wheel event [s] (default: "
+                          "one substep; docs/PHYSICS.md, \"Events\")")
     acc.add_argument("--cases", default=None,
                      help="with --closed-loop: comma-separated case names (default: all)")
     acc.add_argument("--levels", default=None, help="with --closed-loop: e.g. L2 or L2,L1")
