@@ -49,12 +49,11 @@ def test_every_error_is_a_vdsim_error_and_keeps_its_builtin_class():
     assert issubclass(errors.DelayRoundingWarning, errors.VDSimWarning)
     assert issubclass(errors.VDSimWarning, UserWarning)
     # The old import paths are the same classes.
-    from vdsim_gym.config import ConfigError as ConfigError2
-    from vdsim_gym.trace import TraceError
-
     from vdsim_gym import ConfigError
+    from vdsim_gym.config import ConfigError as ConfigError2
     from vdsim_gym.dyno import ActuatorError, DelayRoundingWarning
     from vdsim_gym.eval import ControllerError
+    from vdsim_gym.trace import TraceError
 
     assert ConfigError is ConfigError2 is errors.ConfigError
     assert (TraceError, ActuatorError, ControllerError, DelayRoundingWarning) == (

@@ -8,9 +8,9 @@ import math
 
 import numpy as np
 import pytest
-from vdsim_gym.config import default_vehicle
 
 from vdsim_gym import _core
+from vdsim_gym.config import default_vehicle
 
 ATAN_BOUND = 5e-11  # [rad], tire.hpp
 SIN_BOUND = 4e-15

@@ -22,27 +22,24 @@ def test_every_old_path_is_the_new_module_itself(old, new):
 
 
 def test_from_imports_submodules_and_patches_see_one_module(monkeypatch):
-    from vdsim_gym.validation import metrics
-
     from vdsim_gym import plant as old_plant
     from vdsim_gym.analysis.validation import metrics as metrics2
     from vdsim_gym.sim import plant
+    from vdsim_gym.validation import metrics
 
     assert old_plant is plant and metrics is metrics2
     monkeypatch.setattr("vdsim_gym.plant.STATE_SIZE", -1)  # a patch on the old path
     assert plant.STATE_SIZE == -1
-    from vdsim_gym.trace import TraceError
-
     from vdsim_gym.errors import TraceError as TraceError2
+    from vdsim_gym.trace import TraceError
 
     assert TraceError is TraceError2
 
 
 def test_pickles_and_the_old_loop_margins_module_names():
-    from vdsim_gym.config import load_vehicle
-
     from vdsim_gym.analysis import LoopModel, loop_margins
     from vdsim_gym.analysis.margins import loop_margins as lm
+    from vdsim_gym.config import load_vehicle
 
     v = load_vehicle("generic_sedan")  # pickled by its class's new module path
     assert type(v).__module__ == "vdsim_gym.sim.config"

@@ -6,6 +6,8 @@ atomically, with progress on stderr and clear errors."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -51,7 +53,7 @@ def test_frames_move_the_cursor_and_the_car_over_one_static_image(tmp_path):
         f0, f1 = np.asarray(fig.frame(0.1)), np.asarray(fig.frame(0.9))
         assert np.array_equal(fig.background, bg)  # frames never touch the static image
         assert f0.shape == bg.shape and not np.array_equal(f0, f1)
-        for name, (left, top, right, bottom) in fig.panel_boxes.items():
+        for name, (_left, top, _right, bottom) in fig.panel_boxes.items():
             u = fig.panel_trans[name].transform([[0.9, 0.0]])[0, 0]
             col = f1[int(top) + 5: int(bottom) - 5, int(round(u))]
             assert np.all(col.max(axis=-1) < 60), name  # the black cursor at t = 0.9
@@ -110,7 +112,7 @@ def test_gif_streams_every_frame_to_the_file_as_it_is_drawn(tmp_path, monkeypatc
     monkeypatch.setattr(trace_render._GifStream, "add", add)
     out = render_gif([a], tmp_path / "run.gif", fps=20)
     assert len(sizes) == 21  # 1 s at 20 frames a second, and t = 0
-    assert sizes[0] > 0 and all(b > a for a, b in zip(sizes, sizes[1:]))  # written as drawn
+    assert sizes[0] > 0 and all(b > a for a, b in itertools.pairwise(sizes))  # written as drawn
     with Image.open(out) as gif:
         assert gif.n_frames == 21 and gif.info["duration"] == 50 and gif.info["loop"] == 0
         gif.seek(0)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
-import re
 import sys
 from pathlib import Path
 from typing import Any

@@ -4,6 +4,7 @@ dyno_bench.md), analytic road-load solutions and a slow Python reference of its 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import numpy as np
@@ -128,7 +129,7 @@ def test_mean_rule_is_second_order_and_end_rule_first():
            for rule in ("mean", "end")}
     for rule, order in (("mean", 2.0), ("end", 1.0)):
         e = err[rule]
-        for coarse, fine in zip(e, e[1:]):
+        for coarse, fine in itertools.pairwise(e):
             assert math.log2(coarse / fine) == pytest.approx(order, abs=0.25), (rule, e)
     assert abs(_pull_speed("mean", 0.02) - ref) * 100 < abs(_pull_speed("end", 0.02) - ref)
 

@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 import pytest
-from vdsim_gym.config import ConfigError, load_vehicle
 
+from vdsim_gym.config import ConfigError, load_vehicle
 from vdsim_gym.envs.course import Course
 from vdsim_gym.envs.courses import (
     COURSE_PRESETS,

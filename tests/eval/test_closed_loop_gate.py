@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from vdsim_gym.eval.closed_loop_gate import CASES, GATE, GateRow, run_gate, summary
+from vdsim_gym.eval.closed_loop_gate import CASES, GateRow, run_gate, summary
 
 PATH_CASES = ("dlc_iso3888_1", "dlc_iso3888_2", "dlc_lane_change_3p5_30", "path_follow")
 

@@ -159,4 +159,5 @@ def load_dyno(vehicle: str | Path | DynoConfig | dict[str, Any] = "ev_dyno_bench
     return _validate(merge(default_dyno(), data, str(path)), str(path))
 
 
-__all__ = ["DYNO_RANGES", "SPEED_UPDATES", "DynoConfig", "default_dyno", "from_vehicle", "load_dyno"]
+__all__ = ["DYNO_RANGES", "SPEED_UPDATES", "DynoConfig", "default_dyno", "from_vehicle",
+           "load_dyno"]

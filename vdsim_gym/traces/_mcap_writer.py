@@ -202,7 +202,7 @@ def _axis_names(entry: Mapping[str, Any], shape: tuple[int, ...]) -> list[list[s
         cols = [cols]
     out: list[list[str] | None] = [None] * len(shape)
     if isinstance(cols, list) and len(cols) == len(shape):
-        for k, (names, size) in enumerate(zip(cols, shape)):
+        for k, (names, size) in enumerate(zip(cols, shape, strict=True)):
             if isinstance(names, list) and len(names) == size and len(set(names)) == size \
                     and all(isinstance(c, str) and c for c in names):
                 out[k] = names
@@ -233,7 +233,7 @@ def _shaper(names: list[list[str] | None]) -> Callable[[Any], Any]:
     axis = names[0]
     if axis is None:
         return lambda v: [inner(x) for x in v]
-    return lambda v: {n: inner(x) for n, x in zip(axis, v)}
+    return lambda v: {n: inner(x) for n, x in zip(axis, v, strict=False)}
 
 
 def _as_lists(arr: np.ndarray) -> list[Any]:
@@ -456,7 +456,7 @@ def write_mcap(tr: Trace, out: str | Path, *, start_time_ns: int = 0) -> Path:
                 finite = np.all(np.isfinite(pose), axis=1)
             units = json.dumps(tr.units)
             sig_id = channel(TOPIC_SIGNALS, signals_schema(tr), units=units)
-            for i, (ns, row) in enumerate(zip(times, _signal_rows(tr))):
+            for i, (ns, row) in enumerate(zip(times, _signal_rows(tr), strict=False)):
                 if pose is not None and finite[i]:
                     x, y, psi = pose[i].tolist()
                     stamp, q = _stamp(ns), _yaw(psi)

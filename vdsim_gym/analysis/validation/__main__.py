@@ -1,4 +1,5 @@
-"""``python -m vdsim_gym.analysis.validation``: the validation table (``vdsim_gym.analysis.validation.main``)."""
+"""``python -m vdsim_gym.analysis.validation``: the validation table
+(``vdsim_gym.analysis.validation.main``)."""
 
 import sys
 
