@@ -82,10 +82,16 @@ inline void wheel_rates(const WheelPoints& pts, const State& s, const ModelConte
   const double R = ctx.vehicle->wheel_radius;
   // L2's four wheels on the default path: their tires at once (tire_fx_at4, bit for bit
   // the per-wheel tire_fx_at below).
+  // L1's two axles of two tires each (roll_stiffness_front set): the same four lanes,
+  // tire k of axle i in lane 2 i + k.
   double fx4[4];
-  bool batch = pts.n == 4 && can_batch(ctx.tire[0], ctx.tire[1], ctx.shape);
+  const bool can = can_batch(ctx.tire[0], ctx.tire[1], ctx.shape);
+  bool batch = can && pts.n == 4, batch_l1 = can && pts.n == 2;
   for (int i = 0; batch && i < 4; ++i)
     batch = pts.w[i].n_tires == 1 && pts.w[i].tire[0].valid && pts.w[i].axle == i / 2;
+  for (int i = 0; batch_l1 && i < 2; ++i)
+    batch_l1 = pts.w[i].n_tires == 2 && pts.w[i].tire[0].valid && pts.w[i].tire[1].valid &&
+               pts.w[i].axle == i;
   if (batch) {
     double kappa4[4];
     const TireAtLoad* recs[4];
@@ -95,6 +101,16 @@ inline void wheel_rates(const WheelPoints& pts, const State& s, const ModelConte
       recs[i] = &w.tire[0];
     }
     tire_fx_at4(ctx.lanes, ctx.shape, recs, kappa4, fx4);
+  } else if (batch_l1) {
+    double kappa4[4];
+    const TireAtLoad* recs[4];
+    for (int i = 0; i < 2; ++i) {
+      const WheelPoint& w = pts.w[i];
+      kappa4[2 * i] = kappa4[2 * i + 1] = (s[kW0 + i] * R - w.vxw) * (1.0 / w.den);
+      recs[2 * i] = &w.tire[0];
+      recs[2 * i + 1] = &w.tire[1];
+    }
+    tire_fx_at4(ctx.lanes, ctx.shape, recs, kappa4, fx4);
   }
   for (int i = 0; i < pts.n; ++i) {
     const WheelPoint& w = pts.w[i];
@@ -102,6 +118,8 @@ inline void wheel_rates(const WheelPoints& pts, const State& s, const ModelConte
     double fx;
     if (batch) {
       fx = w.scale * fx4[i];
+    } else if (batch_l1) {
+      fx = fx4[2 * i] + fx4[2 * i + 1];  // tire 0's, then + tire 1's, as below
     } else {
       const double kappa = ctx.shape.fast_algebra ? (omega * R - w.vxw) * (1.0 / w.den)
                                                   : (omega * R - w.vxw) / w.den;
