@@ -9,10 +9,11 @@ record; recording again replaces it) and the test skips, visibly, where none mat
 
 Cases: DLC presets and PathFollow, L1 and L2, without latency and with fixed, uniform
 (skip and queue) latency, single envs and vector envs on 1 and 2 threads; Stanley + PI
-actions (row-wise numpy, so batch and single agree). ``eval/...``: ClosedLoopEval with a
-policy on an env (``env=``, ``policy=``) in mode A and B (fixed, uniform skip/queue,
-normal): digests of the samples table (k, t_sample, t_apply, c_k, overrun, command) and
-of the trace at the sampled times.
+actions (row-wise numpy, so batch and single agree). ``random/...``: seeded uniform random
+actions on L1 and L2 (the event rule, the brake, L1's one- and two-tire axles).
+``eval/...``: ClosedLoopEval with a policy on an env (``env=``, ``policy=``) in mode A and
+B (fixed, uniform skip/queue, normal): digests of the samples table (k, t_sample,
+t_apply, c_k, overrun, command) and of the trace at the sampled times.
 """
 
 from __future__ import annotations
@@ -227,8 +228,40 @@ def task_digest(env_id: str, kwargs: dict[str, Any], seed: int = 11) -> str:
     return h.hexdigest()
 
 
+# Uniform random actions (full pedal and steer swings, as RL's first rollouts): wheel
+# locks, releases and large slips, so the event rule, the Coulomb brake and both tire
+# paths of L1 (one tire per axle without roll_stiffness_front, two with it) are pinned.
+RANDOM_CASES: dict[str, dict[str, Any]] = {
+    f"{level}/{physics}/{vehicle}": {"level": level, **pkw, **vkw}
+    for level in ("L1", "L2")
+    for physics, pkw in (("default", {}), ("semi_implicit", {"integrator": "semi_implicit"}),
+                         ("event_step", {"event_step": 1.5e-3}))
+    for vehicle, vkw in (("sedan", {}), ("no_roll", {"vehicle": {"roll_stiffness_front":
+                                                                 None}}))
+}
+
+
+def random_digest(kwargs: dict[str, Any], seed: int = 11) -> str:
+    env = gym.make("VDSim-DLC-v0", terminate_on_cone=False, **kwargs)
+    rng = np.random.default_rng(seed)
+    h = hashlib.sha256()
+    obs, _ = env.reset(seed=seed)
+    _update(h, obs)
+    for a in rng.uniform(-1.0, 1.0, size=(STEPS, 2)).astype(np.float32):
+        obs, reward, term, trunc, _ = env.step(a)
+        _update(h, obs, np.float64(reward), np.array([term, trunc]))
+        if term or trunc:
+            obs, _ = env.reset()
+            _update(h, obs)
+    _update(h, env.unwrapped.state)
+    env.close()
+    return h.hexdigest()
+
+
 def compute() -> dict[str, str]:
     out = {}
+    for name, kw in RANDOM_CASES.items():
+        out[f"random/{name}"] = random_digest(kw)
     for name, kw in ACC_CASES.items():
         out[f"single/{name}"] = task_digest("VDSim-ACC-v0", kw)
     for name, kw in DYNO_CASES.items():
