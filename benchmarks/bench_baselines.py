@@ -103,6 +103,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--calls", type=int, default=20000)
     args = ap.parse_args()
+    if args.calls < 64 or args.repeats < 1:
+        ap.error("--calls must be at least 64 (the batch rows time calls // 64 batches of "
+                 "64) and --repeats at least 1")
     setups = []
     for name, env_id, make in CASES:
         env = gym.make(env_id)
