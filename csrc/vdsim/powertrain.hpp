@@ -2,6 +2,8 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "fminmax.hpp"
 #include "params.hpp"
@@ -33,12 +35,40 @@ inline double drive_torque_cap(const VehicleParams& p, double omega) {
                       : p.drive_torque_max;
 }
 
+// cos and sin of the last steer angle asked for, kept while it repeats bit for bit (a
+// session's: the steer holds between commands, while every integration step and, with the
+// continuous cascade, every derivative builds its inputs).
+class SteerTrig {
+ public:
+  void get(double steer, double& c, double& s) {
+    uint64_t b;
+    std::memcpy(&b, &steer, sizeof b);
+    if (!valid_ || b != bits_) {  // bits: -0.0 and 0.0 have sines of their own signs
+      cos_ = std::cos(steer);
+      sin_ = std::sin(steer);
+      bits_ = b;
+      valid_ = true;
+    }
+    c = cos_, s = sin_;
+  }
+
+ private:
+  bool valid_ = false;
+  uint64_t bits_ = 0;
+  double cos_ = 1.0, sin_ = 0.0;
+};
+
 inline WheelInputs wheel_inputs(const Command& c, double steer, Longitudinal mode, Level level,
-                                const State& s, const VehicleParams& p) {
+                                const State& s, const VehicleParams& p,
+                                SteerTrig* trig = nullptr) {
   WheelInputs in;
   in.steer = steer;
-  in.cos_steer = std::cos(steer);
-  in.sin_steer = std::sin(steer);
+  if (trig) {
+    trig->get(steer, in.cos_steer, in.sin_steer);
+  } else {
+    in.cos_steer = std::cos(steer);
+    in.sin_steer = std::sin(steer);
+  }
   double drive = 0.0, brake = 0.0;  // totals at the wheels [N m]
   if (mode == Longitudinal::Force) {
     const double t = c.longitudinal * p.wheel_radius;

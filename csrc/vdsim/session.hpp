@@ -145,6 +145,7 @@ class Session {
   int64_t fine_until_ = -1;
   WheelPoints pts_;  // etd2: what the last full derivative captured (wheel_rates)
   Etd2Memo etd2_memo_;  // etd2: phi of the constant rates, kept between steps
+  SteerTrig steer_trig_;  // cos and sin of the steer, kept while it holds
   bool continuous_cascade() const {
     return config_.longitudinal == Longitudinal::Accel && config_.integrator == Integrator::Etd2;
   }
