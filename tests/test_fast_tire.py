@@ -70,7 +70,11 @@ def test_curves_past_the_fast_sine_range_use_libm() -> None:
             _core.tire_forces(tire, 4000.0, 0.0, tan_a)
 
 
-def test_four_tires_at_once_equal_four_scalar_calls_bit_for_bit():
+BUILDS = ["baseline"] + (["avx2"] if _core.tire4_build() == "avx2" else [])
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_four_tires_at_once_equal_four_scalar_calls_bit_for_bit(build):
     """tire_forces4 (the L2 model's tires evaluated together, tire.hpp) against the scalar
     tire_forces lane by lane: forces and the recorded constants, over loads (unloaded
     included), slips from the linear limit to full slide, and non-finite inputs."""
@@ -86,7 +90,7 @@ def test_four_tires_at_once_equal_four_scalar_calls_bit_for_bit():
     kappa = rng.normal(0.0, 0.2, (n, 4)) * rng.choice([1e-15, 1e-3, 1.0, 10.0], (n, 4))
     tan_a = rng.normal(0.0, 0.1, (n, 4)) * rng.choice([0.0, 1e-14, 1.0, 5.0], (n, 4))
     kappa[5, 1], tan_a[6, 2], fz[7, 3] = np.nan, np.inf, np.nan
-    got = _core.tire_forces4(front, rear, fz, kappa, tan_a)
+    got = _core.tire_forces4(front, rear, fz, kappa, tan_a, build=build)
     want = np.empty_like(got)
     for r in range(n):
         for i in range(4):
@@ -97,9 +101,39 @@ def test_four_tires_at_once_equal_four_scalar_calls_bit_for_bit():
     assert np.count_nonzero(got[0]) > n  # not all trivially zero
     # Stiffness proportional to load (pky2 = 0): the other branch of the lateral B.
     rear.pky2 = 0.0
-    got = _core.tire_forces4(front, rear, fz[:300], kappa[:300], tan_a[:300])
+    got = _core.tire_forces4(front, rear, fz[:300], kappa[:300], tan_a[:300], build=build)
     for r in range(300):
         for i in (2, 3):
             np.testing.assert_array_equal(
                 got[:, r, i], _core.tire_forces_recorded(rear, front, fz[r, i], kappa[r, i],
                                                          tan_a[r, i]))
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_four_tires_fx_at_equal_the_scalar_calls_bit_for_bit(build):
+    """tire_fx_at4 (the etd2 Jacobian's four tires at once) against tire_fx_at lane by
+    lane, from recorded constants over the slip range, zero and non-finite slips."""
+    from vdsim_gym.config import load_vehicle
+
+    core = load_vehicle().to_core()
+    front, rear = _core.axle_tire(core, 0), _core.axle_tire(core, 1)
+    rng = np.random.default_rng(4)
+    n = 3000
+    dx = rng.uniform(0.0, 9000.0, (n, 4))
+    dx[::9] = 0.0
+    sy = rng.normal(0.0, 0.5, (n, 4)) * rng.choice([0.0, 1e-14, 1.0, 4.0], (n, 4))
+    kappa = rng.normal(0.0, 0.2, (n, 4)) * rng.choice([0.0, 1e-15, 1e-3, 1.0, 10.0], (n, 4))
+    kappa[3, 0], kappa[4, 3] = np.nan, -np.inf
+    got = _core.tire_fx_at4(front, rear, dx, sy, kappa, build=build)
+    want = np.array([[_core.tire_fx_at(front if i < 2 else rear, front, dx[r, i], sy[r, i],
+                                       1000.0, kappa[r, i], 0.0) for i in range(4)]
+                     for r in range(n)])
+    np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+    assert np.count_nonzero(got) > n
+
+
+def test_tire4_builds_are_named_and_checked():
+    assert _core.tire4_build() in ("avx2", "baseline")
+    with pytest.raises(ValueError, match="build must be 'auto', 'baseline' or 'avx2'"):
+        _core.tire_forces4(_core.TireParams(), _core.TireParams(), np.zeros((1, 4)),
+                           np.zeros((1, 4)), np.zeros((1, 4)), build="sse9")

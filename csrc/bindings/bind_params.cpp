@@ -2,7 +2,9 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "vdsim/model_common.hpp"
 #include "vdsim/params.hpp"
@@ -85,10 +87,24 @@ void bind_params(py::module_& m) {
   // tire for lanes 0 and 1, rear for 2 and 3; the shape from the front tire with the
   // default physics' evaluation (fast curves, fast_algebra). Returns fx, fy, rec.dx and
   // rec.sy, each (N, 4), for the bit-for-bit test against tire_forces.
-  m.def("tire_forces4", [](const TireParams& front, const TireParams& rear,
+  // build: "auto" (the one in use: AVX2 where the CPU has it), "baseline" or "avx2" (a
+  // ValueError where this CPU has none).
+  auto build_of = [](const std::string& name) -> std::optional<Tire4Build> {
+    if (name == "auto") return std::nullopt;
+    if (name == "baseline") return Tire4Build::Baseline;
+    if (name == "avx2") return Tire4Build::Avx2;
+    throw std::invalid_argument("build must be 'auto', 'baseline' or 'avx2', got '" + name + "'");
+  };
+  m.def("tire4_build",
+        [] { return vdsim::tire4_build() == Tire4Build::Avx2 ? "avx2" : "baseline"; },
+        "The build of the four-lane tire evaluations in use on this CPU ('avx2' or "
+        "'baseline'); both give the same bits");
+  m.def("tire_forces4", [build_of](const TireParams& front, const TireParams& rear,
                            py::array_t<double, py::array::c_style | py::array::forcecast> fz,
                            py::array_t<double, py::array::c_style | py::array::forcecast> kappa,
-                           py::array_t<double, py::array::c_style | py::array::forcecast> tan_a) {
+                           py::array_t<double, py::array::c_style | py::array::forcecast> tan_a,
+                           const std::string& build) {
+        const std::optional<Tire4Build> b = build_of(build);
         if (fz.ndim() != 2 || fz.shape(1) != 4 || kappa.size() != fz.size() ||
             tan_a.size() != fz.size())
           throw std::invalid_argument("tire_forces4: fz, kappa, tan_alpha of shape (N, 4)");
@@ -104,8 +120,13 @@ void bind_params(py::module_& m) {
         for (py::ssize_t r = 0; r < n; ++r) {
           TireForces f[4];
           TireAtLoad rec[4];
-          tire_forces4(tires, shape, fz.data() + 4 * r, kappa.data() + 4 * r,
-                       tan_a.data() + 4 * r, f, rec);
+          if (!b) {
+            tire_forces4(tires, shape, fz.data() + 4 * r, kappa.data() + 4 * r,
+                         tan_a.data() + 4 * r, f, rec);
+          } else if (!tire_forces4_with(*b, tires, shape, fz.data() + 4 * r,
+                                        kappa.data() + 4 * r, tan_a.data() + 4 * r, f, rec)) {
+            throw std::invalid_argument("tire_forces4: this CPU has no AVX2");
+          }
           for (int i = 0; i < 4; ++i) {
             o[(0 * n + r) * 4 + i] = f[i].fx;
             o[(1 * n + r) * 4 + i] = f[i].fy;
@@ -115,7 +136,54 @@ void bind_params(py::module_& m) {
         }
         return out;
       }, py::arg("front"), py::arg("rear"), py::arg("fz"), py::arg("kappa"),
-      py::arg("tan_alpha"));
+      py::arg("tan_alpha"), py::arg("build") = "auto");
+  // tire_fx_at4 (the etd2 Jacobian's four tires at once) on (N, 4) arrays of recorded
+  // constants (dx, sy: TireAtLoad, valid) and slips, front tire for lanes 0 and 1; the
+  // shape as tire_forces4's. Returns fx (N, 4), for the bit-for-bit test against
+  // tire_fx_at.
+  m.def("tire_fx_at4", [build_of](const TireParams& front, const TireParams& rear,
+                          py::array_t<double, py::array::c_style | py::array::forcecast> dx,
+                          py::array_t<double, py::array::c_style | py::array::forcecast> sy,
+                          py::array_t<double, py::array::c_style | py::array::forcecast> kappa,
+                          const std::string& build) {
+        const std::optional<Tire4Build> b = build_of(build);
+        if (dx.ndim() != 2 || dx.shape(1) != 4 || sy.size() != dx.size() ||
+            kappa.size() != dx.size())
+          throw std::invalid_argument("tire_fx_at4: dx, sy, kappa of shape (N, 4)");
+        TireShape shape = TireShape::from(front);
+        shape.use_fast(true, front);
+        shape.use_fast_algebra(true, front);
+        if (!can_batch(front, rear, shape))
+          throw std::invalid_argument("tire_fx_at4: these tires take the scalar path");
+        const py::ssize_t n = dx.shape(0);
+        py::array_t<double> out({n, static_cast<py::ssize_t>(4)});
+        const TireLanes tires = TireLanes::of(front, rear);
+        for (py::ssize_t r = 0; r < n; ++r) {
+          TireAtLoad recs[4];
+          const TireAtLoad* rp[4];
+          for (int i = 0; i < 4; ++i) {
+            recs[i] = {true, dx.data()[4 * r + i], sy.data()[4 * r + i]};
+            rp[i] = &recs[i];
+          }
+          double* o = out.mutable_data() + 4 * r;
+          if (!b) {
+            tire_fx_at4(tires, shape, rp, kappa.data() + 4 * r, o);
+          } else if (!tire_fx_at4_with(*b, tires, shape, rp, kappa.data() + 4 * r, o)) {
+            throw std::invalid_argument("tire_fx_at4: this CPU has no AVX2");
+          }
+        }
+        return out;
+      }, py::arg("front"), py::arg("rear"), py::arg("dx"), py::arg("sy"), py::arg("kappa"),
+      py::arg("build") = "auto");
+  // tire_fx_at of one tire from its recorded constants (valid), with tire_forces4's shape.
+  m.def("tire_fx_at", [](const TireParams& p, const TireParams& shape_tire, double dx,
+                         double sy, double fz, double kappa, double tan_alpha) {
+        TireShape shape = TireShape::from(shape_tire);
+        shape.use_fast(true, shape_tire);
+        shape.use_fast_algebra(true, shape_tire);
+        return tire_fx_at(p, shape, TireAtLoad{true, dx, sy}, fz, kappa, tan_alpha);
+      }, py::arg("params"), py::arg("shape_tire"), py::arg("dx"), py::arg("sy"), py::arg("fz"),
+      py::arg("kappa"), py::arg("tan_alpha"));
   // tire_forces with its TireAtLoad record: (fx, fy, rec.dx, rec.sy), the same shape and
   // evaluation as tire_forces4 (front tire's shape, fast curves, fast_algebra).
   m.def("tire_forces_recorded", [](const TireParams& p, const TireParams& shape_tire,

@@ -350,9 +350,9 @@ struct TireLanes {
   }
 };
 
-inline void tire_forces4(const TireLanes& t, const TireShape& s, const double fz[4],
-                         const double kappa[4], const double tan_alpha[4], TireForces out[4],
-                         TireAtLoad rec[4]) {
+inline void tire_forces4_lanes(const TireLanes& t, const TireShape& s, const double fz[4],
+                               const double kappa[4], const double tan_alpha[4],
+                               TireForces out[4], TireAtLoad rec[4]) {
   constexpr int N = lanes::kN;
   const double *mu = t.mu, *pdy2 = t.pdy2, *fz0 = t.fz0, *Dx = t.Dx, *Dy = t.Dy, *Bx = t.Bx,
                *By0 = t.By0, *Cx = t.Cx, *Cy = t.Cy, *Ex = t.Ex, *Ey = t.Ey, *pky2 = t.pky2;
@@ -431,8 +431,9 @@ inline double tire_fx_at(const TireParams& p, const TireShape& s, const TireAtLo
 // tire_fx_at(tire i, s, rec[i], fz, kappa[i], tan_alpha) bit for bit, for records of the
 // fast path (rec[i].valid, s.fast_algebra and s.fast_x: can_batch), every branch computed
 // per lane as in tire_forces4.
-inline void tire_fx_at4(const TireLanes& t, const TireShape& s, const TireAtLoad* const rec[4],
-                        const double kappa[4], double out[4]) {
+inline void tire_fx_at4_lanes(const TireLanes& t, const TireShape& s,
+                              const TireAtLoad* const rec[4], const double kappa[4],
+                              double out[4]) {
   constexpr int N = lanes::kN;
   const double *Bx = t.Bx, *Cx = t.Cx, *Ex = t.Ex;
   alignas(16) double dx[N], sy[N], sx[N], sn[N], ux[N], shx[N];
@@ -449,5 +450,26 @@ inline void tire_fx_at4(const TireLanes& t, const TireShape& s, const TireAtLoad
     out[i] = sn[i] < 1e-12 ? lin : mf;
   }
 }
+
+// tire_forces4 and tire_fx_at4 (tire.cpp): the lanes above compiled twice, for the
+// baseline x86-64 target (SSE2: two lanes per instruction) and for AVX2 (four), and the
+// AVX2 build used where the CPU has it (chosen once, when the module loads). Both run the
+// same IEEE operations per lane: no FMA (the avx2 target does not enable it, and
+// -ffp-contract=off), add, multiply, divide and sqrt correctly rounded in either, selects
+// and sign operations exact. So the bits are the same on every CPU; tests/test_fast_tire.py
+// compares the two builds bit for bit where the CPU has AVX2.
+enum class Tire4Build { Baseline = 0, Avx2 = 1 };
+void tire_forces4(const TireLanes& t, const TireShape& s, const double fz[4],
+                  const double kappa[4], const double tan_alpha[4], TireForces out[4],
+                  TireAtLoad rec[4]);
+void tire_fx_at4(const TireLanes& t, const TireShape& s, const TireAtLoad* const rec[4],
+                 const double kappa[4], double out[4]);
+// One build explicitly (the tests); false where that build is not available here.
+bool tire_forces4_with(Tire4Build b, const TireLanes& t, const TireShape& s,
+                       const double fz[4], const double kappa[4], const double tan_alpha[4],
+                       TireForces out[4], TireAtLoad rec[4]);
+bool tire_fx_at4_with(Tire4Build b, const TireLanes& t, const TireShape& s,
+                      const TireAtLoad* const rec[4], const double kappa[4], double out[4]);
+Tire4Build tire4_build();  // the build in use
 
 }  // namespace vdsim
