@@ -246,7 +246,7 @@ def run(steps: int = 50, repeats: int = 15, ppo: bool = True,
                 ratios.append(f"PPO learn(16384 steps, make_sb3_vec_env 8 envs, light "
                               f"update), {name} physics: {wall:.1f} s, env share "
                               f"{100 * share:.1f} %"
-                              + ("  (aim <= 10 %)" if name == "default" else ""))
+                              + ("  (issue 30 aim: < 5 %)" if name == "default" else ""))
             stages.start("PPO learn, 16384 steps on 8 envs, SB3's default hyperparameters")
             wall, share = ppo_env_share(light=False)
             ratios.append(f"PPO learn(16384 steps, 8 envs, SB3's default hyperparameters), "
