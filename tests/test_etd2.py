@@ -173,6 +173,7 @@ def test_event_step_passes_the_closed_loop_gate_where_the_rule_matters():
     ({"event_step": 1.2e-3}, "not a whole multiple of substep_dt"),
     ({"event_step": -5e-4}, "must be positive"),
     ({"event_step": True}, "finite number of seconds"),
+    ({"event_step": 1e-3, "integrator": "etd3"}, "integrator must be one of"),  # the typo named
 ])
 def test_event_step_refuses_bad_values(kwargs, match):
     import gymnasium as gym

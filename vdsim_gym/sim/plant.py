@@ -165,7 +165,7 @@ def check_event_step(event_step: float | None, integrator: str, substep_dt: floa
                      step_ticks: int) -> int:
     """Substeps per step after a wheel event (etd2's event rule; docs/PHYSICS.md,
     "Events"): 1 for None, else ``event_step`` as whole substeps, at most max_step's."""
-    if event_step is None:
+    if event_step is None or integrator not in INTEGRATORS:  # make_session names those
         return 1
     if integrator != "etd2":
         raise ConfigError(f"event_step applies to integrator='etd2' only (its event rule "
