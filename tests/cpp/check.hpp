@@ -13,6 +13,7 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -24,6 +25,13 @@ struct Counts {
   int64_t passed = 0;
   int64_t failed = 0;
 };
+
+// The bit pattern of a double, for bit-for-bit comparisons (signed zeros, NaN payloads).
+inline uint64_t bits(double x) {
+  uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
 
 inline Counts& counts() {
   static Counts c;

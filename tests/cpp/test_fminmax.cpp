@@ -7,7 +7,6 @@
 // random pairs against std::fmax / std::fmin (the C library's own).
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <random>
 
@@ -17,15 +16,7 @@
 using vdsim::fmax_inl;
 using vdsim::fmin_inl;
 
-namespace {
-
-uint64_t bits(double x) {
-  uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
-
-}  // namespace
+using vdsim_test::bits;
 
 int main() {
   const double inf = std::numeric_limits<double>::infinity();

@@ -7,7 +7,6 @@
 // lateral C 1.3, E -1), and a degenerate curve whose root lies beyond the search cap.
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <utility>
 
 #include "check.hpp"
@@ -27,13 +26,9 @@ double reference_peak_u(const vdsim::MFCurve& c) {
   return 0.5 * (lo + hi);
 }
 
-uint64_t bits(double x) {
-  uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
-
 }  // namespace
+
+using vdsim_test::bits;
 
 int main() {
   int cases = 0, mismatches = 0;
