@@ -2,16 +2,19 @@
 
 Random actions (seeded) drive N envs of each task at L2 until episodes end on their own
 (off the road, cones, collisions, the time limit); the vector env autoresets (NEXT_STEP,
-Gymnasium's default). The raw reference replays the very same work: the same actions,
-the same rows stepped at each step through the C++ batch step alone (``VectorEnvCore.step``
-with the rows' mask), and the rows the vector env reset at that step reset the same way but
-outside the timing. So the ratio raw / make_vec is the share of the batch step's speed that
-the vector env keeps with its episode ends: its Python per step, the ending rows' info and
-their resets. Single-threaded (threads=1), CPU time, blocks interleaved; min / median /
-max of the ratio over the blocks (issue 30: at least 0.95 at N >= 8).
+Gymnasium's default; ``--autoreset same_step``: SAME_STEP, the ended rows reset within the
+step that ended them, their final observation and info reported). The raw reference
+replays the very same work: the same actions, the same rows stepped at each step through
+the C++ batch step alone (``VectorEnvCore.step`` with the rows' mask), and the rows the
+vector env reset reset the same way but outside the timing. So the ratio raw / make_vec
+is the share of the batch step's speed that the vector env keeps with its episode ends:
+its Python per step, the ending rows' info and their resets. Single-threaded
+(threads=1), CPU time, blocks interleaved; min / median / max of the ratio over the
+blocks (issue 30: at least 0.95 at N >= 8).
 
     python benchmarks/bench_vector_ends.py [--repeats 5] [--steps 20000]
         [--envs VDSim-DLC-v0,VDSim-PathFollow-v0,VDSim-ACC-v0,VDSim-Dyno-v0] [--sizes 8,64,512]
+        [--autoreset next_step|same_step]
 """
 
 from __future__ import annotations
@@ -52,17 +55,21 @@ def make_vec_block(venv: VDSimVectorEnv, actions: np.ndarray
     return total, resets, ends
 
 
-def raw_block(venv: VDSimVectorEnv, actions: np.ndarray, resets: list[np.ndarray]) -> float:
-    """CPU seconds of the C++ batch step alone over the same rows and actions."""
+def raw_block(venv: VDSimVectorEnv, actions: np.ndarray, resets: list[np.ndarray],
+              same_step: bool = False) -> float:
+    """CPU seconds of the C++ batch step alone over the same rows and actions. NEXT_STEP:
+    the rows that ended at the previous step are reset and skip this one; SAME_STEP: they
+    were reset right after it, and every row steps."""
     venv.reset(seed=0)
     session = venv._session
     obs, rew, flags, terms, info = venv._obs, venv._rewards, venv._flags, venv._terms, venv._info
     total = 0.0
+    every = np.ones(venv.num_envs, np.uint8)
     for a, reset in zip(actions, resets, strict=True):
         if reset.any():
             for i in np.flatnonzero(reset).tolist():
                 venv._reset_row(i, None, None)
-        mask = (~reset).view(np.uint8)
+        mask = every if same_step else (~reset).view(np.uint8)
         t0 = time.thread_time()
         session.step(a, mask, obs, rew, flags, terms, info)
         total += time.thread_time() - t0
@@ -75,12 +82,16 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=20000, help="env steps per block (N x T)")
     ap.add_argument("--envs", default=",".join(LEVEL_KW))
     ap.add_argument("--sizes", default="8,64,512")
+    ap.add_argument("--autoreset", choices=("next_step", "same_step"), default="next_step",
+                    help="the vector env's autoreset mode (Gymnasium's default: next_step)")
     args = ap.parse_args()
+    same = args.autoreset == "same_step"
     print(f"{'env':22s} {'N':>4s} {'ends/step':>9s} {'make_vec us/env-step':>21s} "
           f"{'raw us/env-step':>16s}  raw / make_vec rate: median (min, max)")
     for env_id in args.envs.split(","):
         for n in (int(v) for v in args.sizes.split(",")):
-            venv = VDSimVectorEnv(env_id, n, threads=1, **LEVEL_KW.get(env_id, {}))
+            venv = VDSimVectorEnv(env_id, n, threads=1, autoreset_mode=args.autoreset,
+                                  **LEVEL_KW.get(env_id, {}))
             raw = VDSimVectorEnv(env_id, n, threads=1, **LEVEL_KW.get(env_id, {}))
             steps = max(args.steps // n, 200)
             rng = np.random.default_rng(0)
@@ -89,7 +100,7 @@ def main() -> None:
             ends = 0
             for _ in range(args.repeats):
                 t_env, resets, ends = make_vec_block(venv, actions)
-                t_raw = raw_block(raw, actions, resets)
+                t_raw = raw_block(raw, actions, resets, same)
                 ratios.append(t_raw / t_env)
                 env_us.append(1e6 * t_env / (steps * n))
                 raw_us.append(1e6 * t_raw / (steps * n))

@@ -26,9 +26,10 @@ def _run(script: str, *args: str, timeout: float = 300) -> str:
     return r.stdout
 
 
-def test_bench_vector_ends():
+@pytest.mark.parametrize("mode", ["next_step", "same_step"])
+def test_bench_vector_ends(mode):
     out = _run("bench_vector_ends.py", "--repeats", "1", "--steps", "400",
-               "--envs", "VDSim-DLC-v0,VDSim-Dyno-v0", "--sizes", "8")
+               "--envs", "VDSim-DLC-v0,VDSim-Dyno-v0", "--sizes", "8", "--autoreset", mode)
     assert "raw / make_vec" in out
     assert sum(line.startswith("VDSim-") for line in out.splitlines()) == 2
 
