@@ -16,6 +16,19 @@ using namespace vdsim;
 
 #define RW(cls, field) .def_readwrite(#field, &cls::field)
 
+namespace {
+
+// The shape of tire p with the default physics' evaluation (etd2: the fast curves and
+// fast_algebra), as the four-lane bindings below and their scalar references use it.
+TireShape etd2_shape(const TireParams& p) {
+  TireShape shape = TireShape::from(p);
+  shape.use_fast(true, p);
+  shape.use_fast_algebra(true, p);
+  return shape;
+}
+
+}  // namespace
+
 void bind_params(py::module_& m) {
   py::enum_<Level>(m, "Level").value("L1", Level::L1).value("L2", Level::L2);
   py::enum_<Longitudinal>(m, "Longitudinal")
@@ -108,9 +121,7 @@ void bind_params(py::module_& m) {
         if (fz.ndim() != 2 || fz.shape(1) != 4 || kappa.size() != fz.size() ||
             tan_a.size() != fz.size())
           throw std::invalid_argument("tire_forces4: fz, kappa, tan_alpha of shape (N, 4)");
-        TireShape shape = TireShape::from(front);
-        shape.use_fast(true, front);
-        shape.use_fast_algebra(true, front);
+        const TireShape shape = etd2_shape(front);
         if (!can_batch(front, rear, shape))
           throw std::invalid_argument("tire_forces4: these tires take the scalar path");
         const py::ssize_t n = fz.shape(0);
@@ -150,9 +161,7 @@ void bind_params(py::module_& m) {
         if (dx.ndim() != 2 || dx.shape(1) != 4 || sy.size() != dx.size() ||
             kappa.size() != dx.size())
           throw std::invalid_argument("tire_fx_at4: dx, sy, kappa of shape (N, 4)");
-        TireShape shape = TireShape::from(front);
-        shape.use_fast(true, front);
-        shape.use_fast_algebra(true, front);
+        const TireShape shape = etd2_shape(front);
         if (!can_batch(front, rear, shape))
           throw std::invalid_argument("tire_fx_at4: these tires take the scalar path");
         const py::ssize_t n = dx.shape(0);
@@ -178,9 +187,7 @@ void bind_params(py::module_& m) {
   // tire_fx_at of one tire from its recorded constants (valid), with tire_forces4's shape.
   m.def("tire_fx_at", [](const TireParams& p, const TireParams& shape_tire, double dx,
                          double sy, double fz, double kappa, double tan_alpha) {
-        TireShape shape = TireShape::from(shape_tire);
-        shape.use_fast(true, shape_tire);
-        shape.use_fast_algebra(true, shape_tire);
+        const TireShape shape = etd2_shape(shape_tire);
         return tire_fx_at(p, shape, TireAtLoad{true, dx, sy}, fz, kappa, tan_alpha);
       }, py::arg("params"), py::arg("shape_tire"), py::arg("dx"), py::arg("sy"), py::arg("fz"),
       py::arg("kappa"), py::arg("tan_alpha"));
@@ -188,9 +195,7 @@ void bind_params(py::module_& m) {
   // evaluation as tire_forces4 (front tire's shape, fast curves, fast_algebra).
   m.def("tire_forces_recorded", [](const TireParams& p, const TireParams& shape_tire,
                                    double fz, double kappa, double tan_alpha) {
-        TireShape shape = TireShape::from(shape_tire);
-        shape.use_fast(true, shape_tire);
-        shape.use_fast_algebra(true, shape_tire);
+        const TireShape shape = etd2_shape(shape_tire);
         TireAtLoad rec;
         const TireForces f = tire_forces(p, shape, fz, kappa, tan_alpha, &rec);
         return py::make_tuple(f.fx, f.fy, rec.dx, rec.sy);

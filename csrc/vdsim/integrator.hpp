@@ -121,11 +121,4 @@ inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv
     s[i] += dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
 }
 
-template <class Deriv>
-inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv) {
-  static const HubCoupling none{};
-  integrate_step(method, s, dt, deriv, deriv,
-                 [](const State&) -> const HubCoupling& { return none; }, deriv);
-}
-
 }  // namespace vdsim

@@ -59,16 +59,10 @@ class SteerTrig {
 };
 
 inline WheelInputs wheel_inputs(const Command& c, double steer, Longitudinal mode, Level level,
-                                const State& s, const VehicleParams& p,
-                                SteerTrig* trig = nullptr) {
+                                const State& s, const VehicleParams& p, SteerTrig& trig) {
   WheelInputs in;
   in.steer = steer;
-  if (trig) {
-    trig->get(steer, in.cos_steer, in.sin_steer);
-  } else {
-    in.cos_steer = std::cos(steer);
-    in.sin_steer = std::sin(steer);
-  }
+  trig.get(steer, in.cos_steer, in.sin_steer);
   double drive = 0.0, brake = 0.0;  // totals at the wheels [N m]
   if (mode == Longitudinal::Force) {
     const double t = c.longitudinal * p.wheel_radius;

@@ -113,7 +113,7 @@ void Session::append_trace_row(int64_t tick, const State& s) {
 void Session::update_inputs(bool substep, double dt) {
   if (config_.longitudinal != Longitudinal::Accel) {
     inputs_ = wheel_inputs(command_, steer_, config_.longitudinal, config_.level, state_,
-                           vehicle_, &steer_trig_);
+                           vehicle_, steer_trig_);
     return;
   }
   Command c = command_;  // the target acceleration becomes a pedal, then as a pedal command
@@ -121,7 +121,7 @@ void Session::update_inputs(bool substep, double dt) {
     c.longitudinal = ContinuousCascade::pedal(command_.longitudinal, state_, vehicle_,
                                               config_.low, config_.level);
     inputs_ = wheel_inputs(c, steer_, Longitudinal::Pedal, config_.level, state_, vehicle_,
-                         &steer_trig_);
+                         steer_trig_);
     return;
   }
   c.longitudinal =
@@ -130,7 +130,7 @@ void Session::update_inputs(bool substep, double dt) {
               : cascade_.preview(command_.longitudinal, state_, vehicle_, config_.low,
                                  config_.level);
   inputs_ = wheel_inputs(c, steer_, Longitudinal::Pedal, config_.level, state_, vehicle_,
-                         &steer_trig_);
+                         steer_trig_);
 }
 
 void Session::deriv(const State& s, const WheelInputs& in, State& ds, Aux* aux,
@@ -206,7 +206,7 @@ void Session::advance(int64_t n) {
       Command c = command_;
       c.longitudinal = std::clamp(u, -1.0, 1.0);
       WheelInputs w = wheel_inputs(c, steer_, Longitudinal::Pedal, config_.level, s, vehicle_,
-                                   &steer_trig_);
+                                   steer_trig_);
       fix_brake_sign(w);
       deriv(s, w, ds, nullptr, pts);
       ContinuousCascade::rates(target, u, s, vehicle_, ds);
