@@ -4,12 +4,14 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "vdsim/box_qp.hpp"
+#include "vdsim/random_course.hpp"
 
 namespace py = pybind11;
 using namespace vdsim;
@@ -24,6 +26,12 @@ void check_square(const DIn& a, const char* what) {
     throw std::invalid_argument(std::string(what) + " must be a square 2-D array");
 }
 
+void check_draws(const DIn& d) {
+  if (d.ndim() != 1 || d.shape(0) != kRandomCourseDraws)
+    throw std::invalid_argument("a random course takes " + std::to_string(kRandomCourseDraws) +
+                                " draws in [0, 1)");
+}
+
 }  // namespace
 
 void bind_courses(py::module_& m) {
@@ -33,26 +41,63 @@ void bind_courses(py::module_& m) {
         if (v_in.ndim() != 1) throw std::invalid_argument("limit_long_accel: v must be 1-d");
         const py::ssize_t n = v_in.shape(0);
         py::array_t<double> out(n);
-        double* v = out.mutable_data();
-        const double* src = v_in.data();
-        for (py::ssize_t i = 0; i < n; ++i) v[i] = src[i];
-        // courses._limit_long_accel's operations: Python's min (the first unless the
-        // second is smaller), v ** 2 as pow(v, 2), sqrt.
-        // The exponent is volatile: a literal 2.0 lets the compiler fold pow(x, 2.0) into
-        // x * x, which differs from the C library's pow (numpy's v ** 2) in the last bit
-        // now and then.
-        volatile double two = 2.0;
-        const double dv2 = 2.0 * accel * ds;
-        auto py_min = [](double a, double b) { return b < a ? b : a; };
-        for (py::ssize_t i = n - 2; i >= 0; --i)
-          v[i] = py_min(v[i], std::sqrt(std::pow(v[i + 1], two) + dv2));
-        for (py::ssize_t i = 1; i < n; ++i)
-          v[i] = py_min(v[i], std::sqrt(std::pow(v[i - 1], two) + dv2));
+        std::copy(v_in.data(), v_in.data() + n, out.mutable_data());
+        limit_long_accel(out.mutable_data(), n, ds, accel);
         return out;
       },
       py::arg("v"), py::arg("ds"), py::arg("accel"),
       "A speed profile lowered so that |v dv/ds| <= accel: a backward (braking) and a "
       "forward (accelerating) pass, bit for bit the plain Python loops of the tests");
+
+  // The exact-arithmetic stages of courses.random_course (vdsim/random_course.hpp);
+  // numpy's sin, cos and pow run between them.
+  m.def(
+      "random_course_arguments",
+      [](DIn d, int64_t n, double length, double ramp) {
+        check_draws(d);
+        if (n < 2) throw std::invalid_argument("random_course_arguments: need n >= 2 points");
+        py::array_t<double> work({static_cast<py::ssize_t>(kRandomCourseRows + 1),
+                                  static_cast<py::ssize_t>(n)});
+        const double ds = random_course_arguments(d.data(), n, length, ramp,
+                                                  work.mutable_data());
+        return py::make_tuple(std::move(work), ds);
+      },
+      py::arg("draws"), py::arg("n"), py::arg("length"), py::arg("ramp"),
+      "Stage 1 of a random course: (work, ds), work's rows 0-6 the sinusoids' arguments, "
+      "row 7 the ramp's t");
+  m.def(
+      "random_course_profile",
+      [](DIn work, DIn t3, DIn d, double ds, double k_bound, double v_lo, double v_hi,
+         double max_lat_accel, double long_accel) {
+        check_draws(d);
+        if (work.ndim() != 2 || work.shape(0) != kRandomCourseRows + 1 || work.shape(1) < 2)
+          throw std::invalid_argument("random_course_profile: work must have shape (8, n >= 2)");
+        const int64_t n = work.shape(1);
+        if (t3.ndim() != 1 || t3.shape(0) != n)
+          throw std::invalid_argument("random_course_profile: t3 must have shape (n,)");
+        py::array_t<double> v(n), mid(n - 1);
+        const double peak = random_course_profile(
+            work.data(), t3.data(), d.data(), n, ds, k_bound, v_lo, v_hi, max_lat_accel,
+            long_accel, v.mutable_data(), mid.mutable_data());
+        return py::make_tuple(peak, std::move(v), std::move(mid));
+      },
+      py::arg("work"), py::arg("t3"), py::arg("draws"), py::arg("ds"), py::arg("k_bound"),
+      py::arg("v_lo"), py::arg("v_hi"), py::arg("max_lat_accel"), py::arg("long_accel"),
+      "Stage 2 of a random course, after sin of work's rows 0-6 and t3 = t ** 3: "
+      "(peak, v, mid)");
+  m.def(
+      "random_course_path",
+      [](DIn cos_mid, DIn sin_mid, double ds) {
+        if (cos_mid.ndim() != 1 || sin_mid.ndim() != 1 || cos_mid.shape(0) != sin_mid.shape(0))
+          throw std::invalid_argument("random_course_path: cos_mid and sin_mid must be 1-d, "
+                                      "of one length");
+        const int64_t n = cos_mid.shape(0) + 1;
+        py::array_t<double> path({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(2)});
+        random_course_path(cos_mid.data(), sin_mid.data(), n, ds, path.mutable_data());
+        return path;
+      },
+      py::arg("cos_mid"), py::arg("sin_mid"), py::arg("ds"),
+      "Stage 3 of a random course: the path (n, 2) from (0, 0) by steps of ds");
 
   m.def("solve_box_qp",
         [](DIn hess, DIn a, DIn lo, DIn hi, IIn fixed_idx, DIn fixed_val, double rho,

@@ -164,8 +164,17 @@ void bind_task(py::module_& m) {
              check_points(cones, "cones");
              if (path.shape(0) < 2 || speed.size() != path.shape(0))
                throw std::invalid_argument("need >= 2 path points and one speed per point");
-             return CourseData::make(path.data(), speed.data(), path.shape(0), cones.data(),
-                                     cones.shape(0), corridor_half_width);
+             for (py::ssize_t i = 0; i < path.size(); ++i)
+               if (!std::isfinite(path.data()[i]))
+                 throw std::invalid_argument("path must be finite");
+             CourseData d = CourseData::make(path.data(), speed.data(), path.shape(0),
+                                             cones.data(), cones.shape(0), corridor_half_width);
+             const int64_t i = d.path->first_zero_segment();
+             if (i >= 0)
+               throw std::invalid_argument("path points " + std::to_string(i) + " and " +
+                                           std::to_string(i + 1) +
+                                           " coincide; remove repeated points");
+             return d;
            }), py::arg("path"), py::arg("speed"), py::arg("cones"),
            py::arg("corridor_half_width"))
       .def_property_readonly("length", [](const CourseData& d) { return d.path->length(); });

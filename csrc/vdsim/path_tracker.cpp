@@ -34,7 +34,8 @@ void PathTracker::set(const double* xy, const double* speed, int64_t n) {
     const double ax = x_[i] - x_[i - 1], ay = y_[i] - y_[i - 1];
     const double bx = x_[i + 1] - x_[i], by = y_[i + 1] - y_[i];
     const double cx = x_[i + 1] - x_[i - 1], cy = y_[i + 1] - y_[i - 1];
-    const double den = std::hypot(ax, ay) * std::hypot(bx, by) * std::hypot(cx, cy);
+    // |a| and |b| are the segment lengths above (the same hypot of the same differences).
+    const double den = seg_len_[i - 1] * seg_len_[i] * std::hypot(cx, cy);
     kappa_[i] = den > 0.0 ? 2.0 * (ax * by - ay * bx) / den : 0.0;
   }
   if (n >= 3) {

@@ -39,6 +39,12 @@ class PathTracker {
   int64_t size() const { return static_cast<int64_t>(x_.size()); }
   double heading_at(int64_t i) const { return heading_[i]; }
   double kappa_at(int64_t i) const { return kappa_[i]; }
+  // The first segment of zero length (repeated points), or -1.
+  int64_t first_zero_segment() const {
+    for (size_t i = 0; i < seg_len_.size(); ++i)
+      if (!(seg_len_[i] > 0.0)) return static_cast<int64_t>(i);
+    return -1;
+  }
 
   // Segments searched either side of the hint: a car moves ~2 segments (0.25 m) per 20 ms
   // at 25 m/s; a minimum on the window's edge falls back to the global search.

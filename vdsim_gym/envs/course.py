@@ -54,13 +54,28 @@ class Course:
         data = self.__dict__.get("_core_data")
         if data is None:
             from vdsim_gym import _core
-            from vdsim_gym.tracking import check_path
 
-            check_path(self.path, f"course {self.name!r}: path")
-            data = _core.CourseData(self.path, self.speed, self.cones,
-                                    float(self.corridor_half_width))
+            try:  # the path's checks (finite, no repeated points) are the C++ ones
+                data = _core.CourseData(self.path, self.speed, self.cones,
+                                        float(self.corridor_half_width))
+            except ValueError as exc:
+                raise ConfigError(f"course {self.name!r}: {exc}") from None
             object.__setattr__(self, "_core_data", data)
         return data
+
+    @classmethod
+    def _trusted(cls, name: str, path: np.ndarray, speed: np.ndarray,
+                 corridor_half_width: float, start_speed: float) -> Course:
+        """A course without cones from arrays already as __post_init__ leaves them (float
+        (M, 2) path and (M,) speed, finite): for random_course, whose checks they pass by
+        construction and whose core data checks the path again."""
+        course = object.__new__(cls)
+        for key, value in (("name", name), ("path", path), ("speed", speed),
+                           ("cones", np.zeros((0, 2))), ("gates", ()),
+                           ("corridor_half_width", corridor_half_width),
+                           ("start_speed", start_speed)):
+            object.__setattr__(course, key, value)
+        return course
 
     def __getstate__(self) -> dict[str, Any]:  # pickles and copies without the core data
         return {k: v for k, v in self.__dict__.items() if k != "_core_data"}

@@ -287,44 +287,19 @@ def dlc_course(
     )
 
 
-def _random_sines(
-    rng: np.random.Generator, s: np.ndarray, n: int, wavelengths: tuple[float, float]
-) -> np.ndarray:
-    """Sum of `n` sinusoids over arc length, normalised to [-1, 1] by its amplitude sum.
-
-    Random wavelengths (uniform in `wavelengths`), amplitudes and phases give a smooth,
-    band-limited signal; dividing by the amplitude sum bounds it without clipping.
-    """
-    lam = rng.uniform(*wavelengths, size=n)
-    amp = rng.uniform(0.2, 1.0, size=n)
-    phase = rng.uniform(0.0, 2.0 * np.pi, size=n)
-    terms = amp[:, None] * np.sin(2.0 * np.pi * s[None, :] / lam[:, None] + phase[:, None])
-    return terms.sum(axis=0) / amp.sum()
-
-
 def _limit_long_accel(v: np.ndarray, ds: float, accel: float) -> np.ndarray:
     """Lower `v` so that |v dv/ds| <= accel: brake before curves, accelerate out of them.
 
     A backward pass (braking) v[i] = min(v[i], sqrt(v[i+1]^2 + 2 accel ds)), then the same
     forward (accelerating). Only ever lowers speeds, towards values that already occur in
     `v`, so both the lateral cap and the lower end of the speed range still hold
-    afterwards. The loops run in C++ (they were 80 % of a random course's cost); the
-    plain Python loops in tests/envs/test_courses.py are their reference, bit for bit.
+    afterwards. The loops run in C++; the plain Python loops in tests/envs/test_courses.py
+    are their reference, bit for bit.
     """
     return _core.limit_long_accel(v, float(ds), float(accel))
 
 
-def _integrate_path(kappa: np.ndarray, ds: float) -> np.ndarray:
-    """Heading and position from curvature, from (0, 0) heading +x.
-
-    Heading by the trapezoid rule; each step of length ds along the mean heading of its
-    ends (second-order accurate), so consecutive points are exactly ds apart.
-    """
-    psi = np.concatenate(([0.0], np.cumsum(0.5 * (kappa[1:] + kappa[:-1]) * ds)))
-    mid = 0.5 * (psi[1:] + psi[:-1])
-    x = np.concatenate(([0.0], np.cumsum(ds * np.cos(mid))))
-    y = np.concatenate(([0.0], np.cumsum(ds * np.sin(mid))))
-    return np.column_stack((x, y))
+RANDOM_COURSE_DRAWS = 22  # doubles of rng.random per course (vdsim/random_course.hpp)
 
 
 def random_course(
@@ -338,12 +313,19 @@ def random_course(
 ) -> Course:
     """A random smooth path with a random smooth speed profile, for training.
 
-    Curvature is a sum of four random sinusoids over arc length (wavelengths 40-200 m),
-    faded in over the first 20 m and scaled to a random peak in [0.3, 1] x the bound.
-    The bound is min(max_curvature, max_lat_accel / v_min^2), so the slowest allowed
-    speed can always take the sharpest curve. The speed is a sum of three sinusoids
-    (wavelengths 80-400 m) mapped onto speed_range, capped at sqrt(max_lat_accel/|kappa|)
-    and limited to +-2 m/s^2 along the path. All randomness comes from `rng`.
+    Curvature is a sum of four random sinusoids over arc length (wavelengths 40-200 m,
+    amplitudes 0.2-1, phases 0-2 pi) normalised by the amplitude sum, faded in over the
+    first 20 m by a quintic ramp and scaled to a random peak in [0.3, 1] x the bound. The
+    bound is min(max_curvature, max_lat_accel / v_min^2), so the slowest allowed speed can
+    always take the sharpest curve. The speed is a sum of three sinusoids (wavelengths
+    80-400 m) mapped onto speed_range, capped at sqrt(max_lat_accel/|kappa|) and limited
+    to +-2 m/s^2 along the path. The path integrates the heading (trapezoid rule) from
+    (0, 0) heading +x, each step of length `spacing` along the mean heading of its ends.
+    All randomness comes from `rng`: 22 uniforms.
+
+    The arithmetic runs in three C++ stages (vdsim/random_course.hpp) with numpy's sin,
+    cos and power between them; tests/envs/test_courses.py keeps the plain numpy
+    version, which gives the same doubles.
     """
     _check_positive(length=length, spacing=spacing, max_curvature=max_curvature,
                     max_lat_accel=max_lat_accel)
@@ -352,23 +334,33 @@ def random_course(
     if not v_hi >= v_lo:
         raise ConfigError(f"speed_range must be (low, high) with low <= high, got {speed_range}")
     n = max(int(round(length / spacing)), 1) + 1
-    s = np.linspace(0.0, length, n)
-    ds = float(s[1] - s[0])
     k_bound = min(max_curvature, max_lat_accel / v_lo**2)
-    shape = _random_sines(rng, s, 4, (40.0, 200.0)) * _smoothstep5(s / RANDOM_RAMP)
-    peak = float(np.max(np.abs(shape)))
-    kappa = shape * (rng.uniform(0.3, 1.0) * k_bound / peak if peak > 0 else 0.0)
-    v = v_lo + (v_hi - v_lo) * 0.5 * (1.0 + _random_sines(rng, s, 3, (80.0, 400.0)))
-    with np.errstate(divide="ignore"):
-        v_cap = np.sqrt(max_lat_accel / np.abs(kappa))
-    v = _limit_long_accel(np.clip(np.minimum(v, v_cap), v_lo, v_hi), ds, RANDOM_LONG_ACCEL)
-    return Course(
-        name="random",
-        path=_integrate_path(kappa, ds),
-        speed=v,
-        corridor_half_width=RANDOM_CORRIDOR_HALF_WIDTH,
-        start_speed=float(v[0]),
-    )
+    state = rng.bit_generator.state
+    draws = rng.random(RANDOM_COURSE_DRAWS)
+    peak, v, mid, ds = _random_profile(draws, n, float(length), k_bound, v_lo, v_hi,
+                                       float(max_lat_accel))
+    if not peak > 0:
+        # A flat curvature: drawn as the reference draws it, without the curvature scale
+        # (the 13th uniform), so the speed takes the next ones and the generator ends on
+        # the same state.
+        rng.bit_generator.state = state
+        draws = np.insert(rng.random(RANDOM_COURSE_DRAWS - 1), 12, 0.0)
+        peak, v, mid, ds = _random_profile(draws, n, float(length), k_bound, v_lo, v_hi,
+                                           float(max_lat_accel))
+    path = _core.random_course_path(np.cos(mid), np.sin(mid), ds)
+    return Course._trusted("random", path, v, RANDOM_CORRIDOR_HALF_WIDTH, float(v[0]))
+
+
+def _random_profile(draws: np.ndarray, n: int, length: float, k_bound: float, v_lo: float,
+                    v_hi: float, max_lat_accel: float
+                    ) -> tuple[float, np.ndarray, np.ndarray, float]:
+    """Stages 1 and 2 of random_course: (peak |shape|, speed, heading midpoints, ds)."""
+    work, ds = _core.random_course_arguments(draws, n, length, RANDOM_RAMP)
+    np.sin(work[:7], out=work[:7])
+    t = work[7]
+    peak, v, mid = _core.random_course_profile(work, t**3, draws, ds, k_bound, v_lo, v_hi,
+                                               max_lat_accel, RANDOM_LONG_ACCEL)
+    return peak, v, mid, ds
 
 
 def available_scenarios() -> list[str]:
