@@ -11,7 +11,8 @@ the Stanley + PI baseline's episode (recorded once per worker) after a seeded re
 ``gym.make_vec`` of 64 such envs (threads=1) replaying its first 100 actions on every row
 (and the same batches through ``step_core``, the C++ batch step without the Python side),
 and the physics alone: the episode's commands replayed on the env's core session
-(``command_now`` and ``advance(40)`` per 20 ms step, CPU time, best of five).
+(``command_now`` and ``advance(40)`` per 20 ms step, CPU time, best of five); and
+``VDSim-PathFollow-v0``'s reset (a new random course each: 200 resets after a seeded one).
 Prints CPU us per step for each build (thread time: every workload is single-threaded)
 and NEW / OLD.
 """
@@ -72,9 +73,17 @@ def vector_core():
     for a in batches:
         vec.step_core(a.astype(np.float64))
     return (time.thread_time() - t0) / len(batches)
+path_env = gym.make("VDSim-PathFollow-v0")
+def path_reset():
+    path_env.reset(seed=0)
+    t0 = time.thread_time()
+    for _ in range(200):
+        path_env.reset()
+    return (time.thread_time() - t0) / 200
 for line in sys.stdin:
     print(json.dumps({"single": single(), "vector": vector(), "vector_core": vector_core(),
-                      "physics": min(physics() for _ in range(5))}), flush=True)
+                      "physics": min(physics() for _ in range(5)),
+                      "path_reset": path_reset()}), flush=True)
 """
 
 
@@ -105,7 +114,8 @@ def main() -> None:
     for k, label in (("single", "gym.make DLC L2 env.step"),
                      ("vector", "make_vec N=64 threads=1 step"),
                      ("vector_core", "  its C++ batch step alone"),
-                     ("physics", "L2 physics alone per 20 ms step")):
+                     ("physics", "L2 physics alone per 20 ms step"),
+                     ("path_reset", "PathFollow reset (per reset)")):
         old = [b[k] for b in blocks["old"]]
         new = [b[k] for b in blocks["new"]]
         ratios = [n / o for o, n in zip(old, new, strict=True)]

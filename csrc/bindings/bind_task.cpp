@@ -242,6 +242,7 @@ void bind_task(py::module_& m) {
              e.plant().command_now({steer, lon});
            }, py::arg("steer"), py::arg("longitudinal"))
       .def("observer", [](const PathEnvCore& e) {
+             e.task().require_course();
              return PathObserver{e.task().path(), e.plant().vehicle().max_steer};
            }, "A PathObserver on this core's course (set_course first) and vehicle")
       .def_property_readonly("session", [](PathEnvCore& e) -> Session& { return e.plant(); },

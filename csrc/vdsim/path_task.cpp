@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace vdsim {
 
@@ -118,6 +119,7 @@ void PathTask::summary(const Session&, double* out) const {
 }
 
 void PathTask::observe(Session& session, const double* action, float* obs) const {
+  require_course();
   const State& st = session.state();
   bool finite = true;
   for (double v : st) finite = finite && std::isfinite(v);
@@ -133,8 +135,15 @@ void PathTask::observe(Session& session, const double* action, float* obs) const
                    session.vehicle().max_steer, obs, e_psi);
 }
 
+void PathTask::require_course() const {
+  if (path_->size() < 2)
+    throw std::logic_error("the path task has no course: call set_course or set_course_data "
+                           "before stepping it (the Python env's reset sets one)");
+}
+
 int PathTask::evaluate(Session& session, const double* action, const double* prev_action,
                        float* obs_out, double* terms_out, double* info_out, bool score) {
+  require_course();
   const State& st = session.state();
   const double X = st[kX], Y = st[kY], psi = st[kPsi], vx = st[kVx], vy = st[kVy], r = st[kR];
   const RewardWeights& w = params_.weights;

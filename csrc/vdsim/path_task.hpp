@@ -131,6 +131,8 @@ class PathTask {
   // end; NaN unless reached).
   void summary(const Session& plant, double* out) const;
 
+  // Throws std::logic_error without a course (stepping one would read an empty path).
+  void require_course() const;
   void set_course(const double* path_xy, const double* speed, int64_t n_points,
                   const double* cones_xy, int64_t n_cones, double corridor_half_width);
   // The course of `data`, shared (the path and the cones' geometry are not copied).

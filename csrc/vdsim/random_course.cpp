@@ -52,28 +52,28 @@ inline double np_maximum(double a, double b) {
 double random_course_arguments(const double* d, int64_t n, double length, double ramp,
                                double* work) {
   // np.linspace(0.0, length, n): arange(n) * (length / (n - 1)) + 0.0, the last = length;
-  // a step that underflows to 0 divides first (numpy's gh-5437 branch).
+  // a step that underflows to 0 divides first (numpy's gh-5437 branch). s goes into row 7
+  // first (t replaces it at the end), so that the rows' loops below vectorize.
   const double delta = length - 0.0;
   const double div = static_cast<double>(n - 1);
   const double step = delta / div;
-  auto s_at = [&](int64_t i) {
-    if (i == n - 1) return length;
-    const double k = static_cast<double>(i);
-    return (step == 0.0 ? (k / div) * delta : k * step) + 0.0;
-  };
-  double* t = work + kRandomCourseRows * n;
+  double* s = work + kRandomCourseRows * n;
+  if (step == 0.0) {
+    for (int64_t i = 0; i < n; ++i) s[i] = (static_cast<double>(i) / div) * delta + 0.0;
+  } else {
+    for (int64_t i = 0; i < n; ++i) s[i] = static_cast<double>(i) * step + 0.0;
+  }
+  s[n - 1] = length;
   for (int r = 0; r < kRandomCourseRows; ++r) {
     int li, ai, pi;
     row_draws(r, li, ai, pi);
     const double lam = draw(d, li), phase = draw(d, pi);
     double* row = work + r * n;
-    for (int64_t i = 0; i < n; ++i) row[i] = kTwoPi * s_at(i) / lam + phase;
+    for (int64_t i = 0; i < n; ++i) row[i] = kTwoPi * s[i] / lam + phase;
   }
-  for (int64_t i = 0; i < n; ++i) {
-    const double x = s_at(i) / ramp;
-    t[i] = np_minimum(np_maximum(x, 0.0), 1.0);
-  }
-  return s_at(1) - s_at(0);
+  const double ds = s[1] - s[0];
+  for (int64_t i = 0; i < n; ++i) s[i] = np_minimum(np_maximum(s[i] / ramp, 0.0), 1.0);  // t
+  return ds;
 }
 
 double random_course_profile(const double* work, const double* t3, const double* d,

@@ -136,6 +136,31 @@ def test_generic_outcome_equals_the_hand_written_rules_on_every_flag_combination
             assert cls.outcome(flags) == want, (cls.__name__, flags)
 
 
+def test_a_path_core_without_a_course_refuses_to_step():
+    """Stepping a path core that never had a course read an empty path (a segfault);
+    it is now an error naming the fix, from the core, its observer and the vector
+    session alike, and a reset afterwards steps normally."""
+    env = gym.make("VDSim-PathFollow-v0").unwrapped
+    core = env._core
+    obs = np.zeros(len(core.obs_names), np.float32)
+    terms, info = np.zeros(len(core.term_names)), np.zeros(len(core.info_names))
+    with pytest.raises(RuntimeError, match="no course: call set_course or set_course_data"):
+        core.step(0.0, 0.0, obs, terms, info)
+    with pytest.raises(RuntimeError, match="no course"):
+        core.observer()
+    vec = gym.make_vec("VDSim-PathFollow-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    u = vec.unwrapped
+    u._needs_reset = False  # as if reset: no row has a course yet
+    with pytest.raises(RuntimeError, match="no course"):
+        u.step_core(np.zeros((2, 2)))
+    vec.reset(seed=0)
+    _, _, term, trunc, _ = vec.step(np.zeros((2, 2), np.float32))
+    assert term.shape == (2,) and not term.any()
+    env.reset(seed=0)
+    assert core.step(0.0, 0.0, obs, terms, info) == 0
+    vec.close()
+
+
 def test_path_observer_is_the_cores_observation():
     """PathObserver (what eval.policy_adapter uses on the Plant) computes the env's
     observation from the state the env's core is in, bit for bit."""
