@@ -89,7 +89,8 @@ double random_course_profile(const double* work, const double* t3, const double*
   // amp.sum() and terms.sum(axis=0): sequential for these few rows.
   const double amp4 = ((amp[0] + amp[1]) + amp[2]) + amp[3];
   const double amp3 = (amp[4] + amp[5]) + amp[6];
-  // kappa's shape into mid's storage first? No: v holds it (n values), overwritten below.
+  // The curvature's shape, then the curvature itself, live in v's storage until the
+  // speed loop below overwrites each slot after reading it.
   double* shape = v;
   double peak = 0.0;
   bool nan_peak = false;
@@ -105,14 +106,11 @@ double random_course_profile(const double* work, const double* t3, const double*
   }
   if (nan_peak) peak = std::nan("");
   const double factor = peak > 0.0 ? draw(d, 12) * k_bound / peak : 0.0;
-  // kappa: kept in a local buffer of the trapezoid (n values needed for psi).
-  // psi and mid need kappa; v needs kappa for the cap. Compute kappa in place of shape,
-  // then psi into mid (mid has n - 1 slots: psi's n values need one more, so the running
-  // psi is kept in a scalar).
   for (int64_t i = 0; i < n; ++i) shape[i] = shape[i] * factor;  // kappa
   const double* kappa = shape;
   // Heading: psi = [0, cumsum(0.5 * (kappa[1:] + kappa[:-1]) * ds)]; cumsum's first
-  // element is its first term (not 0 + term: the sign of a zero survives).
+  // element is its first term (not 0 + term: the sign of a zero survives). Only mid is
+  // kept, psi runs in a scalar.
   double psi_prev = 0.0;
   for (int64_t j = 0; j + 1 < n; ++j) {
     const double e = 0.5 * (kappa[j + 1] + kappa[j]) * ds;
