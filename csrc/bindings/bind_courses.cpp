@@ -76,15 +76,16 @@ void bind_courses(py::module_& m) {
         if (t3.ndim() != 1 || t3.shape(0) != n)
           throw std::invalid_argument("random_course_profile: t3 must have shape (n,)");
         py::array_t<double> v(n), mid(n - 1);
+        bool finite = false;
         const double peak = random_course_profile(
             work.data(), t3.data(), d.data(), n, ds, k_bound, v_lo, v_hi, max_lat_accel,
-            long_accel, v.mutable_data(), mid.mutable_data());
-        return py::make_tuple(peak, std::move(v), std::move(mid));
+            long_accel, v.mutable_data(), mid.mutable_data(), &finite);
+        return py::make_tuple(peak, std::move(v), std::move(mid), finite);
       },
       py::arg("work"), py::arg("t3"), py::arg("draws"), py::arg("ds"), py::arg("k_bound"),
       py::arg("v_lo"), py::arg("v_hi"), py::arg("max_lat_accel"), py::arg("long_accel"),
       "Stage 2 of a random course, after sin of work's rows 0-6 and t3 = t ** 3: "
-      "(peak, v, mid)");
+      "(peak, v, mid, finite)");
   m.def(
       "random_course_path",
       [](DIn cos_mid, DIn sin_mid, double ds) {

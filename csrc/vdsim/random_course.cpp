@@ -78,7 +78,8 @@ double random_course_arguments(const double* d, int64_t n, double length, double
 
 double random_course_profile(const double* work, const double* t3, const double* d,
                              int64_t n, double ds, double k_bound, double v_lo, double v_hi,
-                             double max_lat_accel, double long_accel, double* v, double* mid) {
+                             double max_lat_accel, double long_accel, double* v, double* mid,
+                             bool* finite) {
   double amp[kRandomCourseRows];
   for (int r = 0; r < kRandomCourseRows; ++r) {
     int li, ai, pi;
@@ -129,6 +130,10 @@ double random_course_profile(const double* work, const double* t3, const double*
     v[i] = np_minimum(np_maximum(np_minimum(vi, cap), v_lo), v_hi);
   }
   limit_long_accel(v, n, ds, long_accel);
+  bool ok = true;
+  for (int64_t i = 0; i < n; ++i) ok = ok && std::isfinite(v[i]);
+  for (int64_t j = 0; j + 1 < n; ++j) ok = ok && std::isfinite(mid[j]);
+  *finite = ok;
   return peak;
 }
 

@@ -32,11 +32,13 @@ double random_course_arguments(const double* d, int64_t n, double length, double
 // curvature sines' sum times the quintic ramp, scaled to the drawn peak), the speed
 // profile (capped by the lateral acceleration, clipped, limited to +-long_accel along
 // the path), the heading by the trapezoid rule and its midpoints. Writes v (n) and mid
-// (n - 1); returns the shape's peak |value| (the reference draws the curvature scale
-// only when it is > 0, so the caller redraws otherwise).
+// (n - 1), and *finite: whether every value of both is finite (so is then the path);
+// returns the shape's peak |value| (the reference draws the curvature scale only when it
+// is > 0, so the caller redraws otherwise).
 double random_course_profile(const double* work, const double* t3, const double* d,
                              int64_t n, double ds, double k_bound, double v_lo, double v_hi,
-                             double max_lat_accel, double long_accel, double* v, double* mid);
+                             double max_lat_accel, double long_accel, double* v, double* mid,
+                             bool* finite);
 
 // Stage 3, after numpy's cos and sin of the midpoints: the path from (0, 0) by steps of
 // ds along each midpoint heading (n x 2, row-major).

@@ -499,8 +499,8 @@ def test_random_course_flat_curvature_draws_as_the_reference(monkeypatch) -> Non
 
     def flat_first(draws, *args):
         seen.append(draws.copy())
-        peak, v, mid, ds = real(draws, *args)
-        return (0.0 if len(seen) == 1 else peak), v, mid, ds
+        peak, v, mid, ds, finite = real(draws, *args)
+        return (0.0 if len(seen) == 1 else peak), v, mid, ds, finite
 
     monkeypatch.setattr(courses, "_random_profile", flat_first)
     rng = np.random.default_rng(5)
@@ -512,6 +512,24 @@ def test_random_course_flat_curvature_draws_as_the_reference(monkeypatch) -> Non
     after = np.random.default_rng(5)
     after.random(21)
     assert rng.random() == after.random()
+
+
+@pytest.mark.parametrize("length", [1e-103, 4e-103])
+def test_random_course_refuses_a_non_finite_course(length) -> None:
+    """On a path of 1e-103 m the ramp's cube is subnormal and the curvature's scale
+    overflows: the numpy version's course was refused by Course's finite check, and so
+    is the C++ stages' (which skip that check for the arrays they build)."""
+    with np.errstate(all="ignore"):
+        with pytest.raises(ConfigError):
+            _random_course_reference_checked(np.random.default_rng(0), length=length)
+    with pytest.raises(ConfigError, match=r"random_course\(length=.*gives a non-finite path "
+                                          r"or speed profile; use a longer course"):
+        random_course(np.random.default_rng(0), length=length)
+
+
+def _random_course_reference_checked(rng, **kwargs) -> Course:
+    path, speed = _random_course_reference(rng, **kwargs)
+    return Course(name="random", path=path, speed=speed)
 
 
 def test_random_course_core_data_and_its_checks() -> None:

@@ -337,30 +337,37 @@ def random_course(
     k_bound = min(max_curvature, max_lat_accel / v_lo**2)
     state = rng.bit_generator.state
     draws = rng.random(RANDOM_COURSE_DRAWS)
-    peak, v, mid, ds = _random_profile(draws, n, float(length), k_bound, v_lo, v_hi,
-                                       float(max_lat_accel))
+    peak, v, mid, ds, finite = _random_profile(draws, n, float(length), k_bound, v_lo, v_hi,
+                                               float(max_lat_accel))
     if not peak > 0:
         # A flat curvature: drawn as the reference draws it, without the curvature scale
         # (the 13th uniform), so the speed takes the next ones and the generator ends on
         # the same state.
         rng.bit_generator.state = state
         draws = np.insert(rng.random(RANDOM_COURSE_DRAWS - 1), 12, 0.0)
-        peak, v, mid, ds = _random_profile(draws, n, float(length), k_bound, v_lo, v_hi,
-                                           float(max_lat_accel))
+        peak, v, mid, ds, finite = _random_profile(draws, n, float(length), k_bound, v_lo,
+                                                   v_hi, float(max_lat_accel))
+    if not finite:  # e.g. a path so short that the curvature's scale overflows
+        raise ConfigError(
+            f"random_course(length={length!r}, spacing={spacing!r}, speed_range="
+            f"{speed_range!r}, max_curvature={max_curvature!r}, max_lat_accel="
+            f"{max_lat_accel!r}) gives a non-finite path or speed profile; use a longer "
+            "course and finite bounds")
     path = _core.random_course_path(np.cos(mid), np.sin(mid), ds)
     return Course._trusted("random", path, v, RANDOM_CORRIDOR_HALF_WIDTH, float(v[0]))
 
 
 def _random_profile(draws: np.ndarray, n: int, length: float, k_bound: float, v_lo: float,
                     v_hi: float, max_lat_accel: float
-                    ) -> tuple[float, np.ndarray, np.ndarray, float]:
-    """Stages 1 and 2 of random_course: (peak |shape|, speed, heading midpoints, ds)."""
+                    ) -> tuple[float, np.ndarray, np.ndarray, float, bool]:
+    """Stages 1 and 2 of random_course: (peak |shape|, speed, heading midpoints, ds,
+    whether the speed and midpoints are all finite)."""
     work, ds = _core.random_course_arguments(draws, n, length, RANDOM_RAMP)
     np.sin(work[:7], out=work[:7])
     t = work[7]
-    peak, v, mid = _core.random_course_profile(work, t**3, draws, ds, k_bound, v_lo, v_hi,
-                                               max_lat_accel, RANDOM_LONG_ACCEL)
-    return peak, v, mid, ds
+    peak, v, mid, finite = _core.random_course_profile(work, t**3, draws, ds, k_bound, v_lo,
+                                                       v_hi, max_lat_accel, RANDOM_LONG_ACCEL)
+    return peak, v, mid, ds, finite
 
 
 def available_scenarios() -> list[str]:
