@@ -58,12 +58,30 @@ def test_one_env_on_two_threads_is_refused_and_stays_usable():
     assert info["t"] == pytest.approx(3 * base.control_period)
 
 
+class _Forward:
+    """Forwards every attribute to ``inner``, so that one can be blocked on the wrapper."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
 def test_one_vector_env_on_two_threads_is_refused():
     venv = gym.make_vec("VDSim-DLC-v0", num_envs=2)
     venv.reset(seed=0)
     a = np.zeros((2, 2), np.float32)
-    exc = _blocked_inside(venv, "_step_fast_core", lambda: venv.step(a), lambda: venv.step(a))
+    session = venv._session
+    venv._session = _Forward(session)  # the step's C++ call, blocked inside
+    try:
+        exc = _blocked_inside(venv._session, "step_fast", lambda: venv.step(a),
+                              lambda: venv.step(a))
+    finally:
+        venv._session = session
     assert exc is not None and "VDSimVectorEnv is in use" in str(exc)
+    _, _, _, _, info = venv.step(a)  # the refused call changed nothing
+    assert info["t"] == pytest.approx(np.full(2, 2 * venv.envs[0].control_period))
     venv.close()
 
 

@@ -309,22 +309,32 @@ void bind_vector(py::module_& m) {
                return py::make_tuple(std::move(obs), std::move(rewards32), std::move(dones),
                                      std::move(out), ended);
              }
-             py::dict infos;
-             for (const InfoCol& c : f.base) {
-               infos[c.key] = info_column(dt, b.info, n, info_n, c.col, c.kind);
-               infos[c.mask_key] = mask;
-             }
-             py::dict reward_terms;
+             // The dicts through the C API (pybind11's item accessors cost about as much
+             // as the arrays at small N), each sized for its entries up front.
+             auto set = [](PyObject* d, const py::str& k, const py::handle& v) {
+               if (PyDict_SetItem(d, k.ptr(), v.ptr()) != 0) throw py::error_already_set();
+             };
+             py::dict reward_terms = py::reinterpret_steal<py::dict>(
+                 _PyDict_NewPresized(2 * term_n));
+             if (!reward_terms) throw py::error_already_set();
              for (int64_t j = 0; j < term_n; ++j) {
-               reward_terms[f.term_keys[j]] = info_column(dt, b.terms, n, term_n, j, 0);
-               reward_terms[f.term_mask_keys[j]] = mask;
+               set(reward_terms.ptr(), f.term_keys[j], info_column(dt, b.terms, n, term_n, j, 0));
+               set(reward_terms.ptr(), f.term_mask_keys[j], mask);
              }
-             infos[f.reward_terms_key] = std::move(reward_terms);
-             infos[f.reward_terms_mask_key] = mask;
+             const py::ssize_t n_keys =
+                 2 * static_cast<py::ssize_t>(f.base.size() + 1 + (timing ? f.timing.size() : 0));
+             py::dict infos = py::reinterpret_steal<py::dict>(_PyDict_NewPresized(n_keys));
+             if (!infos) throw py::error_already_set();
+             for (const InfoCol& c : f.base) {
+               set(infos.ptr(), c.key, info_column(dt, b.info, n, info_n, c.col, c.kind));
+               set(infos.ptr(), c.mask_key, mask);
+             }
+             set(infos.ptr(), f.reward_terms_key, reward_terms);
+             set(infos.ptr(), f.reward_terms_mask_key, mask);
              if (timing)
                for (const InfoCol& c : f.timing) {
-                 infos[c.key] = info_column(dt, b.info, n, info_n, c.col, c.kind);
-                 infos[c.mask_key] = mask;
+                 set(infos.ptr(), c.key, info_column(dt, b.info, n, info_n, c.col, c.kind));
+                 set(infos.ptr(), c.mask_key, mask);
                }
              return py::make_tuple(std::move(obs), std::move(rewards), std::move(terminated),
                                    std::move(truncated), std::move(infos), ended);

@@ -204,10 +204,18 @@ class VDSimVectorEnv(VectorEnv):
             raise ConcurrentUseError.of("this VDSimVectorEnv")
         try:
             # The common step inline (no row to reset, no episode ending): one C++ call and
-            # its first five values; each Python level costs ~0.3 us, a dyno row 0.5 us.
+            # its first five values, without the helpers' frames (_step_fast_core: each
+            # Python level costs ~0.15 us, a dyno row 0.5 us).
             if self._fast and not self._any_autoreset and not self._needs_reset \
                     and not self.closed:
-                out = self._step_fast_core(actions)
+                try:
+                    out = self._session.step_fast(actions, self.max_episode_steps or 0,
+                                                  self._has_latency, ACTION_TOL, False)
+                except BaseException:  # KeyboardInterrupt mid-step: rows partly advanced
+                    self._needs_reset = True
+                    raise
+                if out is None:  # actions the Python checks convert, or refuse by row
+                    out = self._step_fast_call(self._check_actions(actions), False)
                 if not out[5]:
                     return out[:5]
                 return self._step_fast(actions, out)
