@@ -309,22 +309,17 @@ void bind_vector(py::module_& m) {
                return py::make_tuple(std::move(obs), std::move(rewards32), std::move(dones),
                                      std::move(out), ended);
              }
-             // The dicts through the C API (pybind11's item accessors cost about as much
-             // as the arrays at small N), each sized for its entries up front.
+             // The dicts through the C API: pybind11's item accessors cost about as much as
+             // the arrays at small N.
              auto set = [](PyObject* d, const py::str& k, const py::handle& v) {
                if (PyDict_SetItem(d, k.ptr(), v.ptr()) != 0) throw py::error_already_set();
              };
-             py::dict reward_terms = py::reinterpret_steal<py::dict>(
-                 _PyDict_NewPresized(2 * term_n));
-             if (!reward_terms) throw py::error_already_set();
+             py::dict reward_terms;
              for (int64_t j = 0; j < term_n; ++j) {
                set(reward_terms.ptr(), f.term_keys[j], info_column(dt, b.terms, n, term_n, j, 0));
                set(reward_terms.ptr(), f.term_mask_keys[j], mask);
              }
-             const py::ssize_t n_keys =
-                 2 * static_cast<py::ssize_t>(f.base.size() + 1 + (timing ? f.timing.size() : 0));
-             py::dict infos = py::reinterpret_steal<py::dict>(_PyDict_NewPresized(n_keys));
-             if (!infos) throw py::error_already_set();
+             py::dict infos;
              for (const InfoCol& c : f.base) {
                set(infos.ptr(), c.key, info_column(dt, b.info, n, info_n, c.col, c.kind));
                set(infos.ptr(), c.mask_key, mask);
