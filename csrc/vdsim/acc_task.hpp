@@ -111,8 +111,16 @@ class AccTask {
     collided_ = false;
   }
 
+  // Stepping needs the episode's lead: without a scenario there is none to read.
+  void require_scenario() const {
+    if (speed_.empty())
+      throw std::logic_error("the ACC task has no scenario: call set_scenario and reset "
+                             "before stepping it (the Python env's reset does both)");
+  }
+
   int evaluate(Session& plant, const double* action, const double* prev_action, float* obs,
                double* terms, double* info, bool score) {
+    require_scenario();
     const double tc = static_cast<double>(params_.ticks_per_period) * plant.config().substep_dt;
     advance_lead(lead_, plant.state()[kX], plant.tick() / params_.ticks_per_period, tc);
     const Reading g = read(plant, lead_, 0.0);
@@ -181,6 +189,7 @@ class AccTask {
   // task (the sensor delay's captures between step ends): the lead where it is now, moved
   // on at its period's speed.
   void observe(Session& plant, const double* action, float* obs) const {
+    require_scenario();
     const int64_t P = params_.ticks_per_period;
     const double dt = plant.config().substep_dt;
     const int64_t k_now = plant.tick() / P;
