@@ -11,7 +11,9 @@ the Stanley + PI baseline's episode (recorded once per worker) after a seeded re
 ``gym.make_vec`` of 64 such envs (threads=1) replaying its first 100 actions on every row
 (and the same batches through ``step_core``, the C++ batch step without the Python side),
 and the physics alone: the episode's commands replayed on the env's core session
-(``command_now`` and ``advance(40)`` per 20 ms step, CPU time, best of five); and
+(``command_now`` and ``advance(40)`` per 20 ms step, CPU time, best of five); the same
+physics under 300 seeded random commands held for 20 ms each (RL's first rollouts: the
+event rule's one-tick steps; a seeded reset every 25), best of five; and
 ``VDSim-PathFollow-v0``'s reset (a new random course each: 200 resets after a seeded one).
 Prints CPU us per step for each build (thread time: every workload is single-threaded)
 and NEW / OLD.
@@ -73,6 +75,18 @@ def vector_core():
     for a in batches:
         vec.step_core(a.astype(np.float64))
     return (time.thread_time() - t0) / len(batches)
+random_cmds = [env.unwrapped.action_to_command(a)
+               for a in np.random.default_rng(0).uniform(-1, 1, size=(300, 2))]
+def physics_random():
+    t = 0.0
+    for k, c in enumerate(random_cmds):
+        if k % 25 == 0:
+            env.reset(seed=k)
+        t0 = time.thread_time()
+        core.command_now(*c)
+        core.advance(40)
+        t += time.thread_time() - t0
+    return t / len(random_cmds)
 path_env = gym.make("VDSim-PathFollow-v0")
 def path_reset():
     path_env.reset(seed=0)
@@ -83,6 +97,7 @@ def path_reset():
 for line in sys.stdin:
     print(json.dumps({"single": single(), "vector": vector(), "vector_core": vector_core(),
                       "physics": min(physics() for _ in range(5)),
+                      "physics_random": min(physics_random() for _ in range(5)),
                       "path_reset": path_reset()}), flush=True)
 """
 
@@ -115,6 +130,7 @@ def main() -> None:
                      ("vector", "make_vec N=64 threads=1 step"),
                      ("vector_core", "  its C++ batch step alone"),
                      ("physics", "L2 physics alone per 20 ms step"),
+                     ("physics_random", "  the same, random commands"),
                      ("path_reset", "PathFollow reset (per reset)")):
         old = [b[k] for b in blocks["old"]]
         new = [b[k] for b in blocks["new"]]

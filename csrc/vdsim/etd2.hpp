@@ -273,12 +273,18 @@ inline void etd2_wheel_jacobian(const State& s, const State& f, Rates&& rates,
 // differential coupling [1/s]; lag_rate(state): the lagged slips' rate (0: no lag);
 // transfer_rate: 1 / load_transfer_tau; filter_rate: 1 / accel_filter_tau (0: the
 // cascade's states unused); memo: kept between steps (optional; the same bits).
+// start: where the start's rates are kept (optional); start_ready: they are already there,
+// deriv's at this very state and inputs (a step retaken from the same start: Session's
+// event rule), and so is what deriv captured for rates and hub. deriv is a pure function
+// of its state and the step's inputs, so skipping it changes no bit.
 template <class Deriv, class EndDeriv, class Rates, class Hub, class LagRate>
 inline void etd2_step(State& s, double dt, Deriv&& deriv, EndDeriv&& end_deriv, Rates&& rates,
                       Hub&& hub, const double kc[2], LagRate&& lag_rate, double transfer_rate,
-                      double filter_rate = 0.0, Etd2Memo* memo = nullptr) {
-  State f0, f1, a, d;
-  deriv(s, f0);
+                      double filter_rate = 0.0, Etd2Memo* memo = nullptr,
+                      State* start = nullptr, bool start_ready = false) {
+  State f0_local, f1, a, d;
+  State& f0 = start ? *start : f0_local;
+  if (!(start && start_ready)) deriv(s, f0);
   const HubCoupling& hc = hub(s);
   double j[4], lam[4], G[4][3] = {};
   bool held[4];

@@ -39,7 +39,8 @@ inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv
                            WheelDeriv&& wheel_deriv, Hub&& hub_coupling, EndDeriv&& end_deriv,
                            const WheelCoupling& coupling = {}, const SlipLag& lag = {},
                            double transfer_rate = 0.0, double filter_rate = 0.0,
-                           Etd2Memo* memo = nullptr) {
+                           Etd2Memo* memo = nullptr, State* start = nullptr,
+                           bool start_ready = false) {
   if (method == Integrator::Etd2) {
     etd2_step(s, dt, deriv, end_deriv, wheel_deriv, hub_coupling, coupling.k,
               [&](const State& x) {
@@ -47,7 +48,7 @@ inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv
                            ? fmax_inl(std::fabs(x[kVx]), lag.floor) * lag.inv_length
                            : 0.0;
               },
-              transfer_rate, filter_rate, memo);
+              transfer_rate, filter_rate, memo, start, start_ready);
     return;
   }
   State k1, k2, k3, k4, tmp;

@@ -143,6 +143,9 @@ void Session::advance(int64_t n) {
   const int n_wheels = config_.level == Level::L1 ? 2 : 4;
   const int64_t end = tick_ + n;
   const bool multirate = config_.step_ticks > 1 && !config_.actuator.enabled;
+  // A long step through a wheel event is retaken from the same state with the same inputs:
+  // its start derivative (rates and pts_) stands, only the step length changes.
+  bool retake = false;
   for (int64_t k = 0; tick_ < end; ++k) {
     poll_stop(k);  // a very long advance (a huge delay) can be interrupted
     if (config_.steer_dead_ticks == 0 && config_.longitudinal_dead_ticks == 0) {
@@ -214,6 +217,8 @@ void Session::advance(int64_t n) {
     // etd2 perturbs the spins at the state of its last full derivative only: its wheel
     // rates reuse that evaluation's loads, hub speeds and slip angles (wheel_rates).
     WheelPoints& pts = pts_;  // a member: not cleared per step (every full derivative fills it)
+    const bool start_ready = reuse && retake;
+    retake = false;
     integrate_step(
         config_.integrator, state_, dt,
         [&](const State& s, State& ds) {
@@ -227,11 +232,12 @@ void Session::advance(int64_t n) {
         },
         [&](const State&) -> const HubCoupling& { return pts.hub; },
         [&](const State& s, State& ds) {  // etd2's end: wheel_event reads vxw and den only
-          pts.full = false;
-          full_deriv(s, ds, reuse ? &pts : nullptr);
+          pts_end_.full = false;  // its own record: pts keeps the start's for a retake
+          full_deriv(s, ds, reuse ? &pts_end_ : nullptr);
         },
         coupling_, lag_, 1.0 / vehicle_.load_transfer_tau,
-        cascade ? 1.0 / vehicle_.accel_filter_tau : 0.0, &etd2_memo_);
+        cascade ? 1.0 / vehicle_.accel_filter_tau : 0.0, &etd2_memo_,
+        reuse ? &start_rates_ : nullptr, start_ready);
     // A braked wheel whose spin reaches or crosses zero within the substep stops there and
     // holds.
     for (int i = 0; i < n_wheels; ++i) {
@@ -240,9 +246,10 @@ void Session::advance(int64_t n) {
         state_[kW0 + i] = 0.0;
     }
     // A long step through a wheel event is taken again on one-tick steps (etd2).
-    if (may_redo && wheel_event(pts, omega_before)) {
+    if (may_redo && wheel_event(pts_end_, omega_before)) {
       state_ = start;
       fine_until_ = tick_ + m;
+      retake = true;
       continue;
     }
     // Rows at ticks strictly inside a multirate step: the state linearly interpolated

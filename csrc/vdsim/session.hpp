@@ -143,7 +143,9 @@ class Session {
   bool wheel_event(const WheelPoints& pts, const double omega_before[4]) const;
   static constexpr double kFineSlip = 0.03;
   int64_t fine_until_ = -1;
-  WheelPoints pts_;  // etd2: what the last full derivative captured (wheel_rates)
+  WheelPoints pts_;  // etd2: what the last step's start derivative captured (wheel_rates)
+  WheelPoints pts_end_;  // etd2: what its end derivative captured (wheel_event)
+  State start_rates_{};  // etd2: the last step's start rates (a retaken step reuses them)
   Etd2Memo etd2_memo_;  // etd2: phi of the constant rates, kept between steps
   SteerTrig steer_trig_;  // cos and sin of the steer, kept while it holds
   bool continuous_cascade() const {
