@@ -57,3 +57,15 @@ def test_a_longer_event_step_changes_braking_episodes(tool, tmp_path, capsys):
     assert rows["collision"][:2] == ["0", "0"]
     for _, _, default_err, event_err in rows.values():
         assert float(default_err.rstrip("%")) < 5 and float(event_err.rstrip("%")) < 5
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--event-step", "-1"], "event_step must be positive"),
+    (["--seeds-acc", "0"], "seeds must be >= 1"),
+])
+def test_bad_arguments_are_one_line(tool, tmp_path, capsys, args, message):
+    assert tool.main(["--only", "ACC", "--out", str(tmp_path), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("event_step_effect: ") and message in err
+    assert len(err.strip().splitlines()) == 1
+

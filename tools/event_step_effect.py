@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from vdsim_gym.cli.sweep import main as sweep
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.policies import shipped_model, shipped_models
 
 ACC_SCENARIOS = ["cruise", "follow", "cut_in", "hard_brake", "stop_and_go", "lead_leaves"]
@@ -123,7 +124,11 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     for name in ([args.only] if args.only else COMPARISONS):
         seeds = args.seeds_dlc if name == "DLC" else args.seeds_acc
-        folders = {p: _run(name, p, kw, seeds, out) for p, kw in physics.items()}
+        try:
+            folders = {p: _run(name, p, kw, seeds, out) for p, kw in physics.items()}
+        except ConfigError as exc:  # a bad --event-step or seed count: one line, no traceback
+            print(f"event_step_effect: {exc}", file=sys.stderr)
+            return 2
         print("\n".join(compare(name, folders)))
     print(f"event_step {args.event_step * 1e3:g} ms against the default and the reference "
           f"(heun on every 0.5 ms substep); {time.perf_counter() - t0:.0f} s; CSVs in {out}")
