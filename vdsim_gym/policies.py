@@ -8,8 +8,8 @@ same evaluation and sweep code as a baseline; its ``required_env_kwargs`` (the r
 here merges them into an env's kwargs (the sweep and ``ClosedLoopEval`` do).
 ``shipped_model(name)`` is the run folder of a policy that ships with the package
 (agents/models). ``load_controller(spec)`` is the registry behind ``vdsim-gym sweep
---controller`` and ``agents/compare.py``: "stanley[:key=value,...]", "acc_pid[:...]",
-"idm[:...]", "cycle_follower[:...]", a run folder or an SB3 model file.
+--controller`` and ``agents/compare.py``: "stanley[:key=value,...]", "stanley_dc[:...]",
+"acc_pid[:...]", "idm[:...]", "cycle_follower[:...]", a run folder or an SB3 model file.
 
 This module sits below ``vdsim_gym.eval`` and ``vdsim_gym.training`` (docs/ARCHITECTURE.md,
 "Layers"): evaluation applies a trained policy's env options without importing the
@@ -92,6 +92,77 @@ class TrainedPolicy:
                                   episode_start=episode_start, deterministic=deterministic)
 
 
+class ResidualPolicy:
+    """A residual run's policy: the base controller's command plus the scaled correction
+    the trained model outputs for the observation with that command appended
+    (``vdsim_gym.wrappers.residual``). ``predict`` works on one observation or a batch;
+    the base's state (a PI integrator) restarts on ``episode_start``. The base is built
+    for the run's env (``gym.make(env_id, **env_kwargs)``) at the first call, or for an
+    env given to ``bind(env)``."""
+
+    def __init__(self, inner: TrainedPolicy, env_id: str, base: str, scale: Any) -> None:
+        self.inner, self.env_id, self.base_spec, self.scale = inner, env_id, base, scale
+        self.name = inner.name
+        self.required_env_kwargs = inner.required_env_kwargs
+        self.env_kwargs = inner.env_kwargs
+        self._rule: Any = None
+        self._n_obs = 0
+
+    def bind(self, env: Any) -> ResidualPolicy:
+        """Builds the base controller for ``env`` (its observation must be the run's)."""
+        from vdsim_gym.wrappers.residual import ResidualCore, base_controller
+
+        base = getattr(env, "unwrapped", env)
+        self._rule = ResidualCore(base_controller(env, self.base_spec), self.scale,
+                                  base.action_names)
+        self._n_obs = len(base.obs_names)
+        return self
+
+    def for_env(self, env: Any) -> ResidualPolicy:
+        """A copy bound to ``env`` (the model shared): what a sweep builds per cell, so a
+        delay-compensating base compensates that cell's delay."""
+        return ResidualPolicy(self.inner, self.env_id, self.base_spec, self.scale).bind(env)
+
+    def factory(self) -> ResidualFactory:
+        return ResidualFactory(self)
+
+    def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
+                deterministic: bool = True) -> tuple[np.ndarray, Any]:
+        if self._rule is None:
+            import gymnasium as gym
+
+            env = gym.make(self.env_id, **self.env_kwargs)
+            try:
+                self.bind(env)
+            finally:
+                env.close()
+        from vdsim_gym.controllers.base import as_batch, episode_mask
+
+        obs, single = as_batch(observation, self._n_obs)
+        mask = np.zeros(len(obs), bool) if episode_start is None else \
+            episode_mask(episode_start, len(obs))
+        base = self._rule.base_actions(obs, mask)
+        res, _ = self.inner.predict(self._rule.augment(obs.astype(np.float32), base),
+                                    deterministic=deterministic)
+        res = np.clip(np.asarray(res, dtype=float).reshape(base.shape), -1.0, 1.0)
+        action = self._rule.combine(base, res)
+        return (action[0] if single else action), state
+
+
+class ResidualFactory:
+    """``make(env) -> ResidualPolicy`` bound to ``env`` (a sweep's policy factory), with
+    the run's ``required_env_kwargs`` and ``env_kwargs`` as the policy has them."""
+
+    def __init__(self, policy: ResidualPolicy) -> None:
+        self.policy = policy
+        self.name = policy.name
+        self.required_env_kwargs = policy.required_env_kwargs
+        self.env_kwargs = policy.env_kwargs
+
+    def __call__(self, env: Any) -> ResidualPolicy:
+        return self.policy.for_env(env)
+
+
 def shipped_models() -> list[str]:
     """Names of the trained policies that ship with the package (docs/RESULTS.md):
     ``agents/models/<name>`` in a source tree, ``vdsim_gym/_data/models`` in a wheel."""
@@ -114,7 +185,7 @@ def shipped_model(name: str) -> Path:
     return models_dir() / name
 
 
-def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
+def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy | ResidualPolicy:
     """The policy of a run folder (``which``: "model", the final one, or "best_model",
     EvalCallback's best), or of a ``.zip`` path: with its folder's vecnormalize.pkl
     (best_vecnormalize.pkl for best_model.zip: the statistics when it was saved) when
@@ -138,6 +209,7 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
         raise TrainingError(f"no saved model at {zip_path}; a run folder holds model.zip "
                             "(and best_model.zip once an evaluation ran)")
     algo, history, env_kwargs = "ppo", 0, {}
+    config: dict[str, Any] = {}
     cfg = folder / "config.yml"
     if cfg.exists():
         config = load_yaml(cfg.read_text()) or {}
@@ -154,9 +226,14 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy:
             vn = pickle.load(fh)  # noqa: S301  (our own run folder)
         obs_rms = vn.obs_rms if vn.norm_obs else None
         clip, eps = vn.clip_obs, vn.epsilon
-    return TrainedPolicy(model, obs_rms, clip, eps, name=str(zip_path),
-                         required_env_kwargs={"action_history": history} if history else None,
-                         env_kwargs=env_kwargs)
+    policy = TrainedPolicy(model, obs_rms, clip, eps, name=str(zip_path),
+                           required_env_kwargs={"action_history": history} if history
+                           else None, env_kwargs=env_kwargs)
+    residual = config.get("residual")
+    if residual:
+        return ResidualPolicy(policy, str(config["env_id"]), str(residual["base"]),
+                              residual["scale"])
+    return policy
 
 
 # ------------------------------------------------------------------ controller specs
@@ -178,22 +255,28 @@ def _parse_params(text: str) -> dict[str, float]:
     return out
 
 
-def _baseline(spec: str, params: str) -> Any:
-    from vdsim_gym.controllers import PISpeed, Stanley, stanley_pi
+def _baseline(spec: str, params: str, compensated: bool = False) -> Any:
+    from vdsim_gym.controllers import PISpeed, Stanley, stanley_dc_pi, stanley_pi
 
     try:
         p = _parse_params(params)
     except ValueError as exc:
         raise ConfigError(f"{spec!r}: {exc}") from None
     pi: dict[str, Any] = {k: p.pop(k) for k in ("kp", "ki") if k in p}
+    delay = p.pop("delay", None) if compensated else None
+    if delay is not None and not delay >= 0.0:
+        raise ConfigError(f"{spec!r}: delay must be >= 0 s, got {delay!r}")
     stanley_sig = inspect.signature(Stanley.__init__)
     try:  # unknown parameters fail now, not in a worker
         stanley_sig.bind(None, None, wheelbase=1, cg_to_front=1, max_steer=1, **p)
         inspect.signature(PISpeed.__init__).bind(None, None, dt=1, **pi)
     except TypeError as exc:
         tunable = [k for k, q in stanley_sig.parameters.items() if q.default is not q.empty]
+        extra = ", delay (s; default: the env's loop delay)" if compensated else ""
         raise ConfigError(f"{spec!r}: {exc}; Stanley takes {', '.join(tunable)}, the PI "
-                          "speed loop kp, ki") from None
+                          f"speed loop kp, ki{extra}") from None
+    if compensated:
+        return functools.partial(stanley_dc_pi, delay=delay, stanley=p or None, pi=pi or None)
     return functools.partial(stanley_pi, stanley=p or None, pi=pi or None)
 
 
@@ -210,7 +293,9 @@ def _sb3_model(spec: str, algo: str | None) -> tuple[str, Any]:
         name = path.parent.name if path.stem in ("model", "best_model") else path.stem
         if path.stem == "best_model":
             name += "/best"
-        return name, load_policy(path)
+        policy = load_policy(path)
+        # a residual run: built per sweep cell, so its base sees the cell's delay
+        return name, policy.factory() if isinstance(policy, ResidualPolicy) else policy
     if not path.exists():
         raise ConfigError(f"{spec!r} is not a baseline (stanley or stanley:key=value,...) and "
                           f"no such SB3 model file ({path.with_suffix('.zip')} does not exist)")
@@ -240,17 +325,18 @@ def _check_algo(algo: str) -> str:
 
 def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
     """(name, policy) from "stanley", "stanley:gain=2,kp=0.3" (kp, ki go to the PI speed
-    loop, the rest to Stanley), "acc_pid[:...]", "idm[:...]" (VDSim-ACC-v0's baselines),
-    "cycle_follower[:...]" (VDSim-Dyno-v0's) or the path of a saved SB3 model (``algo`` or each of
-    PPO, SAC, TD3, A2C, DDPG is tried), or an agents/train.py run folder or model in one
-    (its vecnormalize.pkl normalizes the observations; named after the folder). Errors
-    start with the quoted spec."""
+    loop, the rest to Stanley), "stanley_dc[:delay=S,...]" (Stanley on the state predicted
+    across the loop delay: the cell's own unless ``delay`` is given), "acc_pid[:...]",
+    "idm[:...]" (VDSim-ACC-v0's baselines), "cycle_follower[:...]" (VDSim-Dyno-v0's) or the
+    path of a saved SB3 model (``algo`` or each of PPO, SAC, TD3, A2C, DDPG is tried), or an
+    agents/train.py run folder or model in one (its vecnormalize.pkl normalizes the
+    observations; named after the folder). Errors start with the quoted spec."""
     if not isinstance(spec, str) or not spec.strip():
         raise ConfigError(f"{spec!r} is not a controller; pass stanley, stanley:key=value,... "
                           "or the path of a saved SB3 model")
     name, _, params = spec.partition(":")
-    if name == "stanley":
-        return spec, _baseline(spec, params)
+    if name in ("stanley", "stanley_dc"):
+        return spec, _baseline(spec, params, compensated=name == "stanley_dc")
     if name in ("acc_pid", "idm"):
         return spec, _car_following(spec, name, params)
     if name == "cycle_follower":
@@ -329,5 +415,6 @@ def _param_number(spec: str, text: str) -> float:
         raise ConfigError(f"{spec!r}: {text!r} is not a number") from None
 
 
-__all__ = ["ALGOS", "TrainedPolicy", "TrainingError", "check_algo", "load_controller",
-           "load_policy", "required_env_kwargs", "shipped_model", "shipped_models"]
+__all__ = ["ALGOS", "ResidualPolicy", "TrainedPolicy", "TrainingError", "check_algo",
+           "load_controller", "load_policy", "required_env_kwargs", "shipped_model",
+           "shipped_models"]

@@ -263,7 +263,9 @@ def _add_sweep(sub: Any) -> None:
              "summary with 95 %% intervals, plot of the metric against the delay")
     sw.add_argument("--controller", default="stanley",
                     help="stanley, stanley:key=value,... (Stanley args; kp, ki: PI speed), "
-                         "acc_pid[:gains=FILE], idm[:key=value,...] (VDSim-ACC-v0), "
+                         "stanley_dc[:delay=S,...] (Stanley on the state predicted across "
+                         "the loop delay), acc_pid[:gains=FILE], idm[:key=value,...] "
+                         "(VDSim-ACC-v0), "
                          "cycle_follower[:lookahead_s=S] (VDSim-Dyno-v0) "
                          "or a saved SB3 model (.zip) or run folder; loading one unpickles "
                          "its files, which can run code: load only models you trust "

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym.controllers.base import as_batch, kernel_predict
+from vdsim_gym.controllers.base import ObsLayout, as_batch, kernel_predict
 from vdsim_gym.controllers.pi_speed import PISpeed
 from vdsim_gym.controllers.stanley import Stanley
 from vdsim_gym.sim import baselines as kernels
+
+
+class LateralLaw(Protocol):
+    """A steering controller: SB3's predict, one (N, 1) steer column, on ``layout``."""
+
+    @property
+    def layout(self) -> ObsLayout: ...
+
+    def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
+                deterministic: bool = True) -> tuple[np.ndarray, Any]: ...
 
 
 class LateralLongitudinal:
@@ -22,17 +32,17 @@ class LateralLongitudinal:
     own state either way.
     """
 
-    def __init__(self, lateral: Stanley, longitudinal: PISpeed) -> None:
+    def __init__(self, lateral: LateralLaw, longitudinal: PISpeed) -> None:
         self._lateral = lateral
         self._longitudinal = longitudinal
         self._k: Any = None
 
     @property
-    def lateral(self) -> Stanley:
+    def lateral(self) -> Any:
         return self._lateral
 
     @lateral.setter
-    def lateral(self, value: Stanley) -> None:
+    def lateral(self, value: LateralLaw) -> None:
         self._lateral, self._k = value, None
 
     @property
@@ -70,6 +80,15 @@ class LateralLongitudinal:
 
     def reset(self) -> None:
         self._longitudinal.reset()
+
+    @property
+    def follows_env(self) -> bool:
+        """Whether the lateral law compensates the env's own delay (set per row with
+        ``set_delays``)."""
+        return bool(getattr(self._lateral, "follows_env", False))
+
+    def set_delays(self, delays: Any) -> None:
+        self._lateral.set_delays(delays)  # type: ignore[attr-defined]
 
     def __getstate__(self) -> dict[str, Any]:  # the parts carry their state; rebuilt lazily
         return {**self.__dict__, "_k": None}

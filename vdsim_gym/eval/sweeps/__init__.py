@@ -87,8 +87,9 @@ def sweep(
     Args:
         policy: an object with SB3's ``predict`` (a trained model, a baseline), or a
             factory ``make_policy(env) -> object with predict`` (e.g.
-            ``vdsim_gym.controllers.stanley_pi``), called with an env of the scenario
-            (shared kwargs + scenario kwargs, no latency) once per batch and scenario.
+            ``vdsim_gym.controllers.stanley_pi``), called with an env of the cell
+            (shared kwargs + scenario kwargs + the cell's latency) once per batch and
+            cell, so a delay-compensating controller reads the delay it compensates.
         env_id: a registered id, e.g. "VDSim-DLC-v0".
         latencies: LatencyModel (fixed, uniform, normal) or None (no latency) per cell.
         seeds: a count n (seeds 0..n-1) or the reset seeds themselves.

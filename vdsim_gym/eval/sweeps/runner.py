@@ -67,16 +67,18 @@ def _run_batch(job: _Job, batch: list[tuple[int, int]]) -> list[SweepRow]:
     cells = job.cells
     per_env = [{"latency": cells[c].latency, **cells[c].scenario} for c, _ in batch]
     n = len(batch)
-    # One predict call per scenario present (a factory builds its policy from an env of
-    # that scenario); with one scenario, or a policy object, one call for the batch.
-    groups: dict[str, list[int]] = {}
+    # One predict call per cell present (a factory builds its policy from an env of that
+    # cell: its scenario and latency, so a delay-compensating controller knows the delay);
+    # with a policy object, one call for the batch.
+    groups: dict[int, list[int]] = {}
     for i, (c, _) in enumerate(batch):
-        groups.setdefault(cells[c].key if _is_factory(job.policy) else "", []).append(i)
+        groups.setdefault(c if _is_factory(job.policy) else -1, []).append(i)
     policies = []
     for members in groups.values():
         if _is_factory(job.policy):
-            scenario = cells[batch[members[0]][0]].scenario
-            template = gym.make(job.env_id, **{**job.env_kwargs, **scenario})
+            cell = cells[batch[members[0]][0]]
+            template = gym.make(job.env_id, **{**job.env_kwargs, **cell.scenario,
+                                               "latency": cell.latency})
             try:
                 pol = job.policy(template)
             finally:

@@ -1,0 +1,213 @@
+"""Predicting the car across a known loop delay: the single-track model of the classical
+delay-compensating controllers (docs/CONTROLLERS.md, "Delay compensation").
+
+A command computed from the observation of sample t_k reaches the wheels at t_k + d,
+where d is the loop's delay: the sensor's age, the computation, and the steering channel's
+dead time. Until then the command already sent holds, so a controller that knows d can
+act on where the car *will be* at t_k + d instead of where it was at t_k: a Smith
+predictor. ``SingleTrackPredictor`` integrates the state the path envs observe (e_y,
+e_psi, vx, vy, r) across d, with the steer in flight (``prev_steer``: the last action,
+which holds until the new one applies) and the path's curvature at the projection held.
+
+The model: the nonlinear single-track (bicycle) model in path coordinates, each axle's
+lateral force from the vehicle's own Magic Formula curve at its static load (the peak mu
+Fz, the curve's shape C and E, its slope matched to the axle's cornering stiffness with
+compliance steer, ``analysis.handling.cornering_stiffness``), the tire's relaxation
+length as a first-order lag of each axle's slip, and the speed held. Integrated by RK4
+in steps of at most ``max_step`` (2.5 ms). It is the controller's model, not the plant's:
+no load transfer, no longitudinal slip, one tire per axle. ``tests/controllers/
+test_delay_compensation.py`` checks what it predicts against the L2 plant over 20-60 ms.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from vdsim_gym.errors import ConfigError
+from vdsim_gym.sim.config import VehicleConfig, load_vehicle
+
+GRAVITY = 9.80665  # [m/s^2], the core's
+_MIN_SPEED = 1.0  # [m/s] the slip angles' speed floor (the plant's slip_speed_floor scale)
+
+
+@dataclass(frozen=True)
+class AxleTire:
+    """One axle's lateral force law Fy(tan alpha) = -D sin(C atan(B t - E (B t - atan B t)))
+    (the sign: a positive slip pushes the car to the right)."""
+
+    stiffness: float  # [N/rad], dFy/dtan(alpha) at 0
+    peak: float  # D [N]
+    shape: float  # C
+    curvature: float  # E
+
+    @property
+    def b(self) -> float:
+        return self.stiffness / (self.peak * self.shape)
+
+    def force(self, tan_alpha: np.ndarray) -> np.ndarray:
+        bt = self.b * tan_alpha
+        return -self.peak * np.sin(self.shape * np.arctan(bt - self.curvature
+                                                          * (bt - np.arctan(bt))))
+
+
+class SingleTrackPredictor:
+    """The state of a path env's car ``horizon`` seconds on, under a held steer.
+
+    Args:
+        vehicle: the vehicle (a VehicleConfig or a packaged name).
+        relaxation: model the tires' relaxation length (the vehicle's; on by default).
+        max_step: the longest RK4 step [s].
+    """
+
+    def __init__(self, vehicle: VehicleConfig | str, *, relaxation: bool = True,
+                 max_step: float = 2.5e-3) -> None:
+        from vdsim_gym.analysis.handling import cornering_stiffness
+
+        v = load_vehicle(vehicle)
+        if not (math.isfinite(max_step) and max_step > 0.0):
+            raise ConfigError(f"max_step must be a positive number of seconds, got {max_step!r}")
+        self.vehicle = v
+        self.max_step = float(max_step)
+        a, b, m = v.cg_to_front, v.cg_to_rear, v.mass
+        fz = (m * GRAVITY * b / v.wheelbase, m * GRAVITY * a / v.wheelbase)  # axle loads
+        lat = v.tire.lateral
+        self.axles = tuple(
+            AxleTire(stiffness=2.0 * cornering_stiffness(v, f / 2.0, axle),
+                     peak=v.tire.mu * lat.D * f, shape=lat.C, curvature=lat.E)
+            for axle, f in enumerate(fz))
+        self.sigma = v.tire.relaxation_length if relaxation else 0.0
+
+    def slips(self, vx: np.ndarray, vy: np.ndarray, r: np.ndarray, delta: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """Kinematic tan(alpha) of the front and rear axle: each axle's velocity in its
+        wheels' frame (the front one turned by delta), lateral over longitudinal."""
+        v = self.vehicle
+        u = np.maximum(vx, _MIN_SPEED)
+        vyf = vy + v.cg_to_front * r
+        c, s = np.cos(delta), np.sin(delta)
+        return (vyf * c - u * s) / (u * c + vyf * s), (vy - v.cg_to_rear * r) / u
+
+    def _deriv(self, x: np.ndarray, delta: np.ndarray, kappa: np.ndarray) -> np.ndarray:
+        v = self.vehicle
+        e_y, e_psi, vx, vy, r, tf, tr = x
+        kf, kr = self.slips(vx, vy, r, delta)
+        if self.sigma > 0.0:
+            lam = np.maximum(np.abs(vx), _MIN_SPEED) / self.sigma
+            dtf, dtr = lam * (kf - tf), lam * (kr - tr)
+        else:
+            tf, tr = kf, kr
+            dtf = dtr = np.zeros_like(vx)
+        fyf = self.axles[0].force(tf) * np.cos(delta)
+        fyr = self.axles[1].force(tr)
+        s_dot = (vx * np.cos(e_psi) - vy * np.sin(e_psi)) / (1.0 - kappa * e_y)
+        return np.stack([
+            vx * np.sin(e_psi) + vy * np.cos(e_psi),
+            r - kappa * s_dot,
+            np.zeros_like(vx),  # speed held
+            (fyf + fyr) / v.mass - vx * r,
+            (v.cg_to_front * fyf - v.cg_to_rear * fyr) / v.yaw_inertia,
+            dtf, dtr,
+        ])
+
+    def predict(self, e_y: Any, e_psi: Any, vx: Any, vy: Any, r: Any, delta: Any,
+                kappa: Any, horizon: Any) -> np.ndarray:
+        """(5, N) array: e_y, e_psi, vx, vy, r after ``horizon`` seconds (one for all rows,
+        or one per row) with the road-wheel steer ``delta`` [rad] held and the path's
+        curvature ``kappa`` [1/m]; the tires' lagged slips start at the kinematic ones."""
+        cols = [np.atleast_1d(np.asarray(c, dtype=float)) for c in
+                (e_y, e_psi, vx, vy, r, delta, kappa)]
+        e_y, e_psi, vx, vy, r, delta, kappa = np.broadcast_arrays(*cols)
+        kf, kr = self.slips(vx, vy, r, delta)
+        x = np.stack([e_y, e_psi, vx, vy, r, kf, kr]).astype(float)
+        longest = float(np.max(horizon))
+        if longest <= 0.0:
+            return x[:5]
+        n = max(1, math.ceil(longest / self.max_step - 1e-9))
+        h = np.asarray(horizon, dtype=float) / n  # a row with horizon 0 stays where it is
+        for _ in range(n):
+            k1 = self._deriv(x, delta, kappa)
+            k2 = self._deriv(x + 0.5 * h * k1, delta, kappa)
+            k3 = self._deriv(x + 0.5 * h * k2, delta, kappa)
+            k4 = self._deriv(x + h * k3, delta, kappa)
+            x = x + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        return x[:5]
+
+
+def loop_delay(env: gym.Env | Any, *, steer: bool = True) -> float:
+    """The delay [s] from an observation's capture to its command's effect at the wheels,
+    as ``env`` is configured: the latency model's mean (computation), the sensor delay's
+    mean (``obs_delay``) and, with ``steer``, the steering channel's dead time
+    (``channel_delays``). 0 without any. A ``LatencyModel.measured()`` (unknown in advance)
+    is a ConfigError: pass the delay to the controller instead."""
+    base: Any = getattr(env, "unwrapped", env)
+    total = 0.0
+    for name in ("latency", "obs_delay"):
+        model = getattr(base, name, None)
+        if model is not None:
+            mean = model.mean_delay
+            if not math.isfinite(mean):
+                raise ConfigError(f"the env's {name} is {model.kind}: its delay is not known "
+                                  "in advance; give the controller delay=<seconds>")
+            total += mean
+    physics = getattr(base, "physics", None)
+    if steer and physics is not None:
+        total += float(physics.channel_delays[0])
+    return total
+
+
+class PredictedObservation:
+    """Rewrites a path env's observation batch to the predicted one ``delay`` seconds on:
+    e_y, e_psi, vy and r replaced (normalized as the env does, unclipped), the other
+    columns kept. The steer in flight is ``prev_steer`` (the last action) times
+    ``max_steer``; with ``delay`` 0 the batch is returned as given."""
+
+    COLUMNS = ("e_y", "e_psi", "vx", "vy", "r", "kappa_ref", "prev_steer")
+
+    def __init__(self, layout: Any, vehicle: VehicleConfig | str, delay: float,
+                 **predictor: Any) -> None:
+        if not (isinstance(delay, int | float) and math.isfinite(delay) and delay >= 0.0):
+            raise ConfigError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
+        self.layout = layout
+        self.delay = float(delay)
+        self.predictor = SingleTrackPredictor(vehicle, **predictor)
+        self._cols = {n: (layout.index(n), float(layout.scale[layout.index(n)]))
+                      for n in self.COLUMNS}
+
+        self._rows: np.ndarray | None = None
+
+    def set_delays(self, delays: Any) -> None:
+        """One delay per batch row [s] (each episode's own, e.g. drawn by a latency
+        randomization), used for batches of that many rows; None: ``delay`` for all."""
+        if delays is None:
+            self._rows = None
+            return
+        d = np.asarray(delays, dtype=float).reshape(-1)
+        if not (np.isfinite(d).all() and (d >= 0.0).all()):
+            raise ConfigError(f"delays must be finite numbers of seconds >= 0, got {delays!r}")
+        self._rows = d
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        d: Any = self.delay
+        if self._rows is not None and len(self._rows) == len(obs):
+            d = self._rows
+            if not d.any():
+                return obs
+        elif self.delay == 0.0:
+            return obs
+        c = {n: obs[:, i] * s for n, (i, s) in self._cols.items()}
+        x = self.predictor.predict(c["e_y"], c["e_psi"], c["vx"], c["vy"], c["r"],
+                                   c["prev_steer"] * self.predictor.vehicle.max_steer,
+                                   c["kappa_ref"], d)
+        out = np.array(obs, dtype=float)
+        for k, name in enumerate(("e_y", "e_psi", "vx", "vy", "r")):
+            i, s = self._cols[name]
+            out[:, i] = x[k] / s
+        if not np.isscalar(d):
+            keep = d == 0.0
+            out[keep] = obs[keep]  # rows without delay: the observation as it is
+        return out
