@@ -29,7 +29,8 @@ def _train(args: argparse.Namespace) -> int:
                     hyperparams=args.hyperparams, hyperparams_file=args.conf, out=args.out,
                     run_name=args.name, eval_freq=args.eval_freq,
                     eval_episodes=args.eval_episodes, progress_bar=not args.no_progress,
-                    num_threads=args.num_threads)
+                    num_threads=args.num_threads, residual=args.residual,
+                    residual_scale=args.residual_scale)
     except FileExistsError as exc:  # the run folder: a name used before
         raise ConfigError(f"the run folder {exc.filename!r} exists; pass another --name "
                           "(or --out)") from None
@@ -67,8 +68,24 @@ def _add_train(sub: Any) -> None:
     p.add_argument("--eval-episodes", type=int, default=5)
     p.add_argument("--num-threads", type=int, default=1,
                    help="torch threads (default 1: a small network gains nothing from more)")
+    p.add_argument("--residual", default=None, metavar="BASE",
+                   help="learn a correction on top of a baseline: stanley, stanley_dc, "
+                        "acc_pid, idm, cycle_follower (with :key=value,... as for sweep "
+                        "--controller); docs/TRAINING.md, \"Residual learning\"")
+    p.add_argument("--residual-scale", type=_scale, default=0.1, metavar="S",
+                   help="the correction's reach in action units: one number or one per "
+                        "action, comma-separated (default 0.1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_train)
+
+
+def _scale(text: str) -> Any:
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number or comma-separated "
+                                         "numbers, e.g. 0.1 or 0.1,0.2") from None
+    return values[0] if len(values) == 1 else values
 
 
 __all__ = ["DESCRIPTION"]

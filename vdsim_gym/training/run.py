@@ -61,7 +61,8 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
           hyperparams_file: str | Path | None = None, out: str | Path = "runs",
           eval_freq: int = 10_000, eval_episodes: int = 5, checkpoint_freq: int = 50_000,
           progress_bar: bool = True, tensorboard: bool | None = None, verbose: int = 0,
-          run_name: str | None = None, num_threads: int | None = 1) -> TrainResult:
+          run_name: str | None = None, num_threads: int | None = 1,
+          residual: str | None = None, residual_scale: Any = 0.1) -> TrainResult:
     """Train ``algo`` on ``env_id``; returns the run folder and the model.
 
     ``timesteps`` overrides the file's n_timesteps; ``hyperparams`` overrides single keys
@@ -76,7 +77,11 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     and rich (the ``train`` extra). ``num_threads``: torch's intra-op threads (rl-zoo3's
     ``--num-threads``); 1 by default, since a 64x64 network gains nothing from more and
     several trainings on one machine then do not fight over the cores (None: torch's
-    default, one per core)."""
+    default, one per core). ``residual``: a base controller spec ("stanley",
+    "stanley_dc", "acc_pid", "cycle_follower", ...): the agent learns a correction of at
+    most ``residual_scale`` (action units; one number or one per action) on top of it
+    (``vdsim_gym.wrappers.residual``), recorded in config.yml so that ``load_policy``
+    rebuilds base + correction."""
     import time
 
     import stable_baselines3 as sb3
@@ -135,18 +140,26 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         kwargs_env["action_history"] = history
 
     _probe_env(env_id, kwargs_env)  # bad env options fail before the run folder exists
+    residual_cfg = None if residual is None else _residual_config(env_id, kwargs_env,
+                                                                  residual, residual_scale)
 
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir = Path(out) / (run_name or f"{env_id}_{algo}_s{seed}_{stamp}")
     run_dir.mkdir(parents=True, exist_ok=False)
 
-    base = make_sb3_vec_env(env_id, n_envs, seed=seed, **kwargs_env)
+    base: VecEnv = make_sb3_vec_env(env_id, n_envs, seed=seed, **kwargs_env)
     metrics = tuple(base.get_attr("METRIC_LABELS", [0])[0])
+    base_eval: VecEnv = make_sb3_vec_env(env_id, 1, seed=seed + 10_000, **kwargs_env)
+    if residual_cfg is not None:
+        from vdsim_gym.sb3_vec_env import ResidualVecEnv
+
+        base = ResidualVecEnv(base, residual_cfg["base"], residual_cfg["scale"])
+        base_eval = ResidualVecEnv(base_eval, residual_cfg["base"], residual_cfg["scale"])
     # The task's metrics (e_y RMSE, min gap, ...) as monitor.csv columns beside r, l, t.
     venv: VecEnv = VecMonitor(_with_summary_keys(base, metrics),
                               filename=str(run_dir / "monitor.csv"), info_keywords=metrics)
     eval_env: VecEnv = VecMonitor(_with_summary_keys(   # wrapped alike: SB3 syncs the chains
-        make_sb3_vec_env(env_id, 1, seed=seed + 10_000, **kwargs_env), metrics))
+        base_eval, metrics))
     if norm is not None:
         venv = VecNormalize(venv, **{"gamma": block.get("gamma", 0.99), **norm})
         eval_env = VecNormalize(eval_env, training=False, norm_reward=False,
@@ -183,7 +196,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         **({"timesteps_requested": requested} if requested != n_timesteps else {}),
         "n_envs": n_envs, "policy": policy, "normalize": norm, "latency": latency,
         "randomize": None if rand is None else rand.as_dict(),
-        "action_history": history,
+        "action_history": history, "residual": residual_cfg,
         "env_kwargs": _jsonable({k: v for k, v in kwargs_env.items()
                                  if k not in ("latency", "randomize", "action_history")}),
         "hyperparams": _jsonable(algo_kwargs), "eval_freq": eval_freq,
@@ -214,3 +227,24 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         venv.close()
         eval_env.close()
     return TrainResult(run_dir, model, int(model.num_timesteps), wall)
+
+
+def _residual_config(env_id: str, kwargs_env: Mapping[str, Any], spec: str,
+                     scale: Any) -> dict[str, Any]:
+    """The residual run's base spec and scale, checked on the run's env (a
+    delay-compensating base without ``delay=`` follows each episode's delay)."""
+    import gymnasium as gym
+
+    from vdsim_gym.wrappers.residual import base_controller, check_scale
+
+    spec = str(spec).strip()
+    env = gym.make(env_id, **kwargs_env)
+    try:
+        base_controller(env, spec)  # a bad spec fails before the run folder exists
+        m = len(env.unwrapped.action_names)  # type: ignore[attr-defined]
+        s = check_scale(scale, m)
+    except ValueError as exc:
+        raise TrainingError(f"--residual {spec!r}: {exc}") from None
+    finally:
+        env.close()
+    return {"base": spec, "scale": [float(v) for v in s]}
