@@ -9,7 +9,8 @@ here merges them into an env's kwargs (the sweep and ``ClosedLoopEval`` do).
 ``shipped_model(name)`` is the run folder of a policy that ships with the package
 (agents/models). ``load_controller(spec)`` is the registry behind ``vdsim-gym sweep
 --controller`` and ``agents/compare.py``: "stanley[:key=value,...]", "stanley_dc[:...]",
-"acc_pid[:...]", "idm[:...]", "cycle_follower[:...]", a run folder or an SB3 model file.
+"mpc[:...]", "acc_pid[:...]", "idm[:...]", "cycle_follower[:...]", a run folder or an SB3
+model file.
 
 This module sits below ``vdsim_gym.eval`` and ``vdsim_gym.training`` (docs/ARCHITECTURE.md,
 "Layers"): evaluation applies a trained policy's env options without importing the
@@ -326,7 +327,8 @@ def _check_algo(algo: str) -> str:
 def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
     """(name, policy) from "stanley", "stanley:gain=2,kp=0.3" (kp, ki go to the PI speed
     loop, the rest to Stanley), "stanley_dc[:delay=S,...]" (Stanley on the state predicted
-    across the loop delay: the cell's own unless ``delay`` is given), "acc_pid[:...]",
+    across the loop delay: the cell's own unless ``delay`` is given), "mpc[:...]" (linear
+    MPC steering with OSQP, the same delay rule; the ``mpc`` extra), "acc_pid[:...]",
     "idm[:...]" (VDSim-ACC-v0's baselines), "cycle_follower[:...]" (VDSim-Dyno-v0's) or the
     path of a saved SB3 model (``algo`` or each of PPO, SAC, TD3, A2C, DDPG is tried), or an
     agents/train.py run folder or model in one (its vecnormalize.pkl normalizes the
@@ -337,11 +339,40 @@ def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
     name, _, params = spec.partition(":")
     if name in ("stanley", "stanley_dc"):
         return spec, _baseline(spec, params, compensated=name == "stanley_dc")
+    if name == "mpc":
+        return spec, _mpc(spec, params)
     if name in ("acc_pid", "idm"):
         return spec, _car_following(spec, name, params)
     if name == "cycle_follower":
         return spec, _cycle_follower(spec, params)
     return _sb3_model(spec, algo)
+
+
+def _mpc(spec: str, params: str) -> Any:
+    """The MPC steering + PI speed baseline: "mpc[:delay=S,horizon=N,q_y=..,...,kp=..]"."""
+    from vdsim_gym.controllers.mpc import MPCSteer, mpc_pi
+
+    try:
+        p = _parse_params(params)
+    except ValueError as exc:
+        raise ConfigError(f"{spec!r}: {exc}") from None
+    pi: dict[str, Any] = {k: p.pop(k) for k in ("kp", "ki") if k in p}
+    delay = p.pop("delay", None)
+    if delay is not None and not delay >= 0.0:
+        raise ConfigError(f"{spec!r}: delay must be >= 0 s, got {delay!r}")
+    sig = inspect.signature(MPCSteer.__init__)
+    tunable = [k for k, q in sig.parameters.items() if q.kind == q.KEYWORD_ONLY
+               and k != "delay"]
+    unknown = sorted(set(p) - set(tunable))
+    if unknown:
+        raise ConfigError(f"{spec!r}: unknown parameter {unknown[0]!r}; mpc takes "
+                          f"{', '.join(tunable)}, delay (s; default: the env's loop delay), "
+                          "the PI speed loop kp, ki")
+    if "horizon" in p:
+        if p["horizon"] != int(p["horizon"]) or p["horizon"] < 1:
+            raise ConfigError(f"{spec!r}: horizon must be a whole number of steps >= 1")
+        p["horizon"] = int(p["horizon"])
+    return functools.partial(mpc_pi, delay=delay, mpc=p or None, pi=pi or None)
 
 
 def _cycle_follower(spec: str, params: str) -> Any:

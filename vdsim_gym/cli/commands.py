@@ -264,7 +264,8 @@ def _add_sweep(sub: Any) -> None:
     sw.add_argument("--controller", default="stanley",
                     help="stanley, stanley:key=value,... (Stanley args; kp, ki: PI speed), "
                          "stanley_dc[:delay=S,...] (Stanley on the state predicted across "
-                         "the loop delay), acc_pid[:gains=FILE], idm[:key=value,...] "
+                         "the loop delay), mpc[:key=value,...] (linear MPC, OSQP), "
+                         "acc_pid[:gains=FILE], idm[:key=value,...] "
                          "(VDSim-ACC-v0), "
                          "cycle_follower[:lookahead_s=S] (VDSim-Dyno-v0) "
                          "or a saved SB3 model (.zip) or run folder; loading one unpickles "

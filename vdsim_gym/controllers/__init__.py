@@ -8,11 +8,12 @@ from vdsim_gym.controllers.base import ObsLayout
 from vdsim_gym.controllers.composite import LateralLongitudinal, stanley_pi
 from vdsim_gym.controllers.dyno_policy import CycleFollower, cycle_follower
 from vdsim_gym.controllers.idm import IDM
+from vdsim_gym.controllers.mpc import MPCSteer, mpc_pi
 from vdsim_gym.controllers.pi_speed import PISpeed
 from vdsim_gym.controllers.stanley import Stanley
 from vdsim_gym.controllers.stanley_dc import DelayCompensatedStanley, stanley_dc_pi
 
 __all__ = ["IDM", "PID", "ACCConfig", "ACCController", "CycleFollower",
-           "DelayCompensatedStanley", "LateralLongitudinal", "ObsLayout", "PISpeed", "Stanley",
-           "acc_pid", "cycle_follower", "idm_follower", "load_gains", "stanley_dc_pi",
-           "stanley_pi"]
+           "DelayCompensatedStanley", "LateralLongitudinal", "MPCSteer", "ObsLayout", "PISpeed",
+           "Stanley", "acc_pid", "cycle_follower", "idm_follower", "load_gains", "mpc_pi",
+           "stanley_dc_pi", "stanley_pi"]
