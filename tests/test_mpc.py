@@ -154,3 +154,24 @@ def test_without_osqp_the_error_names_the_extra(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", fake)
     with pytest.raises(ImportError, match=r"vdsim-gym\[mpc\]"):
         MPCSteer.from_env(gym.make("VDSim-DLC-v0"))
+
+
+def test_per_row_delays_plan_as_that_delay_and_copies_work():
+    import copy
+    import pickle
+
+    env = gym.make("VDSim-DLC-v0")
+    obs = np.stack([env.reset(seed=i)[0] for i in range(2)])
+    obs[:, 9] = [0.05, -0.05]  # prev_steer: the steer in flight matters with a delay
+    lat = mpc_pi(env).lateral
+    assert lat.follows_env and not mpc_pi(env, delay=0.01).lateral.follows_env
+    lat.set_delays([0.0, 0.06])
+    batch, _ = lat.predict(obs)
+    for i, d in enumerate((0.0, 0.06)):
+        one, _ = mpc_pi(env, delay=d).lateral.predict(obs[i])
+        assert one[0] == pytest.approx(batch[i, 0], abs=1e-6)
+    twin = copy.deepcopy(lat)  # OSQP's workspace is not copied: the copy starts cold
+    assert twin.predict(obs)[0] == pytest.approx(lat.predict(obs)[0], abs=1e-6)
+    pickle.loads(pickle.dumps(lat))
+    with pytest.raises(ConfigError, match="delays"):
+        lat.set_delays([0.0, float("nan")])

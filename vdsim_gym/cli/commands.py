@@ -24,6 +24,7 @@ from vdsim_gym.cli.options import (
     _out_dir,
     _presets,
 )
+from vdsim_gym.cli.tolerance import add_parser as _add_tolerance
 from vdsim_gym.cli.train import _add_train
 from vdsim_gym.cli.validate import _add_validate
 from vdsim_gym.policies import _SB3_ALGOS
@@ -429,5 +430,5 @@ def _add_accuracy(sub: Any) -> None:
 
 # In the order of `vdsim-gym --help`.
 ADDERS = (_add_demo, _add_bench, _add_accuracy, _add_handling, _add_validate,
-          _add_delay_budget, _add_sweep, _add_compare, _add_train, _add_acc, _add_dyno_table,
-          _add_render, _add_export)
+          _add_delay_budget, _add_sweep, _add_tolerance, _add_compare, _add_train, _add_acc,
+          _add_dyno_table, _add_render, _add_export)

@@ -1,5 +1,5 @@
 """``vdsim-gym`` command line: demo, bench, accuracy, handling, validate, delay-budget,
-sweep, compare, train, acc, acc-metrics, dyno-table, render, export.
+sweep, tolerance, compare, train, acc, acc-metrics, dyno-table, render, export.
 
 A user error (a bad option value, an unknown key, a missing extra, an --out that is a
 file) prints one line, ``vdsim-gym <command>: error: <message>``, and exits with 2, as
@@ -23,7 +23,8 @@ TRACEBACK_ENV = "VDSIM_GYM_TRACEBACK"
 # Extras that provide an optional import, for the hint of an ImportError.
 _EXTRAS = {"matplotlib": "plot", "stable_baselines3": "train", "torch": "train",
            "ray": "ray", "tqdm": "all", "mcap": "export", "pygame": "render",
-           "imageio_ffmpeg": "render", "vehiclemodels": "validation"}
+           "imageio_ffmpeg": "render", "vehiclemodels": "validation", "osqp": "mpc",
+           "scipy": "mpc"}
 
 
 class _Parser(argparse.ArgumentParser):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -178,6 +179,11 @@ class CondensedMPC:
         """Forget the warm start (the next solve sets the problem up anew)."""
         self._prob = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        # The OSQP workspace is C memory: a copy or pickle sets its problem up anew at
+        # its first solve (a cold start: the same optimum to the solver's tolerance).
+        return {**self.__dict__, "_prob": None, "_shape": None}
+
 
 def _csc_order(triu: tuple[np.ndarray, np.ndarray], n: int) -> np.ndarray:
     """The permutation from the row-major upper-triangle entries to CSC's column order."""
@@ -229,6 +235,7 @@ class MPCSteer:
     """
 
     def __init__(self, layout: ObsLayout, vehicle: Any, *, delay: float = 0.0,
+                 follows_env: bool = False,
                  dt: float = 0.05, horizon: int = 30, q_y: float = 1.0, q_psi: float = 1.0,
                  terminal: float = 1.0, r_steer: float = 0.0, s_rate: float = 1.0,
                  max_steer_rate: float = 1.0, steer_limit: float = 1.0) -> None:
@@ -270,8 +277,13 @@ class MPCSteer:
                       for n in ("e_y", "e_psi", "vx", "vy", "r", "prev_steer")}
         for k, (_, n) in enumerate(preview):
             self._cols[f"preview_{k}"] = (layout.index(n), float(layout.scale[layout.index(n)]))
+        #: built from the env's own delay (``from_env`` without ``delay``): a residual
+        #: wrapper then keeps each row's delay that of its episode (``set_delays``)
+        self.follows_env = follows_env
+        self._rows: np.ndarray | None = None
         self._solvers: list[CondensedMPC] = []
-        self.solve_times: list[float] = []  # [s] per row solve (OSQP's solve call)
+        # [s] per row solve (OSQP's solve call), the last 100 000
+        self.solve_times: deque[float] = deque(maxlen=100_000)
         self.statuses: dict[str, int] = {}
 
     @property
@@ -283,7 +295,18 @@ class MPCSteer:
                  ) -> MPCSteer:
         base: Any = env.unwrapped
         return cls(ObsLayout.from_env(env), base.vehicle,
-                   delay=loop_delay(env) if delay is None else delay, **kwargs)
+                   delay=loop_delay(env) if delay is None else delay,
+                   follows_env=delay is None, **kwargs)
+
+    def set_delays(self, delays: Any) -> None:
+        """One delay per batch row [s] for batches of that many rows (None: ``delay``)."""
+        if delays is None:
+            self._rows = None
+            return
+        d = np.asarray(delays, dtype=float).reshape(-1)
+        if not (np.isfinite(d).all() and (d >= 0.0).all()):
+            raise ConfigError(f"delays must be finite numbers of seconds >= 0, got {delays!r}")
+        self._rows = d
 
     def model(self, vx: float) -> tuple[np.ndarray, np.ndarray]:
         """The continuous single-track model at speed vx in the car's frame: state (y,
@@ -300,18 +323,21 @@ class MPCSteer:
         bm = np.array([[0.0], [0.0], [cf / m], [a * cf / iz]])
         return am, bm
 
-    def plan(self, row: dict[str, float], solver: CondensedMPC) -> QPResult:
-        """The steer plan [rad] for one observation (physical columns)."""
+    def plan(self, row: dict[str, float], solver: CondensedMPC,
+             delay: float | None = None) -> QPResult:
+        """The steer plan [rad] for one observation (physical columns); ``delay``
+        overrides the controller's."""
+        delay = self.delay if delay is None else delay
         vx = row["vx"]
         am, bm = self.model(vx)
         w = np.zeros(4)
         delta_prev = row["prev_steer"] * self.vehicle.max_steer
         z = np.array([0.0, 0.0, row["vy"], row["r"]])
         x_start = 0.0
-        if self.delay > 0.0:  # across the delay the steer in flight holds
-            ad, bd, wd = discretize(am, bm, w, self.delay)
+        if delay > 0.0:  # across the delay the steer in flight holds
+            ad, bd, wd = discretize(am, bm, w, delay)
             z = ad @ z + bd[:, 0] * delta_prev + wd
-            x_start = max(vx, 0.0) * self.delay
+            x_start = max(vx, 0.0) * delay
         ad, bd, wd = discretize(am, bm, w, self.dt)
         xs, ys = reference_points(row, self.distances)
         x = x_start + max(vx, 0.0) * self.dt * np.arange(1, self.horizon + 1)
@@ -326,9 +352,10 @@ class MPCSteer:
         if len(self._solvers) != len(obs):
             self._solvers = [CondensedMPC(self.horizon) for _ in range(len(obs))]
         out = np.empty(len(obs))
+        rows = self._rows if self._rows is not None and len(self._rows) == len(obs) else None
         for i, o in enumerate(obs):
             row = {n: float(o[j]) * s for n, (j, s) in self._cols.items()}
-            res = self.plan(row, self._solvers[i])
+            res = self.plan(row, self._solvers[i], None if rows is None else float(rows[i]))
             out[i] = res.u[0, 0]
             self.solve_times.append(res.solve_time_s)
             self.statuses[res.status] = self.statuses.get(res.status, 0) + 1

@@ -1,0 +1,111 @@
+"""The delay-tolerance search: the Clopper-Pearson bound against scipy's beta quantile, the
+search on synthetic pass/fail curves with known answers, and the command end to end."""
+
+from __future__ import annotations
+
+import csv
+import math
+import subprocess
+import sys
+
+import pytest
+
+from vdsim_gym.errors import ConfigError
+from vdsim_gym.eval.tolerance import (
+    Point,
+    clopper_pearson_lower,
+    find_tolerance,
+    min_episodes,
+    tolerance,
+)
+
+
+@pytest.mark.parametrize("k, n", [(1, 10), (5, 10), (9, 10), (60, 64), (63, 64), (500, 1000),
+                                  (999, 1000)])
+def test_clopper_pearson_is_the_beta_quantile(k, n):
+    from scipy.stats import beta
+
+    # The one-sided lower bound is Beta(k, n - k + 1)'s 5 % quantile.
+    assert clopper_pearson_lower(k, n) == pytest.approx(beta.ppf(0.05, k, n - k + 1),
+                                                        abs=1e-9)
+
+
+def test_clopper_pearson_edges_and_the_episodes_needed():
+    assert clopper_pearson_lower(0, 64) == 0.0
+    assert clopper_pearson_lower(64, 64) == pytest.approx(0.05 ** (1 / 64))
+    assert min_episodes() == 59  # 0.05^(1/59) = 0.9505 >= 0.95 > 0.05^(1/58)
+    assert 0.05 ** (1 / 59) >= 0.95 > 0.05 ** (1 / 58)
+    with pytest.raises(ConfigError):
+        clopper_pearson_lower(5, 4)
+
+
+def curve(edge: int, n: int = 64):
+    """A synthetic controller: every episode succeeds at or below ``edge`` ticks, a third
+    fail above it; the evaluations are counted."""
+    calls = []
+
+    def evaluate(t: int) -> Point:
+        calls.append(t)
+        k = n if t <= edge else (2 * n) // 3
+        lower = clopper_pearson_lower(k, n)
+        return Point(t, t * 5e-4, n, k, lower, lower >= 0.95)
+
+    return evaluate, calls
+
+
+@pytest.mark.parametrize("edge", [0, 1, 37, 80, 137, 999, 1000])
+def test_the_search_finds_a_known_edge_to_the_tick(edge):
+    evaluate, calls = curve(edge)
+    res = find_tolerance(evaluate, max_ticks=1000, start_ticks=40)
+    assert res.ticks == edge and res.bounded == (edge < 1000)
+    assert len(calls) == len(set(calls)) <= 20  # each delay evaluated once, log-many
+    assert [p.ticks for p in res.points] == sorted(calls)
+
+
+def test_the_search_reports_no_tolerance_and_unbounded_ends():
+    evaluate, calls = curve(-1)  # fails even without delay
+    res = find_tolerance(evaluate, max_ticks=1000, start_ticks=40)
+    assert res.ticks is None and calls == [0]
+    evaluate, _ = curve(10**6)
+    res = find_tolerance(evaluate, max_ticks=300, start_ticks=40)
+    assert res.ticks == 300 and not res.bounded  # passed up to the maximum searched
+    evaluate, calls = curve(137)
+    res = find_tolerance(evaluate, max_ticks=1000, start_ticks=40, resolution_ticks=10)
+    assert 127 <= res.ticks <= 137 and len(calls) < 10
+
+
+def test_stanley_tolerates_40_ms_on_iso3888_and_compensation_more(tmp_path):
+    from vdsim_gym.controllers import stanley_dc_pi, stanley_pi
+
+    plain = tolerance(stanley_pi, "VDSim-DLC-v0", max_delay=0.06, resolution=0.01, log=False)
+    assert plain.delay_s == pytest.approx(0.04) and plain.search.bounded
+    p = plain.at_tolerance
+    assert p.successes == p.n == 64 and p.metric["lo"] <= p.metric["mean"] <= p.metric["hi"]
+    comp = tolerance(stanley_dc_pi, "VDSim-DLC-v0", max_delay=0.08, start=0.08, log=False)
+    assert comp.delay_s == pytest.approx(0.08) and not comp.search.bounded
+    with pytest.raises(ConfigError, match="at least 59"):
+        tolerance(stanley_pi, "VDSim-DLC-v0", seeds=16)
+    with pytest.raises(ConfigError, match="sets the delay"):
+        tolerance(stanley_pi, "VDSim-DLC-v0", latency=None)
+    with pytest.raises(ConfigError, match="kind"):
+        tolerance(stanley_pi, "VDSim-DLC-v0", kind="network")
+
+
+def test_the_command_writes_its_table_csvs_and_plot(tmp_path):
+    out = tmp_path / "tol"
+    run = subprocess.run([sys.executable, "-m", "vdsim_gym.cli", "tolerance", "--controllers",
+                          "stanley", "stanley:gain=6", "--kind", "sensor", "--max-delay",
+                          "60ms", "--resolution", "20ms", "--out", str(out), "--quiet"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "Delay tolerance on VDSim-DLC-v0 (sensor delay)" in run.stdout
+    rows = list(csv.DictReader((out / "tolerance.csv").read_text().splitlines()))
+    assert [r["controller"] for r in rows] == ["stanley", "stanley:gain=6"]
+    assert all(math.isfinite(float(r["tolerance_ms"])) for r in rows)
+    points = list(csv.DictReader((out / "tolerance_points.csv").read_text().splitlines()))
+    assert {p["delay_ms"] for p in points} >= {"0.0", "20.0"}
+    assert (out / "tolerance.png").stat().st_size > 10_000
+    bad = subprocess.run([sys.executable, "-m", "vdsim_gym.cli", "tolerance", "--controllers",
+                          "stanley", "--max-delay", "abc", "--out", str(out)],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

@@ -1,0 +1,175 @@
+"""``vdsim-gym tolerance``: the largest computation (or sensor) delay each controller still
+passes (``vdsim_gym.eval.tolerance``), as a table, two CSVs and a plot."""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from vdsim_gym.cli.sweep import _load_all, check_env_kwargs
+from vdsim_gym.eval.sweeps.results import write_csv
+from vdsim_gym.eval.tolerance import Tolerance, tolerance
+
+
+def main(controllers: Sequence[str], env_id: str, *, kind: str = "computation",
+         seeds: int = 64, max_delay: float = 0.5, start: float = 0.02,
+         resolution: float | None = None, scenarios: list[dict[str, Any]] | None = None,
+         env_kwargs: dict[str, Any] | None = None, metric: str | None = None,
+         algo: str | None = None, overrun: str = "skip", out: str | Path = "tolerance_out",
+         make_plot: bool = True, echo: Any = print, log: bool = True) -> list[Tolerance]:
+    """Searches each controller's tolerance; writes tolerance.csv (one row per
+    controller), tolerance_points.csv (every evaluated delay) and tolerance.png."""
+    env_kwargs = dict(env_kwargs or {})
+    check_env_kwargs(env_id, env_kwargs)
+    loaded = _load_all(controllers, algo, ("--controllers", "--controllers"))
+    if "torch" in sys.modules:  # as in sweep: a small network on one thread
+        sys.modules["torch"].set_num_threads(1)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = [tolerance(pol, env_id, name=name, kind=kind, seeds=seeds, scenarios=scenarios,
+                         max_delay=max_delay, start=start, resolution=resolution,
+                         metric=metric, overrun=overrun, log=log, **env_kwargs)
+               for name, pol in loaded]
+    rows, points = [], []
+    for r in results:
+        p = r.at_tolerance
+        rows.append({
+            "controller": r.name, "kind": r.kind,
+            "tolerance_ms": math.nan if r.delay_s is None else r.delay_s * 1e3,
+            "bounded": r.search.bounded, "episodes": p.n if p else 0,
+            "successes": p.successes if p else 0, "lower_bound": p.lower if p else math.nan,
+            "metric": r.metric, **{f"metric_{k}": v for k, v in (p.metric if p else {}).items()},
+            "evaluations": len(r.search.points)})
+        points += [{"controller": r.name, "kind": r.kind, "delay_ms": q.delay_s * 1e3,
+                    "episodes": q.n, "successes": q.successes, "lower_bound": q.lower,
+                    "passed": q.passed, "metric": r.metric,
+                    **{f"metric_{k}": v for k, v in q.metric.items()}}
+                   for q in r.search.points]
+    write_csv(out / "tolerance.csv", rows)
+    write_csv(out / "tolerance_points.csv", points)
+    echo(table(results, env_id))
+    written = [out / "tolerance.csv", out / "tolerance_points.csv"]
+    if make_plot:
+        written.append(plot(results, out / "tolerance.png", env_id))
+    echo("wrote " + ", ".join(str(p) for p in written))
+    return results
+
+
+def table(results: Sequence[Tolerance], env_id: str) -> str:
+    """The results as a text table."""
+    if not results:
+        return ""
+    r0 = results[0]
+    lines = [f"Delay tolerance on {env_id} ({r0.kind} delay): the largest delay with a "
+             "success rate >= 95 % at 95 % confidence (Clopper-Pearson)",
+             f"{'controller':<28} {'tolerance':>12} {'successes':>10} {r0.metric + ' at it':>26}",
+             "-" * 80]
+    for r in results:
+        p = r.at_tolerance
+        if p is None:
+            tol, succ, met = "none", "-", "-"
+        else:
+            tol = f"{'>= ' if not r.search.bounded else ''}{p.delay_s * 1e3:.1f} ms"
+            succ = f"{p.successes}/{p.n}"
+            m = p.metric
+            met = f"{m['mean']:.4g} [{m['lo']:.4g}, {m['hi']:.4g}]"
+        lines.append(f"{r.name:<28} {tol:>12} {succ:>10} {met:>26}")
+    return "\n".join(lines)
+
+
+def plot(results: Sequence[Tolerance], path: Path, env_id: str) -> Path:
+    """Two panels against the delay: each controller's lower bound of the success rate
+    (the 95 % line dashed, its tolerance marked) and its metric at each evaluated delay."""
+    from vdsim_gym._plotting import figure
+
+    fig = figure(figsize=(11, 4))
+    ax1, ax2 = fig.subplots(1, 2)
+    for r in results:
+        pts = sorted(r.search.points, key=lambda q: q.ticks)
+        x = [q.delay_s * 1e3 for q in pts]
+        (line,) = ax1.plot(x, [q.lower for q in pts], "o-", label=r.name, ms=4)
+        if r.delay_s is not None:
+            ax1.axvline(r.delay_s * 1e3, color=line.get_color(), ls=":", lw=1)
+        ax2.errorbar(x, [q.metric["mean"] for q in pts],
+                     yerr=[[q.metric["mean"] - q.metric["lo"] for q in pts],
+                           [q.metric["hi"] - q.metric["mean"] for q in pts]],
+                     fmt="o", ms=4, capsize=2, color=line.get_color(), label=r.name)
+    ax1.axhline(0.95, color="k", ls="--", lw=1)
+    ax1.set_xlabel(f"{results[0].kind} delay [ms]" if results else "delay [ms]")
+    ax1.set_ylabel("success rate, 95 % lower bound")
+    ax1.set_title("pass: lower bound >= 0.95 (dashed)")
+    ax1.legend(fontsize=8)
+    ax2.set_xlabel(ax1.get_xlabel())
+    ax2.set_ylabel(results[0].metric if results else "")
+    ax2.set_title("metric at each evaluated delay (95 % interval)")
+    fig.suptitle(f"Delay tolerance, {env_id}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def one_delay(text: str) -> float:
+    """A single delay [s] in the delay grammar ("500ms", "0.5")."""
+    import argparse
+
+    from vdsim_gym.sim.latency import parse_delays
+
+    try:
+        models = parse_delays(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if len(models) != 1 or models[0] is None or models[0].kind != "fixed":
+        raise argparse.ArgumentTypeError(f"{text!r}: give one delay, e.g. 500ms or 0.5")
+    return float(models[0].a)
+
+
+def add_parser(sub: Any) -> None:
+    from vdsim_gym.cli.options import _int_at_least, _json_object, _json_objects, _out_dir
+
+    p = sub.add_parser(
+        "tolerance",
+        help="the largest computation (or sensor) delay each controller still passes "
+             "(success >= 95 %% at 95 %% confidence, Clopper-Pearson), by bisection over "
+             "sweeps on the substep grid: table, CSVs, plot")
+    p.add_argument("--controllers", required=True, nargs="+", metavar="SPEC",
+                   help="controller specs as for sweep --controller, space-separated, e.g. "
+                        "stanley stanley_dc mpc agents/models/dlc_ppo")
+    p.add_argument("--env", default="VDSim-DLC-v0", help="VDSim env id (default: VDSim-DLC-v0)")
+    p.add_argument("--kind", default="computation", choices=("computation", "sensor"),
+                   help="which delay is searched (default computation)")
+    p.add_argument("--seeds", type=_int_at_least(1), default=64,
+                   help="seeds 0..N-1 per delay and scenario (default 64; a pass needs 59 "
+                        "or more episodes)")
+    p.add_argument("--max-delay", type=one_delay, default=0.5,
+                   help="the longest delay searched (default 500ms)")
+    p.add_argument("--start", type=one_delay, default=0.02,
+                   help="the first delay after 0; doubled until one fails (default 20ms)")
+    p.add_argument("--resolution", type=one_delay, default=None,
+                   help="the bisection's step (default one substep)")
+    p.add_argument("--scenarios", type=_json_objects, default=None,
+                   help="cells of env kwargs as a JSON array, pooled at each delay")
+    p.add_argument("--env-kwargs", type=_json_object, default=None,
+                   help='shared gym.make kwargs as JSON, e.g. \'{"control_period": 0.1}\'')
+    p.add_argument("--metric", default=None,
+                   help="the figure reported at each delay (default: the env's headline "
+                        "metric, path envs: rms_e_y)")
+    p.add_argument("--overrun", default="skip", choices=("skip", "queue"))
+    p.add_argument("--out", type=_out_dir, default="tolerance_out",
+                   help="output folder (default: tolerance_out)")
+    p.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib)")
+    p.add_argument("--quiet", action="store_true", help="no line per evaluated delay")
+    p.set_defaults(func=_run)
+
+
+def _run(args: Any) -> int:
+    main(args.controllers, args.env, kind=args.kind, seeds=args.seeds, max_delay=args.max_delay,
+         start=args.start, resolution=args.resolution, scenarios=args.scenarios,
+         env_kwargs=args.env_kwargs, metric=args.metric, overrun=args.overrun, out=args.out,
+         make_plot=not args.no_plot, log=not args.quiet)
+    return 0
+
+
+__all__ = ["add_parser", "main", "one_delay", "plot", "table"]
