@@ -175,3 +175,19 @@ def test_per_row_delays_plan_as_that_delay_and_copies_work():
     pickle.loads(pickle.dumps(lat))
     with pytest.raises(ConfigError, match="delays"):
         lat.set_delays([0.0, float("nan")])
+
+
+def test_the_reference_spline_is_scipys():
+    from scipy.interpolate import CubicSpline
+
+    from vdsim_gym.controllers.mpc import _interp_line
+
+    xs = np.array([-0.02, 5.0, 10.0, 20.0, 30.0])
+    ys = np.array([0.01, 0.05, 0.4, 1.8, 3.4])
+    x = np.linspace(0.5, 29.5, 40)
+    y, psi = _interp_line(x, xs, ys, 0.02)
+    ref = CubicSpline(xs, ys, bc_type=((1, 0.02), (2, 0.0)))
+    np.testing.assert_allclose(y, ref(x), atol=1e-12)
+    np.testing.assert_allclose(psi, np.arctan(ref(x, 1)), atol=1e-12)
+    beyond, _ = _interp_line(np.array([40.0]), xs, ys, 0.02)  # straight past the preview
+    assert beyond[0] == pytest.approx(ys[-1] + 10.0 * ref(30.0, 1), abs=1e-12)

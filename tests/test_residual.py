@@ -15,7 +15,7 @@ from vdsim_gym import LatencyModel
 from vdsim_gym.controllers import stanley_dc_pi, stanley_pi
 from vdsim_gym.envs.vector import VDSimVectorEnv
 from vdsim_gym.errors import ConfigError, InvalidActionError, UnsupportedEnvError
-from vdsim_gym.wrappers import ResidualVectorWrapper, ResidualWrapper
+from vdsim_gym.residual import ResidualVectorWrapper, ResidualWrapper
 
 KW = {"latency": LatencyModel.fixed(0.02), "action_history": 2}
 
@@ -85,7 +85,8 @@ def test_zero_residual_is_the_base_bit_for_bit_vector(mode):
 
 
 def test_zero_residual_is_the_base_bit_for_bit_sb3():
-    from vdsim_gym.sb3_vec_env import ResidualVecEnv, make_sb3_vec_env
+    from vdsim_gym.residual import ResidualVecEnv
+    from vdsim_gym.sb3_vec_env import make_sb3_vec_env
 
     kw = {"max_episode_steps": 50}
     v = ResidualVecEnv(make_sb3_vec_env("VDSim-DLC-v0", 3, seed=5, **kw), "stanley")

@@ -16,7 +16,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvIndices,
     VecEnvObs,
@@ -157,67 +157,3 @@ def _rows(infos: dict[str, Any], n: int, _all: dict[int, bool] | None = None
             if mask[i]:
                 rows[i][key] = col[i]
     return rows
-
-
-class ResidualVecEnv(VecEnvWrapper):
-    """SB3's form of ``vdsim_gym.wrappers.ResidualWrapper``: the agent's actions are
-    scaled corrections of ``base``'s commands, and its observations carry them
-    (docs/TRAINING.md, "Residual learning"). SB3 resets in the ending step: the returned
-    observation is the new episode's (its base state restarts) and
-    ``infos[i]["terminal_observation"]`` gets the base command of the last observation,
-    computed on a copy of the base so its state does not move."""
-
-    def __init__(self, venv: VecEnv, base: Any = "stanley", scale: Any = 0.1) -> None:
-        from vdsim_gym.wrappers.residual import ResidualCore, base_controller
-
-        self._envs = _row_envs(venv)
-        template = self._envs[0]
-        names = template.unwrapped.action_names
-        self.rule = ResidualCore(base_controller(template, base), scale, names)
-        space = venv.observation_space
-        assert isinstance(space, gym.spaces.Box)
-        super().__init__(venv, observation_space=self.rule.observation_space(space))
-        self._base: np.ndarray | None = None
-
-    def reset(self) -> VecEnvObs:
-        obs = np.asarray(self.venv.reset())
-        self.rule.follow_delays(self._envs)
-        self._base = self.rule.base_actions(obs, np.ones(self.num_envs, bool))
-        return self.rule.augment(obs, self._base)
-
-    def step_async(self, actions: np.ndarray) -> None:
-        if self._base is None:
-            raise UsageError("reset() before step_async(actions)")
-        self.venv.step_async(self.rule.combine(self._base, actions))
-
-    def step_wait(self) -> VecEnvStepReturn:
-        obs, rewards, dones, infos = self.venv.step_wait()
-        obs = np.asarray(obs)
-        dones = np.asarray(dones, dtype=bool)
-        if dones.any():
-            rows = np.flatnonzero(dones).tolist()
-            last = np.array(obs, copy=True)
-            for i in rows:
-                last[i] = infos[i]["terminal_observation"]
-            b = self.rule.peek(last)
-            for i in rows:
-                infos[i]["terminal_observation"] = self.rule.augment(last[i], b[i])
-            self.rule.follow_delays(self._envs, rows)  # the new episodes' delays
-        self._base = self.rule.base_actions(obs, dones)
-        return self.rule.augment(obs, self._base), rewards, dones, infos
-
-
-def _row_envs(venv: Any) -> list[Any]:
-    """The single envs under SB3 VecEnv wrappers: a VDSimSB3VecEnv's rows or a
-    DummyVecEnv's envs (a SubprocVecEnv's live in other processes: refused)."""
-    v = venv
-    while True:
-        if isinstance(v, VDSimSB3VecEnv):
-            return list(v.venv.envs)
-        envs = getattr(v, "envs", None)
-        if envs:
-            return list(envs)
-        if not hasattr(v, "venv"):
-            raise ConfigError(f"ResidualVecEnv needs a VDSim VecEnv (make_sb3_vec_env) or a "
-                              f"DummyVecEnv of VDSim envs, got {type(venv).__name__}")
-        v = v.venv

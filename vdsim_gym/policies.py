@@ -93,6 +93,21 @@ class TrainedPolicy:
                                   episode_start=episode_start, deterministic=deterministic)
 
 
+def base_controller(env: Any, base: Any) -> Any:
+    """The base controller for ``env``: a spec string through ``load_controller``, a
+    factory called with ``env``, or an object with ``predict`` as it is."""
+    if isinstance(base, str):
+        base = load_controller(base)[1]
+    if not hasattr(base, "predict"):
+        if not callable(base):
+            raise ConfigError(f"base must be a controller spec (e.g. 'stanley'), a factory "
+                              f"make(env) or an object with predict(), got {base!r}")
+        base = base(env)
+        if not hasattr(base, "predict"):
+            raise ConfigError(f"the base factory returned {base!r}, which has no predict()")
+    return base
+
+
 class ResidualPolicy:
     """A residual run's policy: the base controller's command plus the scaled correction
     the trained model outputs for the observation with that command appended
@@ -111,7 +126,7 @@ class ResidualPolicy:
 
     def bind(self, env: Any) -> ResidualPolicy:
         """Builds the base controller for ``env`` (its observation must be the run's)."""
-        from vdsim_gym.wrappers.residual import ResidualCore, base_controller
+        from vdsim_gym.controllers.residual import ResidualCore
 
         base = getattr(env, "unwrapped", env)
         self._rule = ResidualCore(base_controller(env, self.base_spec), self.scale,
@@ -327,7 +342,8 @@ def _check_algo(algo: str) -> str:
 def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
     """(name, policy) from "stanley", "stanley:gain=2,kp=0.3" (kp, ki go to the PI speed
     loop, the rest to Stanley), "stanley_dc[:delay=S,...]" (Stanley on the state predicted
-    across the loop delay: the cell's own unless ``delay`` is given), "mpc[:...]" (linear
+    across the loop delay: the cell's own unless ``delay`` is given), "acc_pid_dc[:...]" and
+    "idm_dc[:...]" (the same for car following), "mpc[:...]" (linear
     MPC steering with OSQP, the same delay rule; the ``mpc`` extra), "acc_pid[:...]",
     "idm[:...]" (VDSim-ACC-v0's baselines), "cycle_follower[:...]" (VDSim-Dyno-v0's) or the
     path of a saved SB3 model (``algo`` or each of PPO, SAC, TD3, A2C, DDPG is tried), or an
@@ -343,6 +359,8 @@ def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
         return spec, _mpc(spec, params)
     if name in ("acc_pid", "idm"):
         return spec, _car_following(spec, name, params)
+    if name in ("acc_pid_dc", "idm_dc"):
+        return spec, _car_following_dc(spec, name, params)
     if name == "cycle_follower":
         return spec, _cycle_follower(spec, params)
     return _sb3_model(spec, algo)
@@ -386,6 +404,28 @@ def _cycle_follower(spec: str, params: str) -> Any:
                           "lookahead_s, horizon_s")
     return functools.partial(cycle_follower, **{k: _param_number(spec, v)
                                                 for k, v in raw.items()})
+
+
+def _car_following_dc(spec: str, name: str, params: str) -> Any:
+    """"acc_pid_dc[:delay=S,...]", "idm_dc[:delay=S,...]": the car-following baseline on
+    the gap predicted across the loop delay (the cell's own unless ``delay`` is given);
+    the other parameters are acc_pid's or idm's."""
+    parts = [p for p in params.split(",") if p] if params else []
+    rest = [p for p in parts if not p.startswith("delay=")]
+    delay = None
+    for p in parts:
+        if p.startswith("delay="):
+            delay = _param_number(spec, p.split("=", 1)[1])
+            if not delay >= 0.0:
+                raise ConfigError(f"{spec!r}: delay must be >= 0 s, got {delay!r}")
+    inner = _car_following(spec, name[:-3], ",".join(rest))
+    return functools.partial(_dc_factory, inner, delay)
+
+
+def _dc_factory(inner: Any, delay: float | None, env: Any) -> Any:
+    from vdsim_gym.controllers.acc_dc import _compensated
+
+    return _compensated(env, inner(env), delay)
 
 
 def _car_following(spec: str, name: str, params: str) -> Any:
@@ -446,6 +486,6 @@ def _param_number(spec: str, text: str) -> float:
         raise ConfigError(f"{spec!r}: {text!r} is not a number") from None
 
 
-__all__ = ["ALGOS", "ResidualPolicy", "TrainedPolicy", "TrainingError", "check_algo",
-           "load_controller", "load_policy", "required_env_kwargs", "shipped_model",
-           "shipped_models"]
+__all__ = ["ALGOS", "ResidualFactory", "ResidualPolicy", "TrainedPolicy", "TrainingError",
+           "base_controller", "check_algo", "load_controller", "load_policy",
+           "required_env_kwargs", "shipped_model", "shipped_models"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from vdsim_gym._sb3_vec_env import ResidualVecEnv, VDSimSB3VecEnv  # noqa: F401
+    from vdsim_gym._sb3_vec_env import VDSimSB3VecEnv
 
 
 def make_sb3_vec_env(env_id: str, num_envs: int, *, seed: int | None = None,
@@ -37,8 +37,8 @@ def make_sb3_vec_env(env_id: str, num_envs: int, *, seed: int | None = None,
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("VDSimSB3VecEnv", "ResidualVecEnv"):
-        from vdsim_gym import _sb3_vec_env
+    if name == "VDSimSB3VecEnv":
+        from vdsim_gym._sb3_vec_env import VDSimSB3VecEnv
 
-        return getattr(_sb3_vec_env, name)
+        return VDSimSB3VecEnv
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

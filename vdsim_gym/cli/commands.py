@@ -25,7 +25,7 @@ from vdsim_gym.cli.options import (
     _presets,
 )
 from vdsim_gym.cli.tolerance import add_parser as _add_tolerance
-from vdsim_gym.cli.train import _add_train
+from vdsim_gym.cli.train import _add_seeds_report, _add_train
 from vdsim_gym.cli.validate import _add_validate
 from vdsim_gym.policies import _SB3_ALGOS
 from vdsim_gym.sim.plant import DEFAULT_INTEGRATOR, INTEGRATORS
@@ -266,7 +266,8 @@ def _add_sweep(sub: Any) -> None:
                     help="stanley, stanley:key=value,... (Stanley args; kp, ki: PI speed), "
                          "stanley_dc[:delay=S,...] (Stanley on the state predicted across "
                          "the loop delay), mpc[:key=value,...] (linear MPC, OSQP), "
-                         "acc_pid[:gains=FILE], idm[:key=value,...] "
+                         "acc_pid[:gains=FILE], idm[:key=value,...], acc_pid_dc and "
+                         "idm_dc (on the gap predicted across the delay) "
                          "(VDSim-ACC-v0), "
                          "cycle_follower[:lookahead_s=S] (VDSim-Dyno-v0) "
                          "or a saved SB3 model (.zip) or run folder; loading one unpickles "
@@ -430,5 +431,6 @@ def _add_accuracy(sub: Any) -> None:
 
 # In the order of `vdsim-gym --help`.
 ADDERS = (_add_demo, _add_bench, _add_accuracy, _add_handling, _add_validate,
-          _add_delay_budget, _add_sweep, _add_tolerance, _add_compare, _add_train, _add_acc,
+          _add_delay_budget, _add_sweep, _add_tolerance, _add_compare, _add_train,
+          _add_seeds_report, _add_acc,
           _add_dyno_table, _add_render, _add_export)

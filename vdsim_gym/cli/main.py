@@ -24,7 +24,7 @@ TRACEBACK_ENV = "VDSIM_GYM_TRACEBACK"
 _EXTRAS = {"matplotlib": "plot", "stable_baselines3": "train", "torch": "train",
            "ray": "ray", "tqdm": "all", "mcap": "export", "pygame": "render",
            "imageio_ffmpeg": "render", "vehiclemodels": "validation", "osqp": "mpc",
-           "scipy": "mpc"}
+           "scipy": "mpc", "rliable": "stats"}
 
 
 class _Parser(argparse.ArgumentParser):

@@ -38,12 +38,12 @@ def main(controllers: Sequence[str], env_id: str, *, kind: str = "computation",
         p = r.at_tolerance
         rows.append({
             "controller": r.name, "kind": r.kind,
-            "tolerance_ms": math.nan if r.delay_s is None else r.delay_s * 1e3,
+            "tolerance_ms": math.nan if r.delay_s is None else round(r.delay_s * 1e3, 6),
             "bounded": r.search.bounded, "episodes": p.n if p else 0,
             "successes": p.successes if p else 0, "lower_bound": p.lower if p else math.nan,
             "metric": r.metric, **{f"metric_{k}": v for k, v in (p.metric if p else {}).items()},
             "evaluations": len(r.search.points)})
-        points += [{"controller": r.name, "kind": r.kind, "delay_ms": q.delay_s * 1e3,
+        points += [{"controller": r.name, "kind": r.kind, "delay_ms": round(q.delay_s * 1e3, 6),
                     "episodes": q.n, "successes": q.successes, "lower_bound": q.lower,
                     "passed": q.passed, "metric": r.metric,
                     **{f"metric_{k}": v for k, v in q.metric.items()}}

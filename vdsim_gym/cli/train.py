@@ -22,6 +22,21 @@ DESCRIPTION = "Train a stable-baselines3 agent on a VDSim env (docs/TRAINING.md)
 def _train(args: argparse.Namespace) -> int:
     from vdsim_gym.training import train
 
+    if args.seeds is not None:
+        from vdsim_gym.training.seeds import train_seeds
+
+        name = args.name or f"{args.env}_{args.algo}"
+        dirs = train_seeds(args.algo, args.env, args.seeds, name=name, out=args.out,
+                           jobs=args.jobs, timesteps=args.timesteps, latency=args.latency,
+                           randomize=args.randomize, action_history=args.action_history,
+                           env_kwargs=args.env_kwargs, hyperparams=args.hyperparams,
+                           hyperparams_file=args.conf, eval_freq=args.eval_freq,
+                           eval_episodes=args.eval_episodes,
+                           progress_bar=not args.no_progress and args.jobs == 1,
+                           num_threads=args.num_threads, residual=args.residual,
+                           residual_scale=args.residual_scale)
+        print(f"trained {len(dirs)} seeds; run folders {', '.join(map(str, dirs))}")
+        return 0
     try:
         res = train(args.algo, args.env, timesteps=args.timesteps, seed=args.seed,
                     latency=args.latency, randomize=args.randomize,
@@ -57,6 +72,11 @@ def _add_train(sub: Any) -> None:
     p.add_argument("--timesteps", type=int, default=None,
                    help="env steps (default: the hyperparameter file's n_timesteps)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seeds", type=_seeds, default=None,
+                   help="several runs, one per seed (0,1,2 or 0-4), into <out>/<name>_s<seed> "
+                        "(docs/TRAINING.md, \"Many seeds\"); overrides --seed")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="with --seeds: runs at once in worker processes (default 1)")
     p.add_argument("--out", type=_out_dir, default="runs", help="parent folder of the run folder")
     p.add_argument("--name", default=None, help="run folder name (default: env_algo_sSEED_time)")
     p.add_argument("--hyperparams", type=_json_object_like('\'{"n_envs": 4}\''), default=None,
@@ -89,3 +109,60 @@ def _scale(text: str) -> Any:
 
 
 __all__ = ["DESCRIPTION"]
+
+
+def _seeds(text: str) -> list[int]:
+    """"0,1,2" or "0-4" (inclusive)."""
+    try:
+        if "-" in text:
+            a, b = text.split("-", 1)
+            out = list(range(int(a), int(b) + 1))
+        else:
+            out = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give seeds as 0,1,2 or 0-4") from None
+    if not out or min(out) < 0 or len(set(out)) != len(out):
+        raise argparse.ArgumentTypeError(f"{text!r}: seeds are distinct integers >= 0")
+    return out
+
+
+def _seeds_report(args: argparse.Namespace) -> int:
+    import glob
+
+    from vdsim_gym.cli.seeds_report import main
+
+    groups = []
+    for spec in args.runs:
+        paths = sorted(p for part in spec.split(",") for p in (glob.glob(part) or [part]))
+        groups.append(paths)
+    main(groups, args.env, args.delays, seeds=args.seeds, which=args.which,
+         metric=args.metric, baselines=args.baselines, env_kwargs=args.env_kwargs,
+         out=args.out, make_plot=not args.no_plot)
+    return 0
+
+
+def _add_seeds_report(sub: Any) -> None:
+    from vdsim_gym.cli.options import _delays, _int_at_least, _json_object
+
+    p = sub.add_parser(
+        "seeds-report",
+        help="several training seeds of each configuration, evaluated over delays: "
+             "interquartile mean with 95 %% stratified bootstrap intervals (rliable), "
+             "failed seeds counted, learning curves with bands (needs the stats extra)")
+    p.add_argument("--runs", action="append", required=True, metavar="RUNS",
+                   help="one configuration's run folders: a glob or comma-separated paths "
+                        "(repeat for each configuration), e.g. 'runs/dlc_res_s*'")
+    p.add_argument("--env", default="VDSim-DLC-v0")
+    p.add_argument("--delays", type=_delays, default="0,10,20,40,60ms",
+                   help="fixed computation delays, the sweep grammar (default 0,10,20,40,60ms)")
+    p.add_argument("--seeds", type=_int_at_least(1), default=64,
+                   help="evaluation seeds per delay (default 64)")
+    p.add_argument("--which", default="model", choices=("model", "best_model"),
+                   help="each run's final model or EvalCallback's best (default model)")
+    p.add_argument("--metric", default=None, help="default: the env's headline metric")
+    p.add_argument("--baselines", nargs="*", default=[], metavar="SPEC",
+                   help="classical controllers swept on the same grid, e.g. stanley mpc")
+    p.add_argument("--env-kwargs", type=_json_object, default=None)
+    p.add_argument("--out", type=_out_dir, default="seeds_report")
+    p.add_argument("--no-plot", action="store_true")
+    p.set_defaults(func=_seeds_report)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from vdsim_gym.controllers.acc import PID, ACCConfig, ACCController, load_gains
+from vdsim_gym.controllers.acc_dc import acc_pid_dc, idm_dc
 from vdsim_gym.controllers.acc_policy import acc_pid, idm_follower
 from vdsim_gym.controllers.base import ObsLayout
 from vdsim_gym.controllers.composite import LateralLongitudinal, stanley_pi
@@ -15,5 +16,5 @@ from vdsim_gym.controllers.stanley_dc import DelayCompensatedStanley, stanley_dc
 
 __all__ = ["IDM", "PID", "ACCConfig", "ACCController", "CycleFollower",
            "DelayCompensatedStanley", "LateralLongitudinal", "MPCSteer", "ObsLayout", "PISpeed",
-           "Stanley", "acc_pid", "cycle_follower", "idm_follower", "load_gains", "mpc_pi",
-           "stanley_dc_pi", "stanley_pi"]
+           "Stanley", "acc_pid", "acc_pid_dc", "cycle_follower", "idm_dc", "idm_follower",
+           "load_gains", "mpc_pi", "stanley_dc_pi", "stanley_pi"]

@@ -202,17 +202,42 @@ def reference_points(obs_cols: dict[str, float], distances: tuple[float, ...]
     return np.array(xs), np.array(ys)
 
 
+def spline_slopes(xs: np.ndarray, ys: np.ndarray, slope0: float) -> np.ndarray:
+    """The slopes at the knots of the cubic spline through (xs, ys) with the first slope
+    ``slope0`` (clamped) and no curvature at the last knot (natural): the spline's
+    tridiagonal system in the knots' slopes (de Boor, "A Practical Guide to Splines",
+    ch. IV), solved directly; scipy's CubicSpline with bc_type=((1, slope0), (2, 0))
+    gives the same (tests/test_mpc.py)."""
+    n = len(xs)
+    h = np.diff(xs)
+    delta = np.diff(ys) / h
+    a = np.zeros((n, n))
+    rhs = np.zeros(n)
+    a[0, 0], rhs[0] = 1.0, slope0
+    for i in range(1, n - 1):
+        a[i, i - 1], a[i, i], a[i, i + 1] = h[i], 2.0 * (h[i - 1] + h[i]), h[i - 1]
+        rhs[i] = 3.0 * (h[i] * delta[i - 1] + h[i - 1] * delta[i])
+    a[n - 1, n - 2], a[n - 1, n - 1] = 1.0, 2.0  # natural end: y'' = 0
+    rhs[n - 1] = 3.0 * delta[-1]
+    return np.linalg.solve(a, rhs)
+
+
 def _interp_line(x: np.ndarray, xs: np.ndarray, ys: np.ndarray, slope0: float
                  ) -> tuple[np.ndarray, np.ndarray]:
     """y and heading at x of the cubic spline through (xs, ys) that leaves the first
     point at ``slope0`` (the path's heading there) and ends without curvature, extended
-    straight past its last point."""
-    from scipy.interpolate import CubicSpline
-
-    spline = CubicSpline(xs, ys, bc_type=((1, slope0), (2, 0.0)))
-    inside = np.minimum(x, xs[-1])
-    y = spline(inside)
-    slope = spline(inside, 1)
+    straight past its last point (cubic Hermite pieces with ``spline_slopes``)."""
+    m = spline_slopes(xs, ys, slope0)
+    inside = np.clip(x, xs[0], xs[-1])
+    seg = np.clip(np.searchsorted(xs, inside) - 1, 0, len(xs) - 2)
+    h = xs[seg + 1] - xs[seg]
+    t = (inside - xs[seg]) / h
+    y0, y1, m0, m1 = ys[seg], ys[seg + 1], m[seg], m[seg + 1]
+    t2, t3 = t * t, t * t * t
+    y = (2 * t3 - 3 * t2 + 1) * y0 + (t3 - 2 * t2 + t) * h * m0 \
+        + (-2 * t3 + 3 * t2) * y1 + (t3 - t2) * h * m1
+    slope = ((6 * t2 - 6 * t) * y0 + (-6 * t2 + 6 * t) * y1) / h \
+        + (3 * t2 - 4 * t + 1) * m0 + (3 * t2 - 2 * t) * m1
     y = y + slope * (x - inside)  # straight on past the preview
     return y, np.arctan(slope)
 
@@ -281,6 +306,7 @@ class MPCSteer:
         #: wrapper then keeps each row's delay that of its episode (``set_delays``)
         self.follows_env = follows_env
         self._rows: np.ndarray | None = None
+        self._cache: dict[tuple[float, float], Any] = {}
         self._solvers: list[CondensedMPC] = []
         # [s] per row solve (OSQP's solve call), the last 100 000
         self.solve_times: deque[float] = deque(maxlen=100_000)
@@ -323,22 +349,34 @@ class MPCSteer:
         bm = np.array([[0.0], [0.0], [cf / m], [a * cf / iz]])
         return am, bm
 
+    def _discrete(self, vx: float, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The model at vx discretized over dt, kept per (vx to the 1/1000 m/s, dt): the
+        model's speed is vx rounded so (a change far below the linear model's own
+        error), and a sweep's or training's steps reuse a few hundred exponentials."""
+        key = (round(vx, 3), dt)
+        hit = self._cache.get(key)
+        if hit is None:
+            am, bm = self.model(key[0])
+            hit = discretize(am, bm, np.zeros(4), dt)
+            if len(self._cache) >= 4096:
+                self._cache.clear()
+            self._cache[key] = hit
+        return hit
+
     def plan(self, row: dict[str, float], solver: CondensedMPC,
              delay: float | None = None) -> QPResult:
         """The steer plan [rad] for one observation (physical columns); ``delay``
         overrides the controller's."""
         delay = self.delay if delay is None else delay
         vx = row["vx"]
-        am, bm = self.model(vx)
-        w = np.zeros(4)
         delta_prev = row["prev_steer"] * self.vehicle.max_steer
         z = np.array([0.0, 0.0, row["vy"], row["r"]])
         x_start = 0.0
         if delay > 0.0:  # across the delay the steer in flight holds
-            ad, bd, wd = discretize(am, bm, w, delay)
+            ad, bd, wd = self._discrete(vx, delay)
             z = ad @ z + bd[:, 0] * delta_prev + wd
             x_start = max(vx, 0.0) * delay
-        ad, bd, wd = discretize(am, bm, w, self.dt)
+        ad, bd, wd = self._discrete(vx, self.dt)
         xs, ys = reference_points(row, self.distances)
         x = x_start + max(vx, 0.0) * self.dt * np.arange(1, self.horizon + 1)
         y_ref, psi_ref = _interp_line(x, xs, ys, -math.tan(row["e_psi"]))

@@ -151,7 +151,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     metrics = tuple(base.get_attr("METRIC_LABELS", [0])[0])
     base_eval: VecEnv = make_sb3_vec_env(env_id, 1, seed=seed + 10_000, **kwargs_env)
     if residual_cfg is not None:
-        from vdsim_gym.sb3_vec_env import ResidualVecEnv
+        from vdsim_gym.residual import ResidualVecEnv
 
         base = ResidualVecEnv(base, residual_cfg["base"], residual_cfg["scale"])
         base_eval = ResidualVecEnv(base_eval, residual_cfg["base"], residual_cfg["scale"])
@@ -235,7 +235,8 @@ def _residual_config(env_id: str, kwargs_env: Mapping[str, Any], spec: str,
     delay-compensating base without ``delay=`` follows each episode's delay)."""
     import gymnasium as gym
 
-    from vdsim_gym.wrappers.residual import base_controller, check_scale
+    from vdsim_gym.controllers.residual import check_scale
+    from vdsim_gym.policies import base_controller
 
     spec = str(spec).strip()
     env = gym.make(env_id, **kwargs_env)

@@ -5,8 +5,6 @@ from __future__ import annotations
 from vdsim_gym.wrappers.accel import AccelCommandWrapper
 from vdsim_gym.wrappers.latency import LatencyWrapper
 from vdsim_gym.wrappers.record_trace import RecordTrace
-from vdsim_gym.wrappers.residual import ResidualVectorWrapper, ResidualWrapper
 from vdsim_gym.wrappers.robot_driver import RobotDriverWrapper
 
-__all__ = ["AccelCommandWrapper", "LatencyWrapper", "RecordTrace", "ResidualVectorWrapper",
-           "ResidualWrapper", "RobotDriverWrapper"]
+__all__ = ["AccelCommandWrapper", "LatencyWrapper", "RecordTrace", "RobotDriverWrapper"]

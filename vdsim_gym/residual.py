@@ -9,14 +9,14 @@ Silver et al. 2018, Johannink et al. 2019; on race cars Trumpp et al. 2023) star
 agent at the classical controller's performance and lets it learn what the controller
 misses.
 
-Three forms, one rule (``ResidualCore``):
+Three forms, one rule (``vdsim_gym.controllers.residual.ResidualCore``):
 
 - ``ResidualWrapper(env, base, scale)``: a single Gymnasium env;
 - ``ResidualVectorWrapper(venv, base, scale)``: a Gymnasium vector env (``VDSimVectorEnv``,
   next-step or same-step autoreset);
-- ``vdsim_gym.sb3_vec_env.ResidualVecEnv(venv, base, scale)``: an SB3 ``VecEnv``
-  (``make_sb3_vec_env``; SB3 resets in the ending step), which ``vdsim-gym train
-  --residual`` uses.
+- ``ResidualVecEnv(venv, base, scale)``: an SB3 ``VecEnv`` (``make_sb3_vec_env``, a
+  ``DummyVecEnv``; SB3 resets in the ending step), which ``vdsim-gym train --residual``
+  uses (the class is built at first use, so importing this module loads no SB3).
 
 ``base``: a controller spec (``"stanley"``, ``"stanley_dc:delay=0.04"``, ``"acc_pid"``,
 ``"cycle_follower"``; ``vdsim_gym.policies.load_controller``), a factory ``make(env)`` or
@@ -26,108 +26,16 @@ with each episode (``episode_start``). ``scale``: one number or one per action.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym._checks import check_actions
+from vdsim_gym.controllers.residual import DEFAULT_SCALE, ResidualCore
 from vdsim_gym.errors import ConfigError
+from vdsim_gym.policies import base_controller
 from vdsim_gym.wrappers._common import vdsim_base
-
-DEFAULT_SCALE = 0.1
-
-
-def base_controller(env: Any, base: Any) -> Any:
-    """The base controller for ``env``: a spec string through ``load_controller``, a
-    factory called with ``env``, or an object with ``predict`` as it is."""
-    if isinstance(base, str):
-        from vdsim_gym.policies import load_controller
-
-        base = load_controller(base)[1]
-    if not hasattr(base, "predict"):
-        if not callable(base):
-            raise ConfigError(f"base must be a controller spec (e.g. 'stanley'), a factory "
-                              f"make(env) or an object with predict(), got {base!r}")
-        base = base(env)
-        if not hasattr(base, "predict"):
-            raise ConfigError(f"the base factory returned {base!r}, which has no predict()")
-    return base
-
-
-def check_scale(scale: Any, m: int) -> np.ndarray:
-    """``scale`` as ``m`` float64 values in (0, 2]: one number for every action or one each."""
-    try:
-        s = np.array(scale, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise ConfigError(f"scale must be a number or {m} numbers, got {scale!r}") from None
-    if s.size == 1:
-        s = np.full(m, s[0])
-    if s.shape != (m,) or not all(math.isfinite(v) and 0.0 < v <= 2.0 for v in s.tolist()):
-        raise ConfigError(f"scale must be a number or {m} numbers in (0, 2] (the residual's "
-                          f"reach in action units), got {scale!r}")
-    return s
-
-
-class ResidualCore:
-    """The residual rule for a batch: base commands, the combined action, the observation
-    with the base command appended. ``names``: the env's action names."""
-
-    def __init__(self, base: Any, scale: Any, names: Sequence[str]) -> None:
-        self.base = base
-        self.names = tuple(names)
-        self.m = len(self.names)
-        self.scale = check_scale(scale, self.m)
-        self._delays: np.ndarray | None = None
-
-    def follow_delays(self, envs: Sequence[Any], rows: Any = None) -> None:
-        """A base that compensates its env's delay (``stanley_dc`` without ``delay=``)
-        gets each row's loop delay of the episode now running (a latency randomization
-        draws one per episode): all rows, or ``rows`` after those reset."""
-        if not getattr(self.base, "follows_env", False):
-            return
-        from vdsim_gym.controllers.prediction import loop_delay
-
-        if self._delays is None or len(self._delays) != len(envs):
-            self._delays, rows = np.zeros(len(envs)), None
-        for i in range(len(envs)) if rows is None else rows:
-            self._delays[i] = loop_delay(envs[i])
-        self.base.set_delays(self._delays.copy())
-
-    def observation_space(self, space: gym.spaces.Box) -> gym.spaces.Box:
-        low = np.concatenate([space.low, -np.ones(self.m, space.dtype)]).astype(space.dtype)
-        high = np.concatenate([space.high, np.ones(self.m, space.dtype)]).astype(space.dtype)
-        return gym.spaces.Box(low, high, dtype=space.dtype)
-
-    def base_actions(self, obs: np.ndarray, episode_start: np.ndarray) -> np.ndarray:
-        """(N, m) float32 base commands for an (N, n_obs) batch."""
-        a, _ = self.base.predict(obs, episode_start=episode_start, deterministic=True)
-        a = np.asarray(a, dtype=np.float32)
-        if a.shape != (len(obs), self.m):
-            raise ConfigError(f"the base controller returned shape {a.shape} for a batch of "
-                              f"{len(obs)}; it must drive this env ({self.m} actions)")
-        return np.clip(a, -1.0, 1.0)
-
-    def combine(self, base: np.ndarray, residual: Any) -> np.ndarray:
-        """The env's action batch: clip(base + scale * residual, -1, 1), float32; the
-        residual is checked as an action batch (finite, within [-1, 1])."""
-        r = check_actions(residual, len(base), self.names)
-        out = base + (self.scale * r).astype(np.float32)
-        return np.clip(out, -1.0, 1.0).astype(np.float32)
-
-    def peek(self, obs: np.ndarray) -> np.ndarray:
-        """Base commands for ``obs`` without advancing the base's state (a copy of it is
-        asked): for the last observation of an ended episode."""
-        import copy
-
-        return ResidualCore(copy.deepcopy(self.base), self.scale, self.names).base_actions(
-            obs, np.zeros(len(obs), bool))
-
-    @staticmethod
-    def augment(obs: np.ndarray, base: np.ndarray) -> np.ndarray:
-        return np.concatenate([obs, base.astype(obs.dtype)], axis=-1)
 
 
 def _obs_names(env: Any, names: Sequence[str]) -> tuple[str, ...]:
@@ -249,3 +157,94 @@ class ResidualVectorWrapper(gym.vector.VectorWrapper):
         self._base = self.rule.base_actions(obs, start.copy())
         self._restart = np.zeros(self.num_envs, bool) if same_step else done
         return self.rule.augment(obs, self._base), rewards, terminated, truncated, infos
+
+
+_SB3_CLASS: Any = None
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ResidualVecEnv":
+        return _residual_vec_env()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _residual_vec_env() -> Any:
+    """SB3's form, a ``VecEnvWrapper`` subclass built at first use (SB3 and torch load
+    then, not at import)."""
+    global _SB3_CLASS
+    if _SB3_CLASS is not None:
+        return _SB3_CLASS
+    from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnvObs, VecEnvStepReturn
+
+    from vdsim_gym.errors import UsageError
+
+    class ResidualVecEnv(VecEnvWrapper):
+        """SB3's form of ``ResidualWrapper``: the agent's actions are
+        scaled corrections of ``base``'s commands, and its observations carry them
+        (docs/TRAINING.md, "Residual learning"). SB3 resets in the ending step: the returned
+        observation is the new episode's (its base state restarts) and
+        ``infos[i]["terminal_observation"]`` gets the base command of the last observation,
+        computed on a copy of the base so its state does not move."""
+
+        def __init__(self, venv: VecEnv, base: Any = "stanley", scale: Any = 0.1) -> None:
+            self._envs = _row_envs(venv)
+            template = self._envs[0]
+            names = template.unwrapped.action_names
+            self.rule = ResidualCore(base_controller(template, base), scale, names)
+            space = venv.observation_space
+            assert isinstance(space, gym.spaces.Box)
+            super().__init__(venv, observation_space=self.rule.observation_space(space))
+            self._base: np.ndarray | None = None
+
+        def reset(self) -> VecEnvObs:
+            obs = np.asarray(self.venv.reset())
+            self.rule.follow_delays(self._envs)
+            self._base = self.rule.base_actions(obs, np.ones(self.num_envs, bool))
+            return self.rule.augment(obs, self._base)
+
+        def step_async(self, actions: np.ndarray) -> None:
+            if self._base is None:
+                raise UsageError("reset() before step_async(actions)")
+            self.venv.step_async(self.rule.combine(self._base, actions))
+
+        def step_wait(self) -> VecEnvStepReturn:
+            obs, rewards, dones, infos = self.venv.step_wait()
+            obs = np.asarray(obs)
+            dones = np.asarray(dones, dtype=bool)
+            if dones.any():
+                rows = np.flatnonzero(dones).tolist()
+                last = np.array(obs, copy=True)
+                for i in rows:
+                    last[i] = infos[i]["terminal_observation"]
+                b = self.rule.peek(last)
+                for i in rows:
+                    infos[i]["terminal_observation"] = self.rule.augment(last[i], b[i])
+                self.rule.follow_delays(self._envs, rows)  # the new episodes' delays
+            self._base = self.rule.base_actions(obs, dones)
+            return self.rule.augment(obs, self._base), rewards, dones, infos
+
+    _SB3_CLASS = ResidualVecEnv
+    return ResidualVecEnv
+
+
+def _row_envs(venv: Any) -> list[Any]:
+    """The single envs under SB3 VecEnv wrappers: a VDSimSB3VecEnv's rows or a
+    DummyVecEnv's envs (a SubprocVecEnv's live in other processes: refused)."""
+    from vdsim_gym._sb3_vec_env import VDSimSB3VecEnv
+
+    v = venv
+    while True:
+        if isinstance(v, VDSimSB3VecEnv):
+            return list(v.venv.envs)
+        envs = getattr(v, "envs", None)
+        if envs:
+            return list(envs)
+        if not hasattr(v, "venv"):
+            raise ConfigError(f"ResidualVecEnv needs a VDSim VecEnv (make_sb3_vec_env) or a "
+                              f"DummyVecEnv of VDSim envs, got {type(venv).__name__}")
+        v = v.venv
+
+
+__all__ = ["ResidualVecEnv", "ResidualVectorWrapper",  # noqa: F822  (module __getattr__)
+           "ResidualWrapper"]

@@ -1,0 +1,86 @@
+"""Multi-seed training statistics: the IQM and rliable's stratified bootstrap intervals on
+known scores, failed runs counted, and the commands end to end on tiny runs."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rliable")
+
+from vdsim_gym.training.seeds import SeedScores, aggregate, iqm  # noqa: E402
+
+
+def test_iqm_is_the_25_percent_trimmed_mean():
+    from scipy.stats import trim_mean
+
+    rng = np.random.default_rng(0)
+    for n in (4, 5, 8, 20):
+        x = rng.normal(size=n)
+        assert iqm(x) == pytest.approx(trim_mean(x, 0.25))
+    assert iqm([1.0, 2.0, 3.0, 100.0]) == pytest.approx(2.5)  # the outlier does not count
+
+
+def scores(values, clean=None):
+    v = np.asarray(values, float)
+    c = np.ones_like(v, bool) if clean is None else np.asarray(clean, bool)
+    return SeedScores("cfg", tuple(f"r{i}" for i in range(len(v))), ("0 ms", "40 ms"),
+                      "rms_e_y", v, c)
+
+
+def test_aggregate_brackets_the_iqm_and_counts_failed_runs():
+    v = [[0.010, 0.020], [0.011, 0.030], [0.012, 0.025], [0.013, 0.090], [0.014, 0.022]]
+    clean = [[True, True], [True, False], [True, True], [True, False], [True, True]]
+    a = aggregate(scores(v, clean))
+    assert a.n_runs == 5 and list(a.failed) == [0, 2]
+    for j in range(2):
+        col = np.array(v)[:, j]
+        assert a.iqm[j] == pytest.approx(iqm(col))
+        assert a.lo[j] <= a.iqm[j] <= a.hi[j]
+        assert col.min() <= a.lo[j] and a.hi[j] <= col.max()
+        assert a.mean[j] == pytest.approx(col.mean())
+    again = aggregate(scores(v, clean))  # a fixed random state: the same interval
+    assert np.array_equal(again.lo, a.lo) and np.array_equal(again.hi, a.hi)
+    np.random.seed(5)
+    expected = np.random.random()
+    np.random.seed(5)
+    aggregate(scores(v, clean))  # numpy's global generator is left as it was
+    assert np.random.random() == expected
+    same = aggregate(scores([[0.5, 0.5]] * 4))  # identical runs: no spread
+    assert same.lo == pytest.approx([0.5, 0.5]) and same.hi == pytest.approx([0.5, 0.5])
+
+
+def test_train_seeds_and_the_report_end_to_end(tmp_path):
+    cmd = [sys.executable, "-m", "vdsim_gym.cli"]
+    run = subprocess.run([*cmd, "train", "--seeds", "0,1", "--timesteps", "2048",
+                          "--eval-freq", "1024", "--hyperparams",
+                          '{"n_envs": 2, "n_steps": 512, "batch_size": 256}',
+                          "--out", str(tmp_path), "--name", "tiny", "--no-progress"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "tiny_s0" / "model.zip").exists()
+    assert (tmp_path / "tiny_s1" / "model.zip").exists()
+    again = subprocess.run([*cmd, "train", "--seeds", "1-2", "--timesteps", "2048",
+                            "--out", str(tmp_path), "--name", "tiny", "--no-progress"],
+                           capture_output=True, text=True)
+    assert again.returncode == 2 and "tiny_s1 exists" in again.stderr  # before any training
+    assert not (tmp_path / "tiny_s2").exists()
+    out = tmp_path / "rep"
+    rep = subprocess.run([*cmd, "seeds-report", "--runs", str(tmp_path / "tiny_s*"),
+                          "--delays", "0,40ms", "--seeds", "8", "--baselines", "stanley",
+                          "--out", str(out)], capture_output=True, text=True)
+    assert rep.returncode == 0, rep.stderr
+    rows = list(csv.DictReader((out / "seeds_report.csv").read_text().splitlines()))
+    trained = [r for r in rows if r["kind"] == "trained"]
+    assert [r["delay"] for r in trained] == ["fixed 0 ms", "fixed 40 ms"]
+    assert all(r["runs"] == "2" and len(r["per_run"].split()) == 2 for r in trained)
+    assert float(trained[0]["lo"]) <= float(trained[0]["iqm"]) <= float(trained[0]["hi"])
+    assert [r["controller"] for r in rows if r["kind"] == "baseline"] == ["stanley"] * 2
+    assert (out / "seeds_report.png").exists() and (out / "learning_curves.png").exists()
+    missing = subprocess.run([*cmd, "seeds-report", "--runs", str(tmp_path / "nothing"),
+                              "--out", str(out)], capture_output=True, text=True)
+    assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1

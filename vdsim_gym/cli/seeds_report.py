@@ -1,0 +1,120 @@
+"""``vdsim-gym seeds-report``: training seeds of each configuration against classical
+baselines over delays, with rliable's statistics (``vdsim_gym.training.seeds``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vdsim_gym.errors import ConfigError
+
+
+def main(groups: Sequence[Sequence[str]], env_id: str, delays: str, *, seeds: int = 64,
+         which: str = "model", metric: str | None = None, baselines: Sequence[str] = (),
+         env_kwargs: dict[str, Any] | None = None, out: str | Path = "seeds_report",
+         make_plot: bool = True, echo: Any = print) -> dict[str, Any]:
+    """Writes seeds_report.csv (a row per configuration or baseline and delay),
+    seeds_report.png and learning_curves.png; prints the table."""
+    from vdsim_gym.cli.sweep import _load_all
+    from vdsim_gym.eval.sweeps import sweep
+    from vdsim_gym.eval.sweeps.results import write_csv
+    from vdsim_gym.sim.latency import parse_delays
+    from vdsim_gym.training.seeds import aggregate, learning_curves, seed_scores
+
+    env_kwargs = dict(env_kwargs or {})
+    for g in groups:
+        missing = [p for p in g if not (Path(p) / f"{which}.zip").exists()]
+        if not g or missing:
+            raise ConfigError(f"--runs: no {which}.zip in {missing[0] if missing else g!r}; "
+                              "give run folders of vdsim-gym train")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    aggs = []
+    for g in groups:
+        scores = seed_scores(g, env_id, delays, seeds=seeds, which=which, metric=metric,
+                             **env_kwargs)
+        metric = scores.metric
+        aggs.append((aggregate(scores), scores))
+    rows: list[dict[str, Any]] = []
+    for agg, sc in aggs:
+        for j, d in enumerate(agg.delays):
+            rows.append({"controller": agg.name, "kind": "trained", "delay": d,
+                         "runs": agg.n_runs, "metric": sc.metric, "iqm": agg.iqm[j],
+                         "lo": agg.lo[j], "hi": agg.hi[j], "mean": agg.mean[j],
+                         "failed_runs": int(agg.failed[j]),
+                         "per_run": " ".join(f"{v:.6g}" for v in sc.values[:, j])})
+    for name, pol in _load_all(list(baselines), None, ("--baselines", "--baselines")):
+        res = sweep(pol, env_id, latencies=parse_delays(delays), seeds=seeds, progress=False,
+                    **env_kwargs)
+        for cell in res.summary:
+            from vdsim_gym.eval.tolerance import episode_succeeded
+
+            eps = [r for r in res.table if r.cell == cell.cell]
+            m = metric or "rms_e_y"
+            rows.append({"controller": name, "kind": "baseline", "delay": cell.latency,
+                         "runs": 1, "metric": m, "iqm": math.nan,
+                         "lo": cell.stats.get(f"{m}_lo", math.nan),
+                         "hi": cell.stats.get(f"{m}_hi", math.nan),
+                         "mean": cell.stats.get(f"{m}_mean", math.nan),
+                         "failed_runs": int(not all(episode_succeeded(r) for r in eps)),
+                         "per_run": ""})
+    write_csv(out / "seeds_report.csv", rows)
+    echo(table(rows, env_id, seeds))
+    written = [out / "seeds_report.csv"]
+    if make_plot:
+        written.append(plot(rows, out / "seeds_report.png", env_id))
+        written.append(learning_curves([list(g) for g in groups],
+                                       out / "learning_curves.png",
+                                       metric=metric or "rms_e_y",
+                                       labels=[a.name for a, _ in aggs]))
+    echo("wrote " + ", ".join(map(str, written)))
+    return {"rows": rows, "aggregates": [a for a, _ in aggs]}
+
+
+def table(rows: Sequence[dict[str, Any]], env_id: str, seeds: int) -> str:
+    lines = [f"{env_id}, {seeds} evaluation seeds per delay; trained: IQM over runs "
+             "[95 % stratified bootstrap], failed runs (an episode without success); "
+             "baselines: mean [95 %]",
+             f"{'controller':<28} {'delay':<14} {'runs':>4} {'value [95 %]':>30} {'failed':>7}",
+             "-" * 88]
+    for r in rows:
+        v = r["iqm"] if r["kind"] == "trained" else r["mean"]
+        cell = f"{v:.4g} [{r['lo']:.4g}, {r['hi']:.4g}]"
+        lines.append(f"{r['controller']:<28} {r['delay']:<14} {r['runs']:>4} {cell:>30} "
+                     f"{r['failed_runs']:>7}")
+    return "\n".join(lines)
+
+
+def plot(rows: Sequence[dict[str, Any]], path: Path, env_id: str) -> Path:
+    """The metric against the delay: trained configurations' IQM with their intervals,
+    baselines' means with theirs."""
+    from vdsim_gym._plotting import figure
+
+    fig = figure(figsize=(7, 4))
+    ax = fig.subplots()
+    names = list(dict.fromkeys(r["controller"] for r in rows))
+    for k, name in enumerate(names):
+        rs = [r for r in rows if r["controller"] == name]
+        x = np.arange(len(rs)) + (k - (len(names) - 1) / 2) * 0.08
+        y = np.array([r["iqm"] if r["kind"] == "trained" else r["mean"] for r in rs])
+        lo, hi = np.array([r["lo"] for r in rs]), np.array([r["hi"] for r in rs])
+        trained = rs[0]["kind"] == "trained"
+        label = f"{name} (IQM of {rs[0]['runs']} runs)" if trained else f"{name} (baseline)"
+        ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o-" if rs[0]["kind"] == "trained"
+                    else "s--", ms=4, capsize=3, label=label)
+        ax.set_xticks(np.arange(len(rs)), [r["delay"] for r in rs])
+    ax.set_ylabel(rows[0]["metric"] if rows else "")
+    ax.set_xlabel("computation delay")
+    ax.set_title(env_id)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return path
+
+
+__all__ = ["main", "plot", "table"]
