@@ -15,13 +15,16 @@ from vdsim_gym.errors import ConfigError
 
 def main(groups: Sequence[Sequence[str]], env_id: str, delays: str, *, seeds: int = 64,
          which: str = "model", metric: str | None = None, baselines: Sequence[str] = (),
-         env_kwargs: dict[str, Any] | None = None, out: str | Path = "seeds_report",
+         env_kwargs: dict[str, Any] | None = None,
+         scenarios: list[dict[str, Any]] | None = None, out: str | Path = "seeds_report",
          make_plot: bool = True, echo: Any = print) -> dict[str, Any]:
     """Writes seeds_report.csv (a row per configuration or baseline and delay),
     seeds_report.png and learning_curves.png; prints the table."""
     from vdsim_gym.cli.sweep import _load_all
+    from vdsim_gym.eval.stats import mean_interval
     from vdsim_gym.eval.sweeps import sweep
     from vdsim_gym.eval.sweeps.results import write_csv
+    from vdsim_gym.eval.tolerance import episode_succeeded
     from vdsim_gym.sim.latency import parse_delays
     from vdsim_gym.training.seeds import aggregate, learning_curves, seed_scores
 
@@ -36,7 +39,7 @@ def main(groups: Sequence[Sequence[str]], env_id: str, delays: str, *, seeds: in
     aggs = []
     for g in groups:
         scores = seed_scores(g, env_id, delays, seeds=seeds, which=which, metric=metric,
-                             **env_kwargs)
+                             scenarios=scenarios, **env_kwargs)
         metric = scores.metric
         aggs.append((aggregate(scores), scores))
     rows: list[dict[str, Any]] = []
@@ -49,17 +52,17 @@ def main(groups: Sequence[Sequence[str]], env_id: str, delays: str, *, seeds: in
                          "per_run": " ".join(f"{v:.6g}" for v in sc.values[:, j])})
     for name, pol in _load_all(list(baselines), None, ("--baselines", "--baselines")):
         res = sweep(pol, env_id, latencies=parse_delays(delays), seeds=seeds, progress=False,
-                    **env_kwargs)
-        for cell in res.summary:
-            from vdsim_gym.eval.tolerance import episode_succeeded
-
-            eps = [r for r in res.table if r.cell == cell.cell]
-            m = metric or "rms_e_y"
-            rows.append({"controller": name, "kind": "baseline", "delay": cell.latency,
-                         "runs": 1, "metric": m, "iqm": math.nan,
-                         "lo": cell.stats.get(f"{m}_lo", math.nan),
-                         "hi": cell.stats.get(f"{m}_hi", math.nan),
-                         "mean": cell.stats.get(f"{m}_mean", math.nan),
+                    scenarios=scenarios, **env_kwargs)
+        m = metric or "rms_e_y"
+        by_delay: dict[str, list[Any]] = {}
+        for r in res.table:  # pooled over the scenarios, as the trained runs' values are
+            by_delay.setdefault(r.latency, []).append(r)
+        for label, eps in by_delay.items():
+            v = np.array([r.metrics.get(m, math.nan) for r in eps], float)
+            mean, lo, hi = mean_interval(v[np.isfinite(v)])
+            rows.append({"controller": name, "kind": "baseline", "delay": label,
+                         "runs": 1, "metric": m, "iqm": math.nan, "lo": lo, "hi": hi,
+                         "mean": mean,
                          "failed_runs": int(not all(episode_succeeded(r) for r in eps)),
                          "per_run": ""})
     write_csv(out / "seeds_report.csv", rows)

@@ -137,12 +137,12 @@ def _seeds_report(args: argparse.Namespace) -> int:
         groups.append(paths)
     main(groups, args.env, args.delays, seeds=args.seeds, which=args.which,
          metric=args.metric, baselines=args.baselines, env_kwargs=args.env_kwargs,
-         out=args.out, make_plot=not args.no_plot)
+         scenarios=args.scenarios, out=args.out, make_plot=not args.no_plot)
     return 0
 
 
 def _add_seeds_report(sub: Any) -> None:
-    from vdsim_gym.cli.options import _delays, _int_at_least, _json_object
+    from vdsim_gym.cli.options import _delays, _int_at_least, _json_object, _json_objects
 
     p = sub.add_parser(
         "seeds-report",
@@ -162,7 +162,11 @@ def _add_seeds_report(sub: Any) -> None:
     p.add_argument("--metric", default=None, help="default: the env's headline metric")
     p.add_argument("--baselines", nargs="*", default=[], metavar="SPEC",
                    help="classical controllers swept on the same grid, e.g. stanley mpc")
-    p.add_argument("--env-kwargs", type=_json_object, default=None)
+    p.add_argument("--env-kwargs", type=_json_object, default=None,
+                   help='shared gym.make kwargs as JSON, e.g. \'{"control_period": 0.1}\'')
+    p.add_argument("--scenarios", type=_json_objects, default=None,
+                   help="cells of env kwargs as a JSON array, pooled per delay (each run's "
+                        "value: its mean over every scenario and seed)")
     p.add_argument("--out", type=_out_dir, default="seeds_report")
     p.add_argument("--no-plot", action="store_true")
     p.set_defaults(func=_seeds_report)

@@ -246,10 +246,9 @@ def tolerance(policy: Any, env_id: str, *, name: str = "", kind: str = "computat
 
 
 def _mean_ci(values: np.ndarray) -> dict[str, float]:
-    """Mean and a 95 % normal interval over the finite values."""
-    v = values[np.isfinite(values)]
-    if v.size == 0:
-        return {"mean": math.nan, "lo": math.nan, "hi": math.nan}
-    mean = float(v.mean())
-    half = 1.96 * float(v.std(ddof=1)) / math.sqrt(v.size) if v.size > 1 else math.nan
-    return {"mean": mean, "lo": mean - half, "hi": mean + half}
+    """Mean and 95 % interval over the finite values, as the sweeps' cells have them
+    (``eval.stats.mean_interval``: Student's t)."""
+    from vdsim_gym.eval.stats import mean_interval
+
+    mean, lo, hi = mean_interval(values[np.isfinite(values)])
+    return {"mean": mean, "lo": lo, "hi": hi}
