@@ -156,9 +156,9 @@ def test_a_delay_compensating_base_follows_each_episodes_delay():
     lateral = v.rule.base.lateral
     for _ in range(45):  # two episode ends per row: new delays drawn
         rows = [e.latency.a for e in v.env.envs]
-        assert np.array_equal(lateral.prediction._rows, rows)
+        assert np.array_equal(lateral.prediction.delays.rows, rows)
         v.step(np.zeros((3, 2), np.float32))
-    assert len({round(x, 9) for x in lateral.prediction._rows}) == 3
+    assert len({round(x, 9) for x in lateral.prediction.delays.rows}) == 3
 
 
 def test_per_row_delays_equal_row_by_row_prediction():

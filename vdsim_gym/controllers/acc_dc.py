@@ -14,7 +14,6 @@ and the controller acts on (v', gap', rel'). With d = 0 it is the controller, bi
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import gymnasium as gym
@@ -22,41 +21,21 @@ import numpy as np
 
 from vdsim_gym.controllers.acc_policy import acc_pid, idm_follower
 from vdsim_gym.controllers.base import ObsLayout, as_batch
-from vdsim_gym.controllers.prediction import loop_delay
-from vdsim_gym.errors import ConfigError
+from vdsim_gym.controllers.prediction import DelayedObservation, loop_delay
 
 
-class PredictedGap:
+class PredictedGap(DelayedObservation):
     """Rewrites an ACC observation batch to the one predicted ``delay`` seconds on (the
     module docstring's law): ego_speed, gap and rel_speed replaced, normalized as the env
     does; the other columns kept. Per-row delays with ``set_delays``."""
 
     def __init__(self, layout: ObsLayout, a_max: float, d_max: float, delay: float) -> None:
-        if not (isinstance(delay, int | float) and math.isfinite(delay) and delay >= 0.0):
-            raise ConfigError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
-        self.delay = float(delay)
+        super().__init__(delay)
         self.a_max, self.d_max = float(a_max), float(d_max)
         self._cols = {n: (layout.index(n), float(layout.scale[layout.index(n)]))
                       for n in ("ego_speed", "gap", "rel_speed", "lead_present", "prev_accel")}
-        self._rows: np.ndarray | None = None
 
-    def set_delays(self, delays: Any) -> None:
-        if delays is None:
-            self._rows = None
-            return
-        d = np.asarray(delays, dtype=float).reshape(-1)
-        if not (np.isfinite(d).all() and (d >= 0.0).all()):
-            raise ConfigError(f"delays must be finite numbers of seconds >= 0, got {delays!r}")
-        self._rows = d
-
-    def __call__(self, obs: np.ndarray) -> np.ndarray:
-        d: Any = self.delay
-        if self._rows is not None and len(self._rows) == len(obs):
-            d = self._rows
-            if not d.any():
-                return obs
-        elif self.delay == 0.0:
-            return obs
+    def _predict(self, obs: np.ndarray, d: Any) -> np.ndarray:
         c = {n: obs[:, i] * s for n, (i, s) in self._cols.items()}
         u = c["prev_accel"]
         a = np.where(u >= 0.0, u * self.a_max, u * self.d_max)
@@ -71,9 +50,6 @@ class PredictedGap:
                             ("rel_speed", np.where(lead, c["rel_speed"] - dv, c["rel_speed"]))):
             i, s = self._cols[name]
             out[:, i] = value / s
-        if not np.isscalar(d):
-            keep = d == 0.0
-            out[keep] = obs[keep]
         return out
 
 
@@ -102,7 +78,7 @@ class DelayCompensatedFollower:
 
     def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
                 deterministic: bool = True) -> tuple[np.ndarray, Any]:
-        if self.prediction.delay == 0.0 and self.prediction._rows is None:
+        if self.prediction.delays.none:
             return self.inner.predict(observation, state, episode_start, deterministic)
         obs, single = as_batch(observation, len(self.layout.names))
         action, _ = self.inner.predict(self.prediction(obs), episode_start=episode_start)

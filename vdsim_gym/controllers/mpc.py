@@ -34,7 +34,7 @@ import numpy as np
 from vdsim_gym.controllers.base import ObsLayout, as_batch
 from vdsim_gym.controllers.composite import LateralLongitudinal
 from vdsim_gym.controllers.pi_speed import PISpeed
-from vdsim_gym.controllers.prediction import GRAVITY, loop_delay
+from vdsim_gym.controllers.prediction import GRAVITY, RowDelays, loop_delay
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.config import load_vehicle
 
@@ -305,7 +305,7 @@ class MPCSteer:
         #: built from the env's own delay (``from_env`` without ``delay``): a residual
         #: wrapper then keeps each row's delay that of its episode (``set_delays``)
         self.follows_env = follows_env
-        self._rows: np.ndarray | None = None
+        self._delays = RowDelays(delay)
         self._cache: dict[tuple[float, float], Any] = {}
         self._solvers: list[CondensedMPC] = []
         # [s] per row solve (OSQP's solve call), the last 100 000
@@ -326,13 +326,7 @@ class MPCSteer:
 
     def set_delays(self, delays: Any) -> None:
         """One delay per batch row [s] for batches of that many rows (None: ``delay``)."""
-        if delays is None:
-            self._rows = None
-            return
-        d = np.asarray(delays, dtype=float).reshape(-1)
-        if not (np.isfinite(d).all() and (d >= 0.0).all()):
-            raise ConfigError(f"delays must be finite numbers of seconds >= 0, got {delays!r}")
-        self._rows = d
+        self._delays.set(delays)
 
     def model(self, vx: float) -> tuple[np.ndarray, np.ndarray]:
         """The continuous single-track model at speed vx in the car's frame: state (y,
@@ -390,7 +384,8 @@ class MPCSteer:
         if len(self._solvers) != len(obs):
             self._solvers = [CondensedMPC(self.horizon) for _ in range(len(obs))]
         out = np.empty(len(obs))
-        rows = self._rows if self._rows is not None and len(self._rows) == len(obs) else None
+        rows = self._delays.rows if self._delays.rows is not None and \
+            len(self._delays.rows) == len(obs) else None
         for i, o in enumerate(obs):
             row = {n: float(o[j]) * s for n, (j, s) in self._cols.items()}
             res = self.plan(row, self._solvers[i], None if rows is None else float(rows[i]))

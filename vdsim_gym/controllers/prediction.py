@@ -160,7 +160,75 @@ def loop_delay(env: gym.Env | Any, *, steer: bool = True) -> float:
     return total
 
 
-class PredictedObservation:
+class RowDelays:
+    """The delay a compensating controller predicts across: one for every row
+    (``delay``), or one per batch row (``set(delays)``: each episode's own, e.g. drawn by
+    a latency randomization), used for batches of that many rows."""
+
+    def __init__(self, delay: float) -> None:
+        if not (isinstance(delay, int | float) and math.isfinite(delay) and delay >= 0.0):
+            raise ConfigError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
+        self.delay = float(delay)
+        self.rows: np.ndarray | None = None
+
+    def set(self, delays: Any) -> None:
+        """Per-row delays [s]; None: ``delay`` for every row again."""
+        if delays is None:
+            self.rows = None
+            return
+        d = np.asarray(delays, dtype=float).reshape(-1)
+        if not (np.isfinite(d).all() and (d >= 0.0).all()):
+            raise ConfigError(f"delays must be finite numbers of seconds >= 0, got {delays!r}")
+        self.rows = d
+
+    @property
+    def none(self) -> bool:
+        """No row is ever delayed: the controller is its plain law."""
+        return self.delay == 0.0 and self.rows is None
+
+    def for_batch(self, n: int) -> Any:
+        """The delays of an n-row batch: the per-row array when it has n entries, else
+        ``delay``; None when every row's is 0 (nothing to predict)."""
+        if self.rows is not None and len(self.rows) == n:
+            return self.rows if self.rows.any() else None
+        return self.delay if self.delay != 0.0 else None
+
+    @staticmethod
+    def keep_undelayed(out: np.ndarray, obs: np.ndarray, d: Any) -> np.ndarray:
+        """Rows whose delay is 0 get their observation back as it was (bit for bit)."""
+        if not np.isscalar(d):
+            keep = d == 0.0
+            out[keep] = obs[keep]
+        return out
+
+
+class DelayedObservation:
+    """An observation batch rewritten to the one predicted across each row's delay
+    (``RowDelays``): subclasses give ``_predict(obs, d)`` for the rows' delays ``d`` (a
+    number or an array); rows without delay keep their observation bit for bit."""
+
+    def __init__(self, delay: float) -> None:
+        self.delays = RowDelays(delay)
+
+    @property
+    def delay(self) -> float:
+        return self.delays.delay
+
+    def set_delays(self, delays: Any) -> None:
+        """One delay per batch row [s] (``RowDelays.set``)."""
+        self.delays.set(delays)
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        d = self.delays.for_batch(len(obs))
+        if d is None:
+            return obs
+        return RowDelays.keep_undelayed(self._predict(obs, d), obs, d)
+
+    def _predict(self, obs: np.ndarray, d: Any) -> np.ndarray:
+        raise NotImplementedError
+
+
+class PredictedObservation(DelayedObservation):
     """Rewrites a path env's observation batch to the predicted one ``delay`` seconds on:
     e_y, e_psi, vy and r replaced (normalized as the env does, unclipped), the other
     columns kept. The steer in flight is ``prev_steer`` (the last action) times
@@ -170,35 +238,13 @@ class PredictedObservation:
 
     def __init__(self, layout: Any, vehicle: VehicleConfig | str, delay: float,
                  **predictor: Any) -> None:
-        if not (isinstance(delay, int | float) and math.isfinite(delay) and delay >= 0.0):
-            raise ConfigError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
+        super().__init__(delay)
         self.layout = layout
-        self.delay = float(delay)
         self.predictor = SingleTrackPredictor(vehicle, **predictor)
         self._cols = {n: (layout.index(n), float(layout.scale[layout.index(n)]))
                       for n in self.COLUMNS}
 
-        self._rows: np.ndarray | None = None
-
-    def set_delays(self, delays: Any) -> None:
-        """One delay per batch row [s] (each episode's own, e.g. drawn by a latency
-        randomization), used for batches of that many rows; None: ``delay`` for all."""
-        if delays is None:
-            self._rows = None
-            return
-        d = np.asarray(delays, dtype=float).reshape(-1)
-        if not (np.isfinite(d).all() and (d >= 0.0).all()):
-            raise ConfigError(f"delays must be finite numbers of seconds >= 0, got {delays!r}")
-        self._rows = d
-
-    def __call__(self, obs: np.ndarray) -> np.ndarray:
-        d: Any = self.delay
-        if self._rows is not None and len(self._rows) == len(obs):
-            d = self._rows
-            if not d.any():
-                return obs
-        elif self.delay == 0.0:
-            return obs
+    def _predict(self, obs: np.ndarray, d: Any) -> np.ndarray:
         c = {n: obs[:, i] * s for n, (i, s) in self._cols.items()}
         x = self.predictor.predict(c["e_y"], c["e_psi"], c["vx"], c["vy"], c["r"],
                                    c["prev_steer"] * self.predictor.vehicle.max_steer,
@@ -207,7 +253,4 @@ class PredictedObservation:
         for k, name in enumerate(("e_y", "e_psi", "vx", "vy", "r")):
             i, s = self._cols[name]
             out[:, i] = x[k] / s
-        if not np.isscalar(d):
-            keep = d == 0.0
-            out[keep] = obs[keep]  # rows without delay: the observation as it is
         return out

@@ -65,7 +65,7 @@ class DelayCompensatedStanley:
 
     def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
                 deterministic: bool = True) -> tuple[np.ndarray, Any]:
-        if self.prediction.delay == 0.0 and self.prediction._rows is None:
+        if self.prediction.delays.none:
             return self.stanley.predict(observation, state, episode_start, deterministic)
         obs, single = as_batch(observation, len(self.layout.names))
         action, _ = self.stanley.predict(self.prediction(obs))
