@@ -55,24 +55,25 @@ def test_aggregate_brackets_the_iqm_and_counts_failed_runs():
 
 
 def test_train_seeds_and_the_report_end_to_end(tmp_path):
+    # cwd=tmp_path: outside the repository root, so the installed package is imported
     cmd = [sys.executable, "-m", "vdsim_gym.cli"]
     run = subprocess.run([*cmd, "train", "--seeds", "0,1", "--timesteps", "2048",
                           "--eval-freq", "1024", "--hyperparams",
                           '{"n_envs": 2, "n_steps": 512, "batch_size": 256}',
                           "--out", str(tmp_path), "--name", "tiny", "--no-progress"],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "tiny_s0" / "model.zip").exists()
     assert (tmp_path / "tiny_s1" / "model.zip").exists()
     again = subprocess.run([*cmd, "train", "--seeds", "1-2", "--timesteps", "2048",
                             "--out", str(tmp_path), "--name", "tiny", "--no-progress"],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, cwd=tmp_path)
     assert again.returncode == 2 and "tiny_s1 exists" in again.stderr  # before any training
     assert not (tmp_path / "tiny_s2").exists()
     out = tmp_path / "rep"
     rep = subprocess.run([*cmd, "seeds-report", "--runs", str(tmp_path / "tiny_s*"),
                           "--delays", "0,40ms", "--seeds", "8", "--baselines", "stanley",
-                          "--out", str(out)], capture_output=True, text=True)
+                          "--out", str(out)], capture_output=True, text=True, cwd=tmp_path)
     assert rep.returncode == 0, rep.stderr
     rows = list(csv.DictReader((out / "seeds_report.csv").read_text().splitlines()))
     trained = [r for r in rows if r["kind"] == "trained"]
@@ -82,5 +83,5 @@ def test_train_seeds_and_the_report_end_to_end(tmp_path):
     assert [r["controller"] for r in rows if r["kind"] == "baseline"] == ["stanley"] * 2
     assert (out / "seeds_report.png").exists() and (out / "learning_curves.png").exists()
     missing = subprocess.run([*cmd, "seeds-report", "--runs", str(tmp_path / "nothing"),
-                              "--out", str(out)], capture_output=True, text=True)
+                              "--out", str(out)], capture_output=True, text=True, cwd=tmp_path)
     assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1

@@ -92,11 +92,12 @@ def test_stanley_tolerates_40_ms_on_iso3888_and_compensation_more(tmp_path):
 
 
 def test_the_command_writes_its_table_csvs_and_plot(tmp_path):
+    # cwd=tmp_path: outside the repository root, so the installed package is imported
     out = tmp_path / "tol"
     run = subprocess.run([sys.executable, "-m", "vdsim_gym.cli", "tolerance", "--controllers",
                           "stanley", "stanley:gain=6", "--kind", "sensor", "--max-delay",
                           "60ms", "--resolution", "20ms", "--out", str(out), "--quiet"],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "Delay tolerance on VDSim-DLC-v0 (sensor delay)" in run.stdout
     rows = list(csv.DictReader((out / "tolerance.csv").read_text().splitlines()))
@@ -107,5 +108,5 @@ def test_the_command_writes_its_table_csvs_and_plot(tmp_path):
     assert (out / "tolerance.png").stat().st_size > 10_000
     bad = subprocess.run([sys.executable, "-m", "vdsim_gym.cli", "tolerance", "--controllers",
                           "stanley", "--max-delay", "abc", "--out", str(out)],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, cwd=tmp_path)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

@@ -156,12 +156,20 @@ def seed_scores(runs: Sequence[str | Path], env_id: str, delays: str, *, name: s
         for row in res.table:
             per_delay.setdefault(row.latency, []).append(row)
         labels = tuple(per_delay)
-        values.append([np.mean([r.metrics.get(metric_used, math.nan) for r in rs])
+        values.append([_finite_mean([r.metrics.get(metric_used, math.nan) for r in rs])
                        for rs in per_delay.values()])
         clean.append([all(episode_succeeded(r) for r in rs) for rs in per_delay.values()])
     return SeedScores(name or Path(runs[0]).name.rsplit("_s", 1)[0],
                       tuple(str(r) for r in runs), labels, str(metric_used),
                       np.array(values, float), np.array(clean, bool))
+
+
+def _finite_mean(values: Sequence[float]) -> float:
+    """The mean over the values where the metric is defined (a time-gap error has none
+    without a lead: those episodes do not count); NaN if none is."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    return float(v.mean()) if v.size else math.nan
 
 
 @dataclass(frozen=True)
