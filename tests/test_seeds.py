@@ -70,6 +70,14 @@ def test_train_seeds_and_the_report_end_to_end(tmp_path):
                            capture_output=True, text=True, cwd=tmp_path)
     assert again.returncode == 2 and "tiny_s1 exists" in again.stderr  # before any training
     assert not (tmp_path / "tiny_s2").exists()
+    par = subprocess.run([*cmd, "train", "--seeds", "2-3", "--jobs", "2", "--timesteps", "1024",
+                          "--eval-freq", "100000", "--hyperparams",
+                          '{"n_envs": 2, "n_steps": 512, "batch_size": 256}',
+                          "--out", str(tmp_path), "--name", "par", "--no-progress"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert par.returncode == 0, par.stderr  # two worker processes, one run folder each
+    assert (tmp_path / "par_s2" / "model.zip").exists()
+    assert (tmp_path / "par_s3" / "model.zip").exists()
     out = tmp_path / "rep"
     rep = subprocess.run([*cmd, "seeds-report", "--runs", str(tmp_path / "tiny_s*"),
                           "--delays", "0,40ms", "--seeds", "8", "--baselines", "stanley",
