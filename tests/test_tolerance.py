@@ -110,3 +110,31 @@ def test_the_command_writes_its_table_csvs_and_plot(tmp_path):
                           "stanley", "--max-delay", "abc", "--out", str(out)],
                          capture_output=True, text=True, cwd=tmp_path)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_a_deterministic_env_with_a_metric_threshold(tmp_path):
+    """The dyno: one episode per cycle, and episodes always complete; --confidence none
+    takes the rate itself and --max-metric makes the speed error decide. The threshold
+    moves the answer the right way, and a controller failing at 0 ms is written too."""
+    from vdsim_gym.cli.tolerance import main
+    from vdsim_gym.controllers import cycle_follower
+
+    kw = dict(seeds=1, scenarios=[{"cycle": "urban_stop_and_go"}], confidence=None,
+              metric="rms_speed_error", max_delay=0.4, start=0.1, resolution=0.05,
+              log=False, driver={"mode": "speed", "delay_s": 0.3})
+    loose = tolerance(cycle_follower, "VDSim-Dyno-v0", max_metric=100.0, **kw)
+    assert loose.delay_s == pytest.approx(0.4) and not loose.search.bounded
+    strict = tolerance(cycle_follower, "VDSim-Dyno-v0", max_metric=0.5, **kw)
+    assert strict.delay_s is not None and 0.0 < strict.delay_s < 0.4
+    assert strict.at_tolerance.metric["mean"] <= 0.5
+    assert tolerance(cycle_follower, "VDSim-Dyno-v0", max_metric=0.01, **kw).delay_s is None
+    with pytest.raises(ConfigError, match="confidence=None for a deterministic env"):
+        tolerance(cycle_follower, "VDSim-Dyno-v0", **{**kw, "confidence": 0.95})
+    results = main(["cycle_follower"], "VDSim-Dyno-v0", seeds=1, confidence=None,
+                   metric="rms_speed_error", max_metric=0.01, max_delay=0.2,
+                   env_kwargs={"driver": {"mode": "speed", "delay_s": 0.3}},
+                   scenarios=[{"cycle": "urban_stop_and_go"}], out=tmp_path, log=False,
+                   make_plot=False, echo=lambda *a: None)
+    assert results[0].delay_s is None
+    row = next(csv.DictReader((tmp_path / "tolerance.csv").read_text().splitlines()))
+    assert row["tolerance_ms"] == "nan" and row["metric_mean"] == "nan"

@@ -15,10 +15,11 @@ from vdsim_gym.eval.tolerance import Tolerance, tolerance
 
 
 def main(controllers: Sequence[str], env_id: str, *, kind: str = "computation",
-         seeds: int = 64, max_delay: float = 0.5, start: float = 0.02,
+         seeds: int = 64, max_delay: float = 0.5, start: float | None = None,
          resolution: float | None = None, scenarios: list[dict[str, Any]] | None = None,
          env_kwargs: dict[str, Any] | None = None, metric: str | None = None,
          algo: str | None = None, overrun: str = "skip", out: str | Path = "tolerance_out",
+         confidence: float | None = 0.95, max_metric: float | None = None,
          make_plot: bool = True, echo: Any = print, log: bool = True) -> list[Tolerance]:
     """Searches each controller's tolerance; writes tolerance.csv (one row per
     controller), tolerance_points.csv (every evaluated delay) and tolerance.png."""
@@ -31,7 +32,8 @@ def main(controllers: Sequence[str], env_id: str, *, kind: str = "computation",
     out.mkdir(parents=True, exist_ok=True)
     results = [tolerance(pol, env_id, name=name, kind=kind, seeds=seeds, scenarios=scenarios,
                          max_delay=max_delay, start=start, resolution=resolution,
-                         metric=metric, overrun=overrun, log=log, **env_kwargs)
+                         metric=metric, overrun=overrun, log=log, confidence=confidence,
+                         max_metric=max_metric, **env_kwargs)
                for name, pol in loaded]
     rows, points = [], []
     for r in results:
@@ -41,7 +43,8 @@ def main(controllers: Sequence[str], env_id: str, *, kind: str = "computation",
             "tolerance_ms": math.nan if r.delay_s is None else round(r.delay_s * 1e3, 6),
             "bounded": r.search.bounded, "episodes": p.n if p else 0,
             "successes": p.successes if p else 0, "lower_bound": p.lower if p else math.nan,
-            "metric": r.metric, **{f"metric_{k}": v for k, v in (p.metric if p else {}).items()},
+            "metric": r.metric,
+            **{f"metric_{k}": (p.metric[k] if p else math.nan) for k in ("mean", "lo", "hi")},
             "evaluations": len(r.search.points)})
         points += [{"controller": r.name, "kind": r.kind, "delay_ms": round(q.delay_s * 1e3, 6),
                     "episodes": q.n, "successes": q.successes, "lower_bound": q.lower,
@@ -64,7 +67,8 @@ def table(results: Sequence[Tolerance], env_id: str) -> str:
         return ""
     r0 = results[0]
     lines = [f"Delay tolerance on {env_id} ({r0.kind} delay): the largest delay with a "
-             "success rate >= 95 % at 95 % confidence (Clopper-Pearson)",
+             "success rate >= 95 % (at 95 % confidence, Clopper-Pearson, unless "
+             "--confidence none)",
              f"{'controller':<28} {'tolerance':>12} {'successes':>10} {r0.metric + ' at it':>26}",
              "-" * 80]
     for r in results:
@@ -145,8 +149,9 @@ def add_parser(sub: Any) -> None:
                         "or more episodes)")
     p.add_argument("--max-delay", type=one_delay, default=0.5,
                    help="the longest delay searched (default 500ms)")
-    p.add_argument("--start", type=one_delay, default=0.02,
-                   help="the first delay after 0; doubled until one fails (default 20ms)")
+    p.add_argument("--start", type=one_delay, default=None,
+                   help="the first delay after 0; doubled until one fails (default 20ms, "
+                        "or one substep where that is longer)")
     p.add_argument("--resolution", type=one_delay, default=None,
                    help="the bisection's step (default one substep)")
     p.add_argument("--scenarios", type=_json_objects, default=None,
@@ -156,6 +161,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--metric", default=None,
                    help="the figure reported at each delay (default: the env's headline "
                         "metric, path envs: rms_e_y)")
+    p.add_argument("--max-metric", type=float, default=None, metavar="X",
+                   help="an episode also needs its metric at most X to succeed (e.g. "
+                        "--metric rms_speed_error --max-metric 0.5 on the dyno)")
+    p.add_argument("--confidence", type=_confidence, default=0.95,
+                   help="the bound's confidence (default 0.95), or none: the success "
+                        "rate itself, for a deterministic env such as the dyno")
     p.add_argument("--overrun", default="skip", choices=("skip", "queue"))
     p.add_argument("--out", type=_out_dir, default="tolerance_out",
                    help="output folder (default: tolerance_out)")
@@ -164,10 +175,25 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=_run)
 
 
+def _confidence(text: str) -> float | None:
+    import argparse
+
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a confidence in (0, 1), or none")
+    return value
+
+
 def _run(args: Any) -> int:
     main(args.controllers, args.env, kind=args.kind, seeds=args.seeds, max_delay=args.max_delay,
          start=args.start, resolution=args.resolution, scenarios=args.scenarios,
          env_kwargs=args.env_kwargs, metric=args.metric, overrun=args.overrun, out=args.out,
+         confidence=args.confidence, max_metric=args.max_metric,
          make_plot=not args.no_plot, log=not args.quiet)
     return 0
 

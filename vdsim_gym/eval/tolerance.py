@@ -172,16 +172,23 @@ class Tolerance:
 
 def tolerance(policy: Any, env_id: str, *, name: str = "", kind: str = "computation",
               seeds: int | Sequence[int] = 64, scenarios: Sequence[dict[str, Any]] | None = None,
-              max_delay: float = 0.5, start: float = 0.02, resolution: float | None = None,
-              required: float = 0.95, confidence: float = 0.95, metric: str | None = None,
+              max_delay: float = 0.5, start: float | None = None,
+              resolution: float | None = None,
+              required: float = 0.95, confidence: float | None = 0.95,
+              metric: str | None = None, max_metric: float | None = None,
               overrun: str = "skip", num_envs: int = 64, log: bool = True,
               **env_kwargs: Any) -> Tolerance:
     """The largest computation (or sensor) delay ``policy`` passes on ``env_id`` (module
     docstring). ``policy``: as ``sweep`` takes it (an object with predict, or a factory
     ``make(env)``, which is then built per delay: a delay-compensating controller sees
-    each delay). ``resolution``: the bisection's step [s] (default one substep).
+    each delay). ``start``: the first delay after 0 [s] (default 20 ms, or one substep
+where that is longer). ``resolution``: the bisection's step [s] (default one substep).
     ``metric``: the summary field reported at each delay (default the env's headline
-    metric). ``log``: a line per evaluated delay on stderr."""
+    metric); ``max_metric``: an episode succeeds only if that metric is also at most this
+    (e.g. the dyno's speed-error RMS, whose episodes always complete). ``confidence=None``
+    takes the success rate itself, without a bound: for a deterministic env (the dyno),
+    whose reruns repeat one episode, a bound over them would count one episode many
+    times. ``log``: a line per evaluated delay on stderr."""
     import gymnasium as gym
 
     from vdsim_gym.eval.sweeps import sweep
@@ -190,12 +197,18 @@ def tolerance(policy: Any, env_id: str, *, name: str = "", kind: str = "computat
     if kind not in KINDS:
         raise ConfigError(f"kind must be one of {KINDS}, got {kind!r}")
     n_seeds = seeds if isinstance(seeds, int) else len(seeds)
-    need = min_episodes(required, confidence)
+    if not 0.0 < required <= 1.0:
+        raise ConfigError(f"required must be a success rate in (0, 1], got {required!r}")
+    if max_metric is not None and not math.isfinite(max_metric):
+        raise ConfigError(f"max_metric must be a finite number, got {max_metric!r}")
     n_episodes = n_seeds * max(1, len(scenarios or [{}]))
-    if n_episodes < need:
-        raise ConfigError(f"{n_episodes} episodes per delay cannot show a {required:.0%} "
-                          f"success rate with {confidence:.0%} confidence; give at least "
-                          f"{need} (seeds x scenarios)")
+    if confidence is not None:
+        need = min_episodes(required, confidence) if required < 1.0 else math.inf
+        if n_episodes < need:
+            raise ConfigError(f"{n_episodes} episodes per delay cannot show a {required:.0%} "
+                              f"success rate with {confidence:.0%} confidence; give at least "
+                              f"{need} (seeds x scenarios), or confidence=None for a "
+                              "deterministic env")
     bad = {"latency", "obs_delay"} & set(env_kwargs)
     if bad:
         raise ConfigError(f"{sorted(bad)}: the search sets the delay; drop them")
@@ -211,7 +224,8 @@ def tolerance(policy: Any, env_id: str, *, name: str = "", kind: str = "computat
     if metric not in metrics:
         raise ConfigError(f"metric {metric!r} is not one of {env_id}'s: {', '.join(metrics)}")
     max_ticks = whole_ticks(max_delay, dt, "max_delay")
-    start_ticks = whole_ticks(start, dt, "start")
+    start_ticks = (max(1, math.ceil(0.02 / dt - 1e-9)) if start is None
+                   else whole_ticks(start, dt, "start"))
     res_ticks = 1 if resolution is None else whole_ticks(resolution, dt, "resolution")
     label = name or getattr(policy, "name", "") or repr(policy)
 
@@ -225,10 +239,13 @@ def tolerance(policy: Any, env_id: str, *, name: str = "", kind: str = "computat
                        seeds=seeds, scenarios=scenarios, overrun=overrun, progress=False,
                        num_envs=num_envs, **kw)
         rows = result.table
-        k = sum(episode_succeeded(r) for r in rows)
-        lower = clopper_pearson_lower(k, len(rows), confidence)
         values = np.array([r.metrics.get(metric, math.nan) if metric in r.metrics else
                            getattr(r, metric, math.nan) for r in rows], dtype=float)
+        ok = [episode_succeeded(r) and (max_metric is None or bool(v <= max_metric))
+              for r, v in zip(rows, values, strict=True)]
+        k = sum(ok)
+        lower = (k / len(rows) if confidence is None
+                 else clopper_pearson_lower(k, len(rows), confidence))
         return Point(ticks, d, len(rows), k, lower, lower >= required,
                      _mean_ci(values))
 
