@@ -222,3 +222,17 @@ def test_the_shipped_residual_policies_load_and_hold_their_results():
     assert all(r.completed and r.metrics["cone_hits"] == 0 for r in learned.table)
     assert learned.summary[0].stats["rms_e_y_mean"] < 0.8 * plain.summary[0].stats[
         "rms_e_y_mean"]
+
+
+def test_a_residual_training_with_a_base_that_cannot_drive_the_env_fails_first(tmp_path):
+    from vdsim_gym.policies import TrainingError
+    from vdsim_gym.training import train
+
+    with pytest.raises(TrainingError, match="cannot drive VDSim-ACC-v0: observation has no "
+                                            "column 'e_y'"):
+        train("ppo", "VDSim-ACC-v0", timesteps=64, residual="stanley", out=tmp_path,
+              progress_bar=False)
+    with pytest.raises(TrainingError, match="scale must be"):
+        train("ppo", "VDSim-DLC-v0", timesteps=64, residual="stanley", residual_scale=5,
+              out=tmp_path, progress_bar=False)
+    assert not any(tmp_path.iterdir())  # no run folder was made

@@ -241,7 +241,13 @@ def _residual_config(env_id: str, kwargs_env: Mapping[str, Any], spec: str,
     spec = str(spec).strip()
     env = gym.make(env_id, **kwargs_env)
     try:
-        base_controller(env, spec)  # a bad spec fails before the run folder exists
+        base = base_controller(env, spec)  # a bad spec fails before the run folder exists
+        obs, _ = env.reset(seed=0)
+        try:  # and so does a base that cannot drive this env (Stanley on the ACC)
+            base.predict(np.asarray(obs)[None], episode_start=np.array([True]))
+        except KeyError as exc:
+            raise TrainingError(f"it cannot drive {env_id}: "
+                                f"{exc.args[0] if exc.args else exc}") from None
         m = len(env.unwrapped.action_names)  # type: ignore[attr-defined]
         s = check_scale(scale, m)
     except ValueError as exc:
