@@ -191,3 +191,12 @@ def test_the_reference_spline_is_scipys():
     np.testing.assert_allclose(psi, np.arctan(ref(x, 1)), atol=1e-12)
     beyond, _ = _interp_line(np.array([40.0]), xs, ys, 0.02)  # straight past the preview
     assert beyond[0] == pytest.approx(ys[-1] + 10.0 * ref(30.0, 1), abs=1e-12)
+
+
+def test_a_non_finite_observation_is_named():
+    env = gym.make("VDSim-DLC-v0")
+    obs, _ = env.reset(seed=0)
+    obs = obs.copy()
+    obs[0] = np.nan
+    with pytest.raises(ConfigError, match=r"not finite in \['e_y'\]"):
+        mpc_pi(env).predict(obs)

@@ -388,6 +388,10 @@ class MPCSteer:
             len(self._delays.rows) == len(obs) else None
         for i, o in enumerate(obs):
             row = {n: float(o[j]) * s for n, (j, s) in self._cols.items()}
+            bad = [n for n, v in row.items() if not math.isfinite(v)]
+            if bad:
+                raise ConfigError(f"observation row {i} is not finite in {bad}: the MPC "
+                                  "plans from every one of these columns")
             res = self.plan(row, self._solvers[i], None if rows is None else float(rows[i]))
             out[i] = res.u[0, 0]
             self.solve_times.append(res.solve_time_s)
