@@ -111,7 +111,7 @@ def base_controller(env: Any, base: Any) -> Any:
 class ResidualPolicy:
     """A residual run's policy: the base controller's command plus the scaled correction
     the trained model outputs for the observation with that command appended
-    (``vdsim_gym.wrappers.residual``). ``predict`` works on one observation or a batch;
+    (``vdsim_gym.residual``). ``predict`` works on one observation or a batch;
     the base's state (a PI integrator) restarts on ``episode_start``. The base is built
     for the run's env (``gym.make(env_id, **env_kwargs)``) at the first call, or for an
     env given to ``bind(env)``."""

@@ -80,7 +80,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     default, one per core). ``residual``: a base controller spec ("stanley",
     "stanley_dc", "acc_pid", "cycle_follower", ...): the agent learns a correction of at
     most ``residual_scale`` (action units; one number or one per action) on top of it
-    (``vdsim_gym.wrappers.residual``), recorded in config.yml so that ``load_policy``
+    (``vdsim_gym.residual``), recorded in config.yml so that ``load_policy``
     rebuilds base + correction."""
     import time
 
