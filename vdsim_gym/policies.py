@@ -279,9 +279,7 @@ def _baseline(spec: str, params: str, compensated: bool = False) -> Any:
     except ValueError as exc:
         raise ConfigError(f"{spec!r}: {exc}") from None
     pi: dict[str, Any] = {k: p.pop(k) for k in ("kp", "ki") if k in p}
-    delay = p.pop("delay", None) if compensated else None
-    if delay is not None and not delay >= 0.0:
-        raise ConfigError(f"{spec!r}: delay must be >= 0 s, got {delay!r}")
+    delay = _pop_delay(spec, p) if compensated else None
     stanley_sig = inspect.signature(Stanley.__init__)
     try:  # unknown parameters fail now, not in a worker
         stanley_sig.bind(None, None, wheelbase=1, cg_to_front=1, max_steer=1, **p)
@@ -375,9 +373,7 @@ def _mpc(spec: str, params: str) -> Any:
     except ValueError as exc:
         raise ConfigError(f"{spec!r}: {exc}") from None
     pi: dict[str, Any] = {k: p.pop(k) for k in ("kp", "ki") if k in p}
-    delay = p.pop("delay", None)
-    if delay is not None and not delay >= 0.0:
-        raise ConfigError(f"{spec!r}: delay must be >= 0 s, got {delay!r}")
+    delay = _pop_delay(spec, p)
     sig = inspect.signature(MPCSteer.__init__)
     tunable = [k for k, q in sig.parameters.items() if q.kind == q.KEYWORD_ONLY
                and k != "delay"]
@@ -410,16 +406,21 @@ def _car_following_dc(spec: str, name: str, params: str) -> Any:
     """"acc_pid_dc[:delay=S,...]", "idm_dc[:delay=S,...]": the car-following baseline on
     the gap predicted across the loop delay (the cell's own unless ``delay`` is given);
     the other parameters are acc_pid's or idm's."""
-    parts = [p for p in params.split(",") if p] if params else []
-    rest = [p for p in parts if not p.startswith("delay=")]
-    delay = None
-    for p in parts:
-        if p.startswith("delay="):
-            delay = _param_number(spec, p.split("=", 1)[1])
-            if not delay >= 0.0:
-                raise ConfigError(f"{spec!r}: delay must be >= 0 s, got {delay!r}")
-    inner = _car_following(spec, name[:-3], ",".join(rest))
+    raw: dict[str, Any] = _key_values(spec, params)
+    if "delay" in raw:
+        raw["delay"] = _param_number(spec, raw["delay"])
+    delay = _pop_delay(spec, raw)
+    inner = _car_following(spec, name[:-3], ",".join(f"{k}={v}" for k, v in raw.items()))
     return functools.partial(_dc_factory, inner, delay)
+
+
+def _pop_delay(spec: str, params: dict[str, Any]) -> float | None:
+    """A compensating baseline's ``delay=`` taken out of its parameters (None: the env's
+    loop delay); a negative or NaN one is an error quoting the spec."""
+    delay = params.pop("delay", None)
+    if delay is not None and not delay >= 0.0:
+        raise ConfigError(f"{spec!r}: delay must be >= 0 s, got {delay!r}")
+    return delay
 
 
 def _dc_factory(inner: Any, delay: float | None, env: Any) -> Any:

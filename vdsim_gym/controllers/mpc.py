@@ -163,7 +163,7 @@ class CondensedMPC:
                              eps_rel=self.eps, max_iter=self.max_iter, polishing=False,
                              warm_starting=True)
             self._shape = (n, m)
-            self._order = _csc_order(self._triu, N * m)
+            self._order = _csc_order(self._triu)
         else:
             self._prob.update(Px=p[self._triu][self._order], q=2.0 * f, l=lo, u=hi)
         t0 = time.perf_counter()
@@ -185,7 +185,7 @@ class CondensedMPC:
         return {**self.__dict__, "_prob": None, "_shape": None}
 
 
-def _csc_order(triu: tuple[np.ndarray, np.ndarray], n: int) -> np.ndarray:
+def _csc_order(triu: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """The permutation from the row-major upper-triangle entries to CSC's column order."""
     rows, cols = triu
     return np.lexsort((rows, cols))
@@ -267,7 +267,8 @@ class MPCSteer:
         from vdsim_gym.analysis.handling import cornering_stiffness
 
         _osqp()  # fail now, naming the extra
-        for name, value, positive in (("delay", delay, False), ("dt", dt, True),
+        self._delays = RowDelays(delay)
+        for name, value, positive in (("dt", dt, True),
                                       ("q_y", q_y, False), ("q_psi", q_psi, False),
                                       ("terminal", terminal, False),
                                       ("r_steer", r_steer, False), ("s_rate", s_rate, False),
@@ -281,7 +282,7 @@ class MPCSteer:
             raise ConfigError("q_y and q_psi are both 0: the plan would not track the path")
         self._layout = layout
         self.vehicle = v = load_vehicle(vehicle)
-        self.delay, self.dt, self.horizon = float(delay), float(dt), int(horizon)
+        self.dt, self.horizon = float(dt), int(horizon)
         self.q = np.diag([q_y, q_psi, 0.0, 0.0])
         self.terminal = float(terminal)
         self.r, self.s = np.array([[r_steer]]), np.array([[s_rate]])
@@ -305,7 +306,6 @@ class MPCSteer:
         #: built from the env's own delay (``from_env`` without ``delay``): a residual
         #: wrapper then keeps each row's delay that of its episode (``set_delays``)
         self.follows_env = follows_env
-        self._delays = RowDelays(delay)
         self._cache: dict[tuple[float, float], Any] = {}
         self._solvers: list[CondensedMPC] = []
         # [s] per row solve (OSQP's solve call), the last 100 000
@@ -315,6 +315,11 @@ class MPCSteer:
     @property
     def layout(self) -> ObsLayout:
         return self._layout
+
+    @property
+    def delay(self) -> float:
+        """The delay [s] predicted across for every row (per row: ``set_delays``)."""
+        return self._delays.delay
 
     @classmethod
     def from_env(cls, env: gym.Env | Any, *, delay: float | None = None, **kwargs: Any
@@ -384,15 +389,16 @@ class MPCSteer:
         if len(self._solvers) != len(obs):
             self._solvers = [CondensedMPC(self.horizon) for _ in range(len(obs))]
         out = np.empty(len(obs))
-        rows = self._delays.rows if self._delays.rows is not None and \
-            len(self._delays.rows) == len(obs) else None
+        d = self._delays.for_batch(len(obs))  # None, one delay, or one per row
         for i, o in enumerate(obs):
             row = {n: float(o[j]) * s for n, (j, s) in self._cols.items()}
             bad = [n for n, v in row.items() if not math.isfinite(v)]
             if bad:
                 raise ConfigError(f"observation row {i} is not finite in {bad}: the MPC "
                                   "plans from every one of these columns")
-            res = self.plan(row, self._solvers[i], None if rows is None else float(rows[i]))
+            delay = (0.0 if d is None else float(d[i]) if isinstance(d, np.ndarray)
+                     else float(d))
+            res = self.plan(row, self._solvers[i], delay)
             out[i] = res.u[0, 0]
             self.solve_times.append(res.solve_time_s)
             self.statuses[res.status] = self.statuses.get(res.status, 0) + 1
