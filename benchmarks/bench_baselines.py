@@ -1,7 +1,9 @@
 """What the classical baselines cost against one step of the env they drive.
 
 For each baseline (Stanley + PI on VDSim-DLC-v0, the PID ACC and IDM on VDSim-ACC-v0, the
-cycle follower on VDSim-Dyno-v0) a block times, in CPU time (single-threaded work):
+cycle follower on VDSim-Dyno-v0; with ``--cases`` also the delay-compensating ones and the
+MPC: ``stanley_dc_pi`` and ``mpc_pi`` predicting across 40 ms, ``acc_pid_dc`` across
+200 ms) a block times, in CPU time (single-threaded work):
 - K single-observation ``predict`` calls;
 - K env steps, replaying the baseline's own actions from one closed-loop episode (its
   first 2,000 steps) from reset(seed=0), resets untimed;
@@ -11,12 +13,13 @@ cycle follower on VDSim-Dyno-v0) a block times, in CPU time (single-threaded wor
 Blocks alternate; the script prints each ratio's min / median / max over the blocks
 (issue 30: a single predict at most 0.3 x a step).
 
-    python benchmarks/bench_baselines.py [--repeats 5] [--calls 20000]
+    python benchmarks/bench_baselines.py [--repeats 5] [--calls 20000] [--cases a,b,...]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import time
 from collections.abc import Callable
@@ -26,14 +29,26 @@ import gymnasium as gym
 import numpy as np
 
 import vdsim_gym  # noqa: F401  (registration)
-from vdsim_gym.controllers import acc_pid, cycle_follower, idm_follower, stanley_pi
+from vdsim_gym.controllers import (
+    acc_pid,
+    acc_pid_dc,
+    cycle_follower,
+    idm_follower,
+    mpc_pi,
+    stanley_dc_pi,
+    stanley_pi,
+)
 
 CASES: list[tuple[str, str, Callable[[Any], Any]]] = [
     ("stanley_pi", "VDSim-DLC-v0", stanley_pi),
     ("acc_pid", "VDSim-ACC-v0", acc_pid),
     ("idm_follower", "VDSim-ACC-v0", idm_follower),
     ("cycle_follower", "VDSim-Dyno-v0", cycle_follower),
+    ("stanley_dc_pi", "VDSim-DLC-v0", functools.partial(stanley_dc_pi, delay=0.04)),
+    ("mpc_pi", "VDSim-DLC-v0", functools.partial(mpc_pi, delay=0.04)),
+    ("acc_pid_dc", "VDSim-ACC-v0", functools.partial(acc_pid_dc, delay=0.2)),
 ]
+DEFAULT_CASES = ("stanley_pi", "acc_pid", "idm_follower", "cycle_follower")
 
 
 def numpy_stanley_pi(env: Any) -> Callable[[np.ndarray], np.ndarray]:
@@ -102,12 +117,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--cases", default=",".join(DEFAULT_CASES),
+                    help=f"comma-separated, of {', '.join(n for n, _, _ in CASES)}")
     args = ap.parse_args()
+    chosen = [c.strip() for c in args.cases.split(",") if c.strip()]
+    unknown = sorted(set(chosen) - {n for n, _, _ in CASES})
+    if unknown or not chosen:
+        ap.error(f"--cases: unknown {unknown}; choose from {[n for n, _, _ in CASES]}")
     if args.calls < 64 or args.repeats < 1:
         ap.error("--calls must be at least 64 (the batch rows time calls // 64 batches of "
                  "64) and --repeats at least 1")
     setups = []
-    for name, env_id, make in CASES:
+    for name, env_id, make in (c for c in CASES if c[0] in chosen):
         env = gym.make(env_id)
         obs, _ = env.reset(seed=0)
         policy = make(env)

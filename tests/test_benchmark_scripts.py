@@ -53,6 +53,9 @@ def test_bench_construction():
 def test_bench_baselines():
     out = _run("bench_baselines.py", "--repeats", "1", "--calls", "128")
     assert "ratios, median (min, max) over the blocks:" in out
+    out = _run("bench_baselines.py", "--repeats", "1", "--calls", "64",
+               "--cases", "stanley_dc_pi,mpc_pi,acc_pid_dc")
+    assert "mpc_pi: single predict / env step" in out and "acc_pid_dc predict" in out
 
 
 def test_bench_eval_overhead():
