@@ -93,3 +93,28 @@ def test_train_seeds_and_the_report_end_to_end(tmp_path):
     missing = subprocess.run([*cmd, "seeds-report", "--runs", str(tmp_path / "nothing"),
                               "--out", str(out)], capture_output=True, text=True, cwd=tmp_path)
     assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
+
+
+def test_sigterm_stops_parallel_seeds_and_keeps_their_runs(tmp_path):
+    """train --seeds --jobs 2 stopped by SIGTERM: both workers are stopped, each saves its
+    run folder (model.zip), none is left running, and the command exits with 130."""
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "vdsim_gym.cli", "train", "--seeds", "0,1",
+                             "--jobs", "2", "--timesteps", "1000000", "--hyperparams",
+                             '{"n_envs": 2, "n_steps": 256, "batch_size": 256}',
+                             "--out", str(tmp_path), "--name", "stop", "--no-progress"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 120  # both workers training: their config.yml written
+    while not all((tmp_path / f"stop_s{s}" / "config.yml").exists() for s in (0, 1)):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.2)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    for s in (0, 1):
+        assert (tmp_path / f"stop_s{s}" / "model.zip").exists()
+        assert (tmp_path / f"stop_s{s}" / "train_time.json").exists()

@@ -94,20 +94,62 @@ def train_seeds(algo: str, env_id: str, seeds: Sequence[int], *, name: str,
             train(algo, env_id, **kw)
             sys.stderr.write(f"trained seed {kw['seed']} -> {Path(out) / kw['run_name']}\n")
         return dirs
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
-        futures = [pool.submit(_train_one, algo, env_id, kw) for kw in kwargs]
-        for f in futures:
-            sys.stderr.write(f"trained -> {f.result()}\n")
+    _train_parallel(algo, env_id, kwargs, jobs)
     return dirs
 
 
-def _train_one(algo: str, env_id: str, kwargs: dict[str, Any]) -> str:
+def _train_parallel(algo: str, env_id: str, kwargs: list[dict[str, Any]], jobs: int) -> None:
+    """The runs ``jobs`` at a time, each in a worker process (spawned: a fresh
+    interpreter). Ctrl-C or SIGTERM stops them all: each worker gets SIGTERM, which its
+    ``train`` turns into a stop that saves the run folder, and is waited for; a worker
+    that fails stops the others the same way and is a TrainingError naming its seed."""
+    import multiprocessing as mp
+
+    from vdsim_gym._signals import raise_on_sigterm, restore_sigterm
+
+    ctx = mp.get_context("spawn")
+    pending = list(kwargs)
+    running: list[tuple[Any, dict[str, Any]]] = []
+    previous = raise_on_sigterm()
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                kw = pending.pop(0)
+                proc = ctx.Process(target=_train_one, args=(algo, env_id, kw))
+                proc.start()
+                running.append((proc, kw))
+            for proc, kw in list(running):
+                proc.join(timeout=0.2)
+                if proc.exitcode is None:
+                    continue
+                running.remove((proc, kw))
+                run = Path(kw["out"]) / kw["run_name"]
+                if proc.exitcode != 0:
+                    kept = f"; {run} holds what it wrote" if run.exists() else ""
+                    raise TrainingError(f"seed {kw['seed']} failed (exit code "
+                                        f"{proc.exitcode}; its message above){kept}")
+                sys.stderr.write(f"trained seed {kw['seed']} -> {run}\n")
+    finally:
+        for proc, _ in running:  # interrupted or failed: the others stop and save
+            proc.terminate()
+        for proc, _ in running:
+            proc.join()
+        restore_sigterm(previous)
+
+
+def _train_one(algo: str, env_id: str, kwargs: dict[str, Any]) -> None:
+    """A worker's run; a user error is one line on stderr and exit code 2, a stop
+    (SIGTERM from the parent, Ctrl-C) saves the run and exits with 130."""
+    from vdsim_gym.errors import ConfigError
     from vdsim_gym.training.run import train
 
-    return str(train(algo, env_id, **{**kwargs, "progress_bar": False}).run_dir)
+    try:
+        train(algo, env_id, **{**kwargs, "progress_bar": False})
+    except ConfigError as exc:
+        sys.stderr.write(f"seed {kwargs['seed']}: {exc}\n")
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
 
 
 @dataclass(frozen=True)
