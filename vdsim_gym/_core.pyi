@@ -2273,6 +2273,10 @@ class DynoEnvCore(EnvCoreBase):
         """
     def set_cycle(self, speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         ...
+    def set_driver_delay_steps(self, steps: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        The robot driver's transport delay [driver steps] (a per-episode draw; reset() after)
+        """
     def set_latency(self, spec: LatencySpec, policy: OverrunPolicy) -> None:
         """
         Mode-B latency (takes effect at the next reset)
@@ -2304,6 +2308,9 @@ class DynoEnvCore(EnvCoreBase):
         ...
     @property
     def distance(self) -> float:
+        ...
+    @property
+    def driver_delay_steps(self) -> int:
         ...
     @property
     def driver_pedal(self) -> float:

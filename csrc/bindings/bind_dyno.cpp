@@ -3,7 +3,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdint>
 #include <stdexcept>
+#include <string>
 
 #include "bind_env_core.hpp"
 #include "vdsim/drive_cycle_task.hpp"
@@ -15,6 +17,9 @@ namespace py = pybind11;
 using namespace vdsim;
 
 namespace {
+
+// vdsim_gym.dyno.driver.MAX_DELAY_STEPS: the delay line stays finite.
+constexpr std::int64_t kMaxDriverDelaySteps = 10000000;
 
 // The bench: parameters plus state; step holds (throttle, brake) for dt.
 struct DynoBenchCore {
@@ -155,6 +160,17 @@ void bind_dyno(py::module_& m) {
                throw std::invalid_argument("cycle speed: 1-d, one value per control period");
              e.task().set_cycle(speed.data(), speed.size());
            }, py::arg("speed"))
+      .def("set_driver_delay_steps", [](DynoEnvCore& e, std::int64_t n) {
+             if (n < 0 || n > kMaxDriverDelaySteps)
+               throw std::invalid_argument(
+                   "driver delay steps must be in [0, " + std::to_string(kMaxDriverDelaySteps) +
+                   "], got " + std::to_string(n));
+             e.plant().set_delay_steps(n);
+           }, py::arg("steps"),
+           "The robot driver's transport delay [driver steps] (a per-episode draw; reset() "
+           "after)")
+      .def_property_readonly("driver_delay_steps", [](const DynoEnvCore& e) {
+        return e.plant().config().delay_steps; })
       .def("reference", [](const DynoEnvCore& e, double a) { return e.task().reference(a); },
            py::arg("action"))
       .def_property_readonly("periods", [](const DynoEnvCore& e) { return e.task().periods(); })

@@ -97,6 +97,9 @@ class DynoSession {
   // Pending commands due after `tick` dropped (a network's stale packets); how many.
   size_t discard_after(int64_t tick) { return schedule_.discard_after(tick); }
   void drop_pending() { schedule_.clear(); }
+  // The driver's transport delay [substeps] from the next substep on (a per-episode draw:
+  // set it before reset(); the delay lines keep their history, which reset() clears).
+  void set_delay_steps(int64_t n) { config_.delay_steps = n; }
 
   void advance(int64_t n) {
     const double dt = config_.substep_dt;

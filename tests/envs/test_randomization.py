@@ -217,7 +217,8 @@ def test_parse_randomize_text(tmp_path):
     assert Randomization.parse(spec).as_dict() == {
         "mass": [0.9, 1.1], "latency": {"mean": [0.0, 0.03], "jitter": [0.0, 0.2]}}
     for bad, match in (("mass=0.9", "write name=lo:hi"), ("mass=a:1", "'a' is not a number"),
-                       ("mass=1ms:2", "'ms' applies to actuator_lag, latency and the channel"),
+                       ("mass=1ms:2",
+                        "'ms' applies to actuator_lag, latency, obs_delay, driver_delay and the"),
                        ("latency.sd=0:1", "latency takes"), ("mass.x=0:1", "no sub-keys"),
                        ("latency.jitter=0:1", "needs a mean range"), ("", "no ranges"),
                        (str(tmp_path / "none.yml"), "cannot read")):
@@ -302,3 +303,63 @@ def test_sb3_vec_env_with_randomization_matches_dummy_vec_env(mixed):
         ends += int(d1.sum())
     assert ends >= 3
     ours.close()
+
+
+# ---------------------------------------------------------------- the dyno's driver delay
+
+@pytest.mark.parametrize("driver", ["speed", {"mode": "pedal", "delay_s": 0.0}])
+def test_dyno_driver_delay_draws_equal_an_env_built_with_that_delay(driver):
+    """Each episode's drawn transport delay, snapped to whole driver steps, is what an env
+    built with ``driver={..., "delay_s": d}`` drives bit for bit; the draws span the range
+    and are reported in info and episode_params."""
+    kw = {"cycle": "urban_stop_and_go", "time_limit": 40.0}
+    env = gym.make("VDSim-Dyno-v0", driver=driver, randomize={"driver_delay": [0.2, 0.6]}, **kw)
+    mode = driver if isinstance(driver, str) else driver["mode"]
+    seen = set()
+    for seed in range(6):
+        o1, i1 = _rollout(env, seed, 300)
+        d = env.unwrapped.episode_params.driver_delay
+        _, info = env.reset(seed=seed)
+        assert info["randomization"] == {"driver_delay": d}
+        steps = round(d / 0.05)
+        assert math.isclose(d, steps * 0.05) and 4 <= steps <= 12
+        assert env.unwrapped._core.driver_delay_steps == steps
+        seen.add(steps)
+        built = gym.make("VDSim-Dyno-v0", driver={"mode": mode, "delay_s": steps * 0.05}, **kw)
+        o2, i2 = _rollout(built, seed, 300)
+        np.testing.assert_array_equal(o1, o2)
+        assert canon(i1[1:]) == canon(i2[1:])
+        assert built.unwrapped.episode_params.driver_delay == pytest.approx(d)
+    assert len(seen) >= 3  # the test can fail: the draws do change the delay
+    plain = gym.make("VDSim-Dyno-v0", driver=driver, **kw)
+    o3, _ = _rollout(plain, 0, 300)
+    o4, _ = _rollout(env, 0, 300)
+    assert not np.array_equal(o3, o4)  # 0 s against the drawn delay
+
+
+def test_dyno_driver_delay_in_the_vector_env_matches_sync_vector_env():
+    vec, ref = make_pair("VDSim-Dyno-v0", 3, "next_step", threads=2, time_limit=8.0,
+                         randomize={"driver_delay": [0.3, 0.5]})
+    assert run_pair(vec, ref, seed=3, steps=200) >= 3
+    _, infos = vec.reset(seed=4)
+    d = infos["randomization"]["driver_delay"]
+    assert [vec.envs[i].episode_params.driver_delay for i in range(3)] == d.tolist()
+    vec.close()
+    ref.close()
+
+
+def test_dyno_driver_delay_errors():
+    with pytest.raises(ValueError, match=r"DoubleLaneChangeEnv has none \(only VDSim-Dyno-v0"):
+        gym.make("VDSim-DLC-v0", randomize={"driver_delay": [0.3, 0.5]})
+    with pytest.raises(ValueError, match=r"no robot driver \(driver=None.*pass driver='speed'"):
+        gym.make("VDSim-Dyno-v0", driver=None, randomize={"driver_delay": [0.3, 0.5]})
+    with pytest.raises(ValueError, match=r"driver_delay'\]: a transport delay in \[0, MAX"):
+        gym.make("VDSim-Dyno-v0", randomize={"driver_delay": [-0.1, 0.5]})
+    env = gym.make("VDSim-Dyno-v0", randomize={"driver_delay": [0.3, 0.5]})
+    with pytest.raises(ValueError, match="it needs a driver"):
+        env.unwrapped.set_driver(None)
+    env.reset(seed=0)  # still usable
+    env.step(np.zeros(1, np.float32))
+    assert parse_randomize_text("driver_delay=300:500ms") == {"driver_delay": [0.3, 0.5]}
+    with pytest.raises(ValueError, match="steps must be in"):
+        env.unwrapped._core.set_driver_delay_steps(-1)

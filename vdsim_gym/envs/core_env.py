@@ -351,7 +351,7 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
             return self._episode_params
         return EpisodeParams({}, self.vehicle, self.actuator, self.latency,
                              getattr(self.physics, "channel_delays", (0.0, 0.0)), self.network,
-                             self.obs_delay)
+                             self.obs_delay, getattr(self.physics, "delay_s", None))
 
     def _check_randomization(self, latency: Any) -> None:
         """What ``randomize`` asks of this env, before any episode: a vehicle Session for
@@ -365,6 +365,13 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
             which = [k for k in r.keys if not k.startswith("latency")]
             raise ConfigError(f"randomize {which}: {name} does not run on the vehicle Session "
                               "(its plant has no such parameters); only 'latency' applies")
+        if r.changes_driver and getattr(self.physics, "driver", None) is None:
+            raise ConfigError(
+                f"randomize['driver_delay'] draws the robot driver's transport delay; {name} "
+                + ("has no robot driver (driver=None: the action is the pedal); pass driver="
+                   "'speed' or {'mode': 'pedal', 'delay_s': 0.3}"
+                   if hasattr(self._core, "set_driver_delay_steps")
+                   else "has none (only VDSim-Dyno-v0 has a robot driver)"))
         if r.changes_actuator:
             if "steer" not in self.action_names:
                 raise ConfigError(f"randomize['actuator_lag'] draws the steering actuator's lag; "
@@ -418,8 +425,13 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
             assert obs_delay is not None
             self._core.set_obs_delay(obs_delay.spec())
             self.obs_delay = obs_delay
+        driver_delay = getattr(self.physics, "delay_s", None)
+        if r.changes_driver:
+            n = r.driver_delay(values, self.substep_dt)
+            self._core.set_driver_delay_steps(n)
+            driver_delay = values["driver_delay"]
         self._episode_params = EpisodeParams(values, vehicle, actuator, latency, channels,
-                                             network, obs_delay)
+                                             network, obs_delay, driver_delay)
         self._reset_extra = {"randomization": dict(values)}
 
     def _bind_core(self) -> None:

@@ -145,6 +145,10 @@ class DynoEnv(CoreEnv):
         """Rebuilds the core with another robot driver (None: the action is the pedal;
         what ``RobotDriverWrapper`` does): same bench, task, latency and time limit.
         ``reset()`` is required before ``step()``."""
+        if driver is None and self.randomize is not None and self.randomize.changes_driver:
+            raise ConfigError("this env draws the robot driver's transport delay per episode "
+                              "(randomize['driver_delay']); it needs a driver: build it "
+                              "without that range to drive the pedal directly")
         physics = DynoPhysics.build(
             vehicle=self.physics.vehicle, substep_dt=self.substep_dt,
             control_period=self.control_period, driver=driver,

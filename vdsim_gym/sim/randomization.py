@@ -32,6 +32,10 @@ Names, what their range is of, and how a draw is applied:
   no network.
 - ``obs_delay`` (an age [s]): the sensor delay, ``obs_delay=LatencyModel.fixed(d)`` for
   the episode (every env).
+- ``driver_delay`` (a transport delay [s]): the robot driver's ``delay_s``
+  (VDSim-Dyno-v0 with a driver), the draw taken to the nearest whole driver step
+  (``substep_dt``, half to even) like the driver's own; the applied value is what
+  ``info["randomization"]`` reports.
 
 The drawn values are ``info["randomization"]`` at reset (``latency`` as
 ``latency_mean`` and ``latency_jitter``) and ``env.unwrapped.episode_params``
@@ -71,6 +75,7 @@ NAMES: dict[str, str] = {
     "longitudinal_delay": "the longitudinal channel's dead time [s], e.g. [0.02, 0.08]",
     "loss": "the network's loss probability per command, e.g. [0.0, 0.1]",
     "obs_delay": "the sensor delay (the observation's age) [s], e.g. [0.0, 0.05]",
+    "driver_delay": "the robot driver's transport delay [s] (VDSim-Dyno-v0), e.g. [0.3, 0.5]",
 }
 CHANNEL_NAMES = ("steer_delay", "longitudinal_delay")
 VEHICLE_NAMES = ("mass", "cg_x", "friction", "cornering_stiffness")
@@ -80,7 +85,7 @@ CORE_FIELDS = ("mass", "yaw_inertia", "cg_to_front", "cg_to_rear", "tire.mu",
 # The keys of the draws (info["randomization"]), in draw order.
 DRAW_KEYS = ("mass", "cg_x", "friction", "cornering_stiffness", "actuator_lag",
              "latency_mean", "latency_jitter", "steer_delay", "longitudinal_delay", "loss",
-             "obs_delay")
+             "obs_delay", "driver_delay")
 MAX_ACTUATOR_LAG_S = 10.0  # [s]: longer steering lags are a unit slip (ms for s)
 _LATENCY_KEYS = ("mean", "jitter")
 
@@ -132,6 +137,9 @@ def _check_bounds(key: str, lo: float, hi: float) -> None:
     if key == "obs_delay" and not (lo >= 0 and hi <= MAX_DELAY_S):
         raise _err(key, f"a sensor age in [0, MAX_DELAY_S = {MAX_DELAY_S:g}] s, got "
                    f"[{lo!r}, {hi!r}] (seconds: 30 ms is 0.03)")
+    if key == "driver_delay" and not (lo >= 0 and hi <= MAX_DELAY_S):
+        raise _err(key, f"a transport delay in [0, MAX_DELAY_S = {MAX_DELAY_S:g}] s, got "
+                   f"[{lo!r}, {hi!r}] (seconds: 300 ms is 0.3)")
     if key == "loss" and not (lo >= 0 and hi <= 1):
         raise _err(key, f"a probability in [0, 1], got [{lo!r}, {hi!r}]")
     if key == "latency_jitter" and not (lo >= 0 and hi <= 1):
@@ -153,6 +161,7 @@ class EpisodeParams:
     channel_delays: tuple[float, float] = (0.0, 0.0)
     network: NetworkModel | None = None
     obs_delay: LatencyModel | None = None  # the sensor delay
+    driver_delay: float | None = None  # the robot driver's transport delay [s] (the dyno)
 
 
 @dataclass(frozen=True)
@@ -238,6 +247,10 @@ class Randomization:
     @property
     def changes_obs_delay(self) -> bool:
         return "obs_delay" in self.keys
+
+    @property
+    def changes_driver(self) -> bool:
+        return "driver_delay" in self.keys
 
     @property
     def changes_channels(self) -> bool:
@@ -352,6 +365,17 @@ class Randomization:
             out.append(n)
         return out[0], out[1]
 
+    @staticmethod
+    def driver_delay(values: dict[str, float], substep_dt: float) -> int:
+        """The episode's driver transport delay in driver steps (the nearest whole one,
+        as the driver's own ``delay_s``); its value in ``values`` replaced by that
+        snapped time."""
+        from vdsim_gym.dyno.driver import delay_steps
+
+        n = delay_steps(values["driver_delay"], substep_dt)[0]
+        values["driver_delay"] = n * substep_dt
+        return n
+
     def midpoint(self) -> dict[str, float]:
         return {k: 0.5 * (lo + hi) for k, lo, hi in self.ranges}
 
@@ -380,7 +404,7 @@ def parse_randomize_text(text: str | Path) -> dict[str, Any]:
     """The ``--randomize`` option's value: a YAML file (``.yml``/``.yaml``: a mapping in
     ``randomize=``'s form) or ``name=lo:hi,...`` (``latency=lo:hi`` sets the mean,
     ``latency.jitter=lo:hi`` the jitter; a trailing ``ms`` on the bounds of
-    ``actuator_lag``, ``latency``, ``obs_delay`` and the channel delays means
+    ``actuator_lag``, ``latency``, ``obs_delay``, ``driver_delay`` and the channel delays means
     milliseconds, and on the upper bound covers a bare lower one). Returns the mapping
     (validate it with ``Randomization.parse``)."""
     body = str(text).strip()
@@ -409,7 +433,8 @@ def parse_randomize_text(text: str | Path) -> dict[str, Any]:
             raise ConfigError(f"--randomize item {item!r}: write name=lo:hi (e.g. "
                               "mass=0.9:1.15, latency=0:40ms), or give a .yml file")
         name, _, sub = key.partition(".")
-        timed = name in ("actuator_lag", "latency", "obs_delay", *CHANNEL_NAMES) \
+        timed = name in ("actuator_lag", "latency", "obs_delay", "driver_delay",
+                         *CHANNEL_NAMES) \
             and sub != "jitter"
         if timed and hi.strip().endswith("ms") and not lo.strip().endswith("ms"):
             lo = lo.strip() + "ms"  # 20:80ms is 20 to 80 ms, as in the delay lists
@@ -436,7 +461,7 @@ def _number(text: str, item: str, timed: bool) -> float:
     if t.endswith("ms"):
         if not timed:
             raise ConfigError(f"--randomize item {item!r}: 'ms' applies to actuator_lag, "
-                              "latency and the channel delays only")
+                              "latency, obs_delay, driver_delay and the channel delays only")
         t, scale = t[:-2], 1000.0
     elif t.endswith("s") and timed:
         t = t[:-1]
