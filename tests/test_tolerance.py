@@ -138,3 +138,36 @@ def test_a_deterministic_env_with_a_metric_threshold(tmp_path):
     assert results[0].delay_s is None
     row = next(csv.DictReader((tmp_path / "tolerance.csv").read_text().splitlines()))
     assert row["tolerance_ms"] == "nan" and row["metric_mean"] == "nan"
+
+
+def test_an_interrupted_search_keeps_the_delays_it_evaluated(tmp_path, monkeypatch, capsys):
+    """Ctrl-C during the third sweep: the points file holds the two delays evaluated before
+    it, the first controller's finished row is in tolerance.csv, a previous run's files are
+    gone, and the interrupt goes on to the command (which exits 130)."""
+    import vdsim_gym.eval.sweeps as sweeps
+    from vdsim_gym.cli.tolerance import main
+
+    real, calls = sweeps.sweep, []
+
+    def flaky(*args, **kwargs):
+        calls.append(kwargs["latencies"])
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sweeps, "sweep", flaky)
+    (tmp_path / "tolerance.png").write_bytes(b"old")
+    kw = dict(seeds=1, confidence=None, metric="rms_speed_error", max_metric=0.5,
+              max_delay=0.1, start=0.1, env_kwargs={"driver": {"mode": "speed", "delay_s": 0.3}},
+              scenarios=[{"cycle": "urban_stop_and_go"}], out=tmp_path, log=False,
+              make_plot=False, echo=lambda *a: None)
+    with pytest.raises(KeyboardInterrupt):
+        main(["cycle_follower", "cycle_follower:lookahead_s=0.3"], "VDSim-Dyno-v0", **kw)
+    points = list(csv.DictReader((tmp_path / "tolerance_points.csv").read_text().splitlines()))
+    assert [(p["controller"], p["delay_ms"]) for p in points] == [
+        ("cycle_follower", "0.0"), ("cycle_follower", "100.0"),
+        ("cycle_follower:lookahead_s=0.3", "0.0")]
+    rows = list(csv.DictReader((tmp_path / "tolerance.csv").read_text().splitlines()))
+    assert [r["controller"] for r in rows] == ["cycle_follower"]
+    assert not (tmp_path / "tolerance.png").exists()
+    assert "the 3 delays evaluated so far are in" in capsys.readouterr().err

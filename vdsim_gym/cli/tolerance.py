@@ -11,7 +11,7 @@ from typing import Any
 
 from vdsim_gym.cli.sweep import _load_all, check_env_kwargs
 from vdsim_gym.eval.sweeps.results import write_csv
-from vdsim_gym.eval.tolerance import Tolerance, tolerance
+from vdsim_gym.eval.tolerance import Point, Tolerance, tolerance
 
 
 def main(controllers: Sequence[str], env_id: str, *, kind: str = "computation",
@@ -22,7 +22,8 @@ def main(controllers: Sequence[str], env_id: str, *, kind: str = "computation",
          confidence: float | None = 0.95, max_metric: float | None = None,
          make_plot: bool = True, echo: Any = print, log: bool = True) -> list[Tolerance]:
     """Searches each controller's tolerance; writes tolerance.csv (one row per
-    controller), tolerance_points.csv (every evaluated delay) and tolerance.png."""
+    controller, after each), tolerance_points.csv (every evaluated delay, as it comes) and
+    tolerance.png."""
     env_kwargs = dict(env_kwargs or {})
     check_env_kwargs(env_id, env_kwargs)
     loaded = _load_all(controllers, algo, ("--controllers", "--controllers"))
@@ -30,35 +31,67 @@ def main(controllers: Sequence[str], env_id: str, *, kind: str = "computation",
         sys.modules["torch"].set_num_threads(1)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    results = [tolerance(pol, env_id, name=name, kind=kind, seeds=seeds, scenarios=scenarios,
-                         max_delay=max_delay, start=start, resolution=resolution,
-                         metric=metric, overrun=overrun, log=log, confidence=confidence,
-                         max_metric=max_metric, **env_kwargs)
-               for name, pol in loaded]
-    rows, points = [], []
-    for r in results:
-        p = r.at_tolerance
-        rows.append({
-            "controller": r.name, "kind": r.kind,
-            "tolerance_ms": math.nan if r.delay_s is None else round(r.delay_s * 1e3, 6),
-            "bounded": r.search.bounded, "episodes": p.n if p else 0,
-            "successes": p.successes if p else 0, "lower_bound": p.lower if p else math.nan,
-            "metric": r.metric,
-            **{f"metric_{k}": (p.metric[k] if p else math.nan) for k in ("mean", "lo", "hi")},
-            "evaluations": len(r.search.points)})
-        points += [{"controller": r.name, "kind": r.kind, "delay_ms": round(q.delay_s * 1e3, 6),
-                    "episodes": q.n, "successes": q.successes, "lower_bound": q.lower,
-                    "passed": q.passed, "metric": r.metric,
-                    **{f"metric_{k}": v for k, v in q.metric.items()}}
-                   for q in r.search.points]
-    write_csv(out / "tolerance.csv", rows)
-    write_csv(out / "tolerance_points.csv", points)
+    for stale in ("tolerance.csv", "tolerance_points.csv", "tolerance.png"):
+        (out / stale).unlink(missing_ok=True)  # a previous run's, not this one's
+    results: list[Tolerance] = []
+    rows: list[dict[str, Any]] = []
+    points: list[dict[str, Any]] = []
+    try:
+        for name, pol in loaded:
+            results.append(_search(name, pol, points, out, env_id, kind=kind, seeds=seeds,
+                                   scenarios=scenarios, max_delay=max_delay, start=start,
+                                   resolution=resolution, metric=metric, overrun=overrun,
+                                   log=log, confidence=confidence, max_metric=max_metric,
+                                   **env_kwargs))
+            rows.append(_result_row(results[-1]))
+            write_csv(out / "tolerance.csv", rows)
+    except KeyboardInterrupt:
+        if points:
+            sys.stderr.write(f"tolerance: interrupted; the {len(points)} delays evaluated so "
+                             f"far are in {out / 'tolerance_points.csv'}"
+                             + (f", the finished controllers in {out / 'tolerance.csv'}"
+                                if rows else "") + "\n")
+        raise
     echo(table(results, env_id))
     written = [out / "tolerance.csv", out / "tolerance_points.csv"]
     if make_plot:
         written.append(plot(results, out / "tolerance.png", env_id))
     echo("wrote " + ", ".join(str(p) for p in written))
     return results
+
+
+def _search(name: str, policy: Any, points: list[dict[str, Any]], out: Path, env_id: str,
+            *, kind: str, **kwargs: Any) -> Tolerance:
+    """One controller's search; its points appended to ``points`` and the points file
+    rewritten as each delay is evaluated (an interrupted search keeps them), then put in
+    delay order."""
+    done = len(points)
+
+    def keep(q: Point, metric: str) -> None:
+        points.append(_point_row(name, kind, metric, q))
+        write_csv(out / "tolerance_points.csv", points)
+
+    r = tolerance(policy, env_id, name=name, kind=kind, on_point=keep, **kwargs)
+    points[done:] = [_point_row(r.name, r.kind, r.metric, q) for q in r.search.points]
+    write_csv(out / "tolerance_points.csv", points)
+    return r
+
+
+def _result_row(r: Tolerance) -> dict[str, Any]:
+    p = r.at_tolerance
+    return {"controller": r.name, "kind": r.kind,
+            "tolerance_ms": math.nan if r.delay_s is None else round(r.delay_s * 1e3, 6),
+            "bounded": r.search.bounded, "episodes": p.n if p else 0,
+            "successes": p.successes if p else 0, "lower_bound": p.lower if p else math.nan,
+            "metric": r.metric,
+            **{f"metric_{k}": (p.metric[k] if p else math.nan) for k in ("mean", "lo", "hi")},
+            "evaluations": len(r.search.points)}
+
+
+def _point_row(name: str, kind: str, metric: str, q: Point) -> dict[str, Any]:
+    return {"controller": name, "kind": kind, "delay_ms": round(q.delay_s * 1e3, 6),
+            "episodes": q.n, "successes": q.successes, "lower_bound": q.lower,
+            "passed": q.passed, "metric": metric, **{f"metric_{k}": v for k, v in q.metric.items()}}
 
 
 def table(results: Sequence[Tolerance], env_id: str) -> str:

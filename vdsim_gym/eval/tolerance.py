@@ -177,6 +177,7 @@ def tolerance(policy: Any, env_id: str, *, name: str = "", kind: str = "computat
               required: float = 0.95, confidence: float | None = 0.95,
               metric: str | None = None, max_metric: float | None = None,
               overrun: str = "skip", num_envs: int = 64, log: bool = True,
+              on_point: Callable[[Point, str], None] | None = None,
               **env_kwargs: Any) -> Tolerance:
     """The largest computation (or sensor) delay ``policy`` passes on ``env_id`` (module
     docstring). ``policy``: as ``sweep`` takes it (an object with predict, or a factory
@@ -188,7 +189,9 @@ where that is longer). ``resolution``: the bisection's step [s] (default one sub
     (e.g. the dyno's speed-error RMS, whose episodes always complete). ``confidence=None``
     takes the success rate itself, without a bound: for a deterministic env (the dyno),
     whose reruns repeat one episode, a bound over them would count one episode many
-    times. ``log``: a line per evaluated delay on stderr."""
+    times. ``log``: a line per evaluated delay on stderr. ``on_point(point, metric)``:
+    called after each evaluated delay (the command writes its points file as they come,
+    so an interrupted search keeps them)."""
     import gymnasium as gym
 
     from vdsim_gym.eval.sweeps import sweep
@@ -250,6 +253,8 @@ where that is longer). ``resolution``: the bisection's step [s] (default one sub
                      _mean_ci(values))
 
     def say(p: Point) -> None:
+        if on_point is not None:
+            on_point(p, metric)
         if log:
             m = p.metric
             sys.stderr.write(f"{label}: {kind} delay {p.delay_s * 1e3:.1f} ms: "
