@@ -486,3 +486,43 @@ def test_ppo_rounds_timesteps_up_to_whole_rollouts_and_says_so(tmp_path, capsys)
     assert "training 256 steps for the 100 asked" in capsys.readouterr().err
     cfg = yaml.safe_load((res.run_dir / "config.yml").read_text())
     assert (cfg["timesteps"], cfg["timesteps_requested"]) == (256, 100)
+
+
+def test_select_by_a_task_metric_keeps_the_evaluation_with_the_lowest_mean(tmp_path):
+    """--select-by rms_e_y: best_model.zip is the checkpoint of the evaluation with the
+    fewest failed episodes and then the lowest mean e_y RMSE (recomputed here from
+    eval_metrics.npz), best.json names it; by return EvalCallback's pick is kept and
+    best.json names it too. A metric the env does not have is an error before any run
+    folder exists."""
+    import json
+
+    from stable_baselines3 import PPO
+
+    kw = dict(timesteps=2048, seed=1, hyperparams=SMALL, out=tmp_path, eval_freq=256,
+              eval_episodes=2, checkpoint_freq=256, progress_bar=False, tensorboard=False,
+              residual="stanley", residual_scale=0.3,
+              env_kwargs={"reward_weights": {"tracking": 100.0}})
+    run = train("ppo", "VDSim-DLC-v0", run_name="metric", select_by="rms_e_y", **kw).run_dir
+    em = np.load(run / "eval_metrics.npz")
+    scores = [(f, m) for f, m in zip(em["failed_episodes"], em["rms_e_y"].mean(axis=1),
+                                     strict=True)]
+    i = min(range(len(scores)), key=lambda j: scores[j])
+    assert len(set(scores)) > 1  # the test can fail: the evaluations differ
+    best = json.loads((run / "best.json").read_text())
+    assert best["select_by"] == "rms_e_y" and best["timesteps"] == int(em["timesteps"][i])
+    assert best["rms_e_y"] == pytest.approx(float(scores[i][1]))
+    assert best["failed_episodes"] == int(scores[i][0])
+    ckpt = PPO.load(run / "checkpoints" / f"model_{best['timesteps']}_steps.zip", device="cpu")
+    picked = PPO.load(run / "best_model.zip", device="cpu")
+    for a, b in zip(ckpt.policy.parameters(), picked.policy.parameters(), strict=True):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    assert yaml.safe_load((run / "config.yml").read_text())["select_by"] == "rms_e_y"
+
+    by_return = train("ppo", "VDSim-DLC-v0", run_name="return", **kw).run_dir
+    ev = np.load(by_return / "evaluations.npz")
+    best = json.loads((by_return / "best.json").read_text())
+    assert best["timesteps"] == int(ev["timesteps"][np.argmax(ev["results"].mean(axis=1))])
+    with pytest.raises(TrainingError, match=r"--select-by 'e_y'.*one of this env's task "
+                                            r"metrics \(.*rms_e_y"):
+        train("ppo", "VDSim-DLC-v0", run_name="bad", select_by="e_y", **kw)
+    assert not (tmp_path / "bad").exists()

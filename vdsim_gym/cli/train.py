@@ -22,30 +22,24 @@ DESCRIPTION = "Train a stable-baselines3 agent on a VDSim env (docs/TRAINING.md)
 def _train(args: argparse.Namespace) -> int:
     from vdsim_gym.training import train
 
+    common = dict(timesteps=args.timesteps, latency=args.latency, randomize=args.randomize,
+                  action_history=args.action_history, env_kwargs=args.env_kwargs,
+                  hyperparams=args.hyperparams, hyperparams_file=args.conf,
+                  eval_freq=args.eval_freq, eval_episodes=args.eval_episodes,
+                  num_threads=args.num_threads, residual=args.residual,
+                  residual_scale=args.residual_scale, select_by=args.select_by)
     if args.seeds is not None:
         from vdsim_gym.training.seeds import train_seeds
 
         name = args.name or f"{args.env}_{args.algo}"
         dirs = train_seeds(args.algo, args.env, args.seeds, name=name, out=args.out,
-                           jobs=args.jobs, timesteps=args.timesteps, latency=args.latency,
-                           randomize=args.randomize, action_history=args.action_history,
-                           env_kwargs=args.env_kwargs, hyperparams=args.hyperparams,
-                           hyperparams_file=args.conf, eval_freq=args.eval_freq,
-                           eval_episodes=args.eval_episodes,
-                           progress_bar=not args.no_progress and args.jobs == 1,
-                           num_threads=args.num_threads, residual=args.residual,
-                           residual_scale=args.residual_scale)
+                           jobs=args.jobs, progress_bar=not args.no_progress and args.jobs == 1,
+                           **common)
         print(f"trained {len(dirs)} seeds; run folders {', '.join(map(str, dirs))}")
         return 0
     try:
-        res = train(args.algo, args.env, timesteps=args.timesteps, seed=args.seed,
-                    latency=args.latency, randomize=args.randomize,
-                    action_history=args.action_history, env_kwargs=args.env_kwargs,
-                    hyperparams=args.hyperparams, hyperparams_file=args.conf, out=args.out,
-                    run_name=args.name, eval_freq=args.eval_freq,
-                    eval_episodes=args.eval_episodes, progress_bar=not args.no_progress,
-                    num_threads=args.num_threads, residual=args.residual,
-                    residual_scale=args.residual_scale)
+        res = train(args.algo, args.env, seed=args.seed, out=args.out, run_name=args.name,
+                    progress_bar=not args.no_progress, **common)
     except FileExistsError as exc:  # the run folder: a name used before
         raise ConfigError(f"the run folder {exc.filename!r} exists; pass another --name "
                           "(or --out)") from None
@@ -66,7 +60,8 @@ def _add_train(sub: Any) -> None:
     p.add_argument("--randomize", default=None,
                    help="domain randomization per episode: name=lo:hi,... (mass, cg_x, "
                         "friction, cornering_stiffness, actuator_lag, latency, "
-                        "latency.jitter; e.g. mass=0.9:1.15,latency=0:40ms) or a .yml file")
+                        "latency.jitter, steer_delay, longitudinal_delay, obs_delay, loss, "
+                        "driver_delay; e.g. mass=0.9:1.15,latency=0:40ms) or a .yml file")
     p.add_argument("--action-history", type=int, default=0, metavar="K",
                    help="append the last K actions to the observation (default 0)")
     p.add_argument("--timesteps", type=int, default=None,
@@ -95,6 +90,11 @@ def _add_train(sub: Any) -> None:
     p.add_argument("--residual-scale", type=_scale, default=0.1, metavar="S",
                    help="the correction's reach in action units: one number or one per "
                         "action, comma-separated (default 0.1)")
+    p.add_argument("--select-by", default="return", metavar="METRIC",
+                   help="which evaluation's model is best_model.zip: return (default: the "
+                        "highest mean return, EvalCallback's rule) or a task metric, lowest "
+                        "mean wins, fewer failed episodes first (rms_e_y, rms_speed_error, "
+                        "rms_time_gap_error, ...)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_train)
 

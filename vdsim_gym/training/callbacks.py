@@ -5,6 +5,7 @@ save checkpoints (``_callbacks``)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +38,28 @@ def _with_summary_keys(venv: Any, keys: tuple[str, ...]) -> Any:
     return SummaryKeys(venv, keys)
 
 
+def selection_score(episodes: list[dict[str, Any]], metric: str, success_outcome: str
+                    ) -> tuple[int, float]:
+    """How ``select_by=metric`` ranks one evaluation (lower is better, compared as a
+    tuple): the number of failed episodes first (not ended by the task's own end
+    ``success_outcome``, or with a cone hit or a collision), then the metric's mean over
+    the episodes (NaN counts as infinite)."""
+    failed = sum(1 for e in episodes if e.get("outcome") != success_outcome
+                 or e.get("cone_hits", 0) or e.get("collision", 0))
+    values = np.array([float(e.get(metric, np.nan)) for e in episodes], dtype=float)
+    mean = float(values.mean()) if values.size and np.isfinite(values).all() else np.inf
+    return failed, mean
+
+
 def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
                eval_freq: int, eval_episodes: int, checkpoint_freq: int, verbose: int,
-               metrics: tuple[str, ...] = ()) -> Any:
+               metrics: tuple[str, ...] = (), select_by: str = "return",
+               success_outcome: str = "") -> Any:
     """EvalCallback (best_model.zip with the statistics of its moment; the evaluation
     episodes' task metrics in eval_metrics.npz) and checkpoints; frequencies in total env
-    steps."""
+    steps. ``select_by``: "return" (EvalCallback's own rule: the highest mean return) or a
+    task metric, lower is better, failed episodes first (``selection_score``); the pick
+    is written to best.json either way."""
     from stable_baselines3.common.callbacks import (
         BaseCallback,
         CallbackList,
@@ -64,13 +81,16 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
     class _EvalWithMetrics(EvalCallback):
         """EvalCallback that also keeps each evaluation episode's task metrics
         (``episode_summary``) and writes them to eval_metrics.npz beside evaluations.npz:
-        ``timesteps`` and one (evaluations, episodes) array per metric."""
+        ``timesteps``, ``failed_episodes`` (per evaluation: ``selection_score``'s count)
+        and one (evaluations, episodes) array per metric."""
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self._episode: list[dict[str, float]] = []
             self._log: dict[str, list[list[float]]] = {k: [] for k in metrics}
             self._steps: list[int] = []
+            self._best_score: tuple[int, float] | None = None  # select_by a metric
+            self._failed: list[int] = []  # failed episodes per evaluation
 
         def _log_success_callback(self, locals_: dict[str, Any], globals_: Any) -> None:
             super()._log_success_callback(locals_, globals_)
@@ -79,9 +99,14 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
 
         def _on_step(self) -> bool:
             self._episode = []
+            best_return = self.best_mean_reward
             go_on = super()._on_step()
+            if self._episode:
+                self._select(best_return)
             if self._episode and metrics:
                 self._steps.append(self.num_timesteps)
+                self._failed.append(selection_score(self._episode, "return",
+                                                    success_outcome)[0])
                 for k in metrics:
                     self._log[k].append([float(e.get(k, np.nan)) for e in self._episode])
                 n = min(len(v) for v in self._log[metrics[0]])
@@ -89,14 +114,44 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
                 # metric name fills that keyword)
                 np.savez(run_dir / "eval_metrics.npz", allow_pickle=False,
                          timesteps=np.array(self._steps),
+                         failed_episodes=np.array(self._failed),
                          **{k: np.array([row[:n] for row in v]) for k, v in self._log.items()})
             return go_on
 
-    callbacks: list[BaseCallback] = [_EvalWithMetrics(eval_env, n_eval_episodes=eval_episodes,
-                                  eval_freq=max(1, eval_freq // per_env),
-                                  best_model_save_path=str(run_dir), log_path=str(run_dir),
-                                  deterministic=True, verbose=verbose,
-                                  callback_on_new_best=on_best)]
+        def _select(self, best_return: float) -> None:
+            """The pick by ``select_by`` after an evaluation: by return EvalCallback has
+            saved it; by a metric it is saved here (model and statistics)."""
+            episodes = self._episode[-eval_episodes:]
+            score = selection_score(episodes, select_by, success_outcome) \
+                if select_by != "return" else None
+            if select_by == "return":
+                new = self.best_mean_reward > best_return
+            else:
+                assert score is not None
+                new = self._best_score is None or score < self._best_score
+                if new:
+                    self._best_score = score
+                    self.model.save(run_dir / "best_model.zip")
+                    if norm is not None:
+                        venv.save(str(run_dir / "best_vecnormalize.pkl"))
+                    if self.verbose >= 1:
+                        print(f"New best {select_by}: {score[1]:.5g} ({score[0]} failed "
+                              "episodes)")
+            if new:
+                failed = selection_score(episodes, select_by, success_outcome)[0]
+                (run_dir / "best.json").write_text(json.dumps({
+                    "select_by": select_by, "timesteps": int(self.num_timesteps),
+                    "mean_return": float(self.last_mean_reward),
+                    "failed_episodes": failed, "episodes": len(episodes),
+                    **({select_by: score[1]} if score is not None else {})}, indent=1))
+
+    by_return = select_by == "return"
+    eval_cb = _EvalWithMetrics(eval_env, n_eval_episodes=eval_episodes,
+                               eval_freq=max(1, eval_freq // per_env),
+                               best_model_save_path=str(run_dir) if by_return else None,
+                               log_path=str(run_dir), deterministic=True, verbose=verbose,
+                               callback_on_new_best=on_best if by_return else None)
+    callbacks: list[BaseCallback] = [eval_cb]
     if checkpoint_freq > 0:
         callbacks.append(CheckpointCallback(max(1, checkpoint_freq // per_env),
                                             str(run_dir / "checkpoints"), name_prefix="model",

@@ -47,12 +47,19 @@ def parse_randomize(value: Any) -> Any:
                             "latency=0:40ms (docs/TRAINING.md)") from None
 
 
-def _probe_env(env_id: str, kwargs_env: Mapping[str, Any]) -> None:
-    """One env with the run's options, built and closed: their errors as TrainingError."""
+def _probe_env(env_id: str, kwargs_env: Mapping[str, Any]) -> tuple[dict[str, str], str]:
+    """One env with the run's options, built and closed: their errors as TrainingError.
+    Returns its task metrics (METRIC_LABELS) and the outcome of an episode that reaches
+    the task's own end."""
     import gymnasium as gym
 
     try:
-        gym.make(env_id, **kwargs_env).close()
+        env = gym.make(env_id, **kwargs_env)
+        base = env.unwrapped
+        found = (dict(getattr(base, "METRIC_LABELS", {})),
+                 str(getattr(base, "TRUNCATED_OUTCOME", "")))
+        env.close()
+        return found
     except (ValueError, TypeError) as exc:
         raise TrainingError(f"{env_id} with the run's env options: {exc}") from None
     except gym.error.Error as exc:
@@ -70,6 +77,15 @@ def _option_from_env_kwargs(kwargs_env: dict[str, Any], key: str, value: Any,
         raise TrainingError(f"{key} is given twice (as an option and in env_kwargs: "
                             f"{inner!r}); give it once")
     return inner
+
+
+def check_select_by(select_by: str, metric_labels: Mapping[str, str]) -> str:
+    """``select_by``: "return" or one of the env's task metrics (lower is better)."""
+    name = str(select_by).strip()
+    if name != "return" and name not in metric_labels:
+        raise TrainingError(f"--select-by {select_by!r}: give 'return' or one of this env's "
+                            f"task metrics ({', '.join(metric_labels)}); lower is better")
+    return name
 
 
 def _check_extras(tensorboard: bool | None, progress_bar: bool) -> bool:

@@ -27,6 +27,7 @@ from vdsim_gym.training.options import (
     _check_extras,
     _option_from_env_kwargs,
     _probe_env,
+    check_select_by,
     parse_latency,
     parse_randomize,
 )
@@ -62,7 +63,8 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
           eval_freq: int = 10_000, eval_episodes: int = 5, checkpoint_freq: int = 50_000,
           progress_bar: bool = True, tensorboard: bool | None = None, verbose: int = 0,
           run_name: str | None = None, num_threads: int | None = 1,
-          residual: str | None = None, residual_scale: Any = 0.1) -> TrainResult:
+          residual: str | None = None, residual_scale: Any = 0.1,
+          select_by: str = "return") -> TrainResult:
     """Train ``algo`` on ``env_id``; returns the run folder and the model.
 
     ``timesteps`` overrides the file's n_timesteps; ``hyperparams`` overrides single keys
@@ -81,7 +83,11 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     "stanley_dc", "acc_pid", "cycle_follower", ...): the agent learns a correction of at
     most ``residual_scale`` (action units; one number or one per action) on top of it
     (``vdsim_gym.residual``), recorded in config.yml so that ``load_policy``
-    rebuilds base + correction."""
+    rebuilds base + correction. ``select_by``: which evaluation's model is
+    best_model.zip: "return" (EvalCallback's rule, the highest mean return) or a task
+    metric of the env ("rms_e_y", "rms_speed_error", ...: the lowest mean over the
+    evaluation episodes, evaluations with fewer failed episodes first); best.json says
+    which evaluation it was."""
     import time
 
     import stable_baselines3 as sb3
@@ -139,7 +145,9 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     if history:
         kwargs_env["action_history"] = history
 
-    _probe_env(env_id, kwargs_env)  # bad env options fail before the run folder exists
+    # bad env options (and --select-by) fail before the run folder exists
+    metric_labels, success_outcome = _probe_env(env_id, kwargs_env)
+    select_by = check_select_by(select_by, metric_labels)
     residual_cfg = None if residual is None else _residual_config(env_id, kwargs_env,
                                                                   residual, residual_scale)
 
@@ -200,7 +208,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         "env_kwargs": _jsonable({k: v for k, v in kwargs_env.items()
                                  if k not in ("latency", "randomize", "action_history")}),
         "hyperparams": _jsonable(algo_kwargs), "eval_freq": eval_freq,
-        "eval_episodes": eval_episodes, "num_threads": num_threads,
+        "eval_episodes": eval_episodes, "select_by": select_by, "num_threads": num_threads,
         "hyperparams_file": str(hyperparams_file or f"agents/hyperparams/{algo}.yml"),
         "versions": {"vdsim_gym": VERSION, "stable_baselines3": sb3.__version__,
                      "python": platform.python_version(), "numpy": np.__version__},
@@ -213,7 +221,8 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
         model.learn(n_timesteps, callback=_callbacks(run_dir, venv, eval_env, norm, n_envs,
                                                      eval_freq, eval_episodes,
-                                                     checkpoint_freq, verbose, metrics),
+                                                     checkpoint_freq, verbose, metrics,
+                                                     select_by, success_outcome),
                     progress_bar=progress_bar)
     finally:  # an interrupted (Ctrl-C) or terminated (SIGTERM) run keeps what it learned
         restore_sigterm(previous)
