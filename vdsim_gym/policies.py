@@ -30,7 +30,14 @@ import numpy as np
 from vdsim_gym._files import load_yaml
 from vdsim_gym.errors import ConfigError
 
-ALGOS = ("ppo", "sac", "td3")
+# Every model class by its upper-case name: (module, class). The training algorithms are
+# the lower-case ALGOS; TQC and CrossQ come from sb3-contrib (the train extra).
+_MODEL_CLASSES: dict[str, tuple[str, str]] = {
+    "PPO": ("stable_baselines3", "PPO"), "SAC": ("stable_baselines3", "SAC"),
+    "TD3": ("stable_baselines3", "TD3"), "TQC": ("sb3_contrib", "TQC"),
+    "CROSSQ": ("sb3_contrib", "CrossQ"), "A2C": ("stable_baselines3", "A2C"),
+    "DDPG": ("stable_baselines3", "DDPG")}
+ALGOS = ("ppo", "sac", "td3", "tqc", "crossq")
 
 
 class TrainingError(ConfigError):
@@ -43,6 +50,23 @@ def check_algo(algo: str) -> str:
     if name not in ALGOS:
         raise TrainingError(f"unknown algorithm {algo!r}; choose from {', '.join(ALGOS)}")
     return name
+
+
+def algo_class(algo: str) -> Any:
+    """The SB3 (or sb3-contrib) class of an algorithm name ("ppo", "tqc", "CrossQ", ...);
+    a missing package is an ImportError naming the extra."""
+    import importlib
+
+    name = str(algo).upper()
+    if name not in _MODEL_CLASSES:
+        raise TrainingError(f"unknown algorithm {algo!r}; choose from "
+                            f"{', '.join(_MODEL_CLASSES)}")
+    module, cls = _MODEL_CLASSES[name]
+    try:
+        return getattr(importlib.import_module(module), cls)
+    except ImportError as exc:
+        package = module.replace("_", "-")
+        raise ImportError(f"{cls} needs {package}; pip install 'vdsim-gym[train]'") from exc
 
 
 def required_env_kwargs(policy: Any, env_kwargs: Mapping[str, Any] | None,
@@ -213,7 +237,6 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy | Residu
     "Using a trained model")."""
     import pickle
 
-    import stable_baselines3 as sb3
     from stable_baselines3.common.base_class import BaseAlgorithm
 
     path = Path(run)
@@ -232,8 +255,7 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy | Residu
         algo = config.get("algo", "ppo")
         env_kwargs = dict(config.get("env_kwargs") or {})
         history = int(config.get("action_history") or env_kwargs.get("action_history") or 0)
-    algos: dict[str, type[BaseAlgorithm]] = {"ppo": sb3.PPO, "sac": sb3.SAC, "td3": sb3.TD3}
-    model = algos[check_algo(algo)].load(zip_path, device="cpu")
+    model: BaseAlgorithm = algo_class(check_algo(algo)).load(zip_path, device="cpu")
     obs_rms, clip, eps = None, 10.0, 1e-8
     stats = folder / ("best_vecnormalize.pkl" if zip_path.stem == "best_model"
                       else "vecnormalize.pkl")
@@ -254,7 +276,7 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy | Residu
 
 # ------------------------------------------------------------------ controller specs
 
-_SB3_ALGOS = ("PPO", "SAC", "TD3", "A2C", "DDPG")
+_SB3_ALGOS = tuple(_MODEL_CLASSES)
 
 
 def _parse_params(text: str) -> dict[str, float]:
@@ -314,20 +336,45 @@ def _sb3_model(spec: str, algo: str | None) -> tuple[str, Any]:
         raise ConfigError(f"{spec!r} is not a baseline (stanley or stanley:key=value,...) and "
                           f"no such SB3 model file ({path.with_suffix('.zip')} does not exist)")
     try:
-        import stable_baselines3 as sb3
+        import stable_baselines3  # noqa: F401  (its absence named here)
     except ImportError as exc:
         raise ImportError(f"{spec!r} is an SB3 model file: loading it needs "
                           "stable-baselines3; pip install 'vdsim-gym[train]'") from exc
 
-    names = [_check_algo(algo)] if algo else list(_SB3_ALGOS)
+    guess = None if algo else _algo_of_file(path)
+    names = [_check_algo(algo)] if algo else sorted(_SB3_ALGOS, key=lambda n: n != guess)
     errors = []
     for n in names:
         try:
-            return path.stem, getattr(sb3, n).load(path, device="cpu")
+            cls = algo_class(n)
+        except ImportError:
+            if algo:
+                raise
+            continue  # sb3-contrib not installed: its algorithms are not tried
+        try:
+            return path.stem, cls.load(path, device="cpu")
         except Exception as exc:  # noqa: BLE001  (try the next algorithm)
             errors.append(f"{n}: {type(exc).__name__}: {exc}")
     raise ConfigError(f"{spec!r}: could not load {path} as an SB3 model ({'; '.join(errors)}); "
                       f"pass --algo ({', '.join(_SB3_ALGOS)}) if it is one")
+
+
+def _algo_of_file(path: Path) -> str | None:
+    """The algorithm a saved model names through its policy's module
+    ("sb3_contrib.tqc.policies": TQC), or None (PPO and A2C share theirs; an unreadable
+    file). Another class's ``load`` can read a file without an error (SAC reads TQC's),
+    so the named one is tried first."""
+    import json
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            data = json.loads(zf.read("data"))
+        parts = str(data["policy_class"]["__module__"]).split(".")
+    except (OSError, KeyError, TypeError, ValueError, zipfile.BadZipFile):
+        return None
+    name = parts[-2].upper() if len(parts) >= 3 and parts[-1] == "policies" else None
+    return name if name in _MODEL_CLASSES else None
 
 
 def _check_algo(algo: str) -> str:

@@ -134,8 +134,41 @@ def test_sac_trains_on_a_single_env_and_td3_gets_its_noise(tmp_path):
               out=tmp_path, run_name="bad", progress_bar=False)
 
 
+@pytest.mark.parametrize("algo", ["tqc", "crossq"])
+def test_sb3_contrib_algorithms_train_a_residual_save_and_load(algo, tmp_path):
+    """TQC and CrossQ (sb3-contrib) train through the same run folder, and load_policy
+    and a sweep's controller spec rebuild the trained residual: its actions equal base +
+    scale * the model's own."""
+    pytest.importorskip("sb3_contrib")
+    import sb3_contrib
+
+    from vdsim_gym.policies import ResidualPolicy, load_controller
+
+    small = {"learning_starts": 100, "batch_size": 32, "buffer_size": 1000,
+             "policy_kwargs": "dict(net_arch=[32, 32])"}
+    res = train(algo, "VDSim-DLC-v0", timesteps=300, hyperparams=small, out=tmp_path,
+                run_name=algo, eval_freq=10_000, progress_bar=False, tensorboard=False,
+                residual="stanley", residual_scale=[0.1, 0.0])
+    cls = {"tqc": sb3_contrib.TQC, "crossq": sb3_contrib.CrossQ}[algo]
+    assert type(res.model) is cls and res.model.n_envs == 1
+    policy = load_policy(res.run_dir)
+    assert isinstance(policy, ResidualPolicy) and type(policy.inner.model) is cls
+    env = gym.make("VDSim-DLC-v0")
+    obs, _ = env.reset(seed=0)
+    for _ in range(20):
+        a, _ = policy.predict(obs)
+        obs, *_ = env.step(a)
+    assert np.all(np.abs(a) <= 1.0)
+    assert load_controller(str(res.run_dir / "model.zip"))[0] == algo
+    res.model.save(tmp_path / "bare.zip")  # a model file alone: each algorithm is tried
+    assert type(load_controller(str(tmp_path / "bare.zip"))[1]) is cls
+
+
 def test_hyperparameter_files_are_rl_zoo3_blocks_for_every_env():
-    for algo in ("ppo", "sac", "td3"):
+    from vdsim_gym.training import ALGOS
+
+    assert set(ALGOS) == {"ppo", "sac", "td3", "tqc", "crossq"}
+    for algo in ALGOS:
         for env_id in ENV_IDS:
             block = load_hyperparams(algo, env_id)
             assert block["policy"] == "MlpPolicy" and block["normalize"] is True

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym._signals import raise_on_sigterm, restore_sigterm
-from vdsim_gym.policies import TrainingError, check_algo
+from vdsim_gym.policies import TrainingError, algo_class, check_algo
 from vdsim_gym.training.callbacks import _callbacks, _with_summary_keys
 from vdsim_gym.training.hyperparams import (
     _eval_policy_kwargs,
@@ -98,6 +98,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     from vdsim_gym.traces.provenance import VERSION
 
     algo = check_algo(algo)
+    cls = algo_class(algo)  # sb3-contrib's TQC and CrossQ: missing is an error before work
     tensorboard = _check_extras(tensorboard, progress_bar)
     block = load_hyperparams(algo, env_id, hyperparams_file)
     for key, value in (hyperparams or {}).items():
@@ -191,7 +192,6 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
             sys.stderr.write(f"note: {algo} collects whole rollouts of n_steps x n_envs = "
                              f"{rollout} env steps; training {n_timesteps} steps for the "
                              f"{requested} asked\n")
-    cls = {"ppo": sb3.PPO, "sac": sb3.SAC, "td3": sb3.TD3}[algo]
     try:
         model = cls(policy, venv, seed=seed, verbose=verbose,
                     tensorboard_log=str(run_dir / "tb") if tensorboard else None,
