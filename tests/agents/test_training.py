@@ -555,6 +555,16 @@ def test_select_by_a_task_metric_keeps_the_evaluation_with_the_lowest_mean(tmp_p
     ev = np.load(by_return / "evaluations.npz")
     best = json.loads((by_return / "best.json").read_text())
     assert best["timesteps"] == int(ev["timesteps"][np.argmax(ev["results"].mean(axis=1))])
+    # a policy that does not change (nor its normalization): by a metric every evaluation drives the same episodes
+    # (the same numbers), by return they go on through new ones
+    frozen = dict(kw, hyperparams={**SMALL, "learning_rate": 0.0, "normalize": False},
+                  timesteps=1024)
+    for select_by, same in (("rms_e_y", True), ("return", False)):
+        run = train("ppo", "VDSim-DLC-v0", run_name=f"frozen_{select_by}",
+                    select_by=select_by, **frozen).run_dir
+        rows = np.load(run / "eval_metrics.npz")["rms_e_y"]
+        assert len(rows) >= 3
+        assert all(np.array_equal(r, rows[0]) for r in rows) is same, select_by
     with pytest.raises(TrainingError, match=r"--select-by 'e_y'.*one of this env's task "
                                             r"metrics \(.*rms_e_y"):
         train("ppo", "VDSim-DLC-v0", run_name="bad", select_by="e_y", **kw)

@@ -54,12 +54,15 @@ def selection_score(episodes: list[dict[str, Any]], metric: str, success_outcome
 def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
                eval_freq: int, eval_episodes: int, checkpoint_freq: int, verbose: int,
                metrics: tuple[str, ...] = (), select_by: str = "return",
-               success_outcome: str = "") -> Any:
+               success_outcome: str = "", eval_seed: int | None = None) -> Any:
     """EvalCallback (best_model.zip with the statistics of its moment; the evaluation
     episodes' task metrics in eval_metrics.npz) and checkpoints; frequencies in total env
     steps. ``select_by``: "return" (EvalCallback's own rule: the highest mean return) or a
     task metric, lower is better, failed episodes first (``selection_score``); the pick
-    is written to best.json either way."""
+    is written to best.json either way. By a metric every evaluation reseeds the
+    evaluation env with ``eval_seed`` first, so that all of them drive the same episodes
+    and the pick compares the models, not the episodes (EvalCallback's own rule goes on
+    through new episodes, as in SB3)."""
     from stable_baselines3.common.callbacks import (
         BaseCallback,
         CallbackList,
@@ -100,6 +103,9 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
         def _on_step(self) -> bool:
             self._episode = []
             best_return = self.best_mean_reward
+            if select_by != "return" and eval_seed is not None and self.eval_freq > 0 \
+                    and self.n_calls % self.eval_freq == 0:
+                self.eval_env.seed(eval_seed)  # the same episodes at every evaluation
             go_on = super()._on_step()
             if self._episode:
                 self._select(best_return)

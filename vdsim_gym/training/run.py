@@ -222,7 +222,8 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
         model.learn(n_timesteps, callback=_callbacks(run_dir, venv, eval_env, norm, n_envs,
                                                      eval_freq, eval_episodes,
                                                      checkpoint_freq, verbose, metrics,
-                                                     select_by, success_outcome),
+                                                     select_by, success_outcome,
+                                                     seed + 10_000),
                     progress_bar=progress_bar)
     finally:  # an interrupted (Ctrl-C) or terminated (SIGTERM) run keeps what it learned
         restore_sigterm(previous)
