@@ -555,8 +555,8 @@ def test_select_by_a_task_metric_keeps_the_evaluation_with_the_lowest_mean(tmp_p
     ev = np.load(by_return / "evaluations.npz")
     best = json.loads((by_return / "best.json").read_text())
     assert best["timesteps"] == int(ev["timesteps"][np.argmax(ev["results"].mean(axis=1))])
-    # a policy that does not change (nor its normalization): by a metric every evaluation drives the same episodes
-    # (the same numbers), by return they go on through new ones
+    # a policy that does not change (nor its normalization): by a metric every evaluation
+    # drives the same episodes (the same numbers), by return they go on through new ones
     frozen = dict(kw, hyperparams={**SMALL, "learning_rate": 0.0, "normalize": False},
                   timesteps=1024)
     for select_by, same in (("rms_e_y", True), ("return", False)):
