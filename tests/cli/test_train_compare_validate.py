@@ -33,6 +33,7 @@ TRAIN_OPTIONS = {
     "--hyperparams": None, "--conf": None, "--env-kwargs": None, "--eval-freq": 10_000,
     "--eval-episodes": 5, "--num-threads": 1, "--no-progress": False,
     "--residual": None, "--residual-scale": 0.1, "--seeds": None, "--jobs": 1,
+    "--select-by": "return",
 }
 COMPARE_OPTIONS = {
     "--env": "VDSim-DLC-v0", "--policies": None, "--delays": "0,10,20,40ms", "--seeds": 64,
