@@ -71,6 +71,7 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
     )
 
     per_env = max(1, n_envs)
+    by_return = select_by == "return"
     on_best = None
     if norm is not None:
 
@@ -103,16 +104,16 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
         def _on_step(self) -> bool:
             self._episode = []
             best_return = self.best_mean_reward
-            if select_by != "return" and eval_seed is not None and self.eval_freq > 0 \
+            if not by_return and eval_seed is not None and self.eval_freq > 0 \
                     and self.n_calls % self.eval_freq == 0:
                 self.eval_env.seed(eval_seed)  # the same episodes at every evaluation
             go_on = super()._on_step()
-            if self._episode:
-                self._select(best_return)
-            if self._episode and metrics:
+            if not self._episode:
+                return go_on
+            failed = self._select(best_return)
+            if metrics:
                 self._steps.append(self.num_timesteps)
-                self._failed.append(selection_score(self._episode, "return",
-                                                    success_outcome)[0])
+                self._failed.append(failed)
                 for k in metrics:
                     self._log[k].append([float(e.get(k, np.nan)) for e in self._episode])
                 n = min(len(v) for v in self._log[metrics[0]])
@@ -124,16 +125,14 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
                          **{k: np.array([row[:n] for row in v]) for k, v in self._log.items()})
             return go_on
 
-        def _select(self, best_return: float) -> None:
-            """The pick by ``select_by`` after an evaluation: by return EvalCallback has
-            saved it; by a metric it is saved here (model and statistics)."""
-            episodes = self._episode[-eval_episodes:]
-            score = selection_score(episodes, select_by, success_outcome) \
-                if select_by != "return" else None
-            if select_by == "return":
+        def _select(self, best_return: float) -> int:
+            """The pick by ``select_by`` after an evaluation (by return EvalCallback has
+            saved it; by a metric it is saved here, model and statistics), best.json for
+            a new one; returns the evaluation's failed episodes."""
+            score = selection_score(self._episode, select_by, success_outcome)
+            if by_return:
                 new = self.best_mean_reward > best_return
             else:
-                assert score is not None
                 new = self._best_score is None or score < self._best_score
                 if new:
                     self._best_score = score
@@ -144,14 +143,13 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
                         print(f"New best {select_by}: {score[1]:.5g} ({score[0]} failed "
                               "episodes)")
             if new:
-                failed = selection_score(episodes, select_by, success_outcome)[0]
                 (run_dir / "best.json").write_text(json.dumps({
                     "select_by": select_by, "timesteps": int(self.num_timesteps),
                     "mean_return": float(self.last_mean_reward),
-                    "failed_episodes": failed, "episodes": len(episodes),
-                    **({select_by: score[1]} if score is not None else {})}, indent=1))
+                    "failed_episodes": score[0], "episodes": len(self._episode),
+                    **({} if by_return else {select_by: score[1]})}, indent=1))
+            return score[0]
 
-    by_return = select_by == "return"
     eval_cb = _EvalWithMetrics(eval_env, n_eval_episodes=eval_episodes,
                                eval_freq=max(1, eval_freq // per_env),
                                best_model_save_path=str(run_dir) if by_return else None,
