@@ -171,3 +171,27 @@ def test_an_interrupted_search_keeps_the_delays_it_evaluated(tmp_path, monkeypat
     assert [r["controller"] for r in rows] == ["cycle_follower"]
     assert not (tmp_path / "tolerance.png").exists()
     assert "the 3 delays evaluated so far are in" in capsys.readouterr().err
+
+
+def test_sigterm_stops_the_command_with_its_points_kept(tmp_path):
+    """A scheduler's SIGTERM mid-search: exit 130, one line naming the files, and the
+    points evaluated so far on disk (as with Ctrl-C)."""
+    import signal
+    import time
+
+    out = tmp_path / "tol"
+    proc = subprocess.Popen([sys.executable, "-m", "vdsim_gym.cli", "tolerance", "--controllers",
+                             "stanley", "stanley_dc", "--max-delay", "400ms", "--out", str(out),
+                             "--no-plot"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=tmp_path)
+    points = out / "tolerance_points.csv"
+    deadline = time.monotonic() + 120
+    while not points.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the search ended before the signal"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "delays evaluated so far are in" in err and err.strip().endswith("interrupted")
+    rows = list(csv.DictReader(points.read_text().splitlines()))
+    assert rows and rows[0]["controller"] == "stanley"

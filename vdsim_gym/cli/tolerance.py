@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from vdsim_gym._signals import sigterm_as_interrupt
 from vdsim_gym.cli.sweep import _load_all, check_env_kwargs
 from vdsim_gym.eval.sweeps.results import write_csv
 from vdsim_gym.eval.tolerance import Point, Tolerance, tolerance
@@ -37,14 +38,15 @@ def main(controllers: Sequence[str], env_id: str, *, kind: str = "computation",
     rows: list[dict[str, Any]] = []
     points: list[dict[str, Any]] = []
     try:
-        for name, pol in loaded:
-            results.append(_search(name, pol, points, out, env_id, kind=kind, seeds=seeds,
-                                   scenarios=scenarios, max_delay=max_delay, start=start,
-                                   resolution=resolution, metric=metric, overrun=overrun,
-                                   log=log, confidence=confidence, max_metric=max_metric,
-                                   **env_kwargs))
-            rows.append(_result_row(results[-1]))
-            write_csv(out / "tolerance.csv", rows)
+        with sigterm_as_interrupt():  # a scheduler's stop keeps the points as Ctrl-C does
+            for name, pol in loaded:
+                results.append(_search(name, pol, points, out, env_id, kind=kind, seeds=seeds,
+                                       scenarios=scenarios, max_delay=max_delay, start=start,
+                                       resolution=resolution, metric=metric, overrun=overrun,
+                                       log=log, confidence=confidence,
+                                       max_metric=max_metric, **env_kwargs))
+                rows.append(_result_row(results[-1]))
+                write_csv(out / "tolerance.csv", rows)
     except KeyboardInterrupt:
         if points:
             sys.stderr.write(f"tolerance: interrupted; the {len(points)} delays evaluated so "
