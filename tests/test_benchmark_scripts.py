@@ -50,6 +50,12 @@ def test_bench_construction():
     assert "make_vec N=50: build" in out
 
 
+def test_bench_offpolicy():
+    pytest.importorskip("sb3_contrib")
+    out = _run("bench_offpolicy.py", "--repeats", "1", "--steps", "5", "--warmup", "20")
+    assert "tqc / sac:" in out and "crossq / sac:" in out
+
+
 def test_bench_baselines():
     out = _run("bench_baselines.py", "--repeats", "1", "--calls", "128")
     assert "ratios, median (min, max) over the blocks:" in out
