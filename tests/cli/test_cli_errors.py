@@ -99,6 +99,14 @@ CASES = {
     "handling-levels": (["handling", "--levels", "L2,L3"], ["--levels", "'L2,L3'", "L1"]),
     "handling-out-file": (["handling", "--out", "{file}"], ["--out", "is a file, not a folder"]),
     "unknown-command": (["fly"], ["invalid choice", "'fly'", "demo"]),
+    "accuracy-two-gates": (["accuracy", "--noisy", "--closed-loop"],
+                           ["--closed-loop and --noisy", "one at a time"]),
+    "accuracy-seeds-alone": (["accuracy", "--seeds", "2"], ["--seeds applies to --noisy"]),
+    "accuracy-seeds-closed-loop": (["accuracy", "--closed-loop", "--seeds", "2"],
+                                   ["--seeds applies to --noisy"]),
+    "accuracy-noisy-seeds": (["accuracy", "--noisy", "--seeds", "0"], ["--seeds", ">= 1"]),
+    "accuracy-noisy-case": (["accuracy", "--noisy", "--cases", "nope"],
+                            ["unknown noisy-gate case", "'nope'", "dlc, path_follow, acc"]),
 }
 
 

@@ -27,6 +27,7 @@ from vdsim_gym.cli.options import (
 from vdsim_gym.cli.tolerance import add_parser as _add_tolerance
 from vdsim_gym.cli.train import _add_seeds_report, _add_train
 from vdsim_gym.cli.validate import _add_validate
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.policies import _SB3_ALGOS
 from vdsim_gym.sim.plant import DEFAULT_INTEGRATOR, INTEGRATORS
 
@@ -60,13 +61,19 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _accuracy(args: argparse.Namespace) -> int:
-    if not args.closed_loop:
+    if args.closed_loop and args.noisy:
+        raise ConfigError("--closed-loop and --noisy are two gates; run one at a time")
+    if not (args.closed_loop or args.noisy):
+        for flag, value in (("--integrator", args.integrator), ("--max-step", args.max_step),
+                            ("--event-step", args.event_step), ("--cases", args.cases),
+                            ("--levels", args.levels), ("--seeds", args.seeds)):
+            if value is not None:
+                gates = "--noisy" if flag == "--seeds" else "--closed-loop or --noisy"
+                raise ConfigError(f"{flag} applies to {gates}; add it")
         from vdsim_gym.cli.accuracy import main as accuracy_main
 
-        accuracy_main()  # prints its table; the gate's verdict is --closed-loop's
+        accuracy_main()  # prints its table; the gates' verdicts are --closed-loop's, --noisy's
         return 0
-    from vdsim_gym.eval.closed_loop_gate import REFERENCE, format_table, run_gate, summary
-
     physics: dict[str, Any] = {}
     if args.integrator is not None:
         physics["integrator"] = args.integrator
@@ -76,13 +83,38 @@ def _accuracy(args: argparse.Namespace) -> int:
         physics["event_step"] = args.event_step
     levels = tuple(args.levels.split(",")) if args.levels else ("L2", "L1")
     cases = args.cases.split(",") if args.cases else None
+    label = ", ".join(f"{k}={v!r}" for k, v in physics.items()) or "the default physics"
+    if args.noisy:
+        return _noisy_gate(args, physics, label, cases, levels)
+    if args.seeds is not None:
+        raise ConfigError("--seeds applies to --noisy (the closed-loop gate runs seed 0)")
+    from vdsim_gym.eval.closed_loop_gate import REFERENCE, format_table, run_gate, summary
+
     rows = run_gate(physics, cases=cases, levels=levels,
                     progress=lambda s: print(f"closed-loop gate: {s}", file=sys.stderr,
                                              flush=True))
-    label = ", ".join(f"{k}={v!r}" for k, v in physics.items()) or "the default physics"
     ref = ", ".join(f"{k}={v!r}" for k, v in REFERENCE.items())
     print(f"Closed-loop gate: {label} against {ref} (the dyno: its bench at 0.1 ms "
           "substeps); each env's metric under its baseline, mode B fixed delays, seed 0; "
+          "gate 1 %")
+    print(format_table(rows))
+    print(summary(rows))
+    return 0 if all(r.passes for r in rows) else 1
+
+
+def _noisy_gate(args: argparse.Namespace, physics: dict[str, Any], label: str,
+                cases: list[str] | None, levels: tuple[str, ...]) -> int:
+    from vdsim_gym.eval.noisy_gate import REFERENCE, SEEDS, format_table, run_gate, summary
+
+    if args.seeds is not None and args.seeds < 1:
+        raise ConfigError(f"--seeds must be >= 1, got {args.seeds}")
+    seeds = tuple(range(args.seeds)) if args.seeds is not None else SEEDS
+    rows = run_gate(physics, cases=cases, levels=levels, seeds=seeds,
+                    progress=lambda s: print(f"noisy-command gate: {s}", file=sys.stderr,
+                                             flush=True))
+    ref = ", ".join(f"{k}={v!r}" for k, v in REFERENCE.items())
+    print(f"Noisy-command gate: {label} against {ref}; recorded command streams replayed "
+          f"open loop, seeds {', '.join(map(str, seeds))}; each signal's metric over the run; "
           "gate 1 %")
     print(format_table(rows))
     print(summary(rows))
@@ -410,22 +442,31 @@ def _add_handling(sub: Any) -> None:
 
 
 def _add_accuracy(sub: Any) -> None:
-    acc = sub.add_parser("accuracy", help="integrator accuracy gate against a 10x finer reference")
+    acc = sub.add_parser("accuracy", help="integrator accuracy gates against a fine reference")
     acc.add_argument("--closed-loop", action="store_true",
                      help="the closed-loop gate: every env's task metric under its baseline "
                           "across delays against heun at 0.1 ms (exit 1 if a metric is off "
                           "by more than 1 %%)")
+    acc.add_argument("--noisy", action="store_true",
+                     help="the noisy-command gate: recorded uniform-random and baseline-plus-"
+                          "noise command streams replayed open loop against heun at 0.1 ms, "
+                          "each env's task signals scored over the run (exit 1 if a metric is "
+                          "off by more than 1 %%; docs/PHYSICS.md)")
     acc.add_argument("--integrator", choices=INTEGRATORS, default=None,
-                     help="with --closed-loop: the integrator under test (default: the "
-                          "default physics)")
+                     help="with --closed-loop or --noisy: the integrator under test "
+                          "(default: the default physics)")
     acc.add_argument("--max-step", type=float, default=None,
-                     help="with --closed-loop: the longest integration step [s]")
+                     help="with --closed-loop or --noisy: the longest integration step [s]")
     acc.add_argument("--event-step", type=float, default=None,
-                     help="with --closed-loop: etd2's step after a wheel event [s] (default: "
-                          "one substep; docs/PHYSICS.md, \"Events\")")
+                     help="with --closed-loop or --noisy: etd2's step after a wheel event [s] "
+                          "(default: one substep; docs/PHYSICS.md, \"Events\")")
     acc.add_argument("--cases", default=None,
-                     help="with --closed-loop: comma-separated case names (default: all)")
-    acc.add_argument("--levels", default=None, help="with --closed-loop: e.g. L2 or L2,L1")
+                     help="with --closed-loop or --noisy: comma-separated case names "
+                          "(default: all)")
+    acc.add_argument("--levels", default=None,
+                     help="with --closed-loop or --noisy: e.g. L2 or L2,L1")
+    acc.add_argument("--seeds", type=int, default=None,
+                     help="with --noisy: seeds 0..N-1 of every stream (default 3)")
     acc.set_defaults(func=_accuracy)
 
 
