@@ -117,7 +117,8 @@ def _signals(case: NoisyCase, env: gym.Env, info: Mapping[str, Any]) -> list[flo
     out = []
     for name in case.signals:
         if name == "yaw_rate":
-            out.append(float(env.unwrapped.state[5]))
+            core: Any = env.unwrapped  # a vdsim env: its plant state (X, Y, psi, vx, vy, r, ...)
+            out.append(float(core.state[5]))
         else:
             out.append(float(info[name]))
     return out
@@ -153,8 +154,11 @@ def _record(case: NoisyCase, level: str, stream: str, seed: int, duration: float
     try:
         rng = np.random.default_rng([seed, 7919])
         obs, _ = env.reset(seed=seed)
-        n = int(round(duration / env.unwrapped.control_period))
-        low, high = env.action_space.low, env.action_space.high
+        core: Any = env.unwrapped
+        n = int(round(duration / core.control_period))
+        space = env.action_space
+        assert isinstance(space, gym.spaces.Box)
+        low, high = space.low, space.high
         policy = None if stream == "uniform" else _policy(case.policy, env)
         actions, rows = [], []
         for _ in range(n):
