@@ -1,11 +1,14 @@
-"""What a step costs under random actions (an RL policy's first rollouts) against the
-baseline's smooth episode, per integrator.
+"""What a step costs under the commands RL sends (uniform random actions in its first
+rollouts, PPO-like exploration noise later) against the baseline's smooth episode, per
+integrator.
 
-VDSim-DLC-v0 at L2 (no cone end), each integrator stepping the same two action streams
-from reset(seed=0): the Stanley + PI baseline's closed-loop actions (replayed), and
-uniform random actions in [-1, 1]^2 (seeded: full throttle and full brake, hard steer,
-changing every 20 ms). Episode ends reset untimed. Blocks interleave, CPU time; each
-figure is the best block, each ratio min / median / max over the blocks.
+VDSim-DLC-v0 at L2 (no cone end), each integrator stepping the same action streams from
+reset(seed=0): the Stanley + PI baseline's closed-loop actions (replayed), uniform random
+actions in [-1, 1]^2 (seeded: full throttle and full brake, hard steer, changing every
+20 ms), and the baseline's actions plus N(0, sigma) noise, sigma 0.3 and 0.5, clipped
+(the noisy-command gate's streams, ``vdsim_gym.eval.noisy_gate``, seed 0). Episode ends
+reset untimed. Blocks interleave, CPU time; each figure is the best block, each ratio
+min / median / max over the blocks.
 
     python benchmarks/bench_random_actions.py [--repeats 5] [--steps 2000]
 
@@ -27,6 +30,8 @@ import numpy as np
 
 import vdsim_gym  # noqa: F401  (registration)
 from vdsim_gym.cli.bench import _baseline_episode
+from vdsim_gym.eval.noisy_gate import CASES as NOISY_CASES
+from vdsim_gym.eval.noisy_gate import record_stream
 
 # name: gym.make physics keywords; "etd2 ev 1.5ms": the default with event_step=1.5 ms
 # (longer steps after a wheel event; docs/PHYSICS.md, "Events").
@@ -62,10 +67,14 @@ def main() -> None:
     smooth = np.array(_baseline_episode(envs["heun"]))
     smooth = np.resize(smooth, (args.steps, 2)).astype(np.float32)
     rand = np.random.default_rng(0).uniform(-1.0, 1.0, (args.steps, 2)).astype(np.float32)
+    streams = {"baseline": smooth, "random": rand}
+    for sigma in ("0.3", "0.5"):  # PPO-like: the baseline's action plus N(0, sigma)
+        noisy = record_stream(NOISY_CASES["dlc"], "L2", f"noise_{sigma}", seed=0)
+        streams[f"noise {sigma}"] = np.resize(noisy, (args.steps, 2)).astype(np.float32)
     times: dict[tuple[str, str], list[float]] = {}
     for _ in range(args.repeats):
         for name, env in envs.items():
-            for label, actions in (("baseline", smooth), ("random", rand)):
+            for label, actions in streams.items():
                 times.setdefault((name, label), []).append(cost(env, actions))
     print(f"us per env step (best of {args.repeats} blocks, {args.steps} steps each):")
     for (name, label), values in times.items():
@@ -77,8 +86,12 @@ def main() -> None:
 
     print("ratios, median (min, max) over the blocks:")
     for name in CONFIGS:
-        ratio((name, "random"), (name, "baseline"), f"{name}: random / baseline actions")
+        for label in streams:
+            if label != "baseline":
+                ratio((name, label), (name, "baseline"), f"{name}: {label} / baseline actions")
     ratio(("etd2", "random"), ("semi_implicit", "random"), "random actions: etd2 / semi_implicit")
+    ratio(("etd2", "noise 0.3"), ("semi_implicit", "noise 0.3"),
+          "noise 0.3: etd2 / semi_implicit")
     ratio(("etd2 ev 1.5ms", "random"), ("etd2", "random"),
           "random actions: etd2 event_step 1.5 ms / etd2")
     ratio(("heun", "random"), ("etd2", "random"), "random actions: heun 0.5 ms / etd2")
