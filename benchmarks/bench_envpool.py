@@ -8,9 +8,10 @@ Throughput at N envs, blocks alternating between the two (VDSim, EnvPool, VDSim,
   thread's), so the work is compared, not where it runs;
 - on 2 threads: wall time (``threads=2``, ``num_threads=2``), the throughput a training
   loop sees on this 2-core machine.
-VDSim runs two action streams: the Stanley + PI baseline's recorded batch (smooth, what an
-evaluation sends) and uniform random actions (what RL's first rollouts send; the default
-physics takes its event rule's one-tick steps there, docs/PHYSICS.md "Events"). EnvPool
+VDSim runs three action streams: the Stanley + PI baseline's recorded batch (smooth, what
+an evaluation sends), the same plus N(0, 0.3) noise, clipped (PPO-like exploration), and
+uniform random actions (what RL's first rollouts send; the default physics sizes its steps by
+the error they make, shorter under both noisy streams: docs/PHYSICS.md "Step-size rule"). EnvPool
 runs uniform random actions. Episode ends autoreset on both sides (NEXT_STEP).
 
 Construction: N=10,000 envs built and reset once, each case in a fresh interpreter
@@ -82,7 +83,9 @@ def _vdsim(num_envs: int, threads: int, steps: int) -> tuple[Any, dict[str, np.n
         obs, *_ = venv.step(baseline[t])
     rng = np.random.default_rng(0)
     random = rng.uniform(-1.0, 1.0, size=(steps, num_envs, 2)).astype(np.float32)
-    return venv, {"baseline": baseline, "random": random}
+    # PPO-like exploration: the baseline's actions plus N(0, 0.3), clipped (replayed)
+    noise = np.clip(baseline + 0.3 * rng.standard_normal(baseline.shape), -1.0, 1.0)
+    return venv, {"baseline": baseline, "random": random, "noise 0.3": noise.astype(np.float32)}
 
 
 def _envpool(num_envs: int, threads: int, steps: int) -> tuple[Any, np.ndarray]:
@@ -113,7 +116,7 @@ def throughput(num_envs: int, steps: int, repeats: int) -> list[str]:
                                  (2, time.perf_counter, "wall time")):
         venv, streams = _vdsim(num_envs, threads, steps)
         pool, pool_actions = _envpool(num_envs, threads, steps)
-        rates: dict[str, list[float]] = {"envpool": [], "baseline": [], "random": []}
+        rates: dict[str, list[float]] = {"envpool": [], **{name: [] for name in streams}}
 
         def vdsim_reset(venv: Any = venv) -> Any:
             return venv.reset(seed=0)
@@ -128,7 +131,7 @@ def throughput(num_envs: int, steps: int, repeats: int) -> list[str]:
                      "(min, max) over the blocks")
         lines.append("  EnvPool LaneKeeping-v0, random actions   "
                      f"{_stats(rates['envpool'], '.0f')}")
-        for name in ("baseline", "random"):
+        for name in streams:
             ratio = [v / p for v, p in zip(rates[name], rates["envpool"], strict=True)]
             lines.append(f"  VDSim-DLC-v0 L2, {name:8s} actions        "
                          f"{_stats(rates[name], '.0f')}   / EnvPool: {_stats(ratio)}")

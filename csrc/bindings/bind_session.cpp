@@ -28,7 +28,7 @@ void bind_session(py::module_& m) {
       .def_readwrite("longitudinal_dead_ticks", &SimConfig::longitudinal_dead_ticks)
       .def_readwrite("low", &SimConfig::low)
       .def_readwrite("step_ticks", &SimConfig::step_ticks)
-      .def_readwrite("fine_ticks", &SimConfig::fine_ticks);
+      .def_readwrite("step_tol", &SimConfig::step_tol);
 
   py::class_<Command>(m, "Command")
       .def(py::init<double, double>(), py::arg("steer") = 0.0, py::arg("longitudinal") = 0.0)
@@ -36,6 +36,7 @@ void bind_session(py::module_& m) {
       .def_readwrite("longitudinal", &Command::longitudinal);
 
   m.attr("STATE_SIZE") = static_cast<int>(kStateSize);
+  m.attr("DEFAULT_STEP_TOL") = kDefaultStepTol;  // SimConfig::step_tol [m/s]
   m.attr("AUX_SIZE") = kAuxSize;
   m.attr("TRACE_ROW_SIZE") = Session::kTraceRowSize;
 
@@ -82,6 +83,10 @@ void bind_session(py::module_& m) {
              vdsim_py::run_interruptible([&] { s.advance(n); });
            }, py::arg("n"), "n substeps (GIL released; Ctrl-C stops a long advance)")
       .def_property_readonly("tick", &Session::tick)
+      .def_property_readonly("steps_taken", &Session::steps_taken,
+                             "integration steps taken since the last reset")
+      .def_property_readonly("steps_rejected", &Session::steps_rejected,
+                             "integration steps rejected and retaken since the last reset")
       .def_property_readonly("time", &Session::time)
       .def_property_readonly("realized_steer", &Session::realized_steer)
       .def_property_readonly("command",

@@ -275,13 +275,17 @@ inline void etd2_wheel_jacobian(const State& s, const State& f, Rates&& rates,
 // cascade's states unused); memo: kept between steps (optional; the same bits).
 // start: where the start's rates are kept (optional); start_ready: they are already there,
 // deriv's at this very state and inputs (a step retaken from the same start: Session's
-// event rule), and so is what deriv captured for rates and hub. deriv is a pure function
-// of its state and the step's inputs, so skipping it changes no bit.
+// step-size rule), and so is what deriv captured for rates and hub. deriv is a pure
+// function of its state and the step's inputs, so skipping it changes no bit.
+// correction (optional): y_n+1 - a, the second-order step's correction to its first-order
+// (exponential Euler) predictor: the embedded estimate of the predictor's local error,
+// O(dt^2), at no extra cost (Session's step-size rule).
 template <class Deriv, class EndDeriv, class Rates, class Hub, class LagRate>
 inline void etd2_step(State& s, double dt, Deriv&& deriv, EndDeriv&& end_deriv, Rates&& rates,
                       Hub&& hub, const double kc[2], LagRate&& lag_rate, double transfer_rate,
                       double filter_rate = 0.0, Etd2Memo* memo = nullptr,
-                      State* start = nullptr, bool start_ready = false) {
+                      State* start = nullptr, bool start_ready = false,
+                      State* correction = nullptr) {
   State f0_local, f1, a, d;
   State& f0 = start ? *start : f0_local;
   if (!(start && start_ready)) deriv(s, f0);
@@ -312,6 +316,8 @@ inline void etd2_step(State& s, double dt, Deriv&& deriv, EndDeriv&& end_deriv, 
   L.subtract_product(f1, d);
   L.apply(f1, 1);
   for (int i = 0; i < kStateSize; ++i) s[i] = a[i] + dt * f1[i];
+  if (correction)
+    for (int i = 0; i < kStateSize; ++i) (*correction)[i] = dt * f1[i];
 }
 
 }  // namespace vdsim

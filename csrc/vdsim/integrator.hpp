@@ -40,7 +40,7 @@ inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv
                            const WheelCoupling& coupling = {}, const SlipLag& lag = {},
                            double transfer_rate = 0.0, double filter_rate = 0.0,
                            Etd2Memo* memo = nullptr, State* start = nullptr,
-                           bool start_ready = false) {
+                           bool start_ready = false, State* correction = nullptr) {
   if (method == Integrator::Etd2) {
     etd2_step(s, dt, deriv, end_deriv, wheel_deriv, hub_coupling, coupling.k,
               [&](const State& x) {
@@ -48,7 +48,7 @@ inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv
                            ? fmax_inl(std::fabs(x[kVx]), lag.floor) * lag.inv_length
                            : 0.0;
               },
-              transfer_rate, filter_rate, memo, start, start_ready);
+              transfer_rate, filter_rate, memo, start, start_ready, correction);
     return;
   }
   State k1, k2, k3, k4, tmp;

@@ -75,10 +75,7 @@ void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     const double fxw = split ? t0.fx + t1.fx : 2.0 * t0.fx;
     const double fyw_sum = split ? t0.fy + t1.fy : 2.0 * t0.fy;
     WheelPoint* wp = kFull && pts ? &pts->w[i] : nullptr;
-    if (wp && !pts->full) {  // an etd2 step's end: what wheel_event reads
-      wp->vxw = vxw;
-      wp->den = fmax_inl(std::fabs(vxw), low.slip_speed_floor);
-    } else if (wp) {  // every field (state.hpp's size check)
+    if (wp) {  // every field (state.hpp's size check)
       wp->axle = i;
       wp->n_tires = split ? 2 : 1;
       wp->scale = split ? 1.0 : 2.0;
@@ -96,7 +93,7 @@ void deriv_l1_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     }
     ds[kW0 + i] = wheel_accel(omega, in.drive[i] - fxw * p.wheel_radius, in.brake[i],
                               2.0 * p.wheel_inertia);
-    if (wp && pts->full)
+    if (wp)
       record_hub(*pts, i, c, sn, x_axle[i], 0.0, vxw, kappa, 2.0 * p.wheel_inertia, ctx);
     if (!kFull) continue;
     const double fyw = fyw_sum;

@@ -75,10 +75,7 @@ void deriv_l2_impl(const State& s, const WheelInputs& in, const ModelContext& ct
     const double omega = s[kW0 + i];
     const TireForces& t = t_w[i];
     WheelPoint* wp_ = kFull && pts ? &pts->w[i] : nullptr;
-    if (wp_ && !pts->full) {  // the step's end: what wheel_event reads
-      wp_->vxw = vxw;
-      wp_->den = fmax_inl(std::fabs(vxw), low.slip_speed_floor);
-    } else if (wp_) {
+    if (wp_) {
       // Every field assigned (no WheelPoint{} first: its zeroing was a rep stos, 16 % of
       // this function; state.hpp's size check catches a field added and not set here).
       WheelPoint& wp = *wp_;

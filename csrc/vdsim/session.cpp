@@ -89,7 +89,10 @@ void Session::reset(double x, double y, double psi, double vx, double vy, double
   }
   trace_.clear();
   last_trace_tick_ = -1;
-  fine_until_ = -1;
+  step_next_ = config_.step_ticks;
+  step_redo_ = 0;
+  redo_by_crossing_ = false;
+  n_steps_ = n_rejected_ = 0;
 }
 
 void Session::record_trace_row() { append_trace_row(tick_, state_); }
@@ -143,8 +146,10 @@ void Session::advance(int64_t n) {
   const int n_wheels = config_.level == Level::L1 ? 2 : 4;
   const int64_t end = tick_ + n;
   const bool multirate = config_.step_ticks > 1 && !config_.actuator.enabled;
-  // A long step through a wheel event is retaken from the same state with the same inputs:
-  // its start derivative (rates and pts_) stands, only the step length changes.
+  // etd2's steps are sized by the error they make (step_error); a rejected step is retaken
+  // from the same state with the same inputs: its start derivative (rates and pts_) stands,
+  // only the step length changes.
+  const bool adaptive = multirate && config_.integrator == Integrator::Etd2;
   bool retake = false;
   for (int64_t k = 0; tick_ < end; ++k) {
     poll_stop(k);  // a very long advance (a huge delay) can be interrupted
@@ -157,27 +162,33 @@ void Session::advance(int64_t n) {
       if (steer_channel_.apply_due(tick_, c)) command_.steer = c.steer;
       if (lon_channel_.apply_due(tick_, c)) command_.longitudinal = c.longitudinal;
     }
-    // This step's length in ticks: up to step_ticks, ending at the next event; after a
-    // wheel event (the fine region) up to fine_ticks, within the region.
+    // This step's length in ticks: the rule's proposal (etd2) or step_ticks, ending at the
+    // next event and at the end of the advance. etd2's steps also end at every multiple of
+    // step_ticks, so that where a caller's advance() stops on that grid (a control
+    // period's tick) changes no step: the env form and the callback form, which stop at
+    // different sample ticks, integrate alike. Trace rows do not end steps (recording must
+    // not change a run): a row inside a step is interpolated below.
     int64_t m = 1;
-    const bool fine = multirate && tick_ < fine_until_;
-    if (multirate && (!fine || config_.fine_ticks > 1)) {
-      m = fine ? std::min({config_.fine_ticks, end - tick_, fine_until_ - tick_})
-               : std::min(config_.step_ticks, end - tick_);
+    bool cut = false;  // the step ends at an event, the advance's end or a lock, not by the rule
+    if (multirate) {
+      const int64_t want = !adaptive ? config_.step_ticks : step_redo_ > 0 ? step_redo_
+                                                                           : step_next_;
+      m = std::min(want, end - tick_);
+      if (adaptive) m = std::min(m, (tick_ / config_.step_ticks + 1) * config_.step_ticks - tick_);
       const int64_t next = next_event();
       if (next > tick_) m = std::min(m, next - tick_);
-      // Trace rows do not end steps (recording must not change a run): a row inside this
-      // step is interpolated below.
+      cut = m < want || (step_redo_ > 0 && redo_by_crossing_);
+      step_redo_ = 0;
     }
     const double dt = config_.substep_dt * static_cast<double>(m);
     steer_ = config_.actuator.enabled ? actuator_.step(command_.steer) : command_.steer;
     update_inputs(true, dt);
     if (trace_decimation_ > 0 && tick_ % trace_decimation_ == 0) record_trace_row();
-    // The step's start, kept only for trace rows interpolated inside it (below).
+    // The step's start, kept for a retake and for trace rows interpolated inside it.
     const bool interpolate = m > 1 && trace_decimation_ > 0;
-    State start;
     const bool reuse = config_.integrator == Integrator::Etd2;
-    const bool may_redo = reuse && m > 1 && !fine;  // the fine region's steps stand
+    const bool may_redo = adaptive && m > 1;
+    State start;
     if (interpolate || may_redo) start = state_;
     double omega_before[4];
     for (int i = 0; i < n_wheels; ++i) omega_before[i] = state_[kW0 + i];
@@ -216,41 +227,60 @@ void Session::advance(int64_t n) {
     };
     // etd2 perturbs the spins at the state of its last full derivative only: its wheel
     // rates reuse that evaluation's loads, hub speeds and slip angles (wheel_rates).
-    WheelPoints& pts = pts_;  // a member: not cleared per step (every full derivative fills it)
+    WheelPoints& pts = pts_;  // a member: every start derivative fills it
     const bool start_ready = reuse && retake;
     retake = false;
+    State correction;
     integrate_step(
         config_.integrator, state_, dt,
-        [&](const State& s, State& ds) {
-          pts.full = true;
-          full_deriv(s, ds, reuse ? &pts : nullptr);
-        },
+        [&](const State& s, State& ds) { full_deriv(s, ds, reuse ? &pts : nullptr); },
         [&](const State& s, State& ds) {
           if (reuse) wheel_rates(pts, s, ctx_, ds);
           else if (config_.level == Level::L1) deriv_l1_wheels(s, in, ctx_, ds);
           else deriv_l2_wheels(s, in, ctx_, ds);
         },
         [&](const State&) -> const HubCoupling& { return pts.hub; },
-        [&](const State& s, State& ds) {  // etd2's end: wheel_event reads vxw and den only
-          pts_end_.full = false;  // its own record: pts keeps the start's for a retake
-          full_deriv(s, ds, reuse ? &pts_end_ : nullptr);
-        },
+        [&](const State& s, State& ds) { full_deriv(s, ds, nullptr); },  // etd2's end
         coupling_, lag_, 1.0 / vehicle_.load_transfer_tau,
         cascade ? 1.0 / vehicle_.accel_filter_tau : 0.0, &etd2_memo_,
-        reuse ? &start_rates_ : nullptr, start_ready);
-    // A braked wheel whose spin reaches or crosses zero within the substep stops there and
+        reuse ? &start_rates_ : nullptr, start_ready, adaptive ? &correction : nullptr);
+    if (adaptive) {
+      // The step-size rule: a step whose error exceeds the tolerance is taken again,
+      // shorter; one through a braked wheel's lock is taken again to end at the lock.
+      const double err = step_error(correction);
+      // The correction of a first-order predictor: its error goes as dt^2.
+      const double fac = err > 0.0 ? std::clamp(0.9 / std::sqrt(err), 0.2, 5.0) : 5.0;
+      int64_t redo = m;
+      bool crossing = false;
+      if (m > 1) {
+        redo = lock_ticks(m, omega_before, n_wheels);
+        crossing = redo < m;
+        if (err > 1.0) {
+          const int64_t k = std::clamp<int64_t>(
+              static_cast<int64_t>(static_cast<double>(m) * fac), 1, m - 1);
+          if (k < redo) redo = k, crossing = false;
+        }
+      }
+      if (redo < m) {
+        state_ = start;
+        step_redo_ = redo;
+        redo_by_crossing_ = crossing;
+        retake = true;
+        ++n_rejected_;
+        continue;
+      }
+      const int64_t prop = std::clamp<int64_t>(
+          static_cast<int64_t>(static_cast<double>(m) * fac), 1, config_.step_ticks);
+      // A step cut short says nothing against a longer proposal.
+      step_next_ = cut && fac >= 1.0 ? std::max(step_next_, prop) : prop;
+    }
+    ++n_steps_;
+    // A braked wheel whose spin reaches or crosses zero within the step stops there and
     // holds.
     for (int i = 0; i < n_wheels; ++i) {
       const double w = state_[kW0 + i];
       if (inputs_.brake[i] > 0.0 && omega_before[i] != 0.0 && w * omega_before[i] <= 0.0)
         state_[kW0 + i] = 0.0;
-    }
-    // A long step through a wheel event is taken again on one-tick steps (etd2).
-    if (may_redo && wheel_event(pts_end_, omega_before)) {
-      state_ = start;
-      fine_until_ = tick_ + m;
-      retake = true;
-      continue;
     }
     // Rows at ticks strictly inside a multirate step: the state linearly interpolated
     // between the step's ends (the first-order method's own dense output), the forces
@@ -272,21 +302,45 @@ void Session::advance(int64_t n) {
   aux_valid_ = false;
 }
 
-bool Session::wheel_event(const WheelPoints& pts, const double omega_before[4]) const {
-  // Where a wheel's dynamics switch: a braked wheel locking (its spin reaching zero: the
-  // Coulomb brake's snap), a held wheel released, a spinning wheel past the tire's linear
-  // range (the slip at the step's end against the hub speed of its last evaluation). A
-  // long step through these resolves the switch at its ends only; one-tick steps resolve
-  // it on the time grid. A wheel held at rest through the step is exact as it is.
-  const double R = vehicle_.wheel_radius;
-  for (int i = 0; i < pts.n; ++i) {
+int64_t Session::lock_ticks(int64_t m, const double omega_before[4], int n_wheels) const {
+  // A braked wheel whose spin reached or crossed zero within the step: the tick of the
+  // crossing by linear interpolation of the spin (rounded up: the step ends at or just
+  // past it, where the snap holds the wheel).
+  int64_t ticks = m;
+  for (int i = 0; i < n_wheels; ++i) {
     const double w = state_[kW0 + i], w0 = omega_before[i];
-    if (w0 == 0.0 && w == 0.0) continue;
-    if (w0 != 0.0 && w * w0 <= 0.0) return true;
-    if (w0 == 0.0) return true;
-    if (std::fabs(w * R - pts.w[i].vxw) > kFineSlip * pts.w[i].den) return true;
+    if (!(inputs_.brake[i] > 0.0 && w0 != 0.0 && w * w0 <= 0.0)) continue;
+    const double at = std::ceil(static_cast<double>(m) * (w0 / (w0 - w)));
+    ticks = std::min(ticks, std::max<int64_t>(1, static_cast<int64_t>(at)));
   }
-  return false;
+  return ticks;
+}
+
+double Session::step_error(const State& c) const {
+  // The local error allowed per step is step_tol [m/s] in the body's velocities; the other
+  // states' tolerances are scaled by what their error does to the body:
+  // - the yaw rate [rad/s]: by a 2 m lever (about the CG-to-axle distances);
+  // - each wheel's slip velocity u_i = R omega_i - et_i . (vx, vy, r) [m/s]: 100 times the
+  //   body's, since a slip-velocity error carries the wheel's momentum I du / R^2, about
+  //   1/100 of the car's per m/s, and relaxes within milliseconds;
+  // - the load-transfer lags [m/s^2]: 500 times (a load error moves the forces by its share
+  //   of the load, for the lag's 20 ms);
+  // - the lagged slips' tan(alpha): 1/0.4 per unit (a side-force error C_alpha dta for the
+  //   lag's sigma / v);
+  // - the cascade's filter [m/s^2] and integral [m/s]: 10 and 1 times.
+  // Chosen with the noisy-command gate and the closed-loop gate (docs/PHYSICS.md).
+  double e = std::max(std::fabs(c[kVx]), std::fabs(c[kVy]));
+  e = std::max(e, 2.0 * std::fabs(c[kR]));
+  const HubCoupling& h = pts_.hub;
+  for (int i = 0; i < h.n_wheels; ++i) {
+    const double du = h.radius * c[kW0 + i] -
+                      (h.et[i][0] * c[kVx] + h.et[i][1] * c[kVy] + h.et[i][2] * c[kR]);
+    e = std::max(e, 0.01 * std::fabs(du));
+  }
+  e = std::max(e, 0.002 * std::max(std::fabs(c[kAxF]), std::fabs(c[kAyF])));
+  for (int i = kTa0; i < kTa0 + 4; ++i) e = std::max(e, 0.4 * std::fabs(c[i]));
+  e = std::max(e, std::max(0.1 * std::fabs(c[kAm]), std::fabs(c[kAi])));
+  return e / config_.step_tol;
 }
 
 const Aux& Session::aux() {

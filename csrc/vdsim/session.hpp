@@ -15,6 +15,10 @@
 
 namespace vdsim {
 
+// The default of SimConfig::step_tol [m/s] (vdsim_gym's DEFAULT_STEP_TOL; docs/PHYSICS.md,
+// "Step-size rule").
+inline constexpr double kDefaultStepTol = 1.5e-4;
+
 struct SimConfig {
   Level level = Level::L2;
   double substep_dt = 5e-4;  // [s]
@@ -27,15 +31,16 @@ struct SimConfig {
   LowSpeedParams low{};
   // Multirate: one integration step may span up to this many ticks between events (a
   // command's apply tick, the end of advance(); trace rows inside a step are interpolated
-  // and never end one), so the time grid stays substep_dt while the physics steps longer. 1 (default): every tick. With a steering
-  // actuator the steps stay one tick (its chain runs per tick).
+  // and never end one), so the time grid stays substep_dt while the physics steps longer.
+  // 1 (default): every tick. With a steering actuator the steps stay one tick (its chain
+  // runs per tick).
   int64_t step_ticks = 1;
-  // etd2's step length after a wheel event [ticks] (1..step_ticks): a long step through a
-  // lock, a release or a slip past the linear range is taken again on steps of up to this
-  // many ticks (each still ending at the next event), not retaken themselves. 1 (default):
-  // one-tick steps, the rule the published figures were computed with (docs/PHYSICS.md,
-  // "Events").
-  int64_t fine_ticks = 1;
+  // etd2 with multirate steps: the step-size rule's tolerance [m/s], the local error a step
+  // may make in the body's velocities (the other states by their weights in
+  // Session::step_error). Steps are whole ticks from 1 to step_ticks, sized by the error
+  // they make (docs/PHYSICS.md, "Step-size rule"). The semi-implicit multirate steps are
+  // fixed (step_ticks).
+  double step_tol = kDefaultStepTol;
   // Per-channel actuation dead times [ticks]: a command's steer reaches the vehicle this
   // many ticks after the command applies (its apply tick, or command_now), its
   // longitudinal component after the other (e.g. electric power steering against
@@ -137,14 +142,22 @@ class Session {
   void update_inputs(bool substep, double dt = 0.0);
   // longitudinal = Accel with integrator = Etd2: the cascade in continuous time, its
   // states kAm, kAi integrated with the vehicle (accel_cascade.hpp).
-  // etd2 with multirate steps: whether the step just taken went through a wheel event (a
-  // lock, a release, a slip past kFineSlip), so that it is taken again on one-tick steps
-  // up to fine_until_.
-  bool wheel_event(const WheelPoints& pts, const double omega_before[4]) const;
-  static constexpr double kFineSlip = 0.03;
-  int64_t fine_until_ = -1;
+  // The step-size rule (SimConfig::step_tol): the error of a step's correction c (etd2's
+  // embedded estimate) in units of the tolerance, max over the states that matter.
+  double step_error(const State& c) const;
+  // The retake of a step whose braked wheel locks inside it: its length [ticks] so that it
+  // ends at the lock (the spin's zero crossing, interpolated), or m when none locks before.
+  int64_t lock_ticks(int64_t m, const double omega_before[4], int n_wheels) const;
+  int64_t step_next_ = 1;  // the next step's length [ticks] (the rule's proposal)
+  int64_t step_redo_ = 0;  // a rejected step's retake length [ticks]
+  bool redo_by_crossing_ = false;  // that retake ends at a brake's lock, not by the error
+ public:
+  // Integration steps taken and rejected since the last reset (the step-size rule's).
+  int64_t steps_taken() const { return n_steps_; }
+  int64_t steps_rejected() const { return n_rejected_; }
+ private:
+  int64_t n_steps_ = 0, n_rejected_ = 0;
   WheelPoints pts_;  // etd2: what the last step's start derivative captured (wheel_rates)
-  WheelPoints pts_end_;  // etd2: what its end derivative captured (wheel_event)
   State start_rates_{};  // etd2: the last step's start rates (a retaken step reuses them)
   Etd2Memo etd2_memo_;  // etd2: phi of the constant rates, kept between steps
   SteerTrig steer_trig_;  // cos and sin of the steer, kept while it holds

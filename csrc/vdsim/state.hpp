@@ -78,11 +78,6 @@ struct WheelPoints {
   WheelPoint w[4];
   int n = 0;
   HubCoupling hub;  // the wheels' coupling to the body at the same state
-  // Set by the caller before a full derivative. false: the evaluation at an etd2 step's
-  // end, whose points only Session::wheel_event reads (each wheel's vxw and den); L2 then
-  // records those alone, and the rest keeps the step's start (every step starts with a
-  // full record).
-  bool full = true;
 };
 
 }  // namespace vdsim

@@ -82,12 +82,19 @@ def test_the_gate_sees_semi_implicits_lag_under_noise():
     assert e_y.rel_err > 0.05, summary(rows)
 
 
+def test_default_physics_passes_a_subset():
+    """etd2 with its step-size rule (the default) on the hardest streams of both path envs
+    and the ACC (the full gate: the validation marker)."""
+    rows = run_gate(cases=("dlc", "path_follow", "acc"), levels=("L2",),
+                    streams=("uniform", "noise_0.3"), seeds=(1,))
+    assert len(rows) == 12
+    assert all(r.passes for r in rows), summary(rows)
+
+
 @pytest.mark.validation
-@pytest.mark.xfail(strict=True, reason="issue 43: the default etd2 at 5 ms steps is up to "
-                   "23 % off in rms e_y on noisy streams (docs/PHYSICS.md, "
-                   "'Noisy-command gate'); strict: a fix makes this fail until it is removed")
 def test_default_physics_passes_the_full_noisy_gate():
     rows = run_gate()
+    assert len(rows) == 3 * 2 * 4 * 3 * 2
     assert all(r.passes for r in rows), summary(rows)
 
 

@@ -10,7 +10,7 @@ record; recording again replaces it) and the test skips, visibly, where none mat
 Cases: DLC presets and PathFollow, L1 and L2, without latency and with fixed, uniform
 (skip and queue) latency, single envs and vector envs on 1 and 2 threads; Stanley + PI
 actions (row-wise numpy, so batch and single agree). ``random/...``: seeded uniform random
-actions on L1 and L2 (the event rule, the brake, L1's one- and two-tire axles).
+actions on L1 and L2 (the step-size rule, the brake, L1's one- and two-tire axles).
 ``eval/...``: ClosedLoopEval with a policy on an env (``env=``, ``policy=``) in mode A and
 B (fixed, uniform skip/queue, normal): digests of the samples table (k, t_sample,
 t_apply, c_k, overrun, command) and of the trace at the sampled times.
@@ -229,13 +229,13 @@ def task_digest(env_id: str, kwargs: dict[str, Any], seed: int = 11) -> str:
 
 
 # Uniform random actions (full pedal and steer swings, as RL's first rollouts): wheel
-# locks, releases and large slips, so the event rule, the Coulomb brake and both tire
+# locks, releases and large slips, so the step-size rule, the Coulomb brake and both tire
 # paths of L1 (one tire per axle without roll_stiffness_front, two with it) are pinned.
 RANDOM_CASES: dict[str, dict[str, Any]] = {
     f"{level}/{physics}/{vehicle}": {"level": level, **pkw, **vkw}
     for level in ("L1", "L2")
     for physics, pkw in (("default", {}), ("semi_implicit", {"integrator": "semi_implicit"}),
-                         ("event_step", {"event_step": 1.5e-3}))
+                         ("step_tol", {"step_tol": 6e-4}))
     for vehicle, vkw in (("sedan", {}), ("no_roll", {"vehicle": {"roll_stiffness_front":
                                                                  None}}))
 }

@@ -86,12 +86,12 @@ class GateRow:
 
 
 def simulate(level: str, integrator: str, substep: float, scenario: str,
-             step_ticks: int = 1, event_ticks: int = 1) -> np.ndarray:
+             step_ticks: int = 1) -> np.ndarray:
     """Run one case; returns an (n, 2) array of [ay, r] on the 10 ms grid."""
     steer, duration = SCENARIOS[scenario]
     session = make_session(level=level, vehicle=load_vehicle(), substep_dt=substep,
                            longitudinal="force", actuator=None, integrator=integrator,
-                           step_ticks=step_ticks, event_ticks=event_ticks)
+                           step_ticks=step_ticks)
     session.reset(0.0, 0.0, 0.0, SPEED, 0.0, 0.0)
     ticks = nearest_ticks(SAMPLE_DT, substep)[0]
     n = round(duration / SAMPLE_DT)
@@ -107,11 +107,11 @@ def simulate(level: str, integrator: str, substep: float, scenario: str,
 
 
 def cost_per_second(level: str, integrator: str, substep: float, repeats: int = 3,
-                    step_ticks: int = 1, event_ticks: int = 1) -> float:
+                    step_ticks: int = 1) -> float:
     """Wall time of the core per simulated second [us], best of ``repeats``."""
     session = make_session(level=level, vehicle=load_vehicle(), substep_dt=substep,
                            longitudinal="force", actuator=None, integrator=integrator,
-                           step_ticks=step_ticks, event_ticks=event_ticks)
+                           step_ticks=step_ticks)
     ticks = nearest_ticks(1.0, substep)[0]
     best = math.inf
     for _ in range(repeats):
@@ -211,14 +211,11 @@ def low_speed_errors(integrator: str, substep: float, level: str = "L2") -> tupl
 CANDIDATES = (("semi_implicit", 2.5e-3, 1), ("semi_implicit", 5e-3, 1),
               ("semi_implicit", 5e-4, 10), ("etd2", 5e-4, 10))
 REFERENCE_CONFIG = ("heun", 5e-4, 1)
-# (integrator, substep, step_ticks, event_ticks): etd2 with longer steps after a wheel
-# event (gym.make's event_step; docs/PHYSICS.md, "Events"), listed beside the default.
-EVENT_CANDIDATES = (("etd2", 5e-4, 10, 3),)
 LOW_SPEED_CASES = ("standstill", "launch", "brake_to_stop", "turn_2mps")
 
 
-def low_speed_checks(integrator: str, substep: float, level: str = "L2", step_ticks: int = 1,
-                     event_ticks: int = 1) -> dict[str, dict[str, float]]:
+def low_speed_checks(integrator: str, substep: float, level: str = "L2", step_ticks: int = 1
+                     ) -> dict[str, dict[str, float]]:
     """The low-speed cases of docs/PHYSICS.md, 4 s each sampled every integration step
     (``step_ticks`` substeps): a parked
     car (no command), a full-throttle launch from rest, full braking from 10 m/s to a
@@ -226,7 +223,7 @@ def low_speed_checks(integrator: str, substep: float, level: str = "L2", step_ti
     changes sign and changes back at the next (a stiff mode the integrator does not
     resolve alternates; a single sign change after the 0.4 rad steer step is a transient);
     ``creep``, the largest |vx| once stopped (parked, or after the stop) [m/s];
-    ``vx_end`` [m/s]. ``event_ticks``: etd2's step after a wheel event (substeps)."""
+    ``vx_end`` [m/s]."""
     out = {}
     vehicle = load_vehicle()
     front = vehicle.front_drive_share >= 0.5  # a driven wheel's slot: the outer one in the turn
@@ -234,7 +231,7 @@ def low_speed_checks(integrator: str, substep: float, level: str = "L2", step_ti
     for case in LOW_SPEED_CASES:
         session = make_session(level=level, vehicle=vehicle, substep_dt=substep,
                                longitudinal="pedal", actuator=None, integrator=integrator,
-                               step_ticks=step_ticks, event_ticks=event_ticks)
+                               step_ticks=step_ticks)
         v0 = {"brake_to_stop": 10.0, "turn_2mps": 2.0}.get(case, 0.0)
         steer, pedal = {"launch": (0.0, 1.0), "brake_to_stop": (0.0, -1.0),
                         "turn_2mps": (0.4, 0.05)}.get(case, (0.0, 0.0))
@@ -258,15 +255,12 @@ def low_speed_checks(integrator: str, substep: float, level: str = "L2", step_ti
     return out
 
 
-def config_label(integrator: str, substep: float, step_ticks: int, event_ticks: int = 1
-                 ) -> str:
+def config_label(integrator: str, substep: float, step_ticks: int) -> str:
     """E.g. "heun 0.5 ms (reference)", "etd2 0.5 ms, max_step 5 ms (default)"."""
     label = f"{integrator} {substep * 1e3:g} ms"
     if step_ticks > 1:
         label += f", max_step {substep * step_ticks * 1e3:g} ms"
-    if event_ticks > 1:
-        label += f", event_step {substep * event_ticks * 1e3:g} ms"
-    elif (integrator, substep, step_ticks) == REFERENCE_CONFIG:
+    if (integrator, substep, step_ticks) == REFERENCE_CONFIG:
         label += " (reference)"
     elif integrator == DEFAULT_INTEGRATOR and substep == 5e-4 and \
             step_ticks == default_step_ticks(integrator, substep):
@@ -274,9 +268,9 @@ def config_label(integrator: str, substep: float, step_ticks: int, event_ticks: 
     return label
 
 
-def _configs() -> list[tuple[str, float, int, int]]:
-    """The table's configurations: the reference, the candidates, the event variants."""
-    return [(*c, 1) for c in (REFERENCE_CONFIG, *CANDIDATES)] + list(EVENT_CANDIDATES)
+def _configs() -> list[tuple[str, float, int]]:
+    """The table's configurations: the reference and the candidates."""
+    return [REFERENCE_CONFIG, *CANDIDATES]
 
 
 def candidates(levels: Sequence[str] = ("L2", "L1")) -> list[str]:
@@ -289,14 +283,14 @@ def candidates(levels: Sequence[str] = ("L2", "L1")) -> list[str]:
     for level in levels:
         refs = {sc: simulate(level, "rk4", REFERENCE_SUBSTEP, sc) for sc in SCENARIOS}
         base = cost_per_second(level, ref_integ, ref_dt)
-        for integ, dt, st, et in _configs():
-            errs = [relative_errors(simulate(level, integ, dt, sc, st, et), refs[sc])
+        for integ, dt, st in _configs():
+            errs = [relative_errors(simulate(level, integ, dt, sc, st), refs[sc])
                     for sc in SCENARIOS]
             e_ay, e_r = max(e[0] for e in errs), max(e[1] for e in errs)
-            cost = base if (integ, dt, st, et) == (*REFERENCE_CONFIG, 1) else \
-                cost_per_second(level, integ, dt, step_ticks=st, event_ticks=et)
+            cost = base if (integ, dt, st) == REFERENCE_CONFIG else \
+                cost_per_second(level, integ, dt, step_ticks=st)
             ok = e_ay <= GATE and e_r <= GATE
-            lines.append(f"| {level} | {config_label(integ, dt, st, et)} | {100 * e_ay:.3f} | "
+            lines.append(f"| {level} | {config_label(integ, dt, st)} | {100 * e_ay:.3f} | "
                          f"{100 * e_r:.3f} | {cost:.0f} | {base / cost:.1f}x | "
                          f"{'pass' if ok else 'FAIL'} |")
     lines += ["", "Low-speed cases (4 s, every integration step): slip sign flips, creep "
@@ -304,14 +298,14 @@ def candidates(levels: Sequence[str] = ("L2", "L1")) -> list[str]:
               "| level | configuration | " + " | ".join(LOW_SPEED_CASES) + " |",
               "|---|---|" + "---|" * len(LOW_SPEED_CASES)]
     for level in levels:
-        for integ, dt, st, et in _configs():
-            checks = low_speed_checks(integ, dt, level, st, et)
+        for integ, dt, st in _configs():
+            checks = low_speed_checks(integ, dt, level, st)
             cells = []
             for case in LOW_SPEED_CASES:
                 c = checks[case]
                 creep = "" if math.isnan(c["creep"]) else f", creep {c['creep']:.1e}"
                 cells.append(f"flips {c['flips']}{creep}, vx {c['vx_end']:.3f}")
-            lines.append(f"| {level} | {config_label(integ, dt, st, et)} | " + " | ".join(cells)
+            lines.append(f"| {level} | {config_label(integ, dt, st)} | " + " | ".join(cells)
                          + " |")
     return lines
 

@@ -9,8 +9,8 @@
 - The same at N = 64 on 2 threads with the reference physics (heun on every 0.5 ms
   substep, the default before the training-grade stepping): the before/after ratio.
 - stable-baselines3 PPO ``learn()`` on ``make_sb3_vec_env(VDSim-DLC-v0, 8)``, default
-  physics, the default with ``event_step=1.5e-3`` and the reference physics: the share of
-  its wall time spent inside the env (step_wait, reset).
+  physics and the reference physics: the share of its wall time spent inside the env
+  (step_wait, reset).
 
 Best of ``repeats`` alternating blocks per figure, for a shared machine.
 """
@@ -239,8 +239,7 @@ def run(steps: int = 50, repeats: int = 15, ppo: bool = True,
         lines.append(f"{r.name:<44} {r.num_envs:>4} {thr:>7} {r.agent_steps_per_s:14.0f} {sub}")
     if ppo:
         try:
-            for name, kw in (("default", {}), ("event_step 1.5 ms", {"event_step": 1.5e-3}),
-                             ("reference", REFERENCE)):
+            for name, kw in (("default", {}), ("reference", REFERENCE)):
                 stages.start(f"PPO learn, 16384 steps on 8 envs, {name} physics")
                 wall, share = ppo_env_share(**kw)
                 ratios.append(f"PPO learn(16384 steps, make_sb3_vec_env 8 envs, light "

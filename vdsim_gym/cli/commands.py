@@ -65,7 +65,7 @@ def _accuracy(args: argparse.Namespace) -> int:
         raise ConfigError("--closed-loop and --noisy are two gates; run one at a time")
     if not (args.closed_loop or args.noisy):
         for flag, value in (("--integrator", args.integrator), ("--max-step", args.max_step),
-                            ("--event-step", args.event_step), ("--cases", args.cases),
+                            ("--step-tol", args.step_tol), ("--cases", args.cases),
                             ("--levels", args.levels), ("--seeds", args.seeds)):
             if value is not None:
                 gates = "--noisy" if flag == "--seeds" else "--closed-loop or --noisy"
@@ -79,8 +79,8 @@ def _accuracy(args: argparse.Namespace) -> int:
         physics["integrator"] = args.integrator
     if args.max_step is not None:
         physics["max_step"] = args.max_step
-    if args.event_step is not None:
-        physics["event_step"] = args.event_step
+    if args.step_tol is not None:
+        physics["step_tol"] = args.step_tol
     levels = tuple(args.levels.split(",")) if args.levels else ("L2", "L1")
     cases = args.cases.split(",") if args.cases else None
     label = ", ".join(f"{k}={v!r}" for k, v in physics.items()) or "the default physics"
@@ -457,9 +457,9 @@ def _add_accuracy(sub: Any) -> None:
                           "(default: the default physics)")
     acc.add_argument("--max-step", type=float, default=None,
                      help="with --closed-loop or --noisy: the longest integration step [s]")
-    acc.add_argument("--event-step", type=float, default=None,
-                     help="with --closed-loop or --noisy: etd2's step after a wheel event [s] "
-                          "(default: one substep; docs/PHYSICS.md, \"Events\")")
+    acc.add_argument("--step-tol", type=float, default=None,
+                     help="with --closed-loop or --noisy: etd2's step-size tolerance [m/s] "
+                          "(default 1.5e-4; docs/PHYSICS.md, \"Step-size rule\")")
     acc.add_argument("--cases", default=None,
                      help="with --closed-loop or --noisy: comma-separated case names "
                           "(default: all)")

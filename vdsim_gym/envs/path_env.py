@@ -130,9 +130,9 @@ SHARED_ARGS = """
       (the accuracy gates: docs/PHYSICS.md).
     - ``max_step=None`` [s]: the longest integration step (None: 5 ms for etd2 and
       semi_implicit, one substep otherwise); commands and delays stay on the substep grid.
-    - ``event_step=None`` [s]: etd2's step after a wheel event, whole substeps up to
-      max_step (None: one substep; 1.5e-3 halves the cost of RL's random actions within
-      the same closed-loop gate; docs/PHYSICS.md, "Events").
+    - ``step_tol=None`` [m/s]: etd2's step-size tolerance, the local error a step may
+      make in the body's velocities (None: 1.5e-4, within 1 % of the fine reference in the
+      closed-loop and noisy-command gates; docs/PHYSICS.md, "Step-size rule").
     - ``reward_weights=None``: mapping of term name -> weight overriding the defaults.
     - ``terminate_on_cone=True``: end the episode at the first cone hit.
     - ``stall_time=2.0`` [s]: terminate ("stalled") once vx has stayed below a quarter of

@@ -231,9 +231,9 @@ def run_gate(physics: Mapping[str, Any] | None = None, *,
     if unknown:
         raise ConfigError(f"unknown noisy-gate case(s) {unknown}; valid: {', '.join(CASES)}")
     for key in physics:
-        if key not in ("integrator", "max_step", "substep_dt", "event_step"):
+        if key not in ("integrator", "max_step", "substep_dt", "step_tol"):
             raise ConfigError(f"physics keyword {key!r} is not a numerical option; use "
-                              "integrator, max_step, substep_dt or event_step")
+                              "integrator, max_step, substep_dt or step_tol")
     for stream in streams:
         _check_stream(stream)
     if not seeds:

@@ -44,6 +44,10 @@ DEFAULT_INTEGRATOR = "etd2"
 # steps of up to 5 ms between events (commands, delays and traces stay on the substep
 # grid); the explicit integrators step every substep (their stability needs it).
 DEFAULT_MAX_STEP = {"semi_implicit": 5e-3, "etd2": 5e-3}
+# etd2's steps are sized by the error they make: each may err by this much in the body's
+# velocities [m/s] (the core's default; docs/PHYSICS.md, "Step-size rule"). Chosen with the
+# noisy-command gate and the closed-loop gate.
+DEFAULT_STEP_TOL: float = _core.DEFAULT_STEP_TOL
 # The longest control period [s]: a step integrates it in one call (at 0.5 ms, 20 000
 # substeps); a controller slower than this is not a control loop.
 MAX_CONTROL_PERIOD_S = 10.0
@@ -95,7 +99,7 @@ def make_session(
     integrator: str = DEFAULT_INTEGRATOR,
     step_ticks: int = 1,
     channel_delays: tuple[float, float] = (0.0, 0.0),
-    event_ticks: int = 1,
+    step_tol: float | None = None,
 ) -> _core.Session:
     """Validate the physics options and build a core session."""
     if level not in LEVELS:
@@ -111,7 +115,7 @@ def make_session(
     cfg.integrator = getattr(_core.Integrator, integrator)
     cfg.longitudinal = getattr(_core.Longitudinal, longitudinal)
     cfg.step_ticks = step_ticks
-    cfg.fine_ticks = event_ticks
+    cfg.step_tol = DEFAULT_STEP_TOL if step_tol is None else step_tol
     if actuator is not None:
         cfg.actuator, cfg.actuator_dead_ticks = actuator_params(actuator, substep_dt)
     cfg.steer_dead_ticks = whole_ticks(channel_delays[0], substep_dt, "channel_delays['steer']",
@@ -161,21 +165,20 @@ def actuator_params(actuator: ActuatorConfig, substep_dt: float
     return a, whole_ticks(actuator.dead_time, substep_dt, "actuator dead_time", allow_zero=True)
 
 
-def check_event_step(event_step: float | None, integrator: str, substep_dt: float,
-                     step_ticks: int) -> int:
-    """Substeps per step after a wheel event (etd2's event rule; docs/PHYSICS.md,
-    "Events"): 1 for None, else ``event_step`` as whole substeps, at most max_step's."""
-    if event_step is None or integrator not in INTEGRATORS:  # make_session names those
-        return 1
-    if integrator != "etd2":
-        raise ConfigError(f"event_step applies to integrator='etd2' only (its event rule "
-                          f"retakes a step through a wheel event), got integrator="
-                          f"{integrator!r}; drop event_step")
-    ticks = whole_ticks(event_step, substep_dt, "event_step")
-    if ticks > step_ticks:
-        raise ConfigError(f"event_step = {event_step!r} s is longer than the longest step, "
-                          f"max_step = {step_ticks * substep_dt:g} s; use at most max_step")
-    return ticks
+def check_step_tol(step_tol: float | None, integrator: str) -> float:
+    """etd2's step-size tolerance [m/s] (docs/PHYSICS.md, "Step-size rule"): the default
+    for None, else a finite positive number; other integrators take none."""
+    if step_tol is None:
+        return DEFAULT_STEP_TOL
+    if integrator != "etd2" and integrator in INTEGRATORS:  # make_session names the others
+        raise ConfigError(f"step_tol applies to integrator='etd2' only (its steps are sized "
+                          f"by the error they make), got integrator={integrator!r}; drop "
+                          "step_tol")
+    if isinstance(step_tol, bool) or not isinstance(step_tol, (int, float)) \
+            or not math.isfinite(step_tol) or step_tol <= 0.0:
+        raise ConfigError(f"step_tol must be a positive finite number [m/s], got "
+                          f"{step_tol!r}; the default is {DEFAULT_STEP_TOL:g}")
+    return float(step_tol)
 
 
 def default_step_ticks(integrator: str, substep_dt: float) -> int:
@@ -202,7 +205,7 @@ class PhysicsSpec:
     step_ticks: int = 1  # multirate: integration steps of up to this many substeps
     # per-channel actuation dead times [s] (steer, longitudinal), whole substeps
     channel_delays: tuple[float, float] = (0.0, 0.0)
-    event_ticks: int = 1  # etd2: the step length after a wheel event, in substeps
+    step_tol: float = DEFAULT_STEP_TOL  # etd2: the step-size rule's tolerance [m/s]
 
     @classmethod
     def build(
@@ -217,7 +220,7 @@ class PhysicsSpec:
         integrator: str = DEFAULT_INTEGRATOR,
         max_step: float | None = None,
         channel_delays: Mapping[str, float] | None = None,
-        event_step: float | None = None,
+        step_tol: float | None = None,
     ) -> PhysicsSpec:
         """Check every option (clear errors naming cause and fix) and load the vehicle.
         ``max_step`` [s]: the longest integration step, a whole number of substeps
@@ -227,9 +230,10 @@ class PhysicsSpec:
         dead times [s], ``{"steer": 0.02, "longitudinal": 0.06}`` (each key optional, 0 by
         default; whole substeps, at most 1 s): a command's steer and longitudinal parts
         reach the vehicle that long after the command applies, on top of any computation
-        latency (docs/ENVS.md, "Latency"). ``event_step`` [s] (etd2 only): the step after a
-        wheel event, a whole number of substeps up to max_step (None: one substep, the
-        rule every published figure was computed with; docs/PHYSICS.md, "Events")."""
+        latency (docs/ENVS.md, "Latency"). ``step_tol`` [m/s] (etd2 only): the local error
+        a step may make in the body's velocities; etd2's steps, whole substeps up to
+        max_step, are sized by it (None: DEFAULT_STEP_TOL; docs/PHYSICS.md, "Step-size
+        rule")."""
         dt = check_substep_dt(substep_dt)
         delays = check_channel_delays(channel_delays, dt)
         if isinstance(control_period, (int, float)) and not isinstance(control_period, bool) \
@@ -239,7 +243,7 @@ class PhysicsSpec:
                               "period in one C++ call); use a shorter period")
         step_ticks = default_step_ticks(integrator, dt) if max_step is None else \
             whole_ticks(max_step, dt, "max_step")
-        event_ticks = check_event_step(event_step, integrator, dt, step_ticks)
+        tol = check_step_tol(step_tol, integrator)
         spec = cls(
             level=level,
             vehicle=load_vehicle(dict(vehicle) if isinstance(vehicle, Mapping) else vehicle),
@@ -250,7 +254,7 @@ class PhysicsSpec:
             integrator=integrator,
             step_ticks=step_ticks,
             channel_delays=delays,
-            event_ticks=event_ticks,
+            step_tol=tol,
         )
         # Validates level, longitudinal, integrator, actuator ticks; the new session is kept
         # for the first make_session() (an env's core, built next), not built twice.
@@ -290,7 +294,7 @@ class PhysicsSpec:
         return make_session(level=self.level, vehicle=self.vehicle, substep_dt=self.substep_dt,
                             longitudinal=self.longitudinal, actuator=self.actuator,
                             integrator=self.integrator, step_ticks=self.step_ticks,
-                            channel_delays=self.channel_delays, event_ticks=self.event_ticks)
+                            channel_delays=self.channel_delays, step_tol=self.step_tol)
 
 
 class Plant:
@@ -319,8 +323,8 @@ class Plant:
             stay on the substep grid (multirate).
         channel_delays: None or {"steer": s, "longitudinal": s}: each channel's actuation
             dead time after a command applies (whole substeps, at most 1 s).
-        event_step: etd2's step after a wheel event [s], whole substeps up to max_step
-            (None: one substep; docs/PHYSICS.md, "Events").
+        step_tol: etd2's step-size tolerance [m/s], the local error a step may make in the
+            body's velocities (None: DEFAULT_STEP_TOL; docs/PHYSICS.md, "Step-size rule").
     """
 
     def __init__(
@@ -335,12 +339,12 @@ class Plant:
         integrator: str = DEFAULT_INTEGRATOR,
         max_step: float | None = None,
         channel_delays: Mapping[str, float] | None = None,
-        event_step: float | None = None,
+        step_tol: float | None = None,
     ) -> None:
         self.physics = PhysicsSpec.build(
             level=level, vehicle=vehicle, substep_dt=substep_dt, control_period=control_period,
             longitudinal=longitudinal, actuator=actuator, integrator=integrator,
-            max_step=max_step, channel_delays=channel_delays, event_step=event_step,
+            max_step=max_step, channel_delays=channel_delays, step_tol=step_tol,
         )
         p = self.physics
         self.substep_dt, self.ticks_per_period = p.substep_dt, p.ticks_per_period

@@ -72,9 +72,9 @@ def _physics_dict(physics: Any, vehicle: Any) -> dict[str, Any]:
     step_ticks = getattr(physics, "step_ticks", 1)
     if step_ticks != 1:  # only when set: the hashes of earlier results stay as they were
         d["step_ticks"] = step_ticks
-    event_ticks = getattr(physics, "event_ticks", 1)
-    if event_ticks != 1:  # the same
-        d["event_ticks"] = event_ticks
+    step_tol = getattr(physics, "step_tol", _core.DEFAULT_STEP_TOL)
+    if step_tol != _core.DEFAULT_STEP_TOL:  # the same
+        d["step_tol"] = step_tol
     out: dict[str, Any] = _canonical(d)
     out["vehicle"] = vehicle
     return out
