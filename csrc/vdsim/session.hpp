@@ -17,7 +17,7 @@ namespace vdsim {
 
 // The default of SimConfig::step_tol [m/s] (vdsim_gym's DEFAULT_STEP_TOL; docs/PHYSICS.md,
 // "Step-size rule").
-inline constexpr double kDefaultStepTol = 1.5e-4;
+inline constexpr double kDefaultStepTol = 1e-4;
 
 struct SimConfig {
   Level level = Level::L2;

@@ -459,7 +459,7 @@ def _add_accuracy(sub: Any) -> None:
                      help="with --closed-loop or --noisy: the longest integration step [s]")
     acc.add_argument("--step-tol", type=float, default=None,
                      help="with --closed-loop or --noisy: etd2's step-size tolerance [m/s] "
-                          "(default 1.5e-4; docs/PHYSICS.md, \"Step-size rule\")")
+                          "(default 1e-4; docs/PHYSICS.md, \"Step-size rule\")")
     acc.add_argument("--cases", default=None,
                      help="with --closed-loop or --noisy: comma-separated case names "
                           "(default: all)")

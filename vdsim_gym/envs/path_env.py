@@ -131,7 +131,7 @@ SHARED_ARGS = """
     - ``max_step=None`` [s]: the longest integration step (None: 5 ms for etd2 and
       semi_implicit, one substep otherwise); commands and delays stay on the substep grid.
     - ``step_tol=None`` [m/s]: etd2's step-size tolerance, the local error a step may
-      make in the body's velocities (None: 1.5e-4, within 1 % of the fine reference in the
+      make in the body's velocities (None: 1e-4, within 1 % of the fine reference in the
       closed-loop and noisy-command gates; docs/PHYSICS.md, "Step-size rule").
     - ``reward_weights=None``: mapping of term name -> weight overriding the defaults.
     - ``terminate_on_cone=True``: end the episode at the first cone hit.
