@@ -2765,7 +2765,7 @@ def whole_ticks(seconds: typing.SupportsFloat | typing.SupportsIndex, dt: typing
     ...
 AUX_SIZE: int = 22
 CYCLE_PREVIEW_S: list[float] = [0.0, 0.5, 1.0, 2.0, 3.0, 5.0]
-DEFAULT_STEP_TOL: float = 0.00015
+DEFAULT_STEP_TOL: float = 0.0001
 DYNO_TRACE_ROW_SIZE: int = 10
 ENV_FLAGS: dict[str, int] = {'terminated': 1, 'truncated': 2, 'time_limit': 65536}
 OBS_CLIP: float = 10.0

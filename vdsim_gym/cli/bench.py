@@ -4,11 +4,13 @@ Reports, for L2 and L1 and for the default physics (etd2), the default before it
 (semi_implicit) and the reference configuration (heun on every 0.5 ms substep), agent
 steps through ``gym.make``, the env's own C++ core step and the physics alone over the
 same substeps (the baseline's DLC episode replayed through each, resets untimed); the
-ratios between them; stable-baselines3 SAC's share of ``learn()`` spent in the env; and,
-when installed, highway-env ``lane-keeping-v0`` for comparison. The cases are
-interleaved block by block and timed in CPU time (single-threaded work); each row is the
-best of ``repeats`` blocks, and each ratio of the physics gives min/median/max over the
-blocks' ratios (the two cases of a ratio ran back to back in each block).
+default env's step under the commands RL sends (the baseline's actions plus N(0, 0.3),
+and uniform random actions) beside the smooth one; the ratios between them;
+stable-baselines3 SAC's share of ``learn()`` spent in the env; and, when installed,
+highway-env ``lane-keeping-v0`` for comparison. The cases are interleaved block by block
+and timed in CPU time (single-threaded work); each row is the best of ``repeats`` blocks,
+and each ratio of the physics gives min/median/max over the blocks' ratios (the two cases
+of a ratio ran back to back in each block).
 """
 
 from __future__ import annotations
@@ -184,15 +186,28 @@ def core_and_env_rows(env_id: str, level: str, repeats: int
                      latency=LatencyModel.fixed(0.01), obs_delay=LatencyModel.fixed(0.025),
                      network=NetworkModel(drop=0.05), channel_delays={"steer": 0.01})
 
+    # The commands RL sends (docs/PHYSICS.md, "Noisy-command gate"): the baseline's
+    # actions plus N(0, 0.3), clipped (PPO-like exploration), and uniform random actions,
+    # seeded, replayed open loop.
+    rng = np.random.default_rng(0)
+    noisy = [np.clip(a + 0.3 * rng.standard_normal(a.shape), -1.0, 1.0).astype(np.float32)
+             for a in actions]
+    uniform = [rng.uniform(-1.0, 1.0, np.shape(a)).astype(np.float32) for a in actions]
+
     # Each replay resets (untimed: a reset is not a step) and returns the seconds of its
     # steps.
-    def replay(e: Any) -> Callable[[], float]:
+    # (A noisy stream may end the episode: it resets, untimed, and goes on.)
+    def replay(e: Any, stream: list[np.ndarray] = actions) -> Callable[[], float]:
         def run() -> float:
             e.reset(seed=0)
-            t0 = time.thread_time()
-            for a in actions:
-                e.step(a)
-            return time.thread_time() - t0
+            total, t0 = 0.0, time.thread_time()
+            for a in stream:
+                _, _, term, trunc, _ = e.step(a)
+                if term or trunc:
+                    total += time.thread_time() - t0
+                    e.reset()
+                    t0 = time.thread_time()
+            return total + time.thread_time() - t0
         return run
 
     def replay_core(e: Any) -> Callable[[], float]:
@@ -217,7 +232,8 @@ def core_and_env_rows(env_id: str, level: str, repeats: int
         return time.thread_time() - t0
 
     runs = [replay(env), replay_core(env), replay_physics, replay(delayed), replay(ref),
-            replay_core(ref), replay(prev), replay_core(prev), replay(every)]
+            replay_core(ref), replay(prev), replay_core(prev), replay(every),
+            replay(env, noisy), replay(env, uniform)]
     times: list[list[float]] = [[] for _ in runs]
     for _ in range(repeats):
         for k, fn in enumerate(runs):
@@ -232,7 +248,9 @@ def core_and_env_rows(env_id: str, level: str, repeats: int
              f"  its C++ core step, reference ({level})",
              f"gym.make {level} step, semi_implicit (before)",
              f"  its C++ core step, semi_implicit ({level})",
-             "  same env, every delay (sensor 25 ms, ...)"]
+             "  same env, every delay (sensor 25 ms, ...)",
+             "  same env, noisy actions (baseline + N(0, 0.3))",
+             "  same env, uniform random actions"]
     ratios = [Ratio.of(f"{level}: env step, semi_implicit (default before)", times[6],
                        times[0]),
               Ratio.of(f"{level}: C++ core step, semi_implicit (default before)", times[7],
@@ -241,7 +259,11 @@ def core_and_env_rows(env_id: str, level: str, repeats: int
               Ratio.of(f"{level}: C++ core step, reference (heun 0.5 ms)", times[5],
                        times[1]),
               Ratio.of(f"{level}: env step with every delay (sensor 25 ms, compute 10 ms, "
-                       "network 5 % loss, steer 10 ms) / without", times[8], times[0])]
+                       "network 5 % loss, steer 10 ms) / without", times[8], times[0]),
+              Ratio.of(f"{level}: env step under noisy actions (baseline + N(0, 0.3)) / "
+                       "smooth", times[9], times[0]),
+              Ratio.of(f"{level}: env step under uniform random actions / smooth",
+                       times[10], times[0])]
     return ([Row(n, sec * 1e6, 1 / sec, substeps / sec) for n, sec in zip(names, best,
                                                                           strict=True)],
             ratios)
@@ -338,6 +360,7 @@ def run(calls: int = 2000, repeats: int = 5, highway: bool = True, sac: bool = T
         # aims: the default no dearer than the default before it, and >= 5x cheaper
         # than the reference
         ratios += [r.line() + ("  (aim >= 1)" if "semi_implicit" in r.name else
+                               "  (aim <= 2.5)" if "actions" in r.name else
                                "" if "every delay" in r.name else "  (aim >= 5)")
                    for r in physics_ratios]
         ratios += [
