@@ -157,21 +157,33 @@ def case_metrics(case: GateCase, level: str, physics: Mapping[str, Any], *,
     return out
 
 
+# The gym.make keywords a gate may vary: the numerical method, not the car or the task.
+NUMERICAL_KEYS = ("integrator", "max_step", "substep_dt", "step_tol")
+
+
+def check_gate_inputs(physics: Mapping[str, Any] | None, cases: Iterable[str] | None,
+                      known: Mapping[str, Any], label: str) -> tuple[dict[str, Any], list[str]]:
+    """(physics as a dict, the case names) for a gate: ConfigError for a case not in
+    ``known`` or a physics keyword outside NUMERICAL_KEYS. ``label``: the gate's name."""
+    physics = dict(physics or {})
+    names = list(known) if cases is None else list(cases)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ConfigError(f"unknown {label} case(s) {unknown}; valid: {', '.join(known)}")
+    for key in physics:
+        if key not in NUMERICAL_KEYS:
+            raise ConfigError(f"physics keyword {key!r} is not a numerical option; use "
+                              f"{', '.join(NUMERICAL_KEYS[:-1])} or {NUMERICAL_KEYS[-1]}")
+    return physics, names
+
+
 def run_gate(physics: Mapping[str, Any] | None = None, *,
              cases: Iterable[str] | None = None, levels: Sequence[str] = ("L2", "L1"),
              seed: int = 0, progress: Callable[[str], None] | None = None) -> list[GateRow]:
     """The gate's rows for ``physics`` (gym.make keywords such as integrator, max_step;
     None or {}: the default physics) on ``cases`` (names of CASES; None: all) and
     ``levels`` (the dyno cases run once, as level "dyno")."""
-    physics = dict(physics or {})
-    names = list(CASES) if cases is None else list(cases)
-    unknown = [n for n in names if n not in CASES]
-    if unknown:
-        raise ConfigError(f"unknown gate case(s) {unknown}; valid: {', '.join(CASES)}")
-    for key in physics:
-        if key not in ("integrator", "max_step", "substep_dt", "step_tol"):
-            raise ConfigError(f"physics keyword {key!r} is not a numerical option; use "
-                              "integrator, max_step, substep_dt or step_tol")
+    physics, names = check_gate_inputs(physics, cases, CASES, "gate")
     rows: list[GateRow] = []
     for name in names:
         case = CASES[name]
@@ -202,5 +214,6 @@ def summary(rows: Sequence[GateRow]) -> str:
             f"{worst.delay * 1e3:g} ms {worst.metric})")
 
 
-__all__ = ["CASES", "GATE", "REFERENCE", "GateCase", "GateRow", "case_metrics",
+__all__ = ["CASES", "GATE", "NUMERICAL_KEYS", "REFERENCE", "GateCase", "GateRow",
+           "case_metrics", "check_gate_inputs",
            "format_table", "run_gate", "summary"]

@@ -41,9 +41,8 @@ import gymnasium as gym
 import numpy as np
 
 from vdsim_gym.errors import ConfigError
+from vdsim_gym.eval.closed_loop_gate import GATE, REFERENCE, check_gate_inputs
 
-GATE = 0.01  # relative error allowed for every signal [-]
-REFERENCE: dict[str, Any] = {"integrator": "heun", "substep_dt": 1e-4}
 STREAMS = ("uniform", "noise_0.1", "noise_0.3", "noise_0.5")
 SEEDS = (0, 1, 2)
 DURATION = 10.0  # [s] of each replay at most
@@ -225,15 +224,7 @@ def run_gate(physics: Mapping[str, Any] | None = None, *,
              duration: float = DURATION,
              progress: Callable[[str], None] | None = None) -> list[NoisyRow]:
     """The gate's rows for ``physics`` (gym.make keywords; None: the default physics)."""
-    physics = dict(physics or {})
-    names = list(CASES) if cases is None else list(cases)
-    unknown = [n for n in names if n not in CASES]
-    if unknown:
-        raise ConfigError(f"unknown noisy-gate case(s) {unknown}; valid: {', '.join(CASES)}")
-    for key in physics:
-        if key not in ("integrator", "max_step", "substep_dt", "step_tol"):
-            raise ConfigError(f"physics keyword {key!r} is not a numerical option; use "
-                              "integrator, max_step, substep_dt or step_tol")
+    physics, names = check_gate_inputs(physics, cases, CASES, "noisy-gate")
     for stream in streams:
         _check_stream(stream)
     if not seeds:
