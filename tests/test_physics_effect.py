@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import shutil
 from pathlib import Path
+
+import pytest
 
 _SPEC = importlib.util.spec_from_file_location(
     "physics_effect", Path(__file__).parents[1] / "tools" / "physics_effect.py")
@@ -12,13 +15,18 @@ tool = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(tool)
 
 
-def _run(out: Path, **kwargs) -> Path:
-    tool.run(out, kwargs, {"dlc": 1, "acc": 1}, names=("dlc",))
+@pytest.fixture(scope="module")
+def one_run(tmp_path_factory) -> Path:
+    """The DLC comparison on one seed, run once for the module."""
+    out = tmp_path_factory.mktemp("run")
+    tool.run(out, {}, {"dlc": 1, "acc": 1}, names=("dlc",))
     return out
 
 
-def test_a_physics_against_itself_moves_nothing(tmp_path):
-    a, b = _run(tmp_path / "a"), _run(tmp_path / "b")
+def test_the_same_physics_twice_moves_nothing(one_run, tmp_path):
+    a = one_run
+    b = tmp_path / "b"
+    tool.run(b, {}, {"dlc": 1, "acc": 1}, names=("dlc",))  # a second, independent run
     lines = tool.compare(a, b, ref=a)
     assert lines[0].startswith("DLC (")
     for line in lines[1:]:
@@ -26,8 +34,9 @@ def test_a_physics_against_itself_moves_nothing(tmp_path):
         assert "before 0.000 %, after 0.000 %" in line
 
 
-def test_a_changed_cell_is_counted_and_named(tmp_path):
-    a = _run(tmp_path / "a")
+def test_a_changed_cell_is_counted_and_named(one_run, tmp_path):
+    a = tmp_path / "a"
+    shutil.copytree(one_run, a)
     b = tmp_path / "b" / "dlc"
     b.mkdir(parents=True)
     with (a / "dlc" / "sweep_summary.csv").open() as fh:
