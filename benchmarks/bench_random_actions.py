@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 import vdsim_gym  # noqa: F401  (registration)
-from vdsim_gym.cli.bench import _baseline_episode
+from vdsim_gym.cli.bench import _baseline_episode, replay_seconds
 from vdsim_gym.eval.noisy_gate import CASES as NOISY_CASES
 from vdsim_gym.eval.noisy_gate import record_stream
 
@@ -45,16 +44,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
 
 def cost(env: Any, actions: np.ndarray) -> float:
     """CPU seconds per step over ``actions`` from reset(seed=0), resets untimed."""
-    env.reset(seed=0)
-    total, t0 = 0.0, time.thread_time()
-    for a in actions:
-        _, _, term, trunc, _ = env.step(a)
-        if term or trunc:
-            total += time.thread_time() - t0
-            env.reset()
-            t0 = time.thread_time()
-    total += time.thread_time() - t0
-    return total / len(actions)
+    return replay_seconds(env, actions) / len(actions)
 
 
 def main() -> None:

@@ -325,7 +325,7 @@ double Session::step_error(const State& c) const {
   //   1/100 of the car's per m/s, and relaxes within milliseconds;
   // - the load-transfer lags [m/s^2]: 500 times (a load error moves the forces by its share
   //   of the load, for the lag's 20 ms);
-  // - the lagged slips' tan(alpha): 1/0.4 per unit (a side-force error C_alpha dta for the
+  // - the lagged slips' tan(alpha): 2.5 times (a side-force error C_alpha dta acts for the
   //   lag's sigma / v);
   // - the cascade's filter [m/s^2] and integral [m/s]: 10 and 1 times.
   // Chosen with the noisy-command gate and the closed-loop gate (docs/PHYSICS.md).

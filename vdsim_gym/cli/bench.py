@@ -109,6 +109,20 @@ def best_time(fn: Callable[[], None], calls: int, repeats: int) -> float:
     return best
 
 
+def replay_seconds(env: Any, actions: Any) -> float:
+    """CPU seconds (this thread) of stepping ``env`` through ``actions`` from
+    ``reset(seed=0)``; an episode end resets, untimed, and the replay goes on."""
+    env.reset(seed=0)
+    total, t0 = 0.0, time.thread_time()
+    for a in actions:
+        _, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            total += time.thread_time() - t0
+            env.reset()
+            t0 = time.thread_time()
+    return total + time.thread_time() - t0
+
+
 def _baseline_episode(env: Any) -> list[np.ndarray]:
     """The Stanley + PI baseline's actions over one episode from reset(seed=0)."""
     from vdsim_gym.controllers import stanley_pi
@@ -195,20 +209,9 @@ def core_and_env_rows(env_id: str, level: str, repeats: int
     uniform = [rng.uniform(-1.0, 1.0, np.shape(a)).astype(np.float32) for a in actions]
 
     # Each replay resets (untimed: a reset is not a step) and returns the seconds of its
-    # steps.
-    # (A noisy stream may end the episode: it resets, untimed, and goes on.)
+    # steps (replay_seconds).
     def replay(e: Any, stream: list[np.ndarray] = actions) -> Callable[[], float]:
-        def run() -> float:
-            e.reset(seed=0)
-            total, t0 = 0.0, time.thread_time()
-            for a in stream:
-                _, _, term, trunc, _ = e.step(a)
-                if term or trunc:
-                    total += time.thread_time() - t0
-                    e.reset()
-                    t0 = time.thread_time()
-            return total + time.thread_time() - t0
-        return run
+        return lambda: replay_seconds(e, stream)
 
     def replay_core(e: Any) -> Callable[[], float]:
         u = e.unwrapped
