@@ -2,15 +2,16 @@
 rollouts, PPO-like exploration noise later) against the baseline's smooth episode, per
 integrator.
 
-VDSim-DLC-v0 at L2 (no cone end), each integrator stepping the same action streams from
-reset(seed=0): the Stanley + PI baseline's closed-loop actions (replayed), uniform random
-actions in [-1, 1]^2 (seeded: full throttle and full brake, hard steer, changing every
-20 ms), and the baseline's actions plus N(0, sigma) noise, sigma 0.3 and 0.5, clipped
-(the noisy-command gate's streams, ``vdsim_gym.eval.noisy_gate``, seed 0). Episode ends
-reset untimed. Blocks interleave, CPU time; each figure is the best block, each ratio
-min / median / max over the blocks.
+VDSim-DLC-v0 at L2 (no cone end; ``--case acc``: VDSim-ACC-v0's follow scenario at L2,
+``longitudinal="accel"``), each integrator stepping the same action streams from
+reset(seed=0): the baseline's closed-loop actions (replayed; Stanley + PI, or the ACC's
+PID), uniform random actions in the action box (seeded: full throttle and full brake,
+hard steer, changing every 20 ms), and the baseline's actions plus N(0, sigma) noise,
+sigma 0.3 and 0.5, clipped (the noisy-command gate's streams,
+``vdsim_gym.eval.noisy_gate``, seed 0). Episode ends reset untimed. Blocks interleave,
+CPU time; each figure is the best block, each ratio min / median / max over the blocks.
 
-    python benchmarks/bench_random_actions.py [--repeats 5] [--steps 2000]
+    python benchmarks/bench_random_actions.py [--case dlc|acc] [--repeats 5] [--steps 2000]
 
 Why it matters: PPO's rollouts are such actions, and ``etd2`` (the default) sizes its
 steps by the error they make (docs/PHYSICS.md, "Step-size rule"): shorter under hard,
@@ -51,22 +52,32 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--case", choices=("dlc", "acc"), default="dlc")
     args = ap.parse_args()
-    envs = {name: gym.make("VDSim-DLC-v0", level="L2", terminate_on_cone=False, **kw)
-            for name, kw in CONFIGS.items()}
-    smooth = np.array(_baseline_episode(envs["heun"]))
-    smooth = np.resize(smooth, (args.steps, 2)).astype(np.float32)
-    rand = np.random.default_rng(0).uniform(-1.0, 1.0, (args.steps, 2)).astype(np.float32)
-    streams = {"baseline": smooth, "random": rand}
+    case = NOISY_CASES[args.case]
+    if args.case == "dlc":
+        envs = {name: gym.make("VDSim-DLC-v0", level="L2", terminate_on_cone=False, **kw)
+                for name, kw in CONFIGS.items()}
+        smooth = np.array(_baseline_episode(envs["heun"]))
+    else:
+        envs = {name: gym.make(case.env_id, level="L2", **case.env_kwargs, **kw)
+                for name, kw in CONFIGS.items()}
+        smooth = record_stream(case, "L2", "noise_0", seed=0)
+    dim = smooth.shape[1]
+    space = envs["heun"].action_space
+    smooth = np.resize(smooth, (args.steps, dim)).astype(np.float32)
+    rand = np.random.default_rng(0).uniform(space.low, space.high, (args.steps, dim))
+    streams = {"baseline": smooth, "random": rand.astype(np.float32)}
     for sigma in ("0.3", "0.5"):  # PPO-like: the baseline's action plus N(0, sigma)
-        noisy = record_stream(NOISY_CASES["dlc"], "L2", f"noise_{sigma}", seed=0)
-        streams[f"noise {sigma}"] = np.resize(noisy, (args.steps, 2)).astype(np.float32)
+        noisy = record_stream(case, "L2", f"noise_{sigma}", seed=0)
+        streams[f"noise {sigma}"] = np.resize(noisy, (args.steps, dim)).astype(np.float32)
     times: dict[tuple[str, str], list[float]] = {}
     for _ in range(args.repeats):
         for name, env in envs.items():
             for label, actions in streams.items():
                 times.setdefault((name, label), []).append(cost(env, actions))
-    print(f"us per env step (best of {args.repeats} blocks, {args.steps} steps each):")
+    print(f"{case.env_id} L2: us per env step (best of {args.repeats} blocks, {args.steps} "
+          f"steps each):")
     for (name, label), values in times.items():
         print(f"  {name:14s} {label:9s} {1e6 * min(values):8.2f}")
 

@@ -34,8 +34,10 @@ def test_bench_vector_ends(mode):
     assert sum(line.startswith("VDSim-") for line in out.splitlines()) == 2
 
 
-def test_bench_random_actions():
-    out = _run("bench_random_actions.py", "--repeats", "1", "--steps", "30")
+@pytest.mark.parametrize("case", ["dlc", "acc"])
+def test_bench_random_actions(case):
+    out = _run("bench_random_actions.py", "--repeats", "1", "--steps", "30", "--case", case)
+    assert ("VDSim-ACC-v0" if case == "acc" else "VDSim-DLC-v0") in out
     assert "etd2 tol 6e-4  random" in out and "random actions: etd2 / semi_implicit" in out
     assert "etd2           noise 0.3" in out and "etd2: noise 0.5 / baseline actions" in out
 

@@ -91,9 +91,10 @@ class Etd2Linear {
   // from the last step (nullptr: computed here).
   Etd2Linear(const HubCoupling& hub, const bool held[4], const double lam[4],
              const double G[4][3], const double kc[2], double lag_rate, double transfer_rate,
-             double filter_rate, double dt, Etd2Memo* memo = nullptr)
+             double filter_rate, double dt, Etd2Memo* memo = nullptr,
+             bool integral_active = false)
       : dt_(dt), lag_rate_(lag_rate), transfer_rate_(transfer_rate),
-        filter_rate_(filter_rate) {
+        filter_rate_(filter_rate), integral_(integral_active && filter_rate > 0.0) {
     n_ = hub.n_wheels;
     radius_ = hub.radius;
     inv_r_ = 1.0 / hub.radius;
@@ -111,6 +112,10 @@ class Etd2Linear {
       if (kc[pair] != 0.0) block_phi(pair);
     }
     phi12(-dt * lag_rate, lag_p_);
+    // The first-order filters of the body's ax, ay (the load-transfer lags, one rate) and
+    // ax (the cascade's measured ax) driven by the slips: their rows of phi_k(dt L).
+    filter_dd(0, transfer_rate);
+    filter_dd(1, filter_rate);
     if (memo) {
       memo->transfer.get(-dt * transfer_rate, transfer_p_);
       memo->filter.get(-dt * filter_rate, filter_p_);
@@ -125,6 +130,25 @@ class Etd2Linear {
     double u[4], w[4];
     to_slips(v, u);
     for (int i = 0; i < 4; ++i) w[i] = u[i];
+    const double w_int0 = integral_ ? v[kAi] - v[kAm] / filter_rate_ : 0.0;
+    // drive[0], [1]: the load-transfer lags' (ax, ay); drive[2]: the cascade filter's (ax)
+    double drive[3] = {0.0, 0.0, 0.0};
+    for (int f = 0; f < 2; ++f) {
+      if (filters_[f].rate == 0.0) continue;
+      double x[4];
+      for (int i = 0; i < 4; ++i) x[i] = u[i];
+      apply_dd(filters_[f], x, k);
+      const double scale = dt_ * filters_[f].rate;
+      for (int i = 0; i < n_; ++i) {
+        if (f == 0) {
+          drive[0] += G_[i][0] * x[i];
+          drive[1] += G_[i][1] * x[i];
+        } else {
+          drive[2] += G_[i][0] * x[i];
+        }
+      }
+      for (int r = f == 0 ? 0 : 2; r < (f == 0 ? 2 : 3); ++r) drive[r] *= scale;
+    }
     apply_slips(u, k);
     apply_slips(w, k + 1);
     const double c = k == 0 ? 1.0 : 0.5;  // phi_k(0): the explicit states
@@ -135,6 +159,17 @@ class Etd2Linear {
     for (int i = kTa0; i < kTa0 + 4; ++i) v[i] *= lag_p_[k];
     v[kAm] *= filter_p_[k];
     v[kAi] *= c;
+    // The cascade's integral I' = a* - a_m in w = I - tau a_m: w' = a* - ax, the body's
+    // row negated (no a_m term: no second divided differences).
+    double w_int = 0.0;
+    if (integral_) {
+      w_int = c * w_int0;
+      for (int i = 0; i < n_; ++i) w_int -= dt_ * G_[i][0] * w[i];
+    }
+    v[kAxF] += drive[0];
+    v[kAyF] += drive[1];
+    v[kAm] += drive[2];
+    if (integral_) v[kAi] = w_int + v[kAm] / filter_rate_;
     for (int i = 0; i < n_; ++i) {
       v[kVx] += dt_ * G_[i][0] * w[i];
       v[kVy] += dt_ * G_[i][1] * w[i];
@@ -163,10 +198,16 @@ class Etd2Linear {
     for (int i = 0; i < n_; ++i)
       v[kW0 + i] -= (lu[i] + et_[i][0] * lb[0] + et_[i][1] * lb[1] +
                      et_[i][2] * lb[2]) * inv_r_;
+    double gx = 0.0, gy = 0.0;  // the body's ax, ay from the slips
+    for (int i = 0; i < n_; ++i) gx += G_[i][0] * u[i], gy += G_[i][1] * u[i];
+    v[kAxF] -= transfer_rate_ * gx;
+    v[kAyF] -= transfer_rate_ * gy;
+    v[kAm] -= filter_rate_ * gx;
     v[kAxF] += transfer_rate_ * d[kAxF];
     v[kAyF] += transfer_rate_ * d[kAyF];
     for (int i = kTa0; i < kTa0 + 4; ++i) v[i] += lag_rate_ * d[i];
     v[kAm] += filter_rate_ * d[kAm];
+    if (integral_) v[kAi] += d[kAm];
   }
 
  private:
@@ -206,7 +247,10 @@ class Etd2Linear {
                  c = dt_ * kc_[pair];
     const double mean = 0.5 * (a + b), rad = std::hypot(0.5 * (a - b), c);
     const double m1 = mean + rad, m2 = mean - rad;
-    double q1[3], q2[3];
+    Eigen2& e = eig_[pair];
+    e.m1 = m1, e.m2 = m2;
+    double* q1 = e.q1;
+    double* q2 = e.q2;
     phi123(m1, q1);
     phi123(m2, q2);
     for (int k = 0; k < 3; ++k) {
@@ -217,9 +261,84 @@ class Etd2Linear {
     }
   }
 
+  // A first-order filter's row against the slips: phi_k(dt L) in (filter, slips) is block
+  // upper triangular, its off-diagonal part dt rate g (phi_k(a) - phi_k(dt Lambda)) /
+  // (a - dt Lambda), a = -dt rate: the divided differences of phi_k between the filter's
+  // mode and each slip mode (a coupled pair's by its eigenvalues, as block_phi), from the
+  // phi values computed there.
+  struct Filter {
+    double rate = 0.0;  // 1 / tau (0: not integrated)
+    double pu[2][4] = {};
+    double block[2][2][3] = {};
+  };
+  // (phi_k(a) - phi_k(x)) / (a - x) for k = 1, 2 from pa = phi_1..3(a), px = phi_1..3(x)
+  // (x nudged off a where they meet).
+  static void divided(double a, const double pa[3], double x, const double px[3],
+                      double out[2]) {
+    const double tiny = 1e-6 * fmax_inl(1.0, std::fabs(a));
+    if (std::fabs(a - x) < tiny) {
+      double q[3];
+      x = a - tiny;
+      phi123(x, q);
+      for (int k = 0; k < 2; ++k) out[k] = (pa[k] - q[k]) / (a - x);
+      return;
+    }
+    for (int k = 0; k < 2; ++k) out[k] = (pa[k] - px[k]) / (a - x);
+  }
+  void filter_dd(int f, double rate) {
+    Filter& flt = filters_[f];
+    flt.rate = rate;
+    if (rate == 0.0) return;
+    const double a = -dt_ * rate;
+    double pa[3], q[2];
+    phi123(a, pa);
+    for (int i = 0; i < 4; ++i) {
+      const double px[3] = {pu_[0][i], pu_[1][i], pu_[2][i]};
+      divided(a, pa, dt_ * lam_[i], px, q);
+      for (int k = 0; k < 2; ++k) flt.pu[k][i] = q[k];
+    }
+    for (int pair = 0; pair < 2; ++pair) {
+      if (kc_[pair] == 0.0) continue;
+      const int i0 = 2 * pair;
+      const double x0 = dt_ * (lam_[i0] - kc_[pair]), x1 = dt_ * (lam_[i0 + 1] - kc_[pair]),
+                   c = dt_ * kc_[pair];
+      const Eigen2& e = eig_[pair];
+      double q1[2], q2[2];
+      divided(a, pa, e.m1, e.q1, q1);
+      divided(a, pa, e.m2, e.q2, q2);
+      for (int k = 0; k < 2; ++k) {
+        const double sk = (q1[k] - q2[k]) / (e.m1 - e.m2);
+        flt.block[k][pair][0] = q2[k] + sk * (x0 - e.m2);
+        flt.block[k][pair][1] = sk * c;
+        flt.block[k][pair][2] = q2[k] + sk * (x1 - e.m2);
+      }
+    }
+  }
+  void apply_dd(const Filter& flt, double x[4], int k) const {
+    for (int pair = 0; pair < 2; ++pair) {
+      const int i0 = 2 * pair;
+      if (kc_[pair] == 0.0) {
+        x[i0] *= flt.pu[k][i0];
+        x[i0 + 1] *= flt.pu[k][i0 + 1];
+        continue;
+      }
+      const double* m = flt.block[k][pair];
+      const double x0 = x[i0], x1 = x[i0 + 1];
+      x[i0] = m[0] * x0 + m[1] * x1;
+      x[i0 + 1] = m[1] * x0 + m[2] * x1;
+    }
+  }
+  Filter filters_[2];  // the load transfer's, the cascade's
+  // A coupled pair's eigenvalues (of dt times its block) and their phi_1..3 (block_phi).
+  struct Eigen2 {
+    double m1 = 0.0, m2 = 0.0, q1[3] = {}, q2[3] = {};
+  };
+  Eigen2 eig_[2];
+
   double et_[4][3];
   double radius_ = 1.0;
   double dt_, lag_rate_, transfer_rate_, filter_rate_;
+  bool integral_ = false;
   int n_ = 4;
   double inv_r_ = 1.0;
   double lam_[4], G_[4][3], kc_[2];
@@ -304,7 +423,8 @@ inline void etd2_step(State& s, double dt, Deriv&& deriv, EndDeriv&& end_deriv, 
     lam[i] = j[i] * (1.0 + hc.kself[i]);
     for (int c = 0; c < 3; ++c) G[i][c] = j[i] * hc.gb[i][c];
   }
-  const Etd2Linear L(hc, held, lam, G, kc, lag_rate(s), transfer_rate, filter_rate, dt, memo);
+  const Etd2Linear L(hc, held, lam, G, kc, lag_rate(s), transfer_rate, filter_rate, dt, memo,
+                     f0[kAi] != 0.0);
   d = f0;
   L.apply(d, 0);
   for (int i = 0; i < kStateSize; ++i) {
