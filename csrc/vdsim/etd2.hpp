@@ -20,7 +20,12 @@
 //   change at the stability margin tracked 2 % worse; without the body's row, a wheel
 //   rolling up at low speed oscillated with the body;
 // - the lagged slips' rate -max(|vx|, floor) / sigma, the load-transfer lags' -1/tau and
-//   the acceleration cascade's filter -1/tau (when the cascade is integrated: kAm).
+//   the acceleration cascade's filter -1/tau (when the cascade is integrated: kAm);
+// - the cascade filter's drive by the slips (a_m' = (ax - a_m) / tau, ax = G_x . u: a row
+//   block upper triangular with the slips, its phi functions divided differences), and
+//   its integral I' = a* - a_m (unless held by the anti-windup) as w = I - tau a_m, w' =
+//   a* - ax: the body's row negated. Without them the slips' millisecond transient after a
+//   target's jump reached a_m and I as an explicit forcing and limited the steps.
 #pragma once
 #include <cmath>
 #include <limits>
@@ -112,10 +117,8 @@ class Etd2Linear {
       if (kc[pair] != 0.0) block_phi(pair);
     }
     phi12(-dt * lag_rate, lag_p_);
-    // The first-order filters of the body's ax, ay (the load-transfer lags, one rate) and
-    // ax (the cascade's measured ax) driven by the slips: their rows of phi_k(dt L).
-    filter_dd(0, transfer_rate);
-    filter_dd(1, filter_rate);
+    // The cascade's filter of the body's ax, driven by the slips: its row of phi_k(dt L).
+    filter_dd(filter_rate);
     if (memo) {
       memo->transfer.get(-dt * transfer_rate, transfer_p_);
       memo->filter.get(-dt * filter_rate, filter_p_);
@@ -131,23 +134,14 @@ class Etd2Linear {
     to_slips(v, u);
     for (int i = 0; i < 4; ++i) w[i] = u[i];
     const double w_int0 = integral_ ? v[kAi] - v[kAm] / filter_rate_ : 0.0;
-    // drive[0], [1]: the load-transfer lags' (ax, ay); drive[2]: the cascade filter's (ax)
-    double drive[3] = {0.0, 0.0, 0.0};
-    for (int f = 0; f < 2; ++f) {
-      if (filters_[f].rate == 0.0) continue;
+    // The cascade filter's response to the slips (its row's off-diagonal part).
+    double drive = 0.0;
+    if (filter_.rate != 0.0) {
       double x[4];
       for (int i = 0; i < 4; ++i) x[i] = u[i];
-      apply_dd(filters_[f], x, k);
-      const double scale = dt_ * filters_[f].rate;
-      for (int i = 0; i < n_; ++i) {
-        if (f == 0) {
-          drive[0] += G_[i][0] * x[i];
-          drive[1] += G_[i][1] * x[i];
-        } else {
-          drive[2] += G_[i][0] * x[i];
-        }
-      }
-      for (int r = f == 0 ? 0 : 2; r < (f == 0 ? 2 : 3); ++r) drive[r] *= scale;
+      apply_dd(x, k);
+      for (int i = 0; i < n_; ++i) drive += G_[i][0] * x[i];
+      drive *= dt_ * filter_.rate;
     }
     apply_slips(u, k);
     apply_slips(w, k + 1);
@@ -166,9 +160,7 @@ class Etd2Linear {
       w_int = c * w_int0;
       for (int i = 0; i < n_; ++i) w_int -= dt_ * G_[i][0] * w[i];
     }
-    v[kAxF] += drive[0];
-    v[kAyF] += drive[1];
-    v[kAm] += drive[2];
+    v[kAm] += drive;
     if (integral_) v[kAi] = w_int + v[kAm] / filter_rate_;
     for (int i = 0; i < n_; ++i) {
       v[kVx] += dt_ * G_[i][0] * w[i];
@@ -198,11 +190,11 @@ class Etd2Linear {
     for (int i = 0; i < n_; ++i)
       v[kW0 + i] -= (lu[i] + et_[i][0] * lb[0] + et_[i][1] * lb[1] +
                      et_[i][2] * lb[2]) * inv_r_;
-    double gx = 0.0, gy = 0.0;  // the body's ax, ay from the slips
-    for (int i = 0; i < n_; ++i) gx += G_[i][0] * u[i], gy += G_[i][1] * u[i];
-    v[kAxF] -= transfer_rate_ * gx;
-    v[kAyF] -= transfer_rate_ * gy;
-    v[kAm] -= filter_rate_ * gx;
+    if (filter_.rate != 0.0) {  // the filter's drive: the body's ax from the slips
+      double gx = 0.0;
+      for (int i = 0; i < n_; ++i) gx += G_[i][0] * u[i];
+      v[kAm] -= filter_.rate * gx;
+    }
     v[kAxF] += transfer_rate_ * d[kAxF];
     v[kAyF] += transfer_rate_ * d[kAyF];
     for (int i = kTa0; i < kTa0 + 4; ++i) v[i] += lag_rate_ * d[i];
@@ -285,8 +277,8 @@ class Etd2Linear {
     }
     for (int k = 0; k < 2; ++k) out[k] = (pa[k] - px[k]) / (a - x);
   }
-  void filter_dd(int f, double rate) {
-    Filter& flt = filters_[f];
+  void filter_dd(double rate) {
+    Filter& flt = filter_;
     flt.rate = rate;
     if (rate == 0.0) return;
     const double a = -dt_ * rate;
@@ -314,7 +306,8 @@ class Etd2Linear {
       }
     }
   }
-  void apply_dd(const Filter& flt, double x[4], int k) const {
+  void apply_dd(double x[4], int k) const {
+    const Filter& flt = filter_;
     for (int pair = 0; pair < 2; ++pair) {
       const int i0 = 2 * pair;
       if (kc_[pair] == 0.0) {
@@ -328,7 +321,7 @@ class Etd2Linear {
       x[i0 + 1] = m[1] * x0 + m[2] * x1;
     }
   }
-  Filter filters_[2];  // the load transfer's, the cascade's
+  Filter filter_;  // the cascade's
   // A coupled pair's eigenvalues (of dt times its block) and their phi_1..3 (block_phi).
   struct Eigen2 {
     double m1 = 0.0, m2 = 0.0, q1[3] = {}, q2[3] = {};
