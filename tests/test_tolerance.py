@@ -112,6 +112,20 @@ def test_the_command_writes_its_table_csvs_and_plot(tmp_path):
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
 
+def test_a_controller_that_cannot_be_built_fails_before_any_search(tmp_path, monkeypatch):
+    # The MPC without its extra: before, Stanley was searched fully and the MPC failed
+    # after; now the command stops at once, naming the controller and the extra, and
+    # writes nothing.
+    from vdsim_gym.cli.tolerance import main
+
+    monkeypatch.setitem(sys.modules, "osqp", None)  # as if the mpc extra were missing
+    out = tmp_path / "tol"
+    with pytest.raises(ConfigError, match=r"--controllers mpc: .*vdsim-gym\[mpc\]"):
+        main(["stanley", "mpc"], "VDSim-DLC-v0", max_delay=0.04, out=out, make_plot=False,
+             echo=lambda *a: None, log=False)
+    assert not out.exists()
+
+
 def test_a_deterministic_env_with_a_metric_threshold(tmp_path):
     """The dyno: one episode per cycle, and episodes always complete; --confidence none
     takes the rate itself and --max-metric makes the speed error decide. The threshold

@@ -50,4 +50,8 @@ def test_bench_shows_progress_on_stderr(capsys, monkeypatch):
     assert main(["bench", "--repeats", "1", "--no-highway", "--no-sac"]) == 0
     out, err = capsys.readouterr()
     assert "[bench 1/2] L2: env, C++ core and physics" in err and "[bench 2/2] L1" in err
-    assert out.startswith("case") and "[bench" not in out
+    # each stage's answer on stdout as it finishes, then the whole table
+    assert out.startswith("[bench 1/2] gym.make(VDSim-DLC-v0) L2 step: ")
+    assert "[bench 2/2] gym.make(VDSim-DLC-v0) L1 step: " in out
+    table = out[out.index("\ncase") + 1:]
+    assert table.startswith("case") and "[bench" not in table

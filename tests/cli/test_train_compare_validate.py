@@ -100,10 +100,15 @@ def test_compare_runs_two_baselines(tmp_path, capsys):
 
 def test_train_runs_the_smallest_training_and_refuses_its_folder_twice(tmp_path, capsys):
     pytest.importorskip("stable_baselines3")
-    argv = _argv([*TRAIN, "--name", "tiny", "--seed", "2", "--latency", "fixed:10ms"],
-                 tmp_path)
+    argv = _argv([*TRAIN, "--name", "tiny", "--seed", "2", "--latency", "fixed:10ms",
+                  "--eval-freq", "128", "--eval-episodes", "1"], tmp_path)
     assert main(argv) == 0
-    assert "trained 128 steps" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "trained 128 steps" in printed
+    # the answer where the work is done: the evaluations, the task metric with its unit
+    assert "final evaluation (128 steps, 1 episodes): mean return" in printed, printed
+    assert "e_y RMSE [m]" in printed and "of 1 episodes failed" in printed
+    assert "best model (by return, 128 steps)" in printed and "best_model.zip" in printed
     run = tmp_path / "out" / "tiny"
     cfg = yaml.safe_load((run / "config.yml").read_text())
     assert (cfg["seed"], cfg["timesteps"], cfg["latency"]) == (2, 128, "fixed:10ms")
@@ -241,3 +246,16 @@ def test_the_help_lists_the_commands(capsys):
     text = capsys.readouterr().out
     for command in ("train", "compare", "validate"):
         assert f"\n    {command} " in text, command
+
+
+def test_the_helps_first_paragraph_names_every_command(capsys):
+    import importlib
+
+    cli_main = importlib.import_module("vdsim_gym.cli.main")  # the module, not main()
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    usage_choices = text.split("{", 1)[1].split("}", 1)[0].split(",")
+    first = " ".join(cli_main.__doc__.split("\n\n")[0].split())
+    named = {w.strip(".,`") for w in first.split()}
+    assert set(usage_choices) <= named, set(usage_choices) - named

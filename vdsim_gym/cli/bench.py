@@ -36,8 +36,9 @@ class Row:
 
 
 class Stages:
-    """A stderr line as each measured configuration starts, with the time so far: the
-    table comes only at the end (after ~30 s for ``--vector``); stdout keeps the table."""
+    """A stderr line as each measured configuration starts, with the time so far, and
+    (``result``) a stage's answers on stdout as it finishes; the whole table comes at the
+    end."""
 
     def __init__(self, label: str, total: int, enabled: bool = True) -> None:
         self.label, self.total, self.enabled = label, total, enabled
@@ -56,6 +57,13 @@ class Stages:
     def progress(self, steps: int) -> None:
         self._print(f"[{self.label} {self.k}/{self.total}]   {steps} steps "
                     f"(at {time.perf_counter() - self.t0:.0f} s)")
+
+    def result(self, lines: list[str]) -> None:
+        """A stage's results on stdout as it finishes (the whole report comes again at
+        the end): a long run shows its answers as they come."""
+        if self.enabled:
+            for line in lines:
+                print(f"[{self.label} {self.k}/{self.total}] {line}", flush=True)
 
     def done(self) -> None:
         self._print(f"[{self.label}] done in {time.perf_counter() - self.t0:.1f} s")
@@ -278,8 +286,8 @@ def sac_env_share(total_timesteps: int = 3000,
     """(learn wall time [s], share of it inside the env) for SB3 SAC on one env
     (``gym.make("VDSim-DLC-v0")``, as off-policy users step it): the env's step and
     reset timed inside SB3's own loop. ``progress(steps)`` is called every 500 steps (SAC's
-    gradient step per env step makes this stage the bench's longest: 20-45 s on the
-    2-core machine, minutes under load)."""
+    gradient step per env step makes this stage the bench's longest: 45-57 s per physics
+    on one torch thread at rest, on the 2-core machine)."""
     import gymnasium as gym
     from stable_baselines3 import SAC
     from stable_baselines3.common.callbacks import BaseCallback
@@ -309,12 +317,21 @@ def sac_env_share(total_timesteps: int = 3000,
                 progress(self.num_timesteps)
             return True
 
+    import torch
+
     env = Timed(gym.make("VDSim-DLC-v0", **env_kwargs))
     model = SAC("MlpPolicy", env, learning_starts=500, seed=0, device="cpu", verbose=0)
-    t0 = time.perf_counter()
-    model.learn(total_timesteps=total_timesteps, callback=Progress())
-    wall = time.perf_counter() - t0
-    env.close()
+    # one torch thread, as `vdsim-gym train` trains (--num-threads 1): torch's default of
+    # one thread per core made the stage 5x slower when the cores were shared
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        t0 = time.perf_counter()
+        model.learn(total_timesteps=total_timesteps, callback=Progress())
+        wall = time.perf_counter() - t0
+    finally:
+        torch.set_num_threads(threads)
+        env.close()
     return wall, spent[0] / wall
 
 
@@ -343,7 +360,8 @@ def run(calls: int = 2000, repeats: int = 5, highway: bool = True, sac: bool = T
 
     ``calls`` sizes the highway-env row only (blocks of max(calls // 10, 10) steps); the
     VDSim rows time one whole baseline episode per block. ``sac``: SB3 SAC's env share
-    (~20 s). ``progress``: a stderr line as each configuration starts.
+    (about 2 minutes: two runs). ``progress``: a stderr line as each configuration starts
+    and its results on stdout as it finishes.
     """
     check_count(calls, "calls")
     check_count(repeats, "repeats")
@@ -373,6 +391,7 @@ def run(calls: int = 2000, repeats: int = 5, highway: bool = True, sac: bool = T
             f"{level}: env step with 10 ms latency / without = "
             f"{lat.per_call_us / env.per_call_us:.3f}"]
         ratios += unphysical(level, env, core, phys, env_ref, core_ref)
+        stages.result([f"{r.name}: {r.per_call_us:.2f} us/call" for r in level_rows[:2]])
     if sac:
         try:
             for name, kw in (("default", {}), ("reference", REFERENCE)):
@@ -380,6 +399,7 @@ def run(calls: int = 2000, repeats: int = 5, highway: bool = True, sac: bool = T
                 wall, share = sac_env_share(progress=stages.progress, **kw)
                 ratios.append(f"SAC learn(3000 steps, 1 env), {name} physics: {wall:.1f} s, "
                               f"env share {100 * share:.1f} %")
+                stages.result(ratios[-1:])
         except ImportError:
             ratios.append("stable-baselines3 not installed: pip install 'vdsim-gym[train]'")
     if highway:

@@ -252,7 +252,8 @@ def _add_bench(sub: Any) -> None:
                        help="--vector: steps per block (short blocks, many: robust to load)")
     bench.add_argument("--no-ppo", action="store_true", help="--vector: skip the PPO rows")
     bench.add_argument("--no-sac", action="store_true",
-                       help="skip the SB3 SAC env-share rows (~20 s)")
+                       help="skip the SB3 SAC env-share rows (two SAC runs of about 50 s "
+                            "each on one torch thread)")
     bench.set_defaults(func=_bench)
 
 

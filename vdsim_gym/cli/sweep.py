@@ -86,10 +86,13 @@ def check_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> tuple[str, ...]
 
 
 def _load_all(controllers: Sequence[str], algo: str | None,
-              options: tuple[str, str] = ("--controller", "--compare")
+              options: tuple[str, str] = ("--controller", "--compare"),
+              env_id: str | None = None, env_kwargs: dict[str, Any] | None = None
               ) -> list[tuple[str, Any]]:
     """Each controller spec loaded; an error names the option it came from (``options``:
-    the first spec's, the others')."""
+    the first spec's, the others'). With ``env_id`` each baseline is also built once on
+    such an env, so that a missing extra (the MPC's OSQP) or a controller that does not
+    fit the env fails before any work, not after the controllers before it ran."""
     if algo is not None:
         _check_algo(algo)
     loaded = []
@@ -102,6 +105,20 @@ def _load_all(controllers: Sequence[str], algo: str | None,
     if len(set(names)) != len(names):
         raise ConfigError(f"controllers have the same name: {names}; give each {options[1]} a "
                           "different spec or model file name")
+    if env_id is not None and any(callable(pol) for _, pol in loaded):
+        import gymnasium as gym
+
+        env = gym.make(env_id, **(env_kwargs or {}))
+        try:
+            for k, (name, pol) in enumerate(loaded):
+                if callable(pol):  # a baseline's factory (a trained model is loaded already)
+                    try:
+                        pol(env)
+                    except (ImportError, ValueError) as exc:
+                        raise ConfigError(f"{options[1] if k else options[0]} {name}: "
+                                          f"{exc}") from None
+        finally:
+            env.close()
     return loaded
 
 
@@ -146,7 +163,7 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
         off = (None, LatencyModel.fixed(0.0))
         scenarios = [{**sc, **({"obs_delay": m} if m not in off else {})}
                      for sc in (scenarios or [{}]) for m in ages]
-    loaded = _load_all(controllers, algo, options)
+    loaded = _load_all(controllers, algo, options, env_id, env_kwargs)
     if "torch" in sys.modules:  # an SB3 policy was loaded: its network on one thread
         # A 64x64 network gains nothing from a second thread, and beside other work on
         # the cores it loses badly: a 64-observation batch took 23 ms on torch's default

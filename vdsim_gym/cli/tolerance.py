@@ -27,7 +27,8 @@ def main(controllers: Sequence[str], env_id: str, *, kind: str = "computation",
     tolerance.png."""
     env_kwargs = dict(env_kwargs or {})
     check_env_kwargs(env_id, env_kwargs)
-    loaded = _load_all(controllers, algo, ("--controllers", "--controllers"))
+    loaded = _load_all(controllers, algo, ("--controllers", "--controllers"), env_id,
+                       env_kwargs)
     if "torch" in sys.modules:  # as in sweep: a small network on one thread
         sys.modules["torch"].set_num_threads(1)
     out = Path(out)

@@ -85,3 +85,49 @@ def _metric_label(run: Path, metric: str) -> str:
         return getattr(cls, "METRIC_LABELS", {}).get(metric, metric)
     except (OSError, KeyError, TypeError, gym.error.Error):  # no config: the raw name
         return metric
+
+
+def run_summary(run: str | Path, labels: dict[str, str] | None = None) -> str:
+    """What a finished run's evaluations say, for the end of ``vdsim-gym train``: the last
+    evaluation (steps, mean return, the task's first metric, failed episodes) and the
+    best model's (best.json: by return or by ``--select-by``). ``labels``: the task's
+    metric labels (name -> label with unit); missing ones print the metric's name."""
+    import json
+
+    run = Path(run)
+    lines = []
+    metrics_path, evals_path = run / "eval_metrics.npz", run / "evaluations.npz"
+    if not evals_path.is_file():
+        return "  no evaluation yet (the run ended before its first: --eval-freq)"
+    with np.load(evals_path) as ev:
+        steps, returns = ev["timesteps"], ev["results"]
+    head, values, failed = None, None, None
+    if metrics_path.is_file():
+        with np.load(metrics_path) as em:
+            names = [k for k in em.files if k not in ("timesteps", "failed_episodes")]
+            failed = em["failed_episodes"]
+            if names:
+                head, values = names[0], em[names[0]]
+    label = (labels or {}).get(head or "", head)
+    n = returns.shape[1]
+    last = [f"mean return {float(np.mean(returns[-1])):.1f}"]
+    if values is not None and len(values):
+        last.append(f"{label} {float(np.nanmean(values[-1])):.4g}")
+    if failed is not None and len(failed):
+        last.append(f"{int(failed[-1])} of {n} episodes failed")
+    lines.append(f"  final evaluation ({int(steps[-1])} steps, {n} episodes): "
+                 + ", ".join(last))
+    best_path = run / "best.json"
+    if best_path.is_file():
+        best = json.loads(best_path.read_text())
+        by = best.get("select_by", "return")
+        what = [f"mean return {best['mean_return']:.1f}"]
+        if by != "return" and by in best:
+            what.append(f"{(labels or {}).get(by, by)} {best[by]:.4g}")
+        what.append(f"{best['failed_episodes']} of {best['episodes']} episodes failed")
+        lines.append(f"  best model (by {by}, {best['timesteps']} steps): " + ", ".join(what)
+                     + f" -> {run / 'best_model.zip'}")
+    if failed is not None and len(failed) and int(failed[-1]) == n:
+        lines.append("  every evaluation episode of the last evaluation failed: train longer "
+                     "(--timesteps) or check the task's settings")
+    return "\n".join(lines)

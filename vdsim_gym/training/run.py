@@ -41,6 +41,7 @@ class TrainResult:
     model: Any  # the trained SB3 model (in memory)
     timesteps: int
     wall_time_s: float
+    metric_labels: dict[str, str] = dataclasses.field(default_factory=dict)  # the task's
 
 
 def _jsonable(value: Any) -> Any:
@@ -236,7 +237,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
             {"wall_time_s": wall, "timesteps_done": int(model.num_timesteps)}))
         venv.close()
         eval_env.close()
-    return TrainResult(run_dir, model, int(model.num_timesteps), wall)
+    return TrainResult(run_dir, model, int(model.num_timesteps), wall, metric_labels)
 
 
 def _residual_config(env_id: str, kwargs_env: Mapping[str, Any], spec: str,
