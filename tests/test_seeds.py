@@ -63,6 +63,7 @@ def test_train_seeds_and_the_report_end_to_end(tmp_path):
                           "--out", str(tmp_path), "--name", "tiny", "--no-progress"],
                          capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
+    assert "final evaluation (2048 steps, 5 episodes)" in run.stdout, run.stdout  # per seed
     assert (tmp_path / "tiny_s0" / "model.zip").exists()
     assert (tmp_path / "tiny_s1" / "model.zip").exists()
     again = subprocess.run([*cmd, "train", "--seeds", "1-2", "--timesteps", "2048",
@@ -83,6 +84,8 @@ def test_train_seeds_and_the_report_end_to_end(tmp_path):
                           "--delays", "0,40ms", "--seeds", "8", "--baselines", "stanley",
                           "--out", str(out)], capture_output=True, text=True, cwd=tmp_path)
     assert rep.returncode == 0, rep.stderr
+    assert "e_y RMSE [m] [95 %]" in rep.stdout, rep.stdout  # the metric and its unit
+    assert "tiny_s0 (1/2)" in rep.stderr and "stanley (baseline)" in rep.stderr  # progress
     rows = list(csv.DictReader((out / "seeds_report.csv").read_text().splitlines()))
     trained = [r for r in rows if r["kind"] == "trained"]
     assert [r["delay"] for r in trained] == ["fixed 0 ms", "fixed 40 ms"]
@@ -118,3 +121,16 @@ def test_sigterm_stops_parallel_seeds_and_keeps_their_runs(tmp_path):
     for s in (0, 1):
         assert (tmp_path / f"stop_s{s}" / "model.zip").exists()
         assert (tmp_path / f"stop_s{s}" / "train_time.json").exists()
+
+
+def test_the_report_table_has_one_precision_per_column():
+    from vdsim_gym.cli.seeds_report import table
+
+    rows = [{"controller": "a", "kind": "trained", "delay": "fixed 0 ms", "runs": 5,
+             "iqm": 0.01234, "lo": 0.0119, "hi": 0.0131, "mean": 0.0124, "failed_runs": 0},
+            {"controller": "b", "kind": "baseline", "delay": "fixed 0 ms", "runs": 1,
+             "iqm": float("nan"), "lo": 0.1, "hi": 0.2133, "mean": 0.15, "failed_runs": 1}]
+    text = table(rows, "VDSim-DLC-v0", 8, "e_y RMSE [m]")
+    assert "e_y RMSE [m] [95 %]" in text.splitlines()[1]
+    # the largest value (0.2133) gets four significant digits: four decimals throughout
+    assert "0.0123 [0.0119, 0.0131]" in text and "0.1500 [0.1000, 0.2133]" in text

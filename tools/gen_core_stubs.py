@@ -10,8 +10,8 @@ pybind11-stubgen's output (the version pinned in pyproject's ``test`` extra: ano
 version prints other text) with three changes made here, so that it holds only the
 interface:
 
-- the values of the build-identity attributes (``__version__``, ``git_sha``,
-  ``git_dirty``: they change with every commit) are left out; their types stay;
+- the value of the build-identity attribute (``__version__``: it changes with the
+  version) is left out; its type stays;
 - a module constant that is a list, tuple or dict of plain scalars gets its element types
   (``tuple[str, ...]``, ``dict[str, int]``) instead of a bare ``tuple``, read from its value;
 - a default argument that pybind11 can only show as ``<vdsim_gym._core.X object at 0x..>``
@@ -42,7 +42,7 @@ HEADER = (
     "# tests/test_typing.py fails while this file differs from a fresh one.\n"
 )
 # Build identity, not interface: the stub keeps their types, not their values.
-BUILD_VALUES = frozenset({"__version__", "git_sha", "git_dirty"})
+BUILD_VALUES = frozenset({"__version__"})
 # Default arguments that are bound C++ objects (e.g. `initial: Command = Command()`).
 OBJECT_DEFAULT = r"<vdsim_gym\._core\.\w+ object at 0x[0-9a-fA-F]+>"
 SCALARS = (bool, int, float, str)

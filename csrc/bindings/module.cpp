@@ -1,8 +1,6 @@
 // vdsim_gym._core: thin, private bindings of the C++ core. Split by topic.
 #include <pybind11/pybind11.h>
 
-#include "vdsim_git_info.hpp"  // generated at build time (cmake/git_info.cmake)
-
 namespace py = pybind11;
 
 void bind_params(py::module_& m);
@@ -18,9 +16,7 @@ void bind_baselines(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "vdsim C++ core (private; use vdsim_gym)";
-  m.attr("__version__") = VDSIM_VERSION;
-  m.attr("git_sha") = VDSIM_GIT_SHA;
-  m.attr("git_dirty") = VDSIM_GIT_DIRTY;  // 1, 0 or -1 (unknown)
+  m.attr("__version__") = VDSIM_VERSION;  // the git sha: vdsim_gym._build_info
   bind_params(m);
   bind_session(m);
   bind_latency(m);

@@ -17,7 +17,7 @@ def main(groups: Sequence[Sequence[str]], env_id: str, delays: str, *, seeds: in
          which: str = "model", metric: str | None = None, baselines: Sequence[str] = (),
          env_kwargs: dict[str, Any] | None = None,
          scenarios: list[dict[str, Any]] | None = None, out: str | Path = "seeds_report",
-         make_plot: bool = True, echo: Any = print) -> dict[str, Any]:
+         make_plot: bool = True, echo: Any = print, progress: bool = True) -> dict[str, Any]:
     """Writes seeds_report.csv (a row per configuration or baseline and delay),
     seeds_report.png and learning_curves.png; prints the table."""
     from vdsim_gym.cli.sweep import _load_all
@@ -39,7 +39,7 @@ def main(groups: Sequence[Sequence[str]], env_id: str, delays: str, *, seeds: in
     aggs = []
     for g in groups:
         scores = seed_scores(g, env_id, delays, seeds=seeds, which=which, metric=metric,
-                             scenarios=scenarios, **env_kwargs)
+                             scenarios=scenarios, progress=progress, **env_kwargs)
         metric = scores.metric
         aggs.append((aggregate(scores), scores))
     rows: list[dict[str, Any]] = []
@@ -51,7 +51,8 @@ def main(groups: Sequence[Sequence[str]], env_id: str, delays: str, *, seeds: in
                          "failed_runs": int(agg.failed[j]),
                          "per_run": " ".join(f"{v:.6g}" for v in sc.values[:, j])})
     for name, pol in _load_all(list(baselines), None, ("--baselines", "--baselines")):
-        res = sweep(pol, env_id, latencies=parse_delays(delays), seeds=seeds, progress=False,
+        res = sweep(pol, env_id, latencies=parse_delays(delays), seeds=seeds,
+                    progress=progress, progress_label=f"{name} (baseline)",
                     scenarios=scenarios, **env_kwargs)
         m = metric or "rms_e_y"
         by_delay: dict[str, list[Any]] = {}
@@ -66,7 +67,7 @@ def main(groups: Sequence[Sequence[str]], env_id: str, delays: str, *, seeds: in
                          "failed_runs": int(not all(episode_succeeded(r) for r in eps)),
                          "per_run": ""})
     write_csv(out / "seeds_report.csv", rows)
-    echo(table(rows, env_id, seeds))
+    echo(table(rows, env_id, seeds, _metric_label(env_id, env_kwargs, metric or "rms_e_y")))
     written = [out / "seeds_report.csv"]
     if make_plot:
         written.append(plot(rows, out / "seeds_report.png", env_id))
@@ -78,16 +79,47 @@ def main(groups: Sequence[Sequence[str]], env_id: str, delays: str, *, seeds: in
     return {"rows": rows, "aggregates": [a for a, _ in aggs]}
 
 
-def table(rows: Sequence[dict[str, Any]], env_id: str, seeds: int) -> str:
+def _metric_label(env_id: str, env_kwargs: dict[str, Any], metric: str) -> str:
+    """The metric's label with its unit (the env's METRIC_LABELS: "e_y RMSE [m]"), or its
+    name."""
+    import gymnasium as gym
+
+    from vdsim_gym.eval.sweeps.results import BASE_LABELS
+
+    env = gym.make(env_id, **env_kwargs)
+    try:
+        labels = {**BASE_LABELS, **dict(getattr(env.unwrapped, "METRIC_LABELS", {}))}
+    finally:
+        env.close()
+    return labels.get(metric, metric)
+
+
+def _decimals(values: Sequence[float], digits: int = 4) -> int:
+    """Decimals that give the largest finite value ``digits`` significant digits: one
+    precision for a whole column."""
+    finite = [abs(v) for v in values if math.isfinite(v) and v != 0.0]
+    if not finite:
+        return digits
+    return max(0, digits - 1 - math.floor(math.log10(max(finite))))
+
+
+def table(rows: Sequence[dict[str, Any]], env_id: str, seeds: int,
+          metric_label: str = "value") -> str:
+    """The report as text: the metric named with its unit in the header, every value of
+    the column at one precision."""
+    values = [r["iqm"] if r["kind"] == "trained" else r["mean"] for r in rows]
+    d = _decimals([*values, *(r["lo"] for r in rows), *(r["hi"] for r in rows)])
+    head = f"{metric_label} [95 %]"
+    cells = [f"{v:.{d}f} [{r['lo']:.{d}f}, {r['hi']:.{d}f}]" for v, r in zip(values, rows,
+                                                                         strict=True)]
+    width = max([len(head), *map(len, cells)])
     lines = [f"{env_id}, {seeds} evaluation seeds per delay; trained: IQM over runs "
              "[95 % stratified bootstrap], failed runs (an episode without success); "
              "baselines: mean [95 %]",
-             f"{'controller':<28} {'delay':<14} {'runs':>4} {'value [95 %]':>30} {'failed':>7}",
-             "-" * 88]
-    for r in rows:
-        v = r["iqm"] if r["kind"] == "trained" else r["mean"]
-        cell = f"{v:.4g} [{r['lo']:.4g}, {r['hi']:.4g}]"
-        lines.append(f"{r['controller']:<28} {r['delay']:<14} {r['runs']:>4} {cell:>30} "
+             f"{'controller':<28} {'delay':<14} {'runs':>4} {head:>{width}} {'failed':>7}",
+             "-" * (58 + width)]
+    for r, cell in zip(rows, cells, strict=True):
+        lines.append(f"{r['controller']:<28} {r['delay']:<14} {r['runs']:>4} {cell:>{width}} "
                      f"{r['failed_runs']:>7}")
     return "\n".join(lines)
 

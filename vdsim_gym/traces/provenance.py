@@ -1,7 +1,8 @@
 """Provenance of a run: what it ran on (version, git sha, dirty flag, parameter hash) and
 the plant's part of a result's ``meta``, which traces and results both carry.
 
-The git sha and dirty flag are baked into the core module at build time (``VERSION``,
+The version is baked into the core module and the git sha and dirty flag are written
+beside it at every build (``vdsim_gym._build_info``, cmake/git_info.cmake) (``VERSION``,
 ``GIT_SHA``, ``GIT_DIRTY`` here; ``vdsim_gym.__version__``, ``__git_sha__`` and
 ``__git_dirty__`` are the same values); ``param_hash`` is the sha256 of the canonical JSON
 (sorted keys, no whitespace, floats by ``repr``) of the vehicle configuration, the physics
@@ -21,11 +22,11 @@ import json
 import math
 from typing import Any
 
-from vdsim_gym import _core
+from vdsim_gym import _build_info, _core
 
 VERSION: str = _core.__version__
-GIT_SHA: str = _core.git_sha  # "unknown" outside a git checkout
-GIT_DIRTY: bool | None = None if _core.git_dirty < 0 else bool(_core.git_dirty)
+GIT_SHA: str = _build_info.GIT_SHA  # "unknown" outside a git checkout
+GIT_DIRTY: bool | None = None if _build_info.GIT_DIRTY < 0 else bool(_build_info.GIT_DIRTY)
 
 
 def _canonical(value: Any) -> Any:

@@ -168,9 +168,10 @@ class SeedScores:
 def seed_scores(runs: Sequence[str | Path], env_id: str, delays: str, *, name: str = "",
                 seeds: int | Sequence[int] = 64, which: str = "model",
                 metric: str | None = None, scenarios: Sequence[dict[str, Any]] | None = None,
-                **env_kwargs: Any) -> SeedScores:
+                progress: bool = False, **env_kwargs: Any) -> SeedScores:
     """Each run's policy (``which``: "model" or "best_model") swept over ``delays`` (the
-    sweep grammar) on the same evaluation ``seeds``."""
+    sweep grammar) on the same evaluation ``seeds``; ``progress``: a bar per run on
+    stderr."""
     from vdsim_gym.eval.sweeps import sweep
     from vdsim_gym.eval.tolerance import episode_succeeded
     from vdsim_gym.policies import ResidualPolicy, load_policy
@@ -183,13 +184,14 @@ def seed_scores(runs: Sequence[str | Path], env_id: str, delays: str, *, name: s
     clean: list[list[bool]] = []
     labels: tuple[str, ...] = ()
     metric_used = metric
-    for run in runs:
+    for k, run in enumerate(runs):
         path = Path(run)
         pol: Any = load_policy(path / f"{which}.zip")
         if isinstance(pol, ResidualPolicy):
             pol = pol.factory()
         res = sweep(pol, env_id, latencies=lats, seeds=seeds, scenarios=scenarios,
-                    progress=False, **env_kwargs)
+                    progress=progress, progress_label=f"{path.name} ({k + 1}/{len(runs)})",
+                    **env_kwargs)
         if metric_used is None:
             task = [m for m in res.meta["metric_labels"] if m in res.meta["metrics"]
                     and m not in ("episode_return", "n_overrun")]
