@@ -209,3 +209,22 @@ def test_sigterm_stops_the_command_with_its_points_kept(tmp_path):
     assert "delays evaluated so far are in" in err and err.strip().endswith("interrupted")
     rows = list(csv.DictReader(points.read_text().splitlines()))
     assert rows and rows[0]["controller"] == "stanley"
+
+
+def test_a_pass_above_the_tolerance_is_warned_about():
+    from vdsim_gym.cli.tolerance import non_monotone
+    from vdsim_gym.eval.tolerance import Point, Tolerance, ToleranceSearch
+
+    def point(ticks, successes):
+        return Point(ticks, ticks * 5e-4, 64, successes, 0.0, successes >= 63)
+
+    # the case: 41.0 ms the tolerance, 42.5 ms failed (33/64), 45 ms passed (63/64)
+    pts = (point(0, 64), point(40, 64), point(80, 64), point(82, 64), point(85, 33),
+           point(90, 63), point(160, 10))
+    r = Tolerance("stanley", "computation", ToleranceSearch(82, True, pts), 5e-4, "rms_e_y")
+    text = non_monotone(r)
+    assert text is not None and "45.0 ms (63/64) passed above the tolerance" in text
+    assert "42.5 ms (33/64) failed below that" in text
+    clean = (point(0, 64), point(40, 64), point(82, 64), point(85, 33), point(160, 10))
+    assert non_monotone(Tolerance("stanley", "computation", ToleranceSearch(82, True, clean),
+                                  5e-4, "rms_e_y")) is None

@@ -259,3 +259,25 @@ def test_the_helps_first_paragraph_names_every_command(capsys):
     first = " ".join(cli_main.__doc__.split("\n\n")[0].split())
     named = {w.strip(".,`") for w in first.split()}
     assert set(usage_choices) <= named, set(usage_choices) - named
+
+
+def test_compare_help_describes_every_option_and_its_default():
+    import argparse
+    import importlib
+
+    parser = importlib.import_module("vdsim_gym.cli.main").build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    compare = sub.choices["compare"]
+    for action in compare._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        assert action.help, f"compare {action.option_strings}: no help"
+        if action.default not in (None, False) and not action.required:
+            assert "default" in action.help, f"compare {action.option_strings}: no default"
+
+
+def test_a_latency_without_unit_is_named_as_the_option_given(capsys):
+    pytest.importorskip("stable_baselines3")
+    line = _user_error(["train", "--latency", "fixed:20", "--timesteps", "10"], capsys)
+    assert "--latency 'fixed:20'" in line and "no unit" in line
+    assert "--delays" not in line  # the option the user gave, not another command's

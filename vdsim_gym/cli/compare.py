@@ -35,25 +35,34 @@ def _add_compare(sub: Any) -> None:
     p = sub.add_parser("compare", description=DESCRIPTION,
                        help="trained policies (run folders, model files) and baselines "
                             "over delays x seeds: summary table, CSVs, plot")
-    p.add_argument("--env", default="VDSim-DLC-v0")
+    p.add_argument("--env", default="VDSim-DLC-v0",
+                   help="a registered VDSim env id (default VDSim-DLC-v0)")
     p.add_argument("--policies", nargs="+", required=True,
                    help="run folders, model files or baseline specs (stanley, acc_pid, ...); "
                         "loading a run unpickles its files: load only runs you trust")
-    p.add_argument("--delays", type=_delays, default="0,10,20,40ms")
-    p.add_argument("--seeds", type=_int_at_least(1), default=64)
-    p.add_argument("--overrun", default="skip", choices=("skip", "queue"))
+    p.add_argument("--delays", type=_delays, default="0,10,20,40ms",
+                   help="fixed computation delays, e.g. 0,20,40ms (default 0,10,20,40ms; "
+                        "docs/SWEEPS.md, the delay grammar)")
+    p.add_argument("--seeds", type=_int_at_least(1), default=64,
+                   help="episodes per delay and scenario, seeds 0..N-1 (default 64)")
+    p.add_argument("--overrun", default="skip", choices=("skip", "queue"),
+                   help="a computation longer than the control period: skip the samples "
+                        "it covers or queue them (default skip; docs/EVAL_MODES.md)")
     p.add_argument("--metric", default=None, help="the metric to plot (default: the env's)")
     p.add_argument("--env-kwargs", type=_json_object, default=None,
-                   help="JSON object of gym.make kwargs")
+                   help="JSON object of gym.make kwargs (default none)")
     p.add_argument("--scenarios", type=_json_objects, default=None,
                    help="cells of env kwargs as a JSON array, one column of the grid each, "
                         "e.g. '[{\"scenario\": \"follow\"}, {\"scenario\": \"cut_in\"}]'")
     p.add_argument("--own-env", action="store_true",
                    help="sweep each run folder on the env kwargs it was trained with (its "
                         "config.yml, over --env-kwargs); baselines on --env-kwargs")
-    p.add_argument("--num-envs", type=_int_at_least(1), default=64)
-    p.add_argument("--out", type=_out_dir, default="compare_out")
-    p.add_argument("--no-plot", action="store_true")
+    p.add_argument("--num-envs", type=_int_at_least(1), default=64,
+                   help="envs stepped together in the vector batch (default 64)")
+    p.add_argument("--out", type=_out_dir, default="compare_out",
+                   help="folder of sweep.csv, sweep_summary.csv and sweep.png "
+                        "(default compare_out)")
+    p.add_argument("--no-plot", action="store_true", help="no sweep.png")
     p.set_defaults(func=_compare)
 
 

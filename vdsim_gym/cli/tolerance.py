@@ -56,11 +56,36 @@ def main(controllers: Sequence[str], env_id: str, *, kind: str = "computation",
                                 if rows else "") + "\n")
         raise
     echo(table(results, env_id))
+    for r in results:
+        warning = non_monotone(r)
+        if warning:
+            echo(warning)
     written = [out / "tolerance.csv", out / "tolerance_points.csv"]
     if make_plot:
         written.append(plot(results, out / "tolerance.png", env_id))
     echo("wrote " + ", ".join(str(p) for p in written))
     return results
+
+
+def non_monotone(r: Tolerance) -> str | None:
+    """A warning when a delay above the tolerance passed: bisection assumes that a
+    controller passing at a delay passes at every shorter one, so its answer is then one
+    edge of several (every point is in tolerance_points.csv); None otherwise."""
+    edge = -1 if r.search.ticks is None else r.search.ticks
+    above = sorted((q for q in r.search.points if q.ticks > edge), key=lambda q: q.ticks)
+    passed = [q for q in above if q.passed]
+    if not passed:
+        return None
+    failed = [q for q in above if not q.passed and q.ticks < passed[-1].ticks]
+
+    def ms(q: Point) -> str:
+        return f"{q.delay_s * 1e3:.1f} ms ({q.successes}/{q.n})"
+
+    return (f"warning: {r.name}: the success rate is not monotone in the delay: "
+            f"{', '.join(map(ms, passed))} passed above the tolerance"
+            + (f", {', '.join(map(ms, failed))} failed below that" if failed else "")
+            + "; the bisection found one edge of several (every point: "
+              "tolerance_points.csv and the plot)")
 
 
 def _search(name: str, policy: Any, points: list[dict[str, Any]], out: Path, env_id: str,

@@ -512,8 +512,8 @@ def parse_delays(text: str) -> list[LatencyModel | None]:
     units = [u for _, _, u, _ in parsed]
     if not any(u for k, _, u, _ in parsed if k != "none") and \
             any(k not in ("none", "empirical") for k, *_ in parsed):
-        raise ConfigError(f"--delays {text!r} has no unit: end it with ms or s "
-                          "(e.g. 0,5,10ms)")
+        raise ConfigError(f"{text!r} has no unit: end it with ms or s (e.g. 20ms or "
+                          "0,5,10ms)")
     out: list[LatencyModel | None] = []
     for j, (kind, body, unit, seed) in enumerate(parsed):
         if kind == "none":
