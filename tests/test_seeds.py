@@ -134,3 +134,11 @@ def test_the_report_table_has_one_precision_per_column():
     assert "e_y RMSE [m] [95 %]" in text.splitlines()[1]
     # the largest value (0.2133) gets four significant digits: four decimals throughout
     assert "0.0123 [0.0119, 0.0131]" in text and "0.1500 [0.1000, 0.2133]" in text
+
+
+def test_reports_label_metrics_with_their_units():
+    from vdsim_gym.eval.sweeps.report import metric_label
+
+    assert metric_label("VDSim-DLC-v0", "rms_e_y") == "e_y RMSE [m]"
+    assert metric_label("VDSim-DLC-v0", "episode_return") == "episode return"
+    assert metric_label("VDSim-DLC-v0", "not_a_metric") == "not_a_metric"

@@ -23,6 +23,7 @@ def main(groups: Sequence[Sequence[str]], env_id: str, delays: str, *, seeds: in
     from vdsim_gym.cli.sweep import _load_all
     from vdsim_gym.eval.stats import mean_interval
     from vdsim_gym.eval.sweeps import sweep
+    from vdsim_gym.eval.sweeps.report import metric_label
     from vdsim_gym.eval.sweeps.results import write_csv
     from vdsim_gym.eval.tolerance import episode_succeeded
     from vdsim_gym.sim.latency import parse_delays
@@ -67,31 +68,17 @@ def main(groups: Sequence[Sequence[str]], env_id: str, delays: str, *, seeds: in
                          "failed_runs": int(not all(episode_succeeded(r) for r in eps)),
                          "per_run": ""})
     write_csv(out / "seeds_report.csv", rows)
-    echo(table(rows, env_id, seeds, _metric_label(env_id, env_kwargs, metric or "rms_e_y")))
+    label = metric_label(env_id, metric or "rms_e_y", env_kwargs)
+    echo(table(rows, env_id, seeds, label))
     written = [out / "seeds_report.csv"]
     if make_plot:
-        written.append(plot(rows, out / "seeds_report.png", env_id))
+        written.append(plot(rows, out / "seeds_report.png", env_id, label))
         written.append(learning_curves([list(g) for g in groups],
                                        out / "learning_curves.png",
                                        metric=metric or "rms_e_y",
-                                       labels=[a.name for a, _ in aggs]))
+                                       labels=[a.name for a, _ in aggs], axis_label=label))
     echo("wrote " + ", ".join(map(str, written)))
     return {"rows": rows, "aggregates": [a for a, _ in aggs]}
-
-
-def _metric_label(env_id: str, env_kwargs: dict[str, Any], metric: str) -> str:
-    """The metric's label with its unit (the env's METRIC_LABELS: "e_y RMSE [m]"), or its
-    name."""
-    import gymnasium as gym
-
-    from vdsim_gym.eval.sweeps.results import BASE_LABELS
-
-    env = gym.make(env_id, **env_kwargs)
-    try:
-        labels = {**BASE_LABELS, **dict(getattr(env.unwrapped, "METRIC_LABELS", {}))}
-    finally:
-        env.close()
-    return labels.get(metric, metric)
 
 
 def _decimals(values: Sequence[float], digits: int = 4) -> int:
@@ -124,7 +111,8 @@ def table(rows: Sequence[dict[str, Any]], env_id: str, seeds: int,
     return "\n".join(lines)
 
 
-def plot(rows: Sequence[dict[str, Any]], path: Path, env_id: str) -> Path:
+def plot(rows: Sequence[dict[str, Any]], path: Path, env_id: str,
+         metric_label: str | None = None) -> Path:
     """The metric against the delay: trained configurations' IQM with their intervals,
     baselines' means with theirs."""
     from vdsim_gym._plotting import figure
@@ -142,7 +130,7 @@ def plot(rows: Sequence[dict[str, Any]], path: Path, env_id: str) -> Path:
         ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o-" if rs[0]["kind"] == "trained"
                     else "s--", ms=4, capsize=3, label=label)
         ax.set_xticks(np.arange(len(rs)), [r["delay"] for r in rs])
-    ax.set_ylabel(rows[0]["metric"] if rows else "")
+    ax.set_ylabel(metric_label or (rows[0]["metric"] if rows else ""))
     ax.set_xlabel("computation delay")
     ax.set_title(env_id)
     ax.grid(alpha=0.3)

@@ -62,7 +62,7 @@ def main(controllers: Sequence[str], env_id: str, *, kind: str = "computation",
             echo(warning)
     written = [out / "tolerance.csv", out / "tolerance_points.csv"]
     if make_plot:
-        written.append(plot(results, out / "tolerance.png", env_id))
+        written.append(plot(results, out / "tolerance.png", env_id, env_kwargs))
     echo("wrote " + ", ".join(str(p) for p in written))
     return results
 
@@ -145,7 +145,8 @@ def table(results: Sequence[Tolerance], env_id: str) -> str:
     return "\n".join(lines)
 
 
-def plot(results: Sequence[Tolerance], path: Path, env_id: str) -> Path:
+def plot(results: Sequence[Tolerance], path: Path, env_id: str,
+         env_kwargs: dict[str, Any] | None = None) -> Path:
     """Two panels against the delay: each controller's lower bound of the success rate
     (the 95 % line dashed, its tolerance marked) and its metric at each evaluated delay."""
     from vdsim_gym._plotting import figure
@@ -168,7 +169,10 @@ def plot(results: Sequence[Tolerance], path: Path, env_id: str) -> Path:
     ax1.set_title("pass: lower bound >= 0.95 (dashed)")
     ax1.legend(fontsize=8)
     ax2.set_xlabel(ax1.get_xlabel())
-    ax2.set_ylabel(results[0].metric if results else "")
+    if results:
+        from vdsim_gym.eval.sweeps.report import metric_label
+
+        ax2.set_ylabel(metric_label(env_id, results[0].metric, env_kwargs))
     ax2.set_title("metric at each evaluated delay (95 % interval)")
     fig.suptitle(f"Delay tolerance, {env_id}")
     fig.tight_layout()

@@ -249,9 +249,11 @@ def aggregate(scores: SeedScores, *, reps: int = 5000, seed: int = 0) -> Aggrega
 
 
 def learning_curves(runs: Sequence[Any], png: str | Path, *, metric: str = "rms_e_y",
-                    labels: Sequence[str] | None = None, reps: int = 2000) -> Path:
+                    labels: Sequence[str] | None = None, reps: int = 2000,
+                    axis_label: str | None = None) -> Path:
     """IQM over runs of the deterministic evaluations' ``metric`` against env steps with
-    a 95 % bootstrap band; several groups of runs: ``runs`` a list of lists."""
+    a 95 % bootstrap band; several groups of runs: ``runs`` a list of lists.
+    ``axis_label``: the metric with its unit (default its name)."""
     from vdsim_gym._plotting import figure
 
     library, metrics = _rliable()
@@ -281,7 +283,7 @@ def learning_curves(runs: Sequence[Any], png: str | Path, *, metric: str = "rms_
         ax.fill_between(steps[:n], interval["g"][0], interval["g"][1],
                         color=line.get_color(), alpha=0.2)
     ax.set_xlabel("env steps")
-    ax.set_ylabel(f"evaluation {metric}")
+    ax.set_ylabel(f"evaluation {axis_label or metric}")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()

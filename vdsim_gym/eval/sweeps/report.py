@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -23,6 +24,20 @@ def _fmt_interval(mean: float, lo: float, hi: float) -> str:
 def _labels(res: SweepResult) -> dict[str, str]:
     """Metric -> label (with units) of a sweep: the task's labelled metrics first."""
     return dict(res.meta.get("metric_labels") or BASE_LABELS)
+
+
+def metric_label(env_id: str, metric: str, env_kwargs: dict[str, Any] | None = None) -> str:
+    """A metric's label with its unit on ``env_id`` (the env's METRIC_LABELS, e.g.
+    "e_y RMSE [m]"; the return and the overruns: BASE_LABELS), or its name: for the axes
+    and headers of reports that hold names only."""
+    import gymnasium as gym
+
+    env = gym.make(env_id, **(env_kwargs or {}))
+    try:
+        labels = {**BASE_LABELS, **dict(getattr(env.unwrapped, "METRIC_LABELS", {}))}
+    finally:
+        env.close()
+    return labels.get(metric, metric)
 
 
 def headline_metric(res: SweepResult) -> str:
@@ -126,4 +141,4 @@ def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str | Non
     return path
 
 
-__all__ = ["headline_metric", "plot", "summary_table"]
+__all__ = ["headline_metric", "metric_label", "plot", "summary_table"]
