@@ -440,3 +440,22 @@ def test_csv_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     monkeypatch.setattr(_csv.DictWriter, "writerows", real)
     assert path.read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.csv"]
+
+
+def test_progress_uses_tqdm_on_a_terminal_only(monkeypatch, capsys):
+    """A log file or a pipe gets one line per batch; tqdm's carriage-return redraws (its
+    100 % line drawn twice) only on a terminal."""
+    pytest.importorskip("tqdm")
+    import sys as _sys
+
+    from vdsim_gym.eval.sweeps.backends import _Progress
+
+    monkeypatch.setattr(_sys.stderr, "isatty", lambda: False, raising=False)
+    bar = _Progress(2, True, "piped")
+    bar.update(2)
+    bar.close()
+    assert capsys.readouterr().err == "[piped] 2/2 episodes\n"
+    monkeypatch.setattr(_sys.stderr, "isatty", lambda: True, raising=False)
+    bar = _Progress(2, True, "tty")
+    assert bar._bar is not None  # tqdm
+    bar.close()

@@ -15,9 +15,11 @@ RAY_MISSING = "backend='ray' needs Ray: pip install 'vdsim-gym[ray]'"
 
 
 class _Progress:
-    """tqdm when installed, else a line per finished batch (at most ~20 lines); both on
-    stderr, so stdout keeps the tables. ``desc`` names the run (the CLI: which
-    controller, k/n), since one command may start several bars."""
+    """tqdm when installed and stderr is a terminal, else a line per finished batch (at
+    most ~20 lines: a log file or a pipe gets lines, not tqdm's carriage-return redraws,
+    which showed its 100 % line twice); both on stderr, so stdout keeps the tables.
+    ``desc`` names the run (the CLI: which controller, k/n), since one command may start
+    several bars."""
 
     def __init__(self, total: int, enabled: bool, desc: str | None = "sweep") -> None:
         if desc is None:
@@ -27,7 +29,7 @@ class _Progress:
         self.total, self.done, self.enabled, self.desc = total, 0, enabled, desc
         self._bar = None
         self._next_print = 0.0
-        if enabled:
+        if enabled and sys.stderr.isatty():
             try:
                 from tqdm import tqdm
             except ImportError:
