@@ -278,7 +278,8 @@ def test_compare_help_describes_every_option_and_its_default():
 
 def test_a_latency_without_unit_is_named_as_the_option_given(capsys):
     pytest.importorskip("stable_baselines3")
-    line = _user_error(["train", "--latency", "fixed:20", "--timesteps", "10",
-                        "--no-progress"], capsys)  # the test extra has no tqdm or rich
+    # without --no-progress: the option's error comes before a missing tqdm or rich (the
+    # test extra has neither)
+    line = _user_error(["train", "--latency", "fixed:20", "--timesteps", "10"], capsys)
     assert "--latency 'fixed:20'" in line and "no unit" in line
     assert "--delays" not in line  # the option the user gave, not another command's

@@ -100,7 +100,6 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
 
     algo = check_algo(algo)
     cls = algo_class(algo)  # sb3-contrib's TQC and CrossQ: missing is an error before work
-    tensorboard = _check_extras(tensorboard, progress_bar)
     block = load_hyperparams(algo, env_id, hyperparams_file)
     for key, value in (hyperparams or {}).items():
         block[key] = (_eval_policy_kwargs(value, "hyperparams") if key == "policy_kwargs"
@@ -147,7 +146,9 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     if history:
         kwargs_env["action_history"] = history
 
-    # bad env options (and --select-by) fail before the run folder exists
+    # the options' own errors first, then a missing extra (the progress bar's tqdm and
+    # rich, tensorboard); bad env options (and --select-by) fail before the run folder exists
+    tensorboard = _check_extras(tensorboard, progress_bar)
     metric_labels, success_outcome = _probe_env(env_id, kwargs_env)
     select_by = check_select_by(select_by, metric_labels)
     residual_cfg = None if residual is None else _residual_config(env_id, kwargs_env,
