@@ -118,7 +118,7 @@ class Etd2Linear {
     }
     phi12(-dt * lag_rate, lag_p_);
     // The cascade's filter of the body's ax, driven by the slips: its row of phi_k(dt L).
-    filter_dd(filter_rate);
+    filter_dd();
     if (memo) {
       memo->transfer.get(-dt * transfer_rate, transfer_p_);
       memo->filter.get(-dt * filter_rate, filter_p_);
@@ -136,12 +136,12 @@ class Etd2Linear {
     const double w_int0 = integral_ ? v[kAi] - v[kAm] / filter_rate_ : 0.0;
     // The cascade filter's response to the slips (its row's off-diagonal part).
     double drive = 0.0;
-    if (filter_.rate != 0.0) {
+    if (filter_rate_ != 0.0) {
       double x[4];
       for (int i = 0; i < 4; ++i) x[i] = u[i];
-      apply_dd(x, k);
+      apply_modes(filter_pu_[k], filter_block_[k], x);
       for (int i = 0; i < n_; ++i) drive += G_[i][0] * x[i];
-      drive *= dt_ * filter_.rate;
+      drive *= dt_ * filter_rate_;
     }
     apply_slips(u, k);
     apply_slips(w, k + 1);
@@ -190,10 +190,10 @@ class Etd2Linear {
     for (int i = 0; i < n_; ++i)
       v[kW0 + i] -= (lu[i] + et_[i][0] * lb[0] + et_[i][1] * lb[1] +
                      et_[i][2] * lb[2]) * inv_r_;
-    if (filter_.rate != 0.0) {  // the filter's drive: the body's ax from the slips
+    if (filter_rate_ != 0.0) {  // the filter's drive: the body's ax from the slips
       double gx = 0.0;
       for (int i = 0; i < n_; ++i) gx += G_[i][0] * u[i];
-      v[kAm] -= filter_.rate * gx;
+      v[kAm] -= filter_rate_ * gx;
     }
     v[kAxF] += transfer_rate_ * d[kAxF];
     v[kAyF] += transfer_rate_ * d[kAyF];
@@ -217,52 +217,53 @@ class Etd2Linear {
                     et_[i][2] * v[kR]) * inv_r_;
   }
   // x = phi_k(dt Lambda) x (k = 0, 1, 2: phi1, phi2, phi3).
-  void apply_slips(double x[4], int k) const {
+  void apply_slips(double x[4], int k) const { apply_modes(pu_[k], block_[k], x); }
+  // x = F x for a function F of the slips' modes given as its diagonal pu (uncoupled
+  // wheels) and each coupled pair's symmetric 2x2 block (m0, m1; m1, m2).
+  void apply_modes(const double pu[4], const double block[2][3], double x[4]) const {
     for (int pair = 0; pair < 2; ++pair) {
       const int i0 = 2 * pair;
       if (kc_[pair] == 0.0) {
-        x[i0] *= pu_[k][i0];
-        x[i0 + 1] *= pu_[k][i0 + 1];
+        x[i0] *= pu[i0];
+        x[i0 + 1] *= pu[i0 + 1];
         continue;
       }
-      const double* m = block_[k][pair];
+      const double* m = block[pair];
       const double x0 = x[i0], x1 = x[i0 + 1];
       x[i0] = m[0] * x0 + m[1] * x1;
       x[i0 + 1] = m[1] * x0 + m[2] * x1;
     }
   }
-  // phi_k of dt [[l0 - kc, kc], [kc, l1 - kc]] (symmetric) by its eigenvalues m1 > m2:
-  // phi(B) = phi(m2) I + (phi(m1) - phi(m2)) / (m1 - m2) (B - m2 I), m1 - m2 >= 2 dt kc.
+  // A coupled pair's block, dt [[l0 - kc, kc], [kc, l1 - kc]] = [[b0, c], [c, b1]], its
+  // eigenvalues m1 > m2 and their phi_1..3 (block_phi).
+  struct Eigen2 {
+    double b0 = 0.0, b1 = 0.0, c = 0.0, m1 = 0.0, m2 = 0.0, q1[3] = {}, q2[3] = {};
+    // f(B) from f(m1), f(m2): f(m2) I + (f(m1) - f(m2)) / (m1 - m2) (B - m2 I)
+    void function(double f1, double f2, double out[3]) const {
+      const double sk = (f1 - f2) / (m1 - m2);
+      out[0] = f2 + sk * (b0 - m2);
+      out[1] = sk * c;
+      out[2] = f2 + sk * (b1 - m2);
+    }
+  };
+  // phi_k of the pair's block by its eigenvalues (m1 - m2 >= 2 dt kc > 0).
   void block_phi(int pair) {
     const int i0 = 2 * pair;
-    const double a = dt_ * (lam_[i0] - kc_[pair]), b = dt_ * (lam_[i0 + 1] - kc_[pair]),
-                 c = dt_ * kc_[pair];
-    const double mean = 0.5 * (a + b), rad = std::hypot(0.5 * (a - b), c);
-    const double m1 = mean + rad, m2 = mean - rad;
     Eigen2& e = eig_[pair];
-    e.m1 = m1, e.m2 = m2;
-    double* q1 = e.q1;
-    double* q2 = e.q2;
-    phi123(m1, q1);
-    phi123(m2, q2);
-    for (int k = 0; k < 3; ++k) {
-      const double sk = (q1[k] - q2[k]) / (m1 - m2);
-      block_[k][pair][0] = q2[k] + sk * (a - m2);
-      block_[k][pair][1] = sk * c;
-      block_[k][pair][2] = q2[k] + sk * (b - m2);
-    }
+    e.b0 = dt_ * (lam_[i0] - kc_[pair]), e.b1 = dt_ * (lam_[i0 + 1] - kc_[pair]);
+    e.c = dt_ * kc_[pair];
+    const double mean = 0.5 * (e.b0 + e.b1), rad = std::hypot(0.5 * (e.b0 - e.b1), e.c);
+    e.m1 = mean + rad, e.m2 = mean - rad;
+    phi123(e.m1, e.q1);
+    phi123(e.m2, e.q2);
+    for (int k = 0; k < 3; ++k) e.function(e.q1[k], e.q2[k], block_[k][pair]);
   }
 
-  // A first-order filter's row against the slips: phi_k(dt L) in (filter, slips) is block
+  // The cascade filter's row against the slips: phi_k(dt L) in (filter, slips) is block
   // upper triangular, its off-diagonal part dt rate g (phi_k(a) - phi_k(dt Lambda)) /
   // (a - dt Lambda), a = -dt rate: the divided differences of phi_k between the filter's
-  // mode and each slip mode (a coupled pair's by its eigenvalues, as block_phi), from the
-  // phi values computed there.
-  struct Filter {
-    double rate = 0.0;  // 1 / tau (0: not integrated)
-    double pu[2][4] = {};
-    double block[2][2][3] = {};
-  };
+  // mode and each slip mode (a coupled pair's by its eigenvalues), from the phi values
+  // the slips' own functions computed.
   // (phi_k(a) - phi_k(x)) / (a - x) for k = 1, 2 from pa = phi_1..3(a), px = phi_1..3(x)
   // (x nudged off a where they meet).
   static void divided(double a, const double pa[3], double x, const double px[3],
@@ -277,56 +278,29 @@ class Etd2Linear {
     }
     for (int k = 0; k < 2; ++k) out[k] = (pa[k] - px[k]) / (a - x);
   }
-  void filter_dd(double rate) {
-    Filter& flt = filter_;
-    flt.rate = rate;
-    if (rate == 0.0) return;
-    const double a = -dt_ * rate;
+  void filter_dd() {
+    if (filter_rate_ == 0.0) return;
+    const double a = -dt_ * filter_rate_;
     double pa[3], q[2];
     phi123(a, pa);
     for (int i = 0; i < 4; ++i) {
       const double px[3] = {pu_[0][i], pu_[1][i], pu_[2][i]};
       divided(a, pa, dt_ * lam_[i], px, q);
-      for (int k = 0; k < 2; ++k) flt.pu[k][i] = q[k];
+      for (int k = 0; k < 2; ++k) filter_pu_[k][i] = q[k];
     }
     for (int pair = 0; pair < 2; ++pair) {
       if (kc_[pair] == 0.0) continue;
-      const int i0 = 2 * pair;
-      const double x0 = dt_ * (lam_[i0] - kc_[pair]), x1 = dt_ * (lam_[i0 + 1] - kc_[pair]),
-                   c = dt_ * kc_[pair];
       const Eigen2& e = eig_[pair];
       double q1[2], q2[2];
       divided(a, pa, e.m1, e.q1, q1);
       divided(a, pa, e.m2, e.q2, q2);
-      for (int k = 0; k < 2; ++k) {
-        const double sk = (q1[k] - q2[k]) / (e.m1 - e.m2);
-        flt.block[k][pair][0] = q2[k] + sk * (x0 - e.m2);
-        flt.block[k][pair][1] = sk * c;
-        flt.block[k][pair][2] = q2[k] + sk * (x1 - e.m2);
-      }
+      for (int k = 0; k < 2; ++k) e.function(q1[k], q2[k], filter_block_[k][pair]);
     }
   }
-  void apply_dd(double x[4], int k) const {
-    const Filter& flt = filter_;
-    for (int pair = 0; pair < 2; ++pair) {
-      const int i0 = 2 * pair;
-      if (kc_[pair] == 0.0) {
-        x[i0] *= flt.pu[k][i0];
-        x[i0 + 1] *= flt.pu[k][i0 + 1];
-        continue;
-      }
-      const double* m = flt.block[k][pair];
-      const double x0 = x[i0], x1 = x[i0 + 1];
-      x[i0] = m[0] * x0 + m[1] * x1;
-      x[i0 + 1] = m[1] * x0 + m[2] * x1;
-    }
-  }
-  Filter filter_;  // the cascade's
-  // A coupled pair's eigenvalues (of dt times its block) and their phi_1..3 (block_phi).
-  struct Eigen2 {
-    double m1 = 0.0, m2 = 0.0, q1[3] = {}, q2[3] = {};
-  };
   Eigen2 eig_[2];
+  // the cascade filter's divided differences (filter_dd; k = 0, 1: phi1, phi2)
+  double filter_pu_[2][4];
+  double filter_block_[2][2][3];
 
   double et_[4][3];
   double radius_ = 1.0;
