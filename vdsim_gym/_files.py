@@ -1,12 +1,24 @@
-"""Reading user files with errors that name the file: YAML and CSV (text) inputs of the
-workflows, cycles and gains."""
+"""Files in and out, one mechanism each.
+
+In: every user file (YAML, CSV, a run folder's zip or pickle) is opened through
+``open_user_file``, which names the file in its errors and refuses what is not a regular
+file (a FIFO or a device would block or never end) or is larger than a bound.
+
+Out: every result file is written by ``atomic_path`` / ``atomic_open``: to a hidden
+temporary file beside it (``.<name>.<random>.tmp<suffix>``), flushed to disk, then renamed
+over the target, so a signal or a crash at any moment leaves the previous file or the new
+one, never a truncated one. ``clean_stale_temps`` removes what a killed writer (SIGKILL)
+left behind."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 import yaml
 
@@ -45,45 +57,204 @@ def load_yaml(text: str | TextIO) -> Any:
         raise yaml.YAMLError("nested too deeply to parse") from None
 
 
-def read_yaml(path: str | Path, what: str) -> Any:
-    """The parsed YAML of ``path``; a ValueError naming the file, ``what`` it is ("the
-    gains file") and the cause when it cannot be read or parsed."""
-    path = Path(path)
-    try:
-        return load_yaml(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read {what} ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+# Text inputs (YAML configs, CSV cycles and sensor logs) above this are refused unless a
+# caller states its own bound: a config is kilobytes, a long sensor log a few MiB.
+TEXT_MAX_BYTES = 64 * 2**20
 
 
-def open_csv(path: str | Path, what: str, max_bytes: int | None = None) -> TextIO:
-    """``path`` opened for the csv module; a ValueError naming it when it cannot be, when
-    it is not a regular file (a FIFO would block) or when it is larger than
-    ``max_bytes``."""
+def check_regular(path: str | Path, what: str, max_bytes: int | None = None) -> os.stat_result:
+    """``path``'s stat after checking that it is a regular file (following symlinks) no
+    larger than ``max_bytes``; a ConfigError naming the file, ``what`` it is and the fix
+    otherwise. A FIFO, a socket or a device would block a reader or never end."""
     path = Path(path)
     try:
         st = path.stat()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read {what} ({exc.strerror})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ConfigError(f"{path}: {what} is a directory; give the file")
     if not stat.S_ISREG(st.st_mode):
-        raise ConfigError(f"{path}: {what} must be a regular file")
+        raise ConfigError(f"{path}: {what} must be a regular file (this is a FIFO, socket "
+                          "or device, which would block); copy the data into a file")
     if max_bytes is not None and st.st_size > max_bytes:
         raise ConfigError(f"{path}: {what} is {st.st_size / 2**20:.1f} MiB, more than the "
                           f"bound of {max_bytes / 2**20:g} MiB; cut it to the run you need")
+    return st
+
+
+def open_user_file(path: str | Path, what: str, mode: str = "r",
+                   max_bytes: int | None = TEXT_MAX_BYTES) -> IO[Any]:
+    """``path`` opened for reading (``mode`` "r": text, "rb": bytes) after
+    ``check_regular``; a ConfigError naming the file and ``what`` it is when it cannot be.
+    The one way user files are opened."""
+    if mode not in ("r", "rb"):
+        raise ValueError(f"open_user_file reads only (mode 'r' or 'rb', not {mode!r})")
+    path = Path(path)
+    check_regular(path, what, max_bytes)
     try:
-        return path.open(newline="")
+        # O_NONBLOCK: a file swapped for a FIFO between the check and the open does not
+        # block the open; reads of a regular file ignore the flag.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read {what} ({exc.strerror})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(f"{path}: {what} must be a regular file")
+        return os.fdopen(fd, mode, **({"newline": ""} if mode == "r" else {}))
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_user_text(path: str | Path, what: str, max_bytes: int | None = TEXT_MAX_BYTES
+                   ) -> str:
+    """The text of a user file (``open_user_file``); a ConfigError naming it when it is
+    binary (not UTF-8, or with NUL bytes) instead of a decoding traceback."""
+    with open_user_file(path, what, "rb", max_bytes) as fh:
+        data = fh.read()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: {what} is not text (a byte that is not UTF-8 at offset "
+                          f"{exc.start}); give the text file, not a binary one") from None
+    if "\0" in text:
+        raise ConfigError(f"{path}: {what} is not text (it holds NUL bytes); give the text "
+                          "file, not a binary one")
+    return text.replace("\r\n", "\n")
+
+
+def read_yaml(path: str | Path, what: str) -> Any:
+    """The parsed YAML of ``path``; a ConfigError naming the file, ``what`` it is ("the
+    gains file") and the cause when it cannot be read or parsed."""
+    try:
+        return load_yaml(read_user_text(path, what))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+
+
+def open_csv(path: str | Path, what: str, max_bytes: int | None = TEXT_MAX_BYTES
+             ) -> TextIO:
+    """``path``'s text (``read_user_text``: a regular text file no larger than
+    ``max_bytes``) as a stream for the csv module."""
+    import io
+
+    return io.StringIO(read_user_text(path, what, max_bytes), newline="")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot sync a directory; the rename stands
+    finally:
+        os.close(fd)
 
 
 def publish(tmp: str | Path, path: str | Path) -> None:
-    """Renames a finished temporary file over ``path`` with the permissions a plainly
-    created file gets (mkstemp makes it 0600)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(tmp, 0o666 & ~mask)
+    """Makes a finished temporary file ``path``: its data flushed to disk, the
+    permissions a plainly created file gets (mkstemp makes it 0600), renamed over
+    ``path`` (one atomic step) and the rename flushed. The target must not be a FIFO or
+    a device (``check_target``)."""
+    tmp, path = Path(tmp), Path(path)
+    check_target(path)
+    with open(tmp, "rb+") as fh:
+        os.fsync(fh.fileno())
+    os.chmod(tmp, 0o666 & ~_umask())
     os.replace(tmp, path)
+    _fsync_dir(path.parent)
 
 
-__all__ = ["load_yaml", "open_csv", "publish", "read_yaml"]
+TEMP_MARK = ".tmp"
+
+
+def check_target(path: str | Path) -> None:
+    """A ConfigError when ``path`` exists and is not a regular file: renaming over a
+    FIFO, a socket or a device would replace it (a directory cannot be replaced)."""
+    path = Path(path)
+    try:
+        st = path.stat()
+    except OSError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        raise ConfigError(f"{path}: is a directory; give a file name to write")
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError(f"{path}: exists and is not a regular file (a FIFO, socket or "
+                          "device); give another output path")
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """A temporary path beside ``path`` (hidden, the same suffix: libraries that append
+    one, np.savez's ".npz" or SB3's ".zip", find it there) for a writer that takes a
+    path; when the block ends without error the file is published over ``path``
+    (``publish``), on any error or interrupt it is removed and ``path`` is untouched."""
+    path = Path(path)
+    check_target(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.",
+                               suffix=f"{TEMP_MARK}{path.suffix}")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        publish(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
+    """``open(path, mode)`` written atomically (``atomic_path``); text modes write
+    ``newline=""`` (the csv module's convention; give line ends explicitly)."""
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_open writes only (mode 'w' or 'wb', not {mode!r})")
+    with atomic_path(path) as tmp:
+        with open(tmp, mode, **({"newline": ""} if mode == "w" else {})) as fh:
+            yield fh
+
+
+def write_atomic(path: str | Path, data: str | bytes) -> Path:
+    """``data`` written to ``path`` atomically (``atomic_path``)."""
+    with atomic_open(path, "wb") as fh:
+        fh.write(data.encode() if isinstance(data, str) else data)
+    return Path(path)
+
+
+def clean_stale_temps(folder: str | Path, name: str | None = None) -> list[Path]:
+    """Removes the temporary files ``atomic_path`` left in ``folder`` when its writer was
+    killed (SIGKILL: no cleanup ran): all of them, or those of the target ``name``.
+    Returns what it removed. Only this module's pattern is touched
+    (``.<stem>.<random>.tmp<suffix>``)."""
+    folder = Path(folder)
+    stem = Path(name).stem if name else None
+    removed = []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return removed
+    for p in entries:
+        n = p.name
+        if not n.startswith(".") or TEMP_MARK not in n:
+            continue
+        if stem is not None and not n.startswith(f".{stem}."):
+            continue
+        if not p.is_file() or p.is_symlink():
+            continue
+        p.unlink(missing_ok=True)
+        removed.append(p)
+    return removed
+
+
+__all__ = ["TEXT_MAX_BYTES", "atomic_open", "atomic_path", "check_regular", "check_target",
+           "clean_stale_temps", "load_yaml", "open_csv", "open_user_file", "publish",
+           "read_user_text", "read_yaml", "write_atomic"]
