@@ -88,7 +88,7 @@ def open_user_file(path: str | Path, what: str, mode: str = "r",
     ``check_regular``; a ConfigError naming the file and ``what`` it is when it cannot be.
     The one way user files are opened."""
     if mode not in ("r", "rb"):
-        raise ValueError(f"open_user_file reads only (mode 'r' or 'rb', not {mode!r})")
+        raise ConfigError(f"open_user_file reads only (mode 'r' or 'rb', not {mode!r})")
     path = Path(path)
     check_regular(path, what, max_bytes)
     try:
@@ -100,7 +100,9 @@ def open_user_file(path: str | Path, what: str, mode: str = "r",
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise ConfigError(f"{path}: {what} must be a regular file")
-        return os.fdopen(fd, mode, **({"newline": ""} if mode == "r" else {}))
+        if mode == "r":
+            return os.fdopen(fd, "r", newline="")
+        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
@@ -217,9 +219,9 @@ def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
     """``open(path, mode)`` written atomically (``atomic_path``); text modes write
     ``newline=""`` (the csv module's convention; give line ends explicitly)."""
     if mode not in ("w", "wb"):
-        raise ValueError(f"atomic_open writes only (mode 'w' or 'wb', not {mode!r})")
+        raise ConfigError(f"atomic_open writes only (mode 'w' or 'wb', not {mode!r})")
     with atomic_path(path) as tmp:
-        with open(tmp, mode, **({"newline": ""} if mode == "w" else {})) as fh:
+        with (open(tmp, "w", newline="") if mode == "w" else open(tmp, "wb")) as fh:
             yield fh
 
 
@@ -237,7 +239,7 @@ def clean_stale_temps(folder: str | Path, name: str | None = None) -> list[Path]
     (``.<stem>.<random>.tmp<suffix>``)."""
     folder = Path(folder)
     stem = Path(name).stem if name else None
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(folder.iterdir())
     except OSError:
