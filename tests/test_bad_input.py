@@ -359,3 +359,146 @@ def test_vector_size_and_evaluation_length_have_bounds():
     with pytest.raises(ValueError, match=r"duration = 10000000.0 s is longer than the bound "
                                          r"of 86400 s"):
         ClosedLoopEval(controller=lambda obs, t: (0.0, 0.0), duration=1e7)
+
+
+# ------------------------------------------------------------------ issue 45: silent acceptances
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"obs_delay": LatencyModel.fixed(60)},
+     r"sensor delay obs_delay=.* is 60 s, as long as the episode \(time_limit = 15 s\).*"
+     r"not milliseconds: for 20 ms write obs_delay=LatencyModel.fixed\(0.02\)"),
+    ({"randomize": {"obs_delay": [20, 50]}},
+     r"randomize\['obs_delay'\]'s upper bound is 50 s, as long as the episode.*"
+     r"not milliseconds"),
+    ({"randomize": {"latency": [0, 40]}},
+     r"randomize\['latency'\]'s upper bound is 40 s, as long as the episode"),
+    ({"network": __import__("vdsim_gym").NetworkModel(jitter=LatencyModel.fixed(60))},
+     r"network delay NetworkModel\(jitter=.* is 60 s, as long as the episode.*"
+     r"NetworkModel\(jitter=LatencyModel.fixed\(0.02\)\)"),
+], ids=["obs_delay", "randomize-obs_delay", "randomize-latency", "network-jitter"])
+def test_delays_as_long_as_the_episode_are_refused_with_the_unit_slip(kwargs, match):
+    """Accepted silently before (only latency= was checked against the episode): a sensor
+    or network delay of 60 s on the 15 s DLC, randomized ranges meant as milliseconds."""
+    with pytest.raises(ConfigError, match=match):
+        gym.make("VDSim-DLC-v0", **kwargs)
+    gym.make("VDSim-DLC-v0", obs_delay=LatencyModel.fixed(0.02),
+             randomize={"latency": [0.0, 0.04]}).close()  # the seconds forms pass
+
+
+def test_train_randomize_option_in_milliseconds_is_refused():
+    """``train --randomize obs_delay=0:50`` (ms meant, no unit): the parsed ranges build
+    the env, which refuses a sensor age as long as the episode."""
+    from vdsim_gym.sim.randomization import parse_randomize_text
+
+    with pytest.raises(ConfigError, match=r"randomize\['obs_delay'\]'s upper bound is 50 s.*"
+                                          r"seconds, not milliseconds"):
+        gym.make("VDSim-DLC-v0", randomize=parse_randomize_text("obs_delay=0:50"))
+    gym.make("VDSim-DLC-v0", randomize=parse_randomize_text("obs_delay=0:50ms")).close()
+
+
+def test_absurd_randomized_scales_and_boolean_samples_are_refused():
+    with pytest.raises(ConfigError, match=r"randomize\['mass'\]: a scale must be >= 0.1, got "
+                                          r"\[1e-09, 1e-09\].*load that vehicle"):
+        gym.make("VDSim-DLC-v0", randomize={"mass": [1e-9, 1e-9]})
+    with pytest.raises(ConfigError, match=r"cornering_stiffness'\]: a scale must be >= 0.1"):
+        gym.make("VDSim-DLC-v0", randomize={"cornering_stiffness": [1e-6, 1.0]})
+    with pytest.raises(ConfigError, match=r"empirical latency samples must be real numbers of "
+                                          r"seconds \(not booleans.*got \[True, False\]"):
+        LatencyModel.empirical([True, False])
+    with pytest.raises(ConfigError, match="empirical latency samples must be real numbers"):
+        LatencyModel.empirical(np.array([True, False]))
+    assert LatencyModel.empirical([0.01, 0.02]).max_delay == 0.02
+
+
+MPC_BAD = [
+    ({"dt": 1e-9}, r"dt must be the plan's step \[s\] in \[0.001, 1\], got 1e-09"),
+    ({"dt": 100}, r"dt must be the plan's step \[s\] in \[0.001, 1\], got 100"),
+    ({"dt": True}, r"dt must be .* got True"),
+    ({"delay": 1e6}, r"delay must be a number of seconds >= 0 and <= 60, got 1000000.0.*"
+                     r"not milliseconds"),
+    ({"steer_limit": 100}, r"steer_limit must be a fraction of the vehicle's max_steer in "
+                           r"\(0, 1\], got 100"),
+    ({"horizon": 20000}, r"horizon must be a whole number of steps in \[1, 500\] \(the "
+                         r"condensed QP is dense.*got 20000"),
+    ({"horizon": math.inf}, r"horizon must be a whole number of steps in \[1, 500\].*got inf"),
+    ({"horizon": math.nan}, r"horizon must be a whole number of steps in \[1, 500\].*got nan"),
+    ({"horizon": True}, r"horizon must be a whole number of steps.*got True"),
+]
+
+
+@pytest.mark.parametrize("kwargs, match", MPC_BAD, ids=[str(k) for k, _ in MPC_BAD])
+def test_absurd_mpc_parameters_are_refused(kwargs, match):
+    pytest.importorskip("osqp")
+    from vdsim_gym.controllers.mpc import CondensedMPC, MPCSteer
+
+    env = gym.make("VDSim-DLC-v0")
+    with pytest.raises(ConfigError, match=match):
+        MPCSteer.from_env(env, **kwargs)
+    if "horizon" in kwargs:
+        with pytest.raises(ConfigError, match=match):
+            CondensedMPC(kwargs["horizon"])
+    MPCSteer.from_env(env)  # the defaults build
+    env.close()
+
+
+def test_mpc_on_an_env_without_a_path_is_one_clear_error():
+    pytest.importorskip("osqp")
+    from vdsim_gym.controllers.mpc import mpc_pi
+
+    with pytest.raises(ConfigError, match=r"the MPC steers along a path and does not drive "
+                                          r"VDSim-Dyno-v0: its observation has no e_y.*path env"):
+        mpc_pi(gym.make("VDSim-Dyno-v0"))
+
+
+@pytest.mark.parametrize("spec, env_id, drivers", [
+    ("mpc", "VDSim-Dyno-v0", "cycle_follower"),
+    ("stanley", "VDSim-ACC-v0", "acc_pid, acc_pid_dc, idm, idm_dc"),
+])
+def test_a_controller_that_does_not_drive_the_env_is_one_cli_line(spec, env_id, drivers,
+                                                                   tmp_path, capsys):
+    """Before: an AttributeError traceback (mpc on the dyno), a KeyError deep in the first
+    batch (stanley on the ACC env). Now one line naming the baselines that do drive it."""
+    pytest.importorskip("osqp")
+    from vdsim_gym.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["tolerance", "--controllers", spec, "--env", env_id, "--seeds", "1",
+                   "--no-plot", "--out", str(tmp_path / "out")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err
+    assert f"--controllers {spec}: does not drive {env_id}" in err
+    assert err.endswith(f"the baselines that drive it: {drivers}")
+
+
+def test_numpy_scalars_are_numbers_and_bools_are_not():
+    """np.float32 / np.int64 values were refused where Python floats and ints pass
+    (LatencyModel, NetworkModel, whole_ticks, the MPC's weights and horizon)."""
+    from vdsim_gym import NetworkModel
+
+    f32, i64 = np.float32(0.02), np.int64(2)
+    assert LatencyModel.fixed(f32).c == pytest.approx(0.02)
+    assert LatencyModel.uniform(np.float32(0.0), f32, seed=i64).hi == pytest.approx(0.02)
+    net = NetworkModel(drop=np.float32(0.25), burst=(np.float32(0.5), np.float64(0.5)),
+                       jitter=LatencyModel.fixed(f32))
+    assert net.drop == 0.25 and net.burst == (0.5, 0.5)
+    assert whole_ticks(np.float32(0.5), 5e-4, "t") == 1000
+    env = gym.make("VDSim-DLC-v0", latency=LatencyModel.fixed(f32),
+                   randomize={"mass": [np.float32(0.9), np.float32(1.1)]})
+    env.close()
+    for bad in (lambda: LatencyModel.fixed(True), lambda: NetworkModel(drop=True),
+                lambda: NetworkModel(burst=(True, 0.5)), lambda: whole_ticks(True, 5e-4, "t")):
+        with pytest.raises(ConfigError):
+            bad()
+    with pytest.raises(ConfigError, match=r"obs_delay must be a LatencyModel, got the number "
+                                          r"np.float32\(0.03\); for a sensor age of 0.03 s "
+                                          r"pass obs_delay=LatencyModel.fixed\(0.03\)"):
+        gym.make("VDSim-DLC-v0", obs_delay=np.float32(0.03))
+    if pytest.importorskip("osqp"):
+        from vdsim_gym.controllers.mpc import MPCSteer
+
+        env = gym.make("VDSim-DLC-v0")
+        mpc = MPCSteer.from_env(env, dt=np.float32(0.05), horizon=np.int64(20),
+                                q_y=np.float32(2.0), delay=np.float32(0.01))
+        assert mpc.horizon == 20 and mpc.dt == pytest.approx(0.05)
+        env.close()

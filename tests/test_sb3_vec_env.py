@@ -109,3 +109,52 @@ def test_sb3_vec_env_ppo_learns() -> None:
     action, _ = model.predict(obs, deterministic=True)
     assert action.shape == (4, 2)
     env.close()
+
+
+def test_a_second_thread_is_refused_while_a_step_is_in_flight() -> None:
+    """Two threads stepping one adapter used to mix their actions (about 2 % of rows
+    came back with the other thread's action): a step now holds the adapter from
+    step_async to the end of step_wait, and another thread's step or reset raises
+    ConcurrentUseError, as the env and the vector env do. Deterministic: one thread
+    holds the step (step_async) until the main thread has been refused."""
+    import threading
+
+    from vdsim_gym.errors import ConcurrentUseError
+
+    env = make_sb3_vec_env("VDSim-PathFollow-v0", 2, seed=0, **KW)
+    env.reset()
+    held, checked = threading.Event(), threading.Event()
+    out: dict = {}
+
+    def owner() -> None:
+        env.step_async(np.full((2, 2), 0.5, np.float32))
+        held.set()
+        checked.wait(10)
+        out["step"] = env.step_wait()
+
+    t = threading.Thread(target=owner)
+    t.start()
+    assert held.wait(10)
+    try:
+        with pytest.raises(ConcurrentUseError, match="VDSimSB3VecEnv is in use by another "
+                                                      "thread"):
+            env.step_async(np.zeros((2, 2), np.float32))
+        with pytest.raises(ConcurrentUseError):
+            env.step_wait()
+        with pytest.raises(ConcurrentUseError):
+            env.reset()
+        with pytest.raises(ConcurrentUseError):  # SB3's step() = step_async + step_wait
+            env.step(np.zeros((2, 2), np.float32))
+    finally:
+        checked.set()
+        t.join(10)
+    obs, rewards, dones, infos = out["step"]
+    assert obs.shape == (2, env.observation_space.shape[0])
+    # the owner's action (0.5 steer) is what its step applied, not the refused zeros
+    ref = make_sb3_vec_env("VDSim-PathFollow-v0", 2, seed=0, **KW)
+    ref.reset()
+    ref_obs, *_ = ref.step(np.full((2, 2), 0.5, np.float32))
+    np.testing.assert_array_equal(obs, ref_obs)
+    env.step(np.zeros((2, 2), np.float32))  # free again for this thread
+    env.close()
+    ref.close()

@@ -228,3 +228,21 @@ def test_a_pass_above_the_tolerance_is_warned_about():
     clean = (point(0, 64), point(40, 64), point(82, 64), point(85, 33), point(160, 10))
     assert non_monotone(Tolerance("stanley", "computation", ToleranceSearch(82, True, clean),
                                   5e-4, "rms_e_y")) is None
+
+
+def test_numpy_integers_count_and_booleans_do_not():
+    """np.int64 counts were refused (isinstance int) and True passed as 1 trial."""
+    import numpy as np
+
+    from vdsim_gym.errors import ConfigError
+    from vdsim_gym.eval.tolerance import clopper_pearson_lower, find_tolerance
+
+    assert clopper_pearson_lower(np.int64(59), np.int64(59)) == \
+        clopper_pearson_lower(59, 59)
+    assert clopper_pearson_lower(59, 59, np.float32(0.95)) == pytest.approx(
+        clopper_pearson_lower(59, 59, 0.95), rel=1e-6)
+    for k, n in ((True, 1), (1, True)):
+        with pytest.raises(ConfigError, match="need 0 <= k <= n"):
+            clopper_pearson_lower(k, n)
+    with pytest.raises(ConfigError, match="max_ticks must be an integer >= 1, got True"):
+        find_tolerance(lambda t: None, max_ticks=True, start_ticks=1)

@@ -11,6 +11,7 @@ the reset one), ``infos[i]["TimeLimit.truncated"] = truncated and not terminated
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +25,7 @@ from stable_baselines3.common.vec_env.base_vec_env import (
 )
 
 from vdsim_gym.envs.vector import VDSimVectorEnv
-from vdsim_gym.errors import ConfigError, UsageError
+from vdsim_gym.errors import ConcurrentUseError, ConfigError, UsageError
 
 # Methods that would desynchronize a row from the batch (its core is stepped by the
 # vector session, its episode state lives in the vector env).
@@ -43,34 +44,72 @@ class VDSimSB3VecEnv(VecEnv):
         super().__init__(venv.num_envs, venv.single_observation_space,
                          venv.single_action_space)
         self._actions: np.ndarray | None = None
+        # One caller at a time, as the env and the vector env: held from step_async to
+        # the end of step_wait (a second thread's step_async would replace the actions
+        # this step applies) and during reset(); _owner: the thread holding it.
+        self._in_use = threading.Lock()
+        self._owner: int | None = None
         # What a single env's reset() info has: its task's per-step info keys.
         self._reset_keys = tuple(k for k, _ in type(venv.envs[0]).INFO_KEYS)
 
     # ---------------------------------------------------------------- VecEnv protocol
 
+    def _acquire(self) -> None:
+        """Takes the guard for this thread; a ConcurrentUseError when another holds it."""
+        if self._owner == threading.get_ident():
+            return  # step_async again before step_wait (its actions replace the last)
+        if not self._in_use.acquire(False):
+            raise ConcurrentUseError.of("this VDSimSB3VecEnv")
+        self._owner = threading.get_ident()
+
+    def _release(self) -> None:
+        self._actions, self._owner = None, None
+        self._in_use.release()
+
     def reset(self) -> VecEnvObs:
-        seeds = None if all(s is None for s in self._seeds) else list(self._seeds)
-        options = self._options[0] if self._options and self._options[0] else None
-        obs, infos = self.venv.reset(seed=seeds, options=options)
-        self.reset_infos = _rows(infos, self.num_envs)
-        self._reset_seeds()
-        self._reset_options()
-        return obs
+        self._acquire()
+        try:
+            seeds = None if all(s is None for s in self._seeds) else list(self._seeds)
+            options = self._options[0] if self._options and self._options[0] else None
+            obs, infos = self.venv.reset(seed=seeds, options=options)
+            self.reset_infos = _rows(infos, self.num_envs)
+            self._reset_seeds()
+            self._reset_options()
+            return obs
+        finally:
+            self._release()
 
     def step_async(self, actions: np.ndarray) -> None:
+        """Holds the env for this thread until ``step_wait`` returns: another thread's
+        step or reset meanwhile raises ConcurrentUseError (its actions would otherwise
+        replace these, and rows would come back with the other thread's action)."""
+        self._acquire()
         self._actions = actions
 
     def step_wait(self) -> VecEnvStepReturn:
-        if self._actions is None:
+        if self._owner != threading.get_ident():
+            if self._owner is not None:
+                raise ConcurrentUseError.of("this VDSimSB3VecEnv")
             raise UsageError("step_wait() without step_async(actions)")
-        actions, self._actions = self._actions, None
-        fast = self.venv._step_rows(actions)
+        try:
+            return self._step(self._actions)
+        finally:
+            self._release()
+
+    def _step(self, actions: Any) -> VecEnvStepReturn:
+        venv = self.venv
+        if not venv._in_use.acquire(False):  # the vector env used directly meanwhile
+            raise ConcurrentUseError.of("this VDSimSB3VecEnv's vector env")
+        try:
+            fast = venv._step_rows(actions)
+        finally:
+            venv._in_use.release()
         if fast is not None:  # the rows built by the C++ step; ended rows already reset
             obs, rewards, dones, out, reset_infos = fast
             for i, info in reset_infos.items():
                 self.reset_infos[i] = info
             return obs, rewards, dones, out
-        obs, rewards, terminated, truncated, infos = self.venv.step(actions)
+        obs, rewards, terminated, truncated, infos = venv.step(actions)
         dones = terminated | truncated
         out = _rows(infos, self.num_envs)
         for row, limit in zip(out, (truncated & ~terminated).tolist(), strict=True):
@@ -79,7 +118,7 @@ class VDSimSB3VecEnv(VecEnv):
             final = _rows(infos["final_info"], self.num_envs)
             for i in np.flatnonzero(dones).tolist():
                 self.reset_infos[i] = {k: out[i][k] for k in
-                                       (*self._reset_keys, *self.venv.envs[i]._reset_extra)}
+                                       (*self._reset_keys, *venv.envs[i]._reset_extra)}
                 out[i] = {**final[i], "TimeLimit.truncated": out[i]["TimeLimit.truncated"],
                           "terminal_observation": infos["final_obs"][i]}
         return obs, rewards.astype(np.float32), dones, out

@@ -18,6 +18,7 @@ import gymnasium as gym
 from vdsim_gym.envs.core_env import CoreEnv
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.sweeps import _check_env_id, _check_seeds, sweep
+from vdsim_gym.eval.sweeps.lock import output_lock
 from vdsim_gym.eval.sweeps.report import plot, summary_table
 from vdsim_gym.eval.sweeps.results import SweepResult, sweep_metrics, write_csv
 from vdsim_gym.policies import _check_algo, load_controller  # re-exported
@@ -113,13 +114,54 @@ def _load_all(controllers: Sequence[str], algo: str | None,
             for k, (name, pol) in enumerate(loaded):
                 if callable(pol):  # a baseline's factory (a trained model is loaded already)
                     try:
-                        pol(env)
-                    except (ImportError, ValueError) as exc:
+                        _probe(pol, env)
+                    except ImportError as exc:
                         raise ConfigError(f"{options[1] if k else options[0]} {name}: "
                                           f"{exc}") from None
+                    except (ValueError, KeyError, AttributeError, TypeError) as exc:
+                        drivers = _drivers(env)
+                        if name.partition(":")[0] in drivers:  # drives it; a bad parameter
+                            raise ConfigError(f"{options[1] if k else options[0]} {name}: "
+                                              f"{_one_line(exc)}") from None
+                        raise ConfigError(
+                            f"{options[1] if k else options[0]} {name}: does not drive "
+                            f"{env_id} ({_one_line(exc)}); the baselines that drive it: "
+                            f"{', '.join(drivers) or 'none'}") from None
         finally:
             env.close()
     return loaded
+
+
+# The baselines of load_controller, tried in this order by _drivers.
+BASELINES = ("stanley", "stanley_dc", "mpc", "acc_pid", "acc_pid_dc", "idm", "idm_dc",
+             "cycle_follower")
+
+
+def _probe(factory: Any, env: Any) -> Any:
+    """The controller ``factory`` builds for ``env``, after one action on its first
+    observation: a controller built for another task's observation (Stanley on the ACC
+    env) fails here, not deep in the sweep's first batch."""
+    pol = factory(env)
+    obs, _ = env.reset(seed=0)
+    pol.predict(obs[None, :], deterministic=True)
+    return pol
+
+
+def _drivers(env: Any) -> list[str]:
+    """The baselines (``BASELINES``) that build for ``env`` and act on its observation."""
+    out = []
+    for spec in BASELINES:
+        try:
+            _probe(load_controller(spec)[1], env)
+        except (ImportError, ValueError, KeyError, AttributeError, TypeError):
+            continue
+        out.append(spec)
+    return out
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    return " ".join(text.split())
 
 
 def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 64,
@@ -169,8 +211,19 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
         # the cores it loses badly: a 64-observation batch took 23 ms on torch's default
         # two threads under load against 1.2 ms on one (2026-12-03, docs/TRAINING.md).
         sys.modules["torch"].set_num_threads(1)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    with output_lock(out):  # one run per output folder
+        return _sweep_all(loaded, env_id, latencies, Path(out), env_kwargs, scenarios,
+                          seeds=seeds, num_envs=num_envs, backend=backend, address=address,
+                          overrun=overrun, progress=progress, own_env=own_env, echo=echo,
+                          metric=metric, make_plot=make_plot)
+
+
+def _sweep_all(loaded: list[tuple[str, Any]], env_id: str, latencies: Any, out: Path,
+               env_kwargs: dict[str, Any], scenarios: Any, *, seeds: Any, num_envs: int,
+               backend: str, address: str | None, overrun: str, progress: bool,
+               own_env: bool, echo: Any, metric: str | None, make_plot: bool
+               ) -> dict[str, SweepResult]:
+    """``main``'s work once its output folder is locked."""
     results = {}
     for k, (name, pol) in enumerate(loaded, start=1):
         kwargs = dict(env_kwargs)

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from vdsim_gym._signals import sigterm_as_interrupt
 from vdsim_gym.cli.sweep import _load_all, check_env_kwargs
+from vdsim_gym.eval.sweeps.lock import output_lock
 from vdsim_gym.eval.sweeps.results import write_csv
 from vdsim_gym.eval.tolerance import Point, Tolerance, tolerance
 
@@ -32,22 +32,28 @@ def main(controllers: Sequence[str], env_id: str, *, kind: str = "computation",
     if "torch" in sys.modules:  # as in sweep: a small network on one thread
         sys.modules["torch"].set_num_threads(1)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    with output_lock(out):  # one run per output folder (SIGTERM: as Ctrl-C)
+        results = _search_all(loaded, out, env_id, kind=kind, seeds=seeds,
+                              scenarios=scenarios, max_delay=max_delay, start=start,
+                              resolution=resolution, metric=metric, overrun=overrun,
+                              log=log, confidence=confidence, max_metric=max_metric,
+                              env_kwargs=env_kwargs)
+        return _report(results, out, env_id, env_kwargs, make_plot, echo)
+
+
+def _search_all(loaded: list[tuple[str, Any]], out: Path, env_id: str, *,
+                env_kwargs: dict[str, Any], **kwargs: Any) -> list[Tolerance]:
+    """Each controller's search, its rows written as it ends (``main``, folder locked)."""
     for stale in ("tolerance.csv", "tolerance_points.csv", "tolerance.png"):
         (out / stale).unlink(missing_ok=True)  # a previous run's, not this one's
     results: list[Tolerance] = []
     rows: list[dict[str, Any]] = []
     points: list[dict[str, Any]] = []
     try:
-        with sigterm_as_interrupt():  # a scheduler's stop keeps the points as Ctrl-C does
-            for name, pol in loaded:
-                results.append(_search(name, pol, points, out, env_id, kind=kind, seeds=seeds,
-                                       scenarios=scenarios, max_delay=max_delay, start=start,
-                                       resolution=resolution, metric=metric, overrun=overrun,
-                                       log=log, confidence=confidence,
-                                       max_metric=max_metric, **env_kwargs))
-                rows.append(_result_row(results[-1]))
-                write_csv(out / "tolerance.csv", rows)
+        for name, pol in loaded:
+            results.append(_search(name, pol, points, out, env_id, **kwargs, **env_kwargs))
+            rows.append(_result_row(results[-1]))
+            write_csv(out / "tolerance.csv", rows)
     except KeyboardInterrupt:
         if points:
             sys.stderr.write(f"tolerance: interrupted; the {len(points)} delays evaluated so "
@@ -55,6 +61,11 @@ def main(controllers: Sequence[str], env_id: str, *, kind: str = "computation",
                              + (f", the finished controllers in {out / 'tolerance.csv'}"
                                 if rows else "") + "\n")
         raise
+    return results
+
+
+def _report(results: list[Tolerance], out: Path, env_id: str, env_kwargs: dict[str, Any],
+            make_plot: bool, echo: Any) -> list[Tolerance]:
     echo(table(results, env_id))
     for r in results:
         warning = non_monotone(r)

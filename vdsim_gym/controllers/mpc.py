@@ -31,12 +31,24 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from vdsim_gym._checks import check_integer, check_number, check_seconds, is_real
 from vdsim_gym.controllers.base import ObsLayout, as_batch
 from vdsim_gym.controllers.composite import LateralLongitudinal
 from vdsim_gym.controllers.pi_speed import PISpeed
 from vdsim_gym.controllers.prediction import GRAVITY, RowDelays, loop_delay
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.config import load_vehicle
+from vdsim_gym.sim.latency import MAX_DELAY_S
+
+# The longest plan in steps: the condensed QP is dense, its matrices hold (4 N)^2 doubles
+# (N = 500: 8 MB each, N = 20000: 13 GB) and a solve costs ~N^3; 500 steps of the default
+# 0.05 s are 25 s of look-ahead, far past the path preview (30 m).
+MAX_HORIZON = 500
+# The plan's step [s]: below 1 ms it is finer than the control period (10 ms and up) for
+# nothing, above 1 s the zero-order hold of one step spans a whole manoeuvre.
+DT_BOUNDS = (1e-3, 1.0)
+# The observation columns MPCSteer plans from (and the preview_y_*m ones): a path env's.
+PATH_COLUMNS = ("e_y", "e_psi", "vx", "vy", "r", "prev_steer")
 
 OSQP_MISSING = "the MPC baseline needs OSQP: pip install 'vdsim-gym[mpc]' (osqp)"
 
@@ -84,9 +96,7 @@ class CondensedMPC:
     solve and updated (P, q, bounds) after, warm-started from the last plan."""
 
     def __init__(self, horizon: int, *, eps: float = 1e-7, max_iter: int = 20000) -> None:
-        if not (isinstance(horizon, int) and horizon >= 1):
-            raise ConfigError(f"horizon must be an integer >= 1 step, got {horizon!r}")
-        self.N = horizon
+        self.N = check_horizon(horizon)
         self.eps = float(eps)
         self.max_iter = int(max_iter)
         self._prob: Any = None
@@ -185,6 +195,15 @@ class CondensedMPC:
         return {**self.__dict__, "_prob": None, "_shape": None}
 
 
+def check_horizon(horizon: Any) -> int:
+    """The plan's length: an integer number of steps in [1, MAX_HORIZON]."""
+    return check_integer(horizon, "horizon", minimum=1, maximum=MAX_HORIZON,
+                         what="a whole number of steps",
+                         note=" (the condensed QP is dense: memory grows as the horizon "
+                              "squared and a solve as its cube; lengthen dt for a longer "
+                              "look-ahead)")
+
+
 def _csc_order(triu: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """The permutation from the row-major upper-triangle entries to CSC's column order."""
     rows, cols = triu
@@ -267,14 +286,20 @@ class MPCSteer:
         from vdsim_gym.analysis.handling import cornering_stiffness
 
         _osqp()  # fail now, naming the extra
+        check_drives(layout)
+        delay = check_seconds(delay, "delay", allow_zero=True, maximum=MAX_DELAY_S,
+                              hint=" (the loop delay to predict across; delays are seconds, "
+                                   "not milliseconds: 20 ms is 0.02)")
         self._delays = RowDelays(delay)
-        for name, value, positive in (("dt", dt, True),
-                                      ("q_y", q_y, False), ("q_psi", q_psi, False),
+        dt = check_number(dt, "dt", *DT_BOUNDS, what="the plan's step [s]")
+        horizon = check_horizon(horizon)
+        steer_limit = check_number(steer_limit, "steer_limit", 0.0, 1.0, open_low=True,
+                                   what="a fraction of the vehicle's max_steer")
+        for name, value, positive in (("q_y", q_y, False), ("q_psi", q_psi, False),
                                       ("terminal", terminal, False),
                                       ("r_steer", r_steer, False), ("s_rate", s_rate, False),
-                                      ("max_steer_rate", max_steer_rate, True),
-                                      ("steer_limit", steer_limit, True)):
-            if not (isinstance(value, int | float) and math.isfinite(value)
+                                      ("max_steer_rate", max_steer_rate, True)):
+            if not (is_real(value) and math.isfinite(value)
                     and (value > 0.0 if positive else value >= 0.0)):
                 raise ConfigError(f"{name} must be a finite number "
                                   f"{'> 0' if positive else '>= 0'}, got {value!r}")
@@ -324,6 +349,7 @@ class MPCSteer:
     @classmethod
     def from_env(cls, env: gym.Env | Any, *, delay: float | None = None, **kwargs: Any
                  ) -> MPCSteer:
+        check_drives(ObsLayout.from_env(env), env)
         base: Any = env.unwrapped
         return cls(ObsLayout.from_env(env), base.vehicle,
                    delay=loop_delay(env) if delay is None else delay,
@@ -424,6 +450,23 @@ class MPCSteer:
         action = (self.steer(obs) / self.vehicle.max_steer).astype(np.float32)[:, None]
         action = np.clip(action, -1.0, 1.0)
         return (action[0] if single else action), state
+
+
+def check_drives(layout: ObsLayout, env: Any = None) -> None:
+    """A ConfigError when ``layout`` lacks a column the MPC plans from: it steers along a
+    path (a path env: VDSim-DLC-v0, VDSim-PathFollow-v0, ...), not a car-following or
+    dyno env."""
+    names = tuple(layout.names)
+    missing = [n for n in PATH_COLUMNS if n not in names]
+    if not any(re.fullmatch(r"preview_y_(\d+(?:\.\d+)?)m", n) for n in names):
+        missing.append("preview_y_*m")
+    if missing:
+        spec = getattr(env, "spec", None)
+        which = spec.id if spec is not None else "this env"
+        raise ConfigError(
+            f"the MPC steers along a path and does not drive {which}: its observation has "
+            f"no {', '.join(missing)} (it has {', '.join(names)}); use it on a path env "
+            "(VDSim-DLC-v0, VDSim-PathFollow-v0, ...)")
 
 
 def mpc_pi(env: gym.Env | Any, *, delay: float | None = None,

@@ -7,12 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from vdsim_gym import _core
-from vdsim_gym._checks import check_measured_delay
+from vdsim_gym._checks import check_measured_delay, is_real
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.latency import (
     MAX_DELAY_S,
     LatencyModel,
     NetworkModel,
+    check_delay_fits,
     check_latency,
     check_network,
     check_obs_delay,
@@ -56,21 +57,14 @@ class EnvLatency:
     def _configure_latency(self, latency: LatencyModel | None, overrun: str) -> None:
         overrun = check_overrun(overrun)
         if latency is not None:
-            if isinstance(latency, (int, float)) and not isinstance(latency, bool):
+            if is_real(latency):
                 raise ConfigError(
                     f"latency must be a LatencyModel, got the number {latency!r}; for a fixed "
-                    f"delay of {latency} s pass latency=LatencyModel.fixed({latency}) "
+                    f"delay of {latency!s} s pass latency=LatencyModel.fixed({latency!s}) "
                     "(from vdsim_gym import LatencyModel)"
                 )
             latency = check_latency(latency)
-            limit = getattr(self, "time_limit", None)
-            if limit is not None and latency.kind != "measured" \
-                    and latency.mean_delay >= limit:
-                raise ConfigError(
-                    f"latency {latency!r} delays a command by {latency.mean_delay:g} s on "
-                    f"average, as long as the episode (time_limit = {limit:g} s): no "
-                    "command would apply before it ends. Delays are in seconds: for 20 ms "
-                    "write LatencyModel.fixed(0.02)")
+            self._check_fits(latency, "latency", "latency")
             self._core.set_latency(latency.spec(), getattr(_core.OverrunPolicy, overrun))
         else:
             self._core.clear_latency()
@@ -88,6 +82,8 @@ class EnvLatency:
         Without a latency model the commands take the latency path with no computation
         delay (bit for bit the run without latency), so the timing keys are in info."""
         network = check_network(network)
+        if network is not None and network.jitter is not None:
+            self._check_fits(network.jitter, "network delay NetworkModel(jitter=", "loss")
         if network is not None:
             self._core.set_network(network.spec(), getattr(_core.OverrunPolicy, self.overrun))
         else:
@@ -113,6 +109,7 @@ class EnvLatency:
 
     def _configure_obs_delay(self, obs_delay: LatencyModel | None) -> None:
         if obs_delay is not None:
+            self._check_fits(obs_delay, "sensor delay obs_delay=", "obs_delay")
             self._core.set_obs_delay(obs_delay.spec())
         else:
             self._core.clear_obs_delay()
@@ -120,6 +117,28 @@ class EnvLatency:
         self._stepper.timing = self.reports_timing
         self._needs_reset = True
         self._reset_reason = "the sensor delay changed; call reset() before step()"
+
+    def _check_fits(self, model: LatencyModel, what: str, key: str) -> None:
+        """``check_delay_fits`` of ``model``'s mean delay (measured: nothing to check in
+        advance) and, when ``randomize`` draws ``key`` per episode, of the top of its
+        range (``latency``: the mean's), against this env's time limit. ``what`` names the
+        argument ("latency", "sensor delay obs_delay=")."""
+        limit = getattr(self, "time_limit", None)
+        r = self.randomize
+        ranged = {"latency": "latency_mean", "obs_delay": "obs_delay"}.get(key)
+        hi = None if r is None or ranged is None else r.range(ranged)
+        if hi is not None:
+            check_delay_fits(f"randomize[{key!r}]'s upper bound", hi[1], limit,
+                             f"randomize={{{key!r}: [0.0, 0.02]}}")
+            return  # the model is the range's midpoint until the first reset
+        if model.kind == "measured":
+            return
+        fix = {"latency": "latency=LatencyModel.fixed(0.02)",
+               "obs_delay": "obs_delay=LatencyModel.fixed(0.02)",
+               "loss": "NetworkModel(jitter=LatencyModel.fixed(0.02))"}[key]
+        label = f"{what}{model!r})" if what.endswith("(jitter=") else \
+            f"{what}{model!r}" if what.endswith("=") else f"{what} {model!r}"
+        check_delay_fits(f"the mean delay of {label}", model.mean_delay, limit, fix)
 
     @property
     def reports_timing(self) -> bool:

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym._checks import check_finite, check_number, is_integer, is_real
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.latency import LatencyModel
 from vdsim_gym.sim.timing import whole_ticks
@@ -43,10 +44,11 @@ def clopper_pearson_lower(k: int, n: int, confidence: float = 0.95) -> float:
     n trials (Clopper and Pearson, Biometrika 26, 1934): the p at which P(X >= k) =
     1 - confidence for X ~ Binomial(n, p); 0 for k = 0. Found by bisection on the exact
     binomial tail (log-space terms), to 1e-12."""
-    if not (isinstance(n, int) and isinstance(k, int) and 0 <= k <= n and n >= 1):
+    if not (is_integer(n) and is_integer(k) and 0 <= k <= n and n >= 1):
         raise ConfigError(f"need 0 <= k <= n and n >= 1, got k={k!r}, n={n!r}")
-    if not 0.0 < confidence < 1.0:
+    if not (is_real(confidence) and 0.0 < confidence < 1.0):
         raise ConfigError(f"confidence must be in (0, 1), got {confidence!r}")
+    k, n = int(k), int(n)
     if k == 0:
         return 0.0
     alpha = 1.0 - confidence
@@ -107,8 +109,10 @@ def find_tolerance(evaluate: Callable[[int], Point], *, max_ticks: int, start_ti
     ``evaluate(ticks)`` evaluates one delay."""
     for name, v, low in (("max_ticks", max_ticks, 1), ("start_ticks", start_ticks, 1),
                          ("resolution_ticks", resolution_ticks, 1)):
-        if not (isinstance(v, int) and v >= low):
+        if not (is_integer(v) and v >= low):
             raise ConfigError(f"{name} must be an integer >= {low}, got {v!r}")
+    max_ticks, start_ticks = int(max_ticks), int(start_ticks)
+    resolution_ticks = int(resolution_ticks)
     seen: dict[int, Point] = {}
 
     def ev(t: int) -> bool:
@@ -199,11 +203,14 @@ where that is longer). ``resolution``: the bisection's step [s] (default one sub
 
     if kind not in KINDS:
         raise ConfigError(f"kind must be one of {KINDS}, got {kind!r}")
-    n_seeds = seeds if isinstance(seeds, int) else len(seeds)
-    if not 0.0 < required <= 1.0:
-        raise ConfigError(f"required must be a success rate in (0, 1], got {required!r}")
-    if max_metric is not None and not math.isfinite(max_metric):
-        raise ConfigError(f"max_metric must be a finite number, got {max_metric!r}")
+    n_seeds = len(seeds) if isinstance(seeds, Sequence) else int(seeds)
+    required = check_number(required, "required", 0.0, 1.0, open_low=True,
+                            what="a success rate")
+    if confidence is not None:
+        confidence = check_number(confidence, "confidence", 0.0, 1.0, open_low=True,
+                                  open_high=True, what="a confidence")
+    if max_metric is not None:
+        max_metric = check_finite(max_metric, "max_metric")
     n_episodes = n_seeds * max(1, len(scenarios or [{}]))
     if confidence is not None:
         need = min_episodes(required, confidence) if required < 1.0 else math.inf

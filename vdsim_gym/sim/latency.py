@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym import _core
+from vdsim_gym._checks import is_real
 from vdsim_gym.errors import ConfigError
 
 LATENCY_KINDS = ("fixed", "uniform", "normal", "measured", "empirical")
@@ -42,7 +43,7 @@ _HOW = ("build it with LatencyModel.fixed(c), .uniform(lo, hi, seed), .normal(mu
 
 
 def _check_seconds(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not is_real(value) or not math.isfinite(value):
         raise ConfigError(f"{what} must be a finite number of seconds, got {value!r}")
     if value < 0:
         raise ConfigError(f"{what} must be >= 0 s (a delay cannot be negative), got {value!r}")
@@ -60,6 +61,22 @@ def _check_seed(seed: Any) -> int:
             or not 0 <= seed < 2**64:
         raise ConfigError(f"seed must be an integer in [0, 2**64), got {seed!r}")
     return int(seed)
+
+
+def check_delay_fits(what: str, delay: float, time_limit: float | None, fix: str) -> None:
+    """The one check that a delay fits the episode: a ConfigError when ``delay`` [s] (a
+    model's mean delay, or the top of a randomized range) is as long as the episode's
+    ``time_limit`` [s] or longer (None: no limit, nothing to check). ``what`` names the
+    delay and its source ("latency LatencyModel.fixed(20)", "randomize['obs_delay']"),
+    ``fix`` the 20 ms form of it ("LatencyModel.fixed(0.02)"): such a delay is almost
+    always milliseconds written as seconds. Used for the computation delay (``latency=``),
+    the sensor delay (``obs_delay=``), the network delay (``NetworkModel(jitter=)``) and
+    their ``randomize`` ranges."""
+    if time_limit is not None and delay >= time_limit:
+        raise ConfigError(
+            f"{what} is {delay:g} s, as long as the episode (time_limit = {time_limit:g} s) "
+            "or longer: nothing it delays would arrive before the episode ends. Delays are "
+            f"in seconds, not milliseconds: for 20 ms write {fix}")
 
 
 @dataclass(frozen=True)
@@ -262,9 +279,15 @@ def _check_samples(samples: Any, kind: str) -> tuple[float, ...]:
         raise ConfigError(f"empirical latency samples must be a sequence or array of delays "
                           f"[s] (or a CSV path), got {type(samples).__name__}")
     try:
-        x = np.asarray(samples, dtype=float)
+        raw = np.asarray(samples)
     except (TypeError, ValueError):
-        raise ConfigError("empirical latency samples must be numbers of seconds") from None
+        raw = np.asarray([None], dtype=object)
+    if raw.dtype.kind not in "iuf":  # booleans (True is not 1 s), strings, objects
+        raise ConfigError(
+            "empirical latency samples must be real numbers of seconds (not booleans, "
+            f"strings or objects), got {str(samples)[:80]}; pass the recorded delays, e.g. "
+            "LatencyModel.empirical([0.010, 0.012, 0.031])")
+    x = raw.astype(float)
     if x.ndim != 1 or x.size == 0:
         raise ConfigError(f"empirical latency needs a non-empty 1-D set of delays, got shape "
                           f"{x.shape}")
@@ -327,15 +350,13 @@ class NetworkModel:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if isinstance(self.drop, bool) or not isinstance(self.drop, (int, float)) \
-                or not 0.0 <= self.drop <= 1.0:
+        if not is_real(self.drop) or not 0.0 <= self.drop <= 1.0:
             raise ConfigError(f"network drop is a probability in [0, 1], got {self.drop!r}")
         object.__setattr__(self, "drop", float(self.drop))
         if self.burst is not None:
             b = tuple(self.burst) if isinstance(self.burst, (list, tuple)) else None
             if b is None or len(b) != 2 or not all(
-                    isinstance(x, (int, float)) and not isinstance(x, bool) and 0.0 <= x <= 1.0
-                    for x in b):
+                    is_real(x) and 0.0 <= x <= 1.0 for x in b):
                 raise ConfigError(f"network burst is (p_good_to_bad, p_bad_to_good), two "
                                   f"probabilities in [0, 1], got {self.burst!r}")
             if b[1] == 0.0 and b[0] > 0.0:
@@ -417,10 +438,10 @@ def check_obs_delay(obs_delay: Any) -> LatencyModel | None:
     observation's age from (fixed, uniform, normal or empirical; not measured)."""
     if obs_delay is None:
         return None
-    if isinstance(obs_delay, (int, float)) and not isinstance(obs_delay, bool):
+    if is_real(obs_delay):
         raise ConfigError(
             f"obs_delay must be a LatencyModel, got the number {obs_delay!r}; for a sensor "
-            f"age of {obs_delay} s pass obs_delay=LatencyModel.fixed({obs_delay}) "
+            f"age of {obs_delay!s} s pass obs_delay=LatencyModel.fixed({obs_delay!s}) "
             "(from vdsim_gym import LatencyModel)")
     if not isinstance(obs_delay, LatencyModel):
         raise ConfigError(

@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym._checks import is_real
 from vdsim_gym.sim.config import (
     MAX_ACTUATOR_DEAD_TIME_S,
     ActuatorConfig,
@@ -87,6 +88,11 @@ DRAW_KEYS = ("mass", "cg_x", "friction", "cornering_stiffness", "actuator_lag",
              "latency_mean", "latency_jitter", "steer_delay", "longitudinal_delay", "loss",
              "obs_delay", "driver_delay")
 MAX_ACTUATOR_LAG_S = 10.0  # [s]: longer steering lags are a unit slip (ms for s)
+# Smallest value of the scale names (mass, friction, cornering_stiffness) [-]: a car at a
+# tenth of its own mass, grip or stiffness is another vehicle, not a variation of this
+# one (and 1e-9 is a typo); give that vehicle (vehicle=...) instead. Large scales are
+# bounded by the vehicle's own ranges (check_vehicle: e.g. mass <= 1e5 kg at the corner).
+MIN_SCALE = 0.1
 _LATENCY_KEYS = ("mean", "jitter")
 
 
@@ -99,14 +105,13 @@ def _pair(value: Any, key: str) -> tuple[float, float]:
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray)):
         raise _err(key, f"must be a range [lo, hi] of two numbers, got {value!r}"
                    + ("; for a fixed value write [v, v]"
-                      if isinstance(value, (int, float)) else ""))
+                      if is_real(value) else ""))
     items = list(value)
     if len(items) != 2:
         raise _err(key, f"must be a range [lo, hi] of two numbers, got {value!r}")
     out = []
     for v in items:
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
-                or not math.isfinite(v):
+        if not is_real(v) or not math.isfinite(v):
             raise _err(key, f"bounds must be finite numbers, got {value!r}")
         out.append(float(v))
     lo, hi = out
@@ -116,9 +121,15 @@ def _pair(value: Any, key: str) -> tuple[float, float]:
 
 
 def _check_bounds(key: str, lo: float, hi: float) -> None:
-    if key in ("mass", "friction", "cornering_stiffness") and not lo > 0:
-        raise _err(key, f"a scale must be > 0, got [{lo!r}, {hi!r}] ({NAMES[key]}; 1 is "
-                   "the vehicle's own value)")
+    if key in ("mass", "friction", "cornering_stiffness"):
+        if not lo > 0:
+            raise _err(key, f"a scale must be > 0, got [{lo!r}, {hi!r}] ({NAMES[key]}; 1 is "
+                       "the vehicle's own value)")
+        if lo < MIN_SCALE:
+            raise _err(key, f"a scale must be >= {MIN_SCALE:g}, got [{lo!r}, {hi!r}] "
+                       f"({NAMES[key]}; 1 is the vehicle's own value); below that it is "
+                       "another vehicle, not a variation of this one: load that vehicle "
+                       "(vehicle=...) and randomize around it")
     if key == "actuator_lag":
         if lo < 0:
             raise _err(key, f"a time constant must be >= 0 s, got [{lo!r}, {hi!r}]")

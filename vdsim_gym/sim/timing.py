@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from vdsim_gym import _core
-from vdsim_gym._checks import check_seconds
+from vdsim_gym._checks import check_seconds, is_real
 from vdsim_gym.errors import ConfigError
 
 
@@ -44,8 +44,7 @@ def check_substep_dt(substep_dt: float) -> float:
 
 def whole_ticks(seconds: float, substep_dt: float, what: str, allow_zero: bool = False) -> int:
     """``seconds`` in substeps; a clear error when it is not a whole, valid number."""
-    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) \
-            or not math.isfinite(seconds):
+    if not is_real(seconds) or not math.isfinite(seconds):
         raise ConfigError(f"{what} must be a finite number of seconds, got {seconds!r}")
     if seconds < 0 or (seconds == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "positive"

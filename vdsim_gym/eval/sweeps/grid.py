@@ -10,6 +10,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from vdsim_gym._checks import is_real
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.latency import LatencyModel
 
@@ -105,8 +106,8 @@ def _check_latencies(latencies: Any) -> list[LatencyModel | None]:
                           "no latency)")
     for lat in out:
         if lat is not None and not isinstance(lat, LatencyModel):
-            hint = (f"; for a fixed delay of {lat} s use LatencyModel.fixed({lat})"
-                    if isinstance(lat, (int, float)) and not isinstance(lat, bool) else "")
+            hint = (f"; for a fixed delay of {lat!s} s use LatencyModel.fixed({lat!s})"
+                    if is_real(lat) else "")
             raise ConfigError(f"each latency must be a LatencyModel or None, got {lat!r}{hint}")
         if lat is not None and not lat.reproducible:
             raise ConfigError("LatencyModel.measured() times the controller's wall clock and "

@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import csv
 import math
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from vdsim_gym._files import publish
+from vdsim_gym._files import atomic_open
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.stats import mean_interval
 
@@ -160,21 +158,15 @@ class SweepResult:
 
 
 def write_csv(path: str | Path, rows: list[dict[str, Any]]) -> Path:
-    """Rows of flat dicts as CSV, columns in the first row's order. Written to a
-    temporary file beside ``path`` and renamed over it once complete, so an interrupt
-    leaves the previous file whole, never a truncated one."""
+    """Rows of flat dicts as CSV, columns in the first row's order, written atomically
+    (``vdsim_gym._files.atomic_open``: an interrupt leaves the previous file whole, never
+    a truncated one)."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            if rows:
-                writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-                writer.writeheader()
-                writer.writerows(rows)
-        publish(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path, "w") as fh:
+        if rows:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
     return path
 
 
