@@ -502,3 +502,37 @@ def test_numpy_scalars_are_numbers_and_bools_are_not():
                                 q_y=np.float32(2.0), delay=np.float32(0.01))
         assert mpc.horizon == 20 and mpc.dt == pytest.approx(0.05)
         env.close()
+
+
+@pytest.mark.parametrize("make", [
+    lambda v: gym.make("VDSim-DLC-v0", speed=v(20.0)),
+    lambda v: gym.make("VDSim-DLC-v0", time_limit=v(12.0)),
+    lambda v: gym.make("VDSim-DLC-v0", step_tol=v(1e-4)),
+    lambda v: gym.make("VDSim-PathFollow-v0", course_length=v(300.0)),
+    lambda v: gym.make("VDSim-PathFollow-v0", stall_time=v(2.0)),
+    lambda v: gym.make("VDSim-ACC-v0", duration=v(30.0)),
+    lambda v: gym.make("VDSim-ACC-v0", set_speed=v(25.0)),
+    lambda v: gym.make("VDSim-ACC-v0", time_headway=v(1.5)),
+], ids=["dlc speed", "time_limit", "step_tol", "course_length", "stall_time",
+        "acc duration", "acc set_speed", "acc time_headway"])
+def test_env_keywords_take_numpy_scalars_and_refuse_bools(make):
+    """The envs' numeric keywords take numpy scalars as Python numbers (np.float32 was
+    refused by hand-written isinstance checks) and refuse a bool where a number is meant
+    (True passed as 1)."""
+    env = make(np.float32)
+    env.reset(seed=0)
+    env.step(env.action_space.sample() * 0)
+    env.close()
+    make(np.float64).close()
+    with pytest.raises(ConfigError):
+        make(lambda x: True)
+
+
+def test_a_compensating_controllers_delay_takes_numpy_scalars():
+    """RowDelays (stanley_dc's and the MPC's predicted delay) refused np.float32."""
+    from vdsim_gym.controllers.prediction import RowDelays
+
+    assert RowDelays(np.float32(0.04)).delay == pytest.approx(0.04)
+    for bad in (True, float("nan"), -0.01):
+        with pytest.raises(ConfigError, match="delay must be a finite number"):
+            RowDelays(bad)

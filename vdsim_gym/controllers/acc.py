@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vdsim_gym._checks import is_real
 from vdsim_gym._files import read_yaml
 from vdsim_gym.errors import ConfigError
 
@@ -132,7 +133,7 @@ def load_gains(path: str | Path) -> ACCGains:
                 raise ConfigError(f"{path}: {name}.{key} is missing")
         for key, value in block.items():
             lo, hi = GAIN_RANGES[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            if not is_real(value) \
                     or not lo <= value <= hi:
                 raise ConfigError(f"{path}: {name}.{key} = {value!r} is outside its allowed "
                                   f"range [{lo:g}, {hi:g}]")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from vdsim_gym._checks import is_real
 from vdsim_gym.errors import ConfigError
 
 
@@ -33,7 +34,7 @@ class IDM:
         for name in ("v0", "time_headway", "a_max", "b_comfort", "delta",
                      "max_acceleration", "max_deceleration"):
             value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            if not (is_real(value) and math.isfinite(value) and value > 0):
                 raise ConfigError(f"IDM {name} must be a positive number, got {value!r}")
         if not self.min_gap >= 0:
             raise ConfigError(f"IDM min_gap must be >= 0 m, got {self.min_gap!r}")

@@ -28,6 +28,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from vdsim_gym._checks import is_real
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.config import VehicleConfig, load_vehicle
 
@@ -166,7 +167,7 @@ class RowDelays:
     a latency randomization), used for batches of that many rows."""
 
     def __init__(self, delay: float) -> None:
-        if not (isinstance(delay, int | float) and math.isfinite(delay) and delay >= 0.0):
+        if not (is_real(delay) and math.isfinite(delay) and delay >= 0.0):
             raise ConfigError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
         self.delay = float(delay)
         self.rows: np.ndarray | None = None

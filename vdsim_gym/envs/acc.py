@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym import _core
+from vdsim_gym._checks import is_real
 from vdsim_gym.envs.acc_scenarios import FAMILIES, LeadScenario, draw, load_sensor_csv
 from vdsim_gym.envs.core_env import (
     CoreEnv,
@@ -86,10 +87,10 @@ class ACCEnv(CoreEnv):
                                   f"{', '.join(FAMILIES)}")
         if not families:
             raise ConfigError("scenario is an empty list; give 'random' or family names")
-        if not (isinstance(duration, (int, float)) and math.isfinite(duration)
+        if not (is_real(duration) and math.isfinite(duration)
                 and 0 < duration <= 3600):
             raise ConfigError(f"duration must be seconds in (0, 3600], got {duration!r}")
-        if set_speed is not None and not (isinstance(set_speed, (int, float))
+        if set_speed is not None and not (is_real(set_speed)
                                           and 0 < set_speed < 70):
             raise ConfigError(f"set_speed must be None (drawn) or in (0, 70) m/s, got "
                               f"{set_speed!r}")
@@ -115,7 +116,7 @@ class ACCEnv(CoreEnv):
         weights = merge_reward_weights(DEFAULT_WEIGHTS, reward_weights)
         for name, value in (("time_headway", time_headway), ("min_distance", min_distance),
                             ("ttc_safe", ttc_safe)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            if not is_real(value) \
                     or not math.isfinite(value) or value < 0:
                 raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
         self.time_headway, self.min_distance = float(time_headway), float(min_distance)

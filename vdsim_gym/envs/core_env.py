@@ -39,6 +39,7 @@ from vdsim_gym._checks import (  # noqa: F401
     check_action_history,
     check_flag,
     check_measured_delay,
+    is_real,
     reject_action,
 )
 from vdsim_gym.envs.env_latency import EnvLatency
@@ -101,7 +102,7 @@ def merge_reward_weights(defaults: Mapping[str, float],
     for k, v in (given or {}).items():
         if k not in weights:
             raise ConfigError(f"unknown reward weight {k!r}; valid: {', '.join(weights)}")
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        if not is_real(v) or not math.isfinite(v):
             raise ConfigError(f"reward weight {k!r} must be a finite number, got {v!r}")
         weights[k] = float(v)
     return weights
@@ -611,7 +612,7 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
     def _check_time_limit(value: Any) -> float | None:
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+        if not is_real(value) \
                 or not math.isfinite(value) or not 0 < value <= MAX_TIME_LIMIT_S:
             raise ConfigError(f"time_limit must be None or seconds in (0, {MAX_TIME_LIMIT_S:g}]"
                               f", got {value!r} (it is simulated time, not a step count)")

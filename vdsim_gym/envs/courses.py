@@ -21,6 +21,7 @@ import numpy as np
 import yaml
 
 from vdsim_gym import _core
+from vdsim_gym._checks import is_real
 from vdsim_gym._data import scenarios_dir
 from vdsim_gym._files import load_yaml
 from vdsim_gym.envs.course import Course, Gate
@@ -174,13 +175,13 @@ def _lane_change_lanes() -> list[Lane]:
 
 def _check_positive(**values: float) -> None:
     for name, v in values.items():
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+        if not (is_real(v) and math.isfinite(v) and v > 0):
             raise ConfigError(f"{name} must be a positive finite number, got {v!r}")
 
 
 def _check_non_negative(**values: float) -> None:
     for name, v in values.items():
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+        if not (is_real(v) and math.isfinite(v) and v >= 0):
             raise ConfigError(f"{name} must be a non-negative finite number, got {v!r}")
 
 
@@ -415,7 +416,7 @@ def load_scenario(name_or_path: str | Path) -> dict[str, Any]:
                 raise ConfigError(
                     f"{path}: 'preset' must be one of {COURSE_PRESETS}, got {value!r}"
                 )
-        elif isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        elif not is_real(value) or not value >= 0:
             raise ConfigError(f"{path}: '{key}' must be a non-negative number, got {value!r}")
         elif key in ("speed", "spacing", "vehicle_width") and value == 0:
             raise ConfigError(f"{path}: '{key}' must be positive, got {value!r}")

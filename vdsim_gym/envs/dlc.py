@@ -6,6 +6,7 @@ import math
 from functools import lru_cache
 from typing import Any
 
+from vdsim_gym._checks import is_real
 from vdsim_gym.envs.course import Course
 from vdsim_gym.envs.courses import dlc_course
 from vdsim_gym.envs.path_env import SHARED_ARGS, SHARED_DOC, PathTrackingEnv
@@ -55,7 +56,7 @@ class DoubleLaneChangeEnv(PathTrackingEnv):
 
     def __init__(self, *, preset: str = "iso3888_1", speed: float = 20.0, **kwargs: Any) -> None:
         time_limit = kwargs.get("time_limit", "default")
-        if isinstance(speed, bool) or not isinstance(speed, (int, float)):
+        if not is_real(speed):
             raise ConfigError(f"speed must be a number of m/s, got {type(speed).__name__} "
                               f"{speed!r}; e.g. speed=20.0 (72 km/h) for ISO 3888-1")
         if not math.isfinite(speed) or not 0 < speed <= MAX_SPEED:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym import _core
+from vdsim_gym._checks import is_real
 from vdsim_gym.dyno.cycles import DriveCycle, load_cycle
 from vdsim_gym.dyno.physics import DynoPhysics
 from vdsim_gym.envs.core_env import (
@@ -111,7 +112,7 @@ class DynoEnv(CoreEnv):
         weights = merge_reward_weights(DEFAULT_WEIGHTS, reward_weights)
         for name, value in (("ref_speed_max", ref_speed_max), ("ref_accel_max", ref_accel_max),
                             ("ref_decel_max", ref_decel_max)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            if not is_real(value) \
                     or not math.isfinite(value) or not 0 < value <= 100:
                 raise ConfigError(f"{name} must be a number in (0, 100], got {value!r}")
         p = _core.DriveCycleParams()

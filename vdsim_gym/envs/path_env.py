@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym import _core
+from vdsim_gym._checks import is_real
 from vdsim_gym.envs.core_env import CoreEnv, check_flag, task_flags
 from vdsim_gym.envs.course import Course
 from vdsim_gym.errors import ConfigError
@@ -262,7 +263,7 @@ class PathTrackingEnv(CoreEnv):
 
 def check_stall_time(value: Any) -> float:
     """A stall time [s]: a finite number >= 0 (0: never terminate on a stall)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+    if not is_real(value) \
             or not math.isfinite(value) or value < 0:
         raise ConfigError(f"stall_time must be a finite number of seconds >= 0 (0: no stall "
                           f"termination), got {value!r}")
@@ -281,7 +282,7 @@ def resolve_reward_weights(weights: Mapping[str, float] | None) -> dict[str, flo
             raise ConfigError(
                 f"unknown reward weight {key!r}; valid keys: {', '.join(REWARD_TERM_NAMES)}"
             )
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+        if not is_real(value) \
                 or not math.isfinite(value):
             raise ConfigError(f"reward weight {key!r} must be a finite number, got {value!r}")
         out[key] = float(value)

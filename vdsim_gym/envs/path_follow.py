@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from vdsim_gym._checks import is_real
 from vdsim_gym.envs.course import Course
 from vdsim_gym.envs.courses import random_course
 from vdsim_gym.envs.path_env import SHARED_ARGS, SHARED_DOC, PathTrackingEnv
@@ -52,7 +53,7 @@ class PathFollowEnv(PathTrackingEnv):
         speed_range: tuple[float, float] = (8.0, 25.0),
         **kwargs: Any,
     ) -> None:
-        if not isinstance(course_length, (int, float)) or isinstance(course_length, bool) \
+        if not is_real(course_length) \
                 or not math.isfinite(course_length) or course_length <= 0:
             raise ConfigError(f"course_length must be a positive number of m, got "
                               f"{course_length!r}")

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from vdsim_gym import _core
+from vdsim_gym._checks import is_real
 from vdsim_gym._data import vehicles_dir
 from vdsim_gym._files import load_yaml
 from vdsim_gym.errors import ConfigError  # noqa: F401  (vdsim_gym.sim.config.ConfigError)
@@ -239,7 +240,7 @@ def _check_value(tp: Any, value: Any, where: str, key_path: str) -> Any:
         if not isinstance(value, bool):
             raise ConfigError(f"{where}: '{key_path}' must be true or false, got {value!r}")
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not is_real(value):
         raise ConfigError(f"{where}: '{key_path}' must be a number, got {value!r}")
     try:
         number = float(value)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym import _core
+from vdsim_gym._checks import is_real
 from vdsim_gym.errors import ConfigError, InvalidActionError
 from vdsim_gym.sim.config import (  # noqa: F401  (COMMAND_COLUMNS: importable from here)
     COMMAND_COLUMNS,
@@ -144,7 +145,7 @@ def check_channel_delays(value: Any, substep_dt: float) -> tuple[float, float]:
     for name in CHANNELS:
         d = value.get(name, 0.0)
         what = f"channel_delays['{name}']"
-        if isinstance(d, bool) or not isinstance(d, (int, float)) or not math.isfinite(d) \
+        if not is_real(d) or not math.isfinite(d) \
                 or d < 0 or d > MAX_ACTUATOR_DEAD_TIME_S:
             raise ConfigError(f"{what} must be a dead time in [0, {MAX_ACTUATOR_DEAD_TIME_S:g}] "
                               f"s, got {d!r} (seconds: 60 ms is 0.06)")
@@ -174,7 +175,7 @@ def check_step_tol(step_tol: float | None, integrator: str) -> float:
         raise ConfigError(f"step_tol applies to integrator='etd2' only (its steps are sized "
                           f"by the error they make), got integrator={integrator!r}; drop "
                           "step_tol")
-    if isinstance(step_tol, bool) or not isinstance(step_tol, (int, float)) \
+    if not is_real(step_tol) \
             or not math.isfinite(step_tol) or step_tol <= 0.0:
         raise ConfigError(f"step_tol must be a positive finite number [m/s], got "
                           f"{step_tol!r}; the default is {DEFAULT_STEP_TOL:g}")
@@ -236,7 +237,7 @@ class PhysicsSpec:
         rule")."""
         dt = check_substep_dt(substep_dt)
         delays = check_channel_delays(channel_delays, dt)
-        if isinstance(control_period, (int, float)) and not isinstance(control_period, bool) \
+        if is_real(control_period) \
                 and control_period > MAX_CONTROL_PERIOD_S:
             raise ConfigError(f"control_period = {control_period!r} s is longer than the bound "
                               f"of {MAX_CONTROL_PERIOD_S:g} s (one step integrates the whole "
