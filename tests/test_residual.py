@@ -140,11 +140,24 @@ def test_bad_input_names_the_fix_and_loses_nothing():
         ResidualWrapper(gym.make("VDSim-DLC-v0"), "nonsense_controller")
     with pytest.raises(UnsupportedEnvError):
         ResidualWrapper(gym.make("Pendulum-v1"), "stanley")
+    for bad in (True, [True, 0.1], "0.1", None):  # not numbers: refused, not read as 1
+        with pytest.raises(ConfigError, match="scale must be a number or 2 numbers"):
+            ResidualWrapper(gym.make("VDSim-DLC-v0"), "stanley", scale=bad)
     v = ResidualVectorWrapper(VDSimVectorEnv("VDSim-DLC-v0", 2), "stanley")
     v.reset(seed=0)
     with pytest.raises(ConfigError, match="reset_mask"):
         v.reset(options={"reset_mask": np.array([True, False])})
     v.step(np.zeros((2, 2), np.float32))
+
+
+def test_the_sb3_form_on_a_foreign_env_names_what_it_supports():
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from vdsim_gym.residual import ResidualVecEnv
+
+    with pytest.raises(UnsupportedEnvError, match="ResidualVecEnv supports the VDSim envs.*"
+                                                  "got CartPoleEnv"):
+        ResidualVecEnv(DummyVecEnv([lambda: gym.make("CartPole-v1")]), "stanley")
 
 
 def test_a_delay_compensating_base_follows_each_episodes_delay():

@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import functools
 import inspect
+import io
+import pickle
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vdsim_gym._files import load_yaml
 from vdsim_gym.errors import ConfigError
 
 # Every model class by its upper-case name: (module, class). The training algorithms are
@@ -136,9 +138,15 @@ class ResidualPolicy:
     """A residual run's policy: the base controller's command plus the scaled correction
     the trained model outputs for the observation with that command appended
     (``vdsim_gym.residual``). ``predict`` works on one observation or a batch;
-    the base's state (a PI integrator) restarts on ``episode_start``. The base is built
-    for the run's env (``gym.make(env_id, **env_kwargs)``) at the first call, or for an
-    env given to ``bind(env)``."""
+    the base's state (a PI integrator) restarts on ``episode_start``.
+
+    The base is built for an env: bind the policy to the env it drives,
+    ``policy.for_env(env)`` (a copy; ``bind(env)`` in place) or
+    ``load_policy(run, env=env)``; a sweep does it per cell (``factory()``). Unbound,
+    ``predict`` builds the base for the run's own env (config.yml's env_id and
+    env_kwargs), and refuses when that base follows the env's loop delay (stanley_dc,
+    acc_pid_dc, idm_dc, mpc without ``delay=``): it would compensate the run's delay,
+    not the one of the env it drives."""
 
     def __init__(self, inner: TrainedPolicy, env_id: str, base: str, scale: Any) -> None:
         self.inner, self.env_id, self.base_spec, self.scale = inner, env_id, base, scale
@@ -148,15 +156,44 @@ class ResidualPolicy:
         self._rule: Any = None
         self._n_obs = 0
 
-    def bind(self, env: Any) -> ResidualPolicy:
-        """Builds the base controller for ``env`` (its observation must be the run's)."""
-        from vdsim_gym.controllers.residual import ResidualCore
+    @property
+    def bound(self) -> bool:
+        """Whether the base controller has been built (``bind``)."""
+        return self._rule is not None
 
-        base = getattr(env, "unwrapped", env)
-        self._rule = ResidualCore(base_controller(env, self.base_spec), self.scale,
-                                  base.action_names)
-        self._n_obs = len(base.obs_names)
+    def bind(self, env: Any) -> ResidualPolicy:
+        """Builds the base controller for ``env`` (a VDSim env whose observation is the
+        run's: the model's input is it plus the base command); a ConfigError when the
+        base cannot drive ``env`` or the observation does not fit the model."""
+        from vdsim_gym.controllers.residual import ResidualCore
+        from vdsim_gym.wrappers._common import vdsim_base
+
+        base = vdsim_base(env, f"the residual policy {self.name}")
+        where = f"the residual policy {self.name} (base {self.base_spec!r})"
+        try:
+            controller = base_controller(env, self.base_spec)
+        except (KeyError, AttributeError, ValueError) as exc:
+            raise self._cannot_drive(env, exc) from None
+        rule = ResidualCore(controller, self.scale, base.action_names)
+        n_obs = len(base.obs_names)
+        shape = getattr(getattr(self.inner.model, "observation_space", None), "shape", None)
+        if shape is not None and tuple(shape) != (n_obs + rule.m,):
+            raise ConfigError(f"{where}: {_env_label(env)} observes {n_obs} values and the "
+                              f"base {rule.m} actions, but the model takes {shape[0]} inputs; "
+                              f"bind it to an env built like its run's ({self.env_id} with "
+                              f"policy.env_kwargs)")
+        try:  # a base that reads columns the env does not have fails here, not mid-run
+            rule.peek(np.zeros((1, n_obs), np.float32))
+        except (KeyError, AttributeError) as exc:
+            raise self._cannot_drive(env, exc) from None
+        self._rule, self._n_obs = rule, n_obs
         return self
+
+    def _cannot_drive(self, env: Any, exc: BaseException) -> ConfigError:
+        cause = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
+        return ConfigError(f"the residual policy {self.name} (base {self.base_spec!r}) "
+                           f"cannot drive {_env_label(env)} ({cause.rstrip('.')}); bind it "
+                           f"to an env of its run ({self.env_id})")
 
     def for_env(self, env: Any) -> ResidualPolicy:
         """A copy bound to ``env`` (the model shared): what a sweep builds per cell, so a
@@ -166,16 +203,26 @@ class ResidualPolicy:
     def factory(self) -> ResidualFactory:
         return ResidualFactory(self)
 
+    def _bind_own_env(self) -> None:
+        import gymnasium as gym
+
+        env = gym.make(self.env_id, **self.env_kwargs)
+        try:
+            self.bind(env)
+        finally:
+            env.close()
+        if getattr(self._rule.base, "follows_env", False):
+            self._rule = None
+            raise ConfigError(
+                f"the residual policy {self.name}: its base {self.base_spec!r} compensates "
+                "the loop delay of the env it drives, so it must be built for that env: "
+                "policy = policy.for_env(env), or load_policy(run, env=env), before "
+                "predict")
+
     def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
                 deterministic: bool = True) -> tuple[np.ndarray, Any]:
         if self._rule is None:
-            import gymnasium as gym
-
-            env = gym.make(self.env_id, **self.env_kwargs)
-            try:
-                self.bind(env)
-            finally:
-                env.close()
+            self._bind_own_env()
         from vdsim_gym.controllers.base import as_batch, episode_mask
 
         obs, single = as_batch(observation, self._n_obs)
@@ -187,6 +234,11 @@ class ResidualPolicy:
         res = np.clip(np.asarray(res, dtype=float).reshape(base.shape), -1.0, 1.0)
         action = self._rule.combine(base, res)
         return (action[0] if single else action), state
+
+
+def _env_label(env: Any) -> str:
+    spec = getattr(env, "spec", None)
+    return getattr(spec, "id", None) or type(getattr(env, "unwrapped", env)).__name__
 
 
 class ResidualFactory:
@@ -225,21 +277,33 @@ def shipped_model(name: str) -> Path:
     return models_dir() / name
 
 
-def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy | ResidualPolicy:
+def load_policy(run: str | Path, which: str = "model", *, env: Any = None,
+                trust: bool = False) -> TrainedPolicy | ResidualPolicy:
     """The policy of a run folder (``which``: "model", the final one, or "best_model",
     EvalCallback's best), or of a ``.zip`` path: with its folder's vecnormalize.pkl
     (best_vecnormalize.pkl for best_model.zip: the statistics when it was saved) when
-    present.
+    present, and its config.yml (algo, env options, residual base) when present.
 
-    Trust: loading unpickles ``vecnormalize.pkl`` and the model's serialized entries
-    (stable-baselines3's ``load`` does too), and unpickling runs code the file names.
-    Load only run folders you trust, as with ``torch.load`` and SB3 (docs/TRAINING.md,
-    "Using a trained model")."""
-    import pickle
+    ``env``: for a residual run, the env the policy will drive; its base controller is
+    built for it (``ResidualPolicy.for_env``), so a delay-compensating base compensates
+    that env's delay. Without it, a residual policy must be bound before ``predict``
+    (``policy.for_env(env)``) when its base follows the env's delay.
 
-    from stable_baselines3.common.base_class import BaseAlgorithm
+    ``trust``: False (the default) loads without running code from the folder: the
+    model's pickled entries and vecnormalize.pkl are read by an unpickler that builds only
+    data (numpy arrays, Gymnasium spaces, SB3's own policy, schedule and VecNormalize
+    classes) and refuses anything else, naming it; a model loaded so is for prediction
+    (a training state it cannot rebuild, e.g. a schedule written as a function, is left
+    out). ``trust=True`` (``--trust``) unpickles as stable-baselines3 does, which runs
+    whatever the files name: only for folders you trust (docs/TRAINING.md, "Trust").
 
+    Every problem with the folder (a truncated zip, a config.yml that is not a mapping, a
+    model of another algorithm than config.yml's ``algo``, statistics that are not
+    VecNormalize's or do not fit the model, a residual entry without its base) is a
+    TrainingError naming the file and the fix."""
     path = Path(run)
+    if which not in ("model", "best_model"):
+        raise TrainingError(f"which={which!r}: use 'model' (the final one) or 'best_model'")
     if path.suffix == ".zip":
         zip_path, folder = path, path.parent
     else:
@@ -247,31 +311,329 @@ def load_policy(run: str | Path, which: str = "model") -> TrainedPolicy | Residu
     if not zip_path.exists():
         raise TrainingError(f"no saved model at {zip_path}; a run folder holds model.zip "
                             "(and best_model.zip once an evaluation ran)")
-    algo, history, env_kwargs = "ppo", 0, {}
-    config: dict[str, Any] = {}
-    cfg = folder / "config.yml"
-    if cfg.exists():
-        config = load_yaml(cfg.read_text()) or {}
-        algo = config.get("algo", "ppo")
-        env_kwargs = dict(config.get("env_kwargs") or {})
-        history = int(config.get("action_history") or env_kwargs.get("action_history") or 0)
-    model: BaseAlgorithm = algo_class(check_algo(algo)).load(zip_path, device="cpu")
+    config = _run_config(folder / "config.yml")
+    algo = None if config.get("algo") is None else \
+        check_algo_in(config["algo"], folder / "config.yml")
+    env_kwargs = config.get("env_kwargs") or {}
+    if not isinstance(env_kwargs, Mapping):
+        raise TrainingError(f"{folder / 'config.yml'}: env_kwargs must be a mapping of gym.make "
+                            f"options, got {env_kwargs!r}; fix or remove it")
+    env_kwargs = dict(env_kwargs)
+    history = config.get("action_history") or env_kwargs.get("action_history") or 0
+    if isinstance(history, bool) or not isinstance(history, int) or history < 0:
+        raise TrainingError(f"{folder / 'config.yml'}: action_history must be a whole number "
+                            f">= 0, got {history!r}")
+    residual = config.get("residual")
+    if residual is not None and residual is not False:
+        residual = _residual_entry(residual, config, folder / "config.yml")
+    model = load_sb3_model(zip_path, algo, trust=trust,
+                           where=f"config.yml says algo: {algo}" if algo else None)
     obs_rms, clip, eps = None, 10.0, 1e-8
     stats = folder / ("best_vecnormalize.pkl" if zip_path.stem == "best_model"
                       else "vecnormalize.pkl")
     if stats.exists():
-        with stats.open("rb") as fh:
-            vn = pickle.load(fh)  # noqa: S301  (our own run folder)
-        obs_rms = vn.obs_rms if vn.norm_obs else None
+        vn = load_vecnormalize(stats, trust=trust)
+        if vn.norm_obs:
+            obs_rms = vn.obs_rms
+            _check_stats_fit(stats, obs_rms, model, zip_path)
         clip, eps = vn.clip_obs, vn.epsilon
     policy = TrainedPolicy(model, obs_rms, clip, eps, name=str(zip_path),
                            required_env_kwargs={"action_history": history} if history
                            else None, env_kwargs=env_kwargs)
-    residual = config.get("residual")
     if residual:
-        return ResidualPolicy(policy, str(config["env_id"]), str(residual["base"]),
-                              residual["scale"])
+        out = ResidualPolicy(policy, residual["env_id"], residual["base"], residual["scale"])
+        return out.bind(env) if env is not None else out
     return policy
+
+
+def check_algo_in(algo: Any, where: Path) -> str:
+    """``check_algo`` for a run's config.yml: the error names the file."""
+    try:
+        return check_algo(algo)
+    except TrainingError as exc:
+        raise TrainingError(f"{where}: {exc}") from None
+
+
+def _run_config(cfg: Path) -> dict[str, Any]:
+    """A run folder's config.yml (``read_yaml``: a regular file, parsed strictly) as a
+    mapping; {} when there is none."""
+    from vdsim_gym._files import read_yaml
+
+    if not cfg.exists() and not cfg.is_symlink():
+        return {}
+    config = read_yaml(cfg, "the run's config.yml")
+    if config is None:
+        return {}
+    if not isinstance(config, dict):
+        raise TrainingError(f"{cfg}: must be a mapping of keys (algo, env_id, env_kwargs, "
+                            f"...), got a {type(config).__name__}; put the run's own "
+                            "config.yml back (vdsim-gym train writes it)")
+    return config
+
+
+def _residual_entry(residual: Any, config: Mapping[str, Any], cfg: Path) -> dict[str, Any]:
+    """config.yml's ``residual: {base, scale}`` checked (with the ``env_id`` its base is
+    built for by default)."""
+    from vdsim_gym.controllers.residual import check_scale
+
+    if not isinstance(residual, Mapping) or not isinstance(residual.get("base"), str) \
+            or not residual["base"].strip() or "scale" not in residual:
+        raise TrainingError(f"{cfg}: residual must be a mapping with base (a controller "
+                            f"spec, e.g. stanley_dc) and scale, got {residual!r}; put the "
+                            "run's own config.yml back")
+    env_id = config.get("env_id")
+    if not isinstance(env_id, str) or not env_id:
+        raise TrainingError(f"{cfg}: a residual run needs env_id (its base controller is "
+                            f"built for that env), got {env_id!r}")
+    try:
+        check_scale(residual["scale"], max(1, np.size(residual["scale"])))
+    except ValueError as exc:
+        raise TrainingError(f"{cfg}: residual {exc}") from None
+    return {"env_id": env_id, "base": residual["base"].strip(), "scale": residual["scale"]}
+
+
+# ------------------------------------------------------------------ loading safely
+
+# A model.zip is read whole (its pickled entries and the weights come from the same
+# bytes, checked once); larger is not a policy of this package.
+MODEL_MAX_BYTES = 2**30
+# vecnormalize.pkl: a few KiB (the running mean and variance of the observation).
+STATS_MAX_BYTES = 64 * 2**20
+
+# What the data unpickler may build: numpy arrays and random generators, Gymnasium
+# spaces, collections, SB3's schedules, train frequency and statistics classes. Each is
+# data or a constructor of data; nothing here runs code named by the file.
+_SAFE_GLOBALS = frozenset({
+    *((m, n) for m in ("numpy._core.multiarray", "numpy.core.multiarray")
+      for n in ("_reconstruct", "scalar")),
+    ("numpy._core.numeric", "_frombuffer"), ("numpy.core.numeric", "_frombuffer"),
+    ("numpy", "dtype"), ("numpy", "ndarray"),
+    *(("numpy.dtypes", n) for n in ("Float32DType", "Float64DType", "Int64DType",
+                                    "Int32DType", "Int8DType", "UInt8DType", "BoolDType")),
+    ("numpy.random._pickle", "__generator_ctor"),
+    ("numpy.random._pickle", "__bit_generator_ctor"),
+    ("numpy.random._pickle", "__randomstate_ctor"),
+    ("numpy.random._pcg64", "PCG64"), ("numpy.random._pcg64", "PCG64DXSM"),
+    ("numpy.random._mt19937", "MT19937"), ("numpy.random._philox", "Philox"),
+    ("numpy.random._sfc64", "SFC64"), ("numpy.random.bit_generator", "SeedSequence"),
+    ("numpy.random.bit_generator", "__pyx_unpickle_SeedSequence"),
+    ("gymnasium.spaces.box", "Box"), ("gymnasium.spaces.discrete", "Discrete"),
+    ("gymnasium.spaces.multi_discrete", "MultiDiscrete"),
+    ("gymnasium.spaces.multi_binary", "MultiBinary"), ("gymnasium.spaces.dict", "Dict"),
+    ("gymnasium.spaces.tuple", "Tuple"),
+    ("collections", "OrderedDict"), ("collections", "deque"),
+    ("stable_baselines3.common.utils", "FloatSchedule"),
+    ("stable_baselines3.common.utils", "ConstantSchedule"),
+    ("stable_baselines3.common.utils", "LinearSchedule"),
+    ("stable_baselines3.common.type_aliases", "TrainFreq"),
+    ("stable_baselines3.common.type_aliases", "TrainFrequencyUnit"),
+    ("stable_baselines3.common.running_mean_std", "RunningMeanStd"),
+    ("stable_baselines3.common.vec_env.vec_normalize", "VecNormalize"),
+    *(("stable_baselines3.common.buffers", n) for n in (
+        "RolloutBuffer", "DictRolloutBuffer", "ReplayBuffer", "DictReplayBuffer")),
+    *(("stable_baselines3.common.torch_layers", n) for n in (
+        "FlattenExtractor", "NatureCNN", "CombinedExtractor")),
+    *(("torch.optim." + m, n) for m, n in (("adam", "Adam"), ("adamw", "AdamW"),
+                                            ("rmsprop", "RMSprop"), ("sgd", "SGD"))),
+})
+# Module patterns whose classes of a given base are allowed: SB3's and sb3-contrib's
+# policy classes, torch's activation layers (policy_kwargs' activation_fn).
+_SAFE_CLASS_MODULES = (
+    (re.compile(r"(stable_baselines3|sb3_contrib)(\.\w+)*\.policies"),
+     "stable_baselines3.common.policies", "BasePolicy"),
+    (re.compile(r"torch\.nn\.modules\.activation"), "torch.nn", "Module"),
+)
+
+
+class UnsafePickleError(pickle.UnpicklingError):
+    """A pickle names something other than data (``_SAFE_GLOBALS``): loading it would
+    run code the file chose."""
+
+
+class _DataUnpickler(pickle.Unpickler):
+    """An unpickler that builds only the data classes of ``_SAFE_GLOBALS`` (Python's
+    documented way, "Restricting Globals"); anything else is an UnsafePickleError."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        import importlib
+
+        if (module, name) in _SAFE_GLOBALS:
+            return super().find_class(module, name)
+        for pattern, base_module, base_name in _SAFE_CLASS_MODULES:
+            if pattern.fullmatch(module) and name.isidentifier():
+                try:
+                    obj = getattr(importlib.import_module(module), name)
+                    base = getattr(importlib.import_module(base_module), base_name)
+                except (ImportError, AttributeError):
+                    break
+                if isinstance(obj, type) and issubclass(obj, base):
+                    return obj
+                break
+        raise UnsafePickleError(f"it names {module}.{name}, which is not data this "
+                                "package reads without trust")
+
+
+def _data_loads(raw: bytes) -> Any:
+    return _DataUnpickler(io.BytesIO(raw)).load()
+
+
+def _read_whole(path: Path, what: str, max_bytes: int) -> bytes:
+    from vdsim_gym._files import open_user_file
+
+    with open_user_file(path, what, "rb", max_bytes) as fh:
+        return fh.read()
+
+
+# Saved entries a prediction does not need, with a stand-in when they cannot be read as
+# data (a schedule written as a function): a training state, not the policy.
+_NOT_FOR_PREDICT: dict[str, Any] = {
+    "learning_rate": 0.0, "lr_schedule": None, "clip_range": 0.0, "clip_range_vf": None,
+    "train_freq": None, "_last_obs": None, "_last_episode_starts": None,
+    "_last_original_obs": None, "ep_info_buffer": None, "ep_success_buffer": None,
+    "rollout_buffer_class": None, "rollout_buffer_kwargs": {},
+    "replay_buffer_class": None, "replay_buffer_kwargs": {}, "action_noise": None,
+    "exploration_schedule": None, "sde_sample_freq": -1,
+}
+
+
+def _saved_algo(data: Mapping[str, Any]) -> str | None:
+    """The algorithm a saved model names through its policy class's module
+    ("stable_baselines3.sac.policies": SAC), read from the zip's json without
+    unpickling; None when the module does not tell (PPO and A2C share theirs)."""
+    entry = data.get("policy_class")
+    module = entry.get("__module__") if isinstance(entry, Mapping) else None
+    parts = str(module or "").split(".")
+    name = parts[-2].upper() if len(parts) >= 3 and parts[-1] == "policies" else None
+    return name if name in _MODEL_CLASSES else None
+
+
+def load_sb3_model(zip_path: str | Path, algo: str | None = None, *, trust: bool = False,
+                   where: str | None = None) -> Any:
+    """The SB3 model saved in ``zip_path`` as ``algo`` (a model class name: "ppo",
+    "SAC", ...; None: the one the file names, else PPO), on the CPU. The file is read
+    once (a regular file: ``open_user_file``); without ``trust`` its pickled entries are
+    read as data only (``load_policy``); a model of another algorithm is a TrainingError
+    naming both (``where``: what chose ``algo``, e.g. "config.yml says algo: ppo" or
+    "--algo ppo")."""
+    import json
+    import zipfile
+
+    zip_path = Path(zip_path)
+    raw = _read_whole(zip_path, "the model", MODEL_MAX_BYTES)
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+            bad = zf.testzip()
+            if bad is not None:
+                raise zipfile.BadZipFile(f"entry {bad!r} is corrupt")
+            if "data" not in zf.namelist():
+                raise TrainingError(f"{zip_path}: not a readable SB3 model (a zip without "
+                                    "SB3's 'data' entry); the file is truncated or not one "
+                                    "SB3's save wrote: copy it again from the run")
+            data = json.loads(zf.read("data"))
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError) as exc:
+        if isinstance(exc, TrainingError):
+            raise
+        raise TrainingError(f"{zip_path}: not a readable SB3 model ({exc}); the file is "
+                            "truncated or corrupt: copy it again from the run (or save the "
+                            "model again)") from None
+    if not isinstance(data, dict):
+        raise TrainingError(f"{zip_path}: its 'data' entry is not SB3's mapping; give the "
+                            "model.zip that SB3's save wrote")
+    saved = _saved_algo(data)
+    cls = algo_class(algo if algo is not None else saved or "ppo")
+    name = cls.__name__
+    because = f" ({where})" if where else ""
+    if saved is not None and saved != name.upper():
+        raise TrainingError(f"{zip_path}: the model was saved by {_MODEL_CLASSES[saved][1]}, "
+                            f"not {name}{because}; load it as {saved.lower()} (the run's "
+                            "own algo), or put this run's own model back")
+    custom: dict[str, Any] | None = None
+    if not trust:
+        custom = _data_entries(zip_path, data)
+        policy_class = custom.get("policy_class", data.get("policy_class"))
+        if policy_class not in set(cls.policy_aliases.values()):
+            label = getattr(policy_class, "__name__", repr(policy_class))
+            raise TrainingError(f"{zip_path}: its policy class {label} is not one of {name}'s "
+                                f"({', '.join(sorted(cls.policy_aliases))}){because}; load "
+                                "it with its own algorithm, or with trust=True (--trust) "
+                                "if it is a custom policy of a folder you trust")
+    try:
+        return cls.load(io.BytesIO(raw), device="cpu", custom_objects=custom)
+    except Exception as exc:  # noqa: BLE001  (SB3's many errors: one message)
+        raise TrainingError(f"{zip_path}: cannot load as {name}{because} "
+                            f"({type(exc).__name__}: {exc}); if the run used another "
+                            "algorithm, load it with that one") from None
+
+
+def _data_entries(zip_path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Every pickled entry of a saved model's data (``:serialized:``) read as data only
+    (``_DataUnpickler``), for SB3's ``custom_objects`` so that SB3 unpickles none;
+    an entry a prediction does not need gets a stand-in when it is not plain data, one
+    it needs (the policy class, the spaces, policy_kwargs) is a TrainingError naming it
+    and the way to load it anyway."""
+    import base64
+
+    out: dict[str, Any] = {}
+    for key, item in data.items():
+        if not (isinstance(item, Mapping) and ":serialized:" in item):
+            continue
+        try:
+            out[key] = _data_loads(base64.b64decode(str(item[":serialized:"])))
+        except Exception as exc:  # noqa: BLE001  (refused or unreadable: same answer)
+            if key in _NOT_FOR_PREDICT:
+                import warnings
+
+                out[key] = _NOT_FOR_PREDICT[key]
+                warnings.warn(f"{zip_path}: the saved entry {key!r} was left out, not "
+                              f"unpickled ({exc}); a prediction does not need it. "
+                              "load_policy(..., trust=True) reads it, only for a folder "
+                              "you trust", UserWarning, stacklevel=4)
+                continue
+            why = str(exc) if isinstance(exc, UnsafePickleError) else \
+                f"it cannot be read as data ({type(exc).__name__}: {exc})"
+            raise TrainingError(f"{zip_path}: the saved entry {key!r} is pickled code: "
+                                f"{why}. Load it with trust=True (--trust) only if you "
+                                "trust the folder: unpickling runs what the file names") \
+                from None
+    return out
+
+
+def load_vecnormalize(path: str | Path, *, trust: bool = False) -> Any:
+    """The ``VecNormalize`` statistics pickled at ``path`` (a run's vecnormalize.pkl),
+    read as data only unless ``trust`` (``load_policy``); an empty or truncated file, a
+    pickle of another object or one naming code is a TrainingError naming the file."""
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    path = Path(path)
+    raw = _read_whole(path, "the normalization statistics", STATS_MAX_BYTES)
+    if not raw:
+        raise TrainingError(f"{path}: empty; it should hold the run's VecNormalize "
+                            "statistics: copy it again from the run, or remove it to run "
+                            "the model without normalization")
+    try:
+        vn = pickle.loads(raw) if trust else _data_loads(raw)  # noqa: S301  (trusted)
+    except UnsafePickleError as exc:
+        raise TrainingError(f"{path}: not the run's statistics: {exc}. Load it with "
+                            "trust=True (--trust) only if you trust the folder: unpickling "
+                            "runs what the file names") from None
+    except Exception as exc:  # noqa: BLE001  (a damaged pickle raises many kinds)
+        raise TrainingError(f"{path}: not a readable pickle ({type(exc).__name__}: {exc}); "
+                            "the file is truncated or corrupt: copy it again from the "
+                            "run") from None
+    if not isinstance(vn, VecNormalize) or not hasattr(vn, "obs_rms"):
+        raise TrainingError(f"{path}: holds a {type(vn).__name__}, not SB3's VecNormalize "
+                            "statistics; put the run's own file back (VecNormalize.save "
+                            "writes it)")
+    return vn
+
+
+def _check_stats_fit(stats: Path, obs_rms: Any, model: Any, zip_path: Path) -> None:
+    shape = getattr(getattr(model, "observation_space", None), "shape", None)
+    mean = np.asarray(getattr(obs_rms, "mean", None))
+    if shape is not None and mean.shape != tuple(shape):
+        raise TrainingError(f"{stats}: statistics of observations of shape {mean.shape}, but "
+                            f"{zip_path.name} takes {tuple(shape)}; the two files come from "
+                            "different runs: put the run's own statistics back")
 
 
 # ------------------------------------------------------------------ controller specs
@@ -316,7 +678,7 @@ def _baseline(spec: str, params: str, compensated: bool = False) -> Any:
     return functools.partial(stanley_pi, stanley=p or None, pi=pi or None)
 
 
-def _sb3_model(spec: str, algo: str | None) -> tuple[str, Any]:
+def _sb3_model(spec: str, algo: str | None, trust: bool = False) -> tuple[str, Any]:
     path = Path(spec)
     if path.is_dir() and (path / "model.zip").exists():
         path = path / "model.zip"  # an agents/train.py run folder
@@ -329,7 +691,7 @@ def _sb3_model(spec: str, algo: str | None) -> tuple[str, Any]:
         name = path.parent.name if path.stem in ("model", "best_model") else path.stem
         if path.stem == "best_model":
             name += "/best"
-        policy = load_policy(path)
+        policy = load_policy(path, trust=trust)
         # a residual run: built per sweep cell, so its base sees the cell's delay
         return name, policy.factory() if isinstance(policy, ResidualPolicy) else policy
     if not path.exists():
@@ -346,15 +708,18 @@ def _sb3_model(spec: str, algo: str | None) -> tuple[str, Any]:
     errors = []
     for n in names:
         try:
-            cls = algo_class(n)
+            algo_class(n)
         except ImportError:
             if algo:
                 raise
             continue  # sb3-contrib not installed: its algorithms are not tried
         try:
-            return path.stem, cls.load(path, device="cpu")
-        except Exception as exc:  # noqa: BLE001  (try the next algorithm)
-            errors.append(f"{n}: {type(exc).__name__}: {exc}")
+            return path.stem, load_sb3_model(path, n, trust=trust,
+                                             where=f"--algo {algo}" if algo else None)
+        except TrainingError as exc:
+            if algo or "not a readable" in str(exc) or "pickled code" in str(exc):
+                raise ConfigError(f"{spec!r}: {exc}") from None
+            errors.append(f"{n}: {exc}")  # try the next algorithm
     raise ConfigError(f"{spec!r}: could not load {path} as an SB3 model ({'; '.join(errors)}); "
                       f"pass --algo ({', '.join(_SB3_ALGOS)}) if it is one")
 
@@ -367,14 +732,13 @@ def _algo_of_file(path: Path) -> str | None:
     import json
     import zipfile
 
+    raw = _read_whole(path, "the model", MODEL_MAX_BYTES)  # a FIFO: refused, named
     try:
-        with zipfile.ZipFile(path) as zf:
+        with zipfile.ZipFile(io.BytesIO(raw)) as zf:
             data = json.loads(zf.read("data"))
-        parts = str(data["policy_class"]["__module__"]).split(".")
     except (OSError, KeyError, TypeError, ValueError, zipfile.BadZipFile):
         return None
-    name = parts[-2].upper() if len(parts) >= 3 and parts[-1] == "policies" else None
-    return name if name in _MODEL_CLASSES else None
+    return _saved_algo(data) if isinstance(data, dict) else None
 
 
 def _check_algo(algo: str) -> str:
@@ -384,7 +748,8 @@ def _check_algo(algo: str) -> str:
     return algo.upper()
 
 
-def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
+def load_controller(spec: str, algo: str | None = None, *, trust: bool = False
+                    ) -> tuple[str, Any]:
     """(name, policy) from "stanley", "stanley:gain=2,kp=0.3" (kp, ki go to the PI speed
     loop, the rest to Stanley), "stanley_dc[:delay=S,...]" (Stanley on the state predicted
     across the loop delay: the cell's own unless ``delay`` is given), "acc_pid_dc[:...]" and
@@ -393,7 +758,8 @@ def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
     "idm[:...]" (VDSim-ACC-v0's baselines), "cycle_follower[:...]" (VDSim-Dyno-v0's) or the
     path of a saved SB3 model (``algo`` or each of PPO, SAC, TD3, A2C, DDPG is tried), or an
     agents/train.py run folder or model in one (its vecnormalize.pkl normalizes the
-    observations; named after the folder). Errors start with the quoted spec."""
+    observations; named after the folder). ``trust``: as ``load_policy``'s (a saved model
+    is read as data only unless True). Errors start with the quoted spec."""
     if not isinstance(spec, str) or not spec.strip():
         raise ConfigError(f"{spec!r} is not a controller; pass stanley, stanley:key=value,... "
                           "or the path of a saved SB3 model")
@@ -408,7 +774,7 @@ def load_controller(spec: str, algo: str | None = None) -> tuple[str, Any]:
         return spec, _car_following_dc(spec, name, params)
     if name == "cycle_follower":
         return spec, _cycle_follower(spec, params)
-    return _sb3_model(spec, algo)
+    return _sb3_model(spec, algo, trust)
 
 
 def _mpc(spec: str, params: str) -> Any:
@@ -535,5 +901,6 @@ def _param_number(spec: str, text: str) -> float:
 
 
 __all__ = ["ALGOS", "ResidualFactory", "ResidualPolicy", "TrainedPolicy", "TrainingError",
-           "base_controller", "check_algo", "load_controller", "load_policy",
-           "required_env_kwargs", "shipped_model", "shipped_models"]
+           "UnsafePickleError", "base_controller", "check_algo", "load_controller",
+           "load_policy", "load_sb3_model", "load_vecnormalize", "required_env_kwargs",
+           "shipped_model", "shipped_models"]

@@ -190,7 +190,7 @@ def _residual_vec_env() -> Any:
         def __init__(self, venv: VecEnv, base: Any = "stanley", scale: Any = 0.1) -> None:
             self._envs = _row_envs(venv)
             template = self._envs[0]
-            names = template.unwrapped.action_names
+            names = vdsim_base(template, "ResidualVecEnv").action_names
             self.rule = ResidualCore(base_controller(template, base), scale, names)
             space = venv.observation_space
             assert isinstance(space, gym.spaces.Box)

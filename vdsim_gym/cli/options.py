@@ -149,5 +149,19 @@ def _losses(text: str) -> list[float]:
     return out
 
 
-__all__ = ["_delays", "_int_at_least", "_json_object", "_json_object_like", "_json_objects",
-           "_losses", "_non_negative", "_number_in", "_out_dir", "_presets"]
+TRUST_HELP = ("unpickle the run folders' vecnormalize.pkl and the models' pickled entries "
+              "as stable-baselines3 does, which runs whatever the files name: only for "
+              "folders you trust. Without it they are read as data only and anything else "
+              "is refused, naming it (docs/TRAINING.md, \"Trust\")")
+
+
+def add_trust_option(parser: argparse.ArgumentParser) -> None:
+    """``--trust`` (``args.trust``, default False) for a command that loads run folders
+    or model files: passed on as ``load_policy(..., trust=args.trust)`` /
+    ``load_controller(..., trust=args.trust)``."""
+    parser.add_argument("--trust", action="store_true", default=False, help=TRUST_HELP)
+
+
+__all__ = ["TRUST_HELP", "_delays", "_int_at_least", "_json_object", "_json_object_like",
+           "_json_objects", "_losses", "_non_negative", "_number_in", "_out_dir", "_presets",
+           "add_trust_option"]

@@ -21,8 +21,13 @@ DEFAULT_SCALE = 0.1
 def check_scale(scale: Any, m: int) -> np.ndarray:
     """``scale`` as ``m`` float64 values in [0, 2], not all 0: one number for every action
     or one each (0: that action is the base's alone)."""
+    items = np.asarray(scale, dtype=object).reshape(-1)
+    if not all(isinstance(v, (int, float, np.integer, np.floating))
+               and not isinstance(v, (bool, np.bool_)) for v in items.tolist()):
+        raise ConfigError(f"scale must be a number or {m} numbers (the residual's reach in "
+                          f"action units, e.g. 0.1 or [0.1, 0.0]), got {scale!r}")
     try:
-        s = np.array(scale, dtype=float).reshape(-1)
+        s = np.array(items.tolist(), dtype=float).reshape(-1)
     except (TypeError, ValueError):
         raise ConfigError(f"scale must be a number or {m} numbers, got {scale!r}") from None
     if s.size == 1:
