@@ -536,3 +536,13 @@ def test_a_compensating_controllers_delay_takes_numpy_scalars():
     for bad in (True, float("nan"), -0.01):
         with pytest.raises(ConfigError, match="delay must be a finite number"):
             RowDelays(bad)
+
+
+@pytest.mark.parametrize("horizon", ["inf", "nan", "2.5", "0"])
+def test_an_mpc_spec_with_a_non_integral_horizon_names_it(horizon):
+    """mpc:horizon=inf / nan raised a raw OverflowError / ValueError from int()."""
+    from vdsim_gym.policies import load_controller
+
+    with pytest.raises(ConfigError, match=f"horizon must be a whole number of steps >= 1, "
+                                          f"got {horizon.replace('.', '[.]')}"):
+        load_controller(f"mpc:horizon={horizon}")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import inspect
 import io
+import math
 import pickle
 import re
 from collections.abc import Mapping
@@ -796,9 +797,11 @@ def _mpc(spec: str, params: str) -> Any:
                           f"{', '.join(tunable)}, delay (s; default: the env's loop delay), "
                           "the PI speed loop kp, ki")
     if "horizon" in p:
-        if p["horizon"] != int(p["horizon"]) or p["horizon"] < 1:
-            raise ConfigError(f"{spec!r}: horizon must be a whole number of steps >= 1")
-        p["horizon"] = int(p["horizon"])
+        h = p["horizon"]
+        if not math.isfinite(h) or h != int(h) or h < 1:
+            raise ConfigError(f"{spec!r}: horizon must be a whole number of steps >= 1, got "
+                              f"{h!r}; e.g. horizon=20")
+        p["horizon"] = int(h)
     return functools.partial(mpc_pi, delay=delay, mpc=p or None, pi=pi or None)
 
 

@@ -15,7 +15,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from vdsim_gym.cli.options import _delays, _int_at_least, _json_object, _json_objects, _out_dir
+from vdsim_gym.cli.options import (
+    _delays,
+    _int_at_least,
+    _json_object,
+    _json_objects,
+    _out_dir,
+    add_trust_option,
+)
 
 DESCRIPTION = ("Compare trained policies and baselines across computation delays "
                "(docs/TRAINING.md).")
@@ -27,7 +34,7 @@ def _compare(args: argparse.Namespace) -> int:
     sweep_main(args.policies, args.env, args.delays, seeds=args.seeds, overrun=args.overrun,
                num_envs=args.num_envs, out=args.out, env_kwargs=args.env_kwargs,
                scenarios=args.scenarios, metric=args.metric, make_plot=not args.no_plot,
-               own_env=args.own_env, options=("--policies", "--policies"))
+               own_env=args.own_env, options=("--policies", "--policies"), trust=args.trust)
     return 0
 
 
@@ -38,8 +45,7 @@ def _add_compare(sub: Any) -> None:
     p.add_argument("--env", default="VDSim-DLC-v0",
                    help="a registered VDSim env id (default VDSim-DLC-v0)")
     p.add_argument("--policies", nargs="+", required=True,
-                   help="run folders, model files or baseline specs (stanley, acc_pid, ...); "
-                        "loading a run unpickles its files: load only runs you trust")
+                   help="run folders, model files or baseline specs (stanley, acc_pid, ...)")
     p.add_argument("--delays", type=_delays, default="0,10,20,40ms",
                    help="fixed computation delays, e.g. 0,20,40ms (default 0,10,20,40ms; "
                         "docs/SWEEPS.md, the delay grammar)")
@@ -63,6 +69,7 @@ def _add_compare(sub: Any) -> None:
                    help="folder of sweep.csv, sweep_summary.csv and sweep.png "
                         "(default compare_out)")
     p.add_argument("--no-plot", action="store_true", help="no sweep.png")
+    add_trust_option(p)
     p.set_defaults(func=_compare)
 
 

@@ -88,18 +88,19 @@ def check_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> tuple[str, ...]
 
 def _load_all(controllers: Sequence[str], algo: str | None,
               options: tuple[str, str] = ("--controller", "--compare"),
-              env_id: str | None = None, env_kwargs: dict[str, Any] | None = None
-              ) -> list[tuple[str, Any]]:
+              env_id: str | None = None, env_kwargs: dict[str, Any] | None = None,
+              trust: bool = False) -> list[tuple[str, Any]]:
     """Each controller spec loaded; an error names the option it came from (``options``:
     the first spec's, the others'). With ``env_id`` each baseline is also built once on
     such an env, so that a missing extra (the MPC's OSQP) or a controller that does not
-    fit the env fails before any work, not after the controllers before it ran."""
+    fit the env fails before any work, not after the controllers before it ran.
+    ``trust``: unpickle run folders as SB3 does (``load_policy``'s ``trust``)."""
     if algo is not None:
         _check_algo(algo)
     loaded = []
     for k, spec in enumerate(controllers):
         try:
-            loaded.append(load_controller(spec, algo))
+            loaded.append(load_controller(spec, algo, trust=trust))
         except ValueError as exc:
             raise ConfigError(f"{options[1] if k else options[0]} {exc}") from None
     names = [n for n, _ in loaded]
@@ -172,8 +173,8 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
          metric: str | None = None, make_plot: bool = True, progress: bool = True,
          echo: Any = print, own_env: bool = False,
          options: tuple[str, str] = ("--controller", "--compare"),
-         losses: Sequence[float] | None = None, obs_delays: str | None = None
-         ) -> dict[str, SweepResult]:
+         losses: Sequence[float] | None = None, obs_delays: str | None = None,
+         trust: bool = False) -> dict[str, SweepResult]:
     """The ``vdsim-gym sweep`` command: sweeps each controller, writes sweep.csv,
     sweep_summary.csv and sweep.png into ``out``, prints the summary table.
     ``own_env``: a trained run's policy is swept on the env kwargs it was trained with
@@ -184,7 +185,8 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
     a grid axis of network loss probabilities, each scenario swept with
     ``network=NetworkModel(drop=p)`` (0: without a network). ``obs_delays``: a grid axis
     of sensor delays in the delay grammar (``--delays``'), each scenario swept with
-    ``obs_delay=`` that model (0 or none: without a sensor delay)."""
+    ``obs_delay=`` that model (0 or none: without a sensor delay). ``trust``: run folders
+    unpickled as SB3 does (``--trust``; ``load_policy``)."""
     try:
         latencies = parse_delays(delays)
     except ValueError as exc:
@@ -205,7 +207,7 @@ def main(controllers: Sequence[str], env_id: str, delays: str, *, seeds: int = 6
         off = (None, LatencyModel.fixed(0.0))
         scenarios = [{**sc, **({"obs_delay": m} if m not in off else {})}
                      for sc in (scenarios or [{}]) for m in ages]
-    loaded = _load_all(controllers, algo, options, env_id, env_kwargs)
+    loaded = _load_all(controllers, algo, options, env_id, env_kwargs, trust=trust)
     if "torch" in sys.modules:  # an SB3 policy was loaded: its network on one thread
         # A 64x64 network gains nothing from a second thread, and beside other work on
         # the cores it loses badly: a 64-observation batch took 23 ms on torch's default

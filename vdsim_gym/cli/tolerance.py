@@ -21,14 +21,15 @@ def main(controllers: Sequence[str], env_id: str, *, kind: str = "computation",
          env_kwargs: dict[str, Any] | None = None, metric: str | None = None,
          algo: str | None = None, overrun: str = "skip", out: str | Path = "tolerance_out",
          confidence: float | None = 0.95, max_metric: float | None = None,
-         make_plot: bool = True, echo: Any = print, log: bool = True) -> list[Tolerance]:
+         make_plot: bool = True, echo: Any = print, log: bool = True,
+         trust: bool = False) -> list[Tolerance]:
     """Searches each controller's tolerance; writes tolerance.csv (one row per
     controller, after each), tolerance_points.csv (every evaluated delay, as it comes) and
-    tolerance.png."""
+    tolerance.png. ``trust``: run folders unpickled as SB3 does (``--trust``)."""
     env_kwargs = dict(env_kwargs or {})
     check_env_kwargs(env_id, env_kwargs)
     loaded = _load_all(controllers, algo, ("--controllers", "--controllers"), env_id,
-                       env_kwargs)
+                       env_kwargs, trust=trust)
     if "torch" in sys.modules:  # as in sweep: a small network on one thread
         sys.modules["torch"].set_num_threads(1)
     out = Path(out)
