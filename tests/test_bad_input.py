@@ -8,6 +8,7 @@ argument and the value or the bound), and then a recovery step on the same objec
 from __future__ import annotations
 
 import math
+import os
 
 import gymnasium as gym
 import numpy as np
@@ -546,3 +547,20 @@ def test_an_mpc_spec_with_a_non_integral_horizon_names_it(horizon):
     with pytest.raises(ConfigError, match=f"horizon must be a whole number of steps >= 1, "
                                           f"got {horizon.replace('.', '[.]')}"):
         load_controller(f"mpc:horizon={horizon}")
+
+
+@pytest.mark.parametrize("load", [
+    lambda p: __import__("vdsim_gym.sim.config", fromlist=["x"]).load_vehicle(p),
+    lambda p: __import__("vdsim_gym.envs.courses", fromlist=["x"]).load_scenario(p),
+    lambda p: __import__("vdsim_gym.dyno.config", fromlist=["x"]).load_dyno(p),
+    lambda p: __import__("vdsim_gym.sim.randomization",
+                         fromlist=["x"]).parse_randomize_text(str(p)),
+], ids=["vehicle", "scenario", "dyno bench", "--randomize file"])
+def test_a_fifo_given_as_a_yaml_file_is_refused_not_read(tmp_path, load):
+    """A FIFO named as a YAML input blocked forever in read (the --randomize file) or was
+    reported "not found": every YAML input goes through the one reader, which refuses
+    what is not a regular file."""
+    fifo = tmp_path / "input.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match="must be a regular file"):
+        load(fifo)

@@ -232,25 +232,33 @@ def write_atomic(path: str | Path, data: str | bytes) -> Path:
     return Path(path)
 
 
+def _temp_of(entry: str, name: str | None) -> bool:
+    """Whether ``entry`` is a temporary file of ``atomic_path`` (of the target ``name``,
+    when given): ``.<stem>.<random>.tmp<suffix>``, or the earlier writers'
+    ``.<name>.<random>.tmp`` left by an older version."""
+    if not entry.startswith(".") or TEMP_MARK not in entry:
+        return False
+    if name is None:
+        return True
+    target = Path(name)
+    new = entry.startswith(f".{target.stem}.") and entry.endswith(f"{TEMP_MARK}{target.suffix}")
+    old = entry.startswith(f".{target.name}.") and entry.endswith(TEMP_MARK)
+    return new or old
+
+
 def clean_stale_temps(folder: str | Path, name: str | None = None) -> list[Path]:
     """Removes the temporary files ``atomic_path`` left in ``folder`` when its writer was
-    killed (SIGKILL: no cleanup ran): all of them, or those of the target ``name``.
-    Returns what it removed. Only this module's pattern is touched
-    (``.<stem>.<random>.tmp<suffix>``)."""
+    killed (SIGKILL: no cleanup ran): all of them, or those of the target ``name`` (its
+    stem and suffix: ``run.gif``'s, not those of a ``run.vdtrace`` being written beside
+    it). Returns what it removed."""
     folder = Path(folder)
-    stem = Path(name).stem if name else None
     removed: list[Path] = []
     try:
         entries = list(folder.iterdir())
     except OSError:
         return removed
     for p in entries:
-        n = p.name
-        if not n.startswith(".") or TEMP_MARK not in n:
-            continue
-        if stem is not None and not n.startswith(f".{stem}."):
-            continue
-        if not p.is_file() or p.is_symlink():
+        if not _temp_of(p.name, name) or not p.is_file() or p.is_symlink():
             continue
         p.unlink(missing_ok=True)
         removed.append(p)

@@ -16,7 +16,7 @@ import yaml
 
 from vdsim_gym import _core
 from vdsim_gym._data import vehicles_dir
-from vdsim_gym._files import load_yaml
+from vdsim_gym._files import load_yaml, read_user_text
 from vdsim_gym.sim.config import ConfigError, load_vehicle, merge
 
 
@@ -144,10 +144,10 @@ def load_dyno(vehicle: str | Path | DynoConfig | dict[str, Any] = "ev_dyno_bench
     path = Path(vehicle)
     if path.suffix not in (".yaml", ".yml"):
         path = vehicles_dir() / f"{vehicle}.yaml"
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"vehicle file not found: {path}")
     try:
-        data = load_yaml(path.read_text()) or {}
+        data = load_yaml(read_user_text(path, "the dyno vehicle file")) or {}
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):

@@ -23,7 +23,7 @@ import yaml
 from vdsim_gym import _core
 from vdsim_gym._checks import is_real
 from vdsim_gym._data import scenarios_dir
-from vdsim_gym._files import load_yaml
+from vdsim_gym._files import load_yaml, read_user_text
 from vdsim_gym.envs.course import Course, Gate
 from vdsim_gym.envs.reference_line import REFERENCES, Lane, LateralFn, smooth_lateral
 from vdsim_gym.sim.config import ConfigError, load_vehicle
@@ -379,11 +379,11 @@ def available_scenarios() -> list[str]:
 def _scenario_path(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml"):
-        if not path.is_file():
+        if not path.exists():
             raise ConfigError(f"scenario file not found: {path}")
         return path
     path = scenarios_dir() / f"{name_or_path}.yaml"
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(
             f"unknown scenario '{name_or_path}': no file {path}. Available: "
             f"{', '.join(available_scenarios())}; or pass a path to a .yaml file"
@@ -399,11 +399,10 @@ def load_scenario(name_or_path: str | Path) -> dict[str, Any]:
     the file and the key.
     """
     path = _scenario_path(name_or_path)
-    with path.open() as fh:
-        try:
-            data = load_yaml(fh) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    try:
+        data = load_yaml(read_user_text(path, "the scenario file")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a scenario must be a mapping, got {type(data).__name__}")
     for key, value in data.items():

@@ -19,7 +19,7 @@ import yaml
 from vdsim_gym import _core
 from vdsim_gym._checks import is_real
 from vdsim_gym._data import vehicles_dir
-from vdsim_gym._files import load_yaml
+from vdsim_gym._files import load_yaml, read_user_text
 from vdsim_gym.errors import ConfigError  # noqa: F401  (vdsim_gym.sim.config.ConfigError)
 
 # The wheels of each model level (L1: one per axle; L2: four), in the order of the core's
@@ -277,12 +277,12 @@ def load_vehicle(
     path = Path(vehicle)
     if path.suffix not in (".yaml", ".yml"):
         path = vehicles_dir() / f"{vehicle}.yaml"
-        if not path.is_file():
+        if not path.exists():
             raise ConfigError(
                 f"unknown vehicle '{vehicle}': no file {path}. Available: "
                 f"{', '.join(available_vehicles())}; or pass a path to a .yaml file"
             )
-    elif not path.is_file():
+    elif not path.exists():
         raise ConfigError(f"vehicle file not found: {path}")
     # A file loaded before and not changed since: its (frozen) config again, without
     # parsing the YAML (~3 ms per gym.make).
@@ -291,11 +291,10 @@ def load_vehicle(
     cached = _LOADED.get(key)
     if cached is not None:
         return cached
-    with path.open() as fh:
-        try:
-            data = load_yaml(fh) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    try:
+        data = load_yaml(read_user_text(path, "the vehicle file")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a vehicle file must be a mapping of field: value (like "
                           f"envs/vehicles/generic_sedan.yaml), got a {type(data).__name__}")

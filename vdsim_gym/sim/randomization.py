@@ -422,13 +422,11 @@ def parse_randomize_text(text: str | Path) -> dict[str, Any]:
     if body.endswith((".yml", ".yaml")):
         import yaml  # noqa: F401  (its errors)
 
-        from vdsim_gym._files import load_yaml
+        from vdsim_gym._files import load_yaml, read_user_text
 
         path = Path(body)
         try:
-            data = load_yaml(path.read_text())
-        except OSError as exc:
-            raise ConfigError(f"--randomize {body!r}: cannot read the file ({exc})") from None
+            data = load_yaml(read_user_text(path, "the --randomize file"))
         except yaml.YAMLError as exc:
             raise ConfigError(f"--randomize {body!r}: not valid YAML ({exc})") from None
         if not isinstance(data, dict):
