@@ -2,7 +2,8 @@
 each a TraceError naming the file and the field, in bounded time and memory: bad
 shapes, a channel table of the wrong type, a manifest nested 10^5 deep, an encrypted
 member, a deflate bomb (refused before inflating), a FIFO as the path (refused, not
-read), a lying n_rows, NaN or 2-D t, duplicate members."""
+read), a lying n_rows, NaN or 2-D t, a time that goes back or repeats (the row named),
+duplicate members."""
 
 from __future__ import annotations
 
@@ -122,3 +123,17 @@ def test_a_fifo_is_refused_not_read(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(TraceError, match="not a regular file"):
         read_trace(fifo)
+
+
+@pytest.mark.parametrize("t, row, how", [
+    ([0.0, 0.01, 0.02, 0.015, 0.04], 3, "goes back from row 2"),  # reversed
+    ([0.0, 0.01, 0.01, 0.03, 0.04], 2, "repeats row 1"),  # duplicated
+    ([0.04, 0.03, 0.02, 0.01, 0.0], 1, "goes back from row 0"),  # the whole column reversed
+])
+def test_a_time_that_does_not_increase_is_refused_naming_the_row(tmp_path, t, row, how):
+    path = _write(tmp_path / "t.vdtrace", _manifest(),
+                  {"channels/t.f64": np.asarray(t, "<f8").tobytes(),
+                   "channels/x.f64": np.zeros((5, 2), "<f8").tobytes()})
+    with pytest.raises(TraceError, match=f"row {row} .*{how}") as err:
+        read_trace(path)
+    assert str(path) in str(err.value) and "must increase" in str(err.value)

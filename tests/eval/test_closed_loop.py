@@ -330,3 +330,19 @@ def test_controller_raising_reraises_with_context_and_leaves_eval_reusable(mode)
     state["fail"] = False
     clean = make(mode=mode, latency=LatencyModel.fixed(0.01) if mode != "sync" else None).run()
     assert same(ev.run().trace, clean.trace)
+
+
+@pytest.mark.parametrize("mode", ["sync", "virtual_async"])
+def test_a_pedal_beyond_its_range_saturates_and_ten_times_it_raises(mode):
+    """docs/EVAL_MODES.md, "Checks": a pedal in (1, 10] is held at full drive and counted;
+    beyond 10 x the range it is a unit slip, refused naming the sample."""
+    pedal = dict(level="L1", longitudinal="pedal")
+    res = make(mode=mode, plant_kwargs=pedal, controller=lambda obs, t: (0.0, 1.5),
+               duration=0.2).run()
+    assert res.stats["n_saturated"] == res.stats["n_samples"] == 10
+    assert not res.stats["stopped_early"]
+    assert np.all(res.trace["u_pedal"][:-1] == 1.0)  # the command held at the limit
+    with pytest.raises(vdsim_gym.errors.InvalidActionError,
+                       match=r"sample k=0, t=0 s: pedal command 10.5 is beyond 10 x"):
+        make(mode=mode, plant_kwargs=pedal, controller=lambda obs, t: (0.0, 10.5),
+             duration=0.2).run()

@@ -187,18 +187,26 @@ def _levels(text: str) -> str:
 
 
 def _render(args: argparse.Namespace) -> int:
+    """SIGTERM stops a render as Ctrl-C does (no file, no temporary left); the temporary
+    files of the same outputs that a render killed by SIGKILL left are removed first."""
+    from vdsim_gym._files import clean_stale_temps
+    from vdsim_gym._signals import sigterm_as_interrupt
     from vdsim_gym.traces.render import render_gif, render_png
 
     labels = None if args.labels is None else [x.strip() for x in args.labels.split(",")]
     gif = args.out
     if gif is None and args.png is None:  # neither: the GIF beside the first trace
         gif = str(Path(args.traces[0]).with_suffix(".gif"))
-    if args.png is not None:
-        print(f"wrote {render_png(args.traces, args.png, labels=labels, at=args.at)}")
-    if gif is not None:
-        out = render_gif(args.traces, gif, labels=labels, fps=args.fps, speed=args.speed,
-                         progress=not args.no_progress)
-        print(f"wrote {out}")
+    with sigterm_as_interrupt():
+        for out in (args.png, gif):
+            if out is not None:
+                clean_stale_temps(Path(out).parent, Path(out).name)
+        if args.png is not None:
+            print(f"wrote {render_png(args.traces, args.png, labels=labels, at=args.at)}")
+        if gif is not None:
+            out = render_gif(args.traces, gif, labels=labels, fps=args.fps,
+                             speed=args.speed, progress=not args.no_progress)
+            print(f"wrote {out}")
     return 0
 
 

@@ -1,6 +1,7 @@
 """``vdsim-gym export run.vdtrace --mcap run.mcap``: a trace as an MCAP file for Foxglove or
 PlotJuggler (``vdsim_gym.traces.mcap``, docs/TRACES.md). Prints the file written and its
-topics with their message counts, read back from the file's summary."""
+topics with their message counts, read back from the file's summary. Written atomically;
+SIGTERM stops it as Ctrl-C does (exit 130, no file and no temporary left)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from vdsim_gym._files import clean_stale_temps
+from vdsim_gym._signals import sigterm_as_interrupt
 from vdsim_gym.errors import ConfigError
 
 
@@ -28,11 +31,15 @@ def summary(path: str | Path) -> dict[str, tuple[str, int]]:
 def run(trace: str | Path, mcap: str | Path | None = None, start_time_ns: int = 0
         ) -> list[str]:
     """Exports ``trace`` (to ``mcap``, default: beside it with .mcap) and returns the lines
-    to print."""
+    to print. SIGTERM stops it as Ctrl-C does (KeyboardInterrupt; the temporary file is
+    removed), and the temporary files of the same output that an earlier export killed
+    by SIGKILL left are removed first."""
     from vdsim_gym.traces.mcap import to_mcap
 
     out = Path(trace).with_suffix(".mcap") if mcap is None else Path(mcap)
-    written = to_mcap(trace, out, start_time_ns=start_time_ns)
+    with sigterm_as_interrupt():  # SIGTERM stops as Ctrl-C does: no temporary left
+        clean_stale_temps(out.parent, out.name)  # what a killed export of it left
+        written = to_mcap(trace, out, start_time_ns=start_time_ns)
     topics = summary(written)
     kib = written.stat().st_size / 1024
     listed = ", ".join(f"{topic} {n} ({schema})" for topic, (schema, n) in topics.items())

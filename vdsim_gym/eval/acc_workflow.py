@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import csv
 import math
-import os
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vdsim_gym._files import publish, read_yaml
+from vdsim_gym._files import atomic_open, read_yaml
 from vdsim_gym.controllers.acc import ACCConfig, ACCController, ACCGains, load_gains
 from vdsim_gym.envs.acc_scenarios import LeadScenario, load_sensor_csv
 from vdsim_gym.errors import ConfigError
@@ -198,25 +196,19 @@ def _row_count(config: WorkflowConfig, sensor: LeadScenario) -> int:
 
 def write_rows(path: str | Path, rows: Iterator[tuple[Any, ...]],
                on_row: Callable[[tuple[Any, ...]], None] | None = None) -> int:
-    """Write the CSV atomically: a temporary file beside ``path`` renamed over it when
-    every row is written; on any error (or Ctrl-C) no file, and no partial file, is left.
+    """Write the CSV atomically (``vdsim_gym._files.atomic_open``: a temporary file beside
+    ``path`` renamed over it when every row is written); on any error (or Ctrl-C) no file,
+    and no partial file, is left.
     """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     n = 0
-    try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            w = csv.writer(fh, lineterminator="\n")
-            w.writerow(COLUMNS)
-            for row in rows:
-                w.writerow([_fmt(c) if not isinstance(c, str) else c for c in row])
-                if on_row is not None:
-                    on_row(row)
-                n += 1
-        publish(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path, "w") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(COLUMNS)
+        for row in rows:
+            w.writerow([_fmt(c) if not isinstance(c, str) else c for c in row])
+            if on_row is not None:
+                on_row(row)
+            n += 1
     return n
 
 

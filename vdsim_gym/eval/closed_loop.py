@@ -53,7 +53,7 @@ from vdsim_gym.sim.latency import (
     check_overrun,
 )
 from vdsim_gym.sim.plant import Plant
-from vdsim_gym.sim.timing import whole_ticks
+from vdsim_gym.sim.timing import ceil_ticks, whole_ticks
 from vdsim_gym.tracking import check_path
 
 MODES = ("sync", "virtual_async", "wallclock")
@@ -62,6 +62,9 @@ MODES = ("sync", "virtual_async", "wallclock")
 # The longest run [s] of simulated time: its trace and samples are held in memory (a day
 # at 100 Hz of rows is about 0.5 GB).
 MAX_EVAL_DURATION_S = 86_400.0
+# The env form's run without a duration on an env whose episode has no end in time (no
+# time limit, no task end): this many control periods.
+DEFAULT_ENV_PERIODS = 500
 
 
 def _check_duration(duration: Any) -> Any:
@@ -71,6 +74,12 @@ def _check_duration(duration: Any) -> Any:
                           f"{MAX_EVAL_DURATION_S:g} s (a day of simulated time: the run's "
                           "trace is held in memory); evaluate shorter runs")
     return duration
+
+
+def _with_extra(ev: Any, rows: Any, samples: Any, end: int, stopped: bool,
+                extra: dict[str, Any]) -> EvalResult:
+    """Mode C's result (its runner's stats added)."""
+    return build_result(ev, rows, samples, end, stopped, extra_stats=extra)
 
 
 class ClosedLoopEval:
@@ -99,7 +108,10 @@ class ClosedLoopEval:
             delays of ``latency`` in sample order (``vdsim_gym.eval.env_run``). The trace
             has one row per sample plus the task's info columns (``e_y``, ``s`` on a path
             env); the run also ends when the env ends the episode (``stats["outcome"]``,
-            ``stats["episode_summary"]``). ``duration`` defaults to the env's time limit.
+            ``stats["episode_summary"]``). ``duration`` defaults to the episode's own end:
+            the env's time limit rounded up onto the substep grid as the env rounds it
+            (both end at the same step), ``max_episode_steps`` periods, or the task's end
+            drawn at reset (an ACC scenario, a dyno cycle); 500 periods without any.
             Configure latency here, not on the env.
         obs_delay: a sensor delay (``LatencyModel``; modes A and B): the controller's
             observation at sample k is the plant's at its capture tick, by the env core's
@@ -122,6 +134,8 @@ class ClosedLoopEval:
     # trace and the result read its columns and meta()).
     _driver: _Driver | EnvPolicyRun
     plant: Plant | None  # the callback form's Plant; None in the env form
+    # The running run's (result builder, its arguments) once its loop returned (_loop).
+    _ran: tuple | None = None
 
     def __init__(
         self,
@@ -297,15 +311,30 @@ class ClosedLoopEval:
                 control_period, phys.substep_dt, "control_period") != phys.ticks_per_period:
             raise ConfigError(f"control_period={control_period} differs from the env's "
                               f"{phys.control_period}; set it on the env (env_kwargs)")
-        if duration is None:
-            steps = env.spec.max_episode_steps if env.spec is not None else None
-            duration = (steps * phys.control_period if steps is not None else
-                        base.time_limit if base.time_limit is not None else
-                        500 * phys.control_period)
         self.plant = None
         self.reference_path = None
-        self.duration = float(duration) if isinstance(duration, (int, float)) else duration
-        self._end_tick = whole_ticks(_check_duration(duration), phys.substep_dt, "duration")
+        if duration is None:
+            # The env's own end: its time limit ends the episode at the first step whose
+            # end tick reaches ceil(time_limit / substep_dt) (CoreEnv._set_time_limit_ticks),
+            # and the run calls no sample at or after that tick, so both end at the same
+            # step; a limit off the substep grid (the DLC's 1.5 x length / speed) is
+            # rounded up onto it the same way. Without a time limit the task's own end (an
+            # ACC scenario's, a dyno cycle's) is drawn at reset: read from a reset with
+            # the run's seed (the run resets the same way, so it draws the same).
+            steps = env.spec.max_episode_steps if env.spec is not None else None
+            if steps is not None:
+                self._end_tick = steps * phys.ticks_per_period
+            elif base.time_limit is not None:
+                self._end_tick = ceil_ticks(_check_duration(base.time_limit), phys.substep_dt)
+            else:
+                env.reset(seed=seed)
+                self._end_tick = int(base.core.time_limit_ticks) \
+                    or DEFAULT_ENV_PERIODS * phys.ticks_per_period
+            self.duration = self._end_tick * phys.substep_dt
+        else:
+            self.duration = float(duration) if isinstance(duration, (int, float)) else duration
+            self._end_tick = whole_ticks(_check_duration(duration), phys.substep_dt,
+                                         "duration")
         self._check_delay_fits()
         if self.mode == "wallclock":  # the runner ticks the env core's own plant
             self._driver = EnvWallclockDriver(env, policy, seed, self._end_tick,
@@ -325,7 +354,9 @@ class ClosedLoopEval:
         """One run from the initial state; see the class docstring and docs/EVAL_MODES.md.
         With ``trace_path`` the run is recorded and written there (atomically) whatever
         ends it: an exception, Ctrl-C or SIGTERM (raised as KeyboardInterrupt while the
-        run lasts) leaves a complete trace of what ran."""
+        run lasts) leaves a complete trace of what ran. A signal that comes while the
+        trace is written is held until it is written, then raised; a run interrupted after
+        its last sample is written as completed (``stopped_early`` False)."""
         # One run at a time: two at once would drive one plant (setdefault is atomic
         # under the GIL, so both threads get the same lock).
         in_use = self.__dict__.setdefault("_in_use", threading.Lock())
@@ -338,27 +369,54 @@ class ClosedLoopEval:
 
     def _run_guarded(self) -> EvalResult:
         self._stop.clear()
+        self._ran = None
         with sigterm_as_interrupt():  # SIGTERM stops the run as Ctrl-C does
             if self._trace is None:
-                return self._run()
-            session = self._trace.session(self._driver)
-            session.trace_decimation = self._trace.decimation
+                return self._build(self._loop())
+            trace = self._trace
+            session = trace.session(self._driver)
+            session.trace_decimation = trace.decimation
             try:
-                result = self._run()
+                result = self._build(self._loop())
             except BaseException:
-                self._trace.write(session, self, None)  # what ran, stopped early
+                # What ran, written whatever ends the run (signals held until it is); a
+                # run whose loop completed (the interrupt came during the cleanup after
+                # it or while its result was built) is written as completed.
+                trace.write_held(session, self, self._built_or_none)
                 raise
-            finally:
-                session.trace_decimation = 0  # the session records nothing after this run
-            self._trace.write(session, self, result)
+            trace.write_held(session, self, lambda: result)
             return result
 
-    def _run(self) -> EvalResult:
+    def _built_or_none(self) -> EvalResult | None:
+        """The result of this run if its loop completed (``_ran``), None for one stopped
+        by an error or an interrupt."""
+        if self._ran is None:
+            return None
+        try:
+            return self._build(self._ran)
+        except Exception:
+            return None
+
+    def _build(self, ran: tuple) -> EvalResult:
+        """The result of what ``_loop`` returned (the form's builder and its arguments)."""
+        build, args = ran
+        return build(*args)
+
+    def _loop(self) -> tuple:
+        """The run itself; returns (the result's builder, its arguments), also kept as
+        ``_ran`` as soon as the loop has returned (before the cleanup after it), so a run
+        whose loop completed is known as such whatever interrupts it after."""
+        self._ran = None
         if self._env_run is not None:
-            rows, samples, end, stopped, episode = self._env_run.run(self._stop)
-            if isinstance(rows, RunColumns):  # the recorder's columns (EnvPolicyRun.fast)
-                return build_result_columns(self, rows, end, stopped, episode)
-            return build_result(self, rows, samples, end, stopped, episode)
+            env_run = self._env_run
+            try:
+                out = env_run.run(self._stop)
+            except BaseException:
+                if env_run.done is not None:  # only the cleanup after the loop was cut
+                    self._ran = self._env_result(env_run.done)
+                raise
+            self._ran = self._env_result(out)
+            return self._ran
         d = self._driver
         # The env form's modes A and B ran above; here the callback form or mode C's driver.
         assert not isinstance(d, EnvPolicyRun) or isinstance(d, EnvWallclockDriver)
@@ -368,12 +426,13 @@ class ClosedLoopEval:
                 run = WallclockRun(d, self._call, self._end_tick, self.overrun,
                                    self._wallclock, self._stop)
                 rows, samples, end, stopped, extra = run.run()
+                self._ran = (_with_extra, (self, rows, samples, end, stopped, extra))
             finally:
                 d.drop_pending()
                 end_run = getattr(d, "end_run", None)
                 if end_run is not None:  # the env handed back as it came
                     end_run()
-            return build_result(self, rows, samples, end, stopped, extra_stats=extra)
+            return self._ran
         assert not isinstance(d, EnvWallclockDriver)  # mode C only: a Plant's driver here
         try:
             d.reset()
@@ -385,9 +444,16 @@ class ClosedLoopEval:
                 rows, samples, end, stopped = loop_async(d, self._end_tick, self._stop,
                                                          self._call, self.overrun,
                                                          self.latency, self.network)
+            self._ran = (build_result, (self, rows, samples, end, stopped))
         finally:
             d.drop_pending()  # nothing stays scheduled for the next run, whatever happened
-        return build_result(self, rows, samples, end, stopped)
+        return self._ran
+
+    def _env_result(self, out: tuple) -> tuple:
+        rows, samples, end, stopped, episode = out
+        if isinstance(rows, RunColumns):  # the recorder's columns (EnvPolicyRun.fast)
+            return build_result_columns, (self, rows, end, stopped, episode)
+        return build_result, (self, rows, samples, end, stopped, episode)
 
     # ------------------------------------------------------------------ calls
 

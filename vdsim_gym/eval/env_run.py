@@ -66,6 +66,9 @@ class EnvPolicyRun:
         self.info_columns = tuple(k for k, tp in type(self.base).INFO_KEYS if tp is float
                                   and k != "t")
         self.trace_columns: tuple[str, ...] = STATE_COLUMNS + self.info_columns
+        # The last run's output once its loop returned (before the env is handed back):
+        # an interrupt during that cleanup still knows the run completed.
+        self.done: tuple | None = None
 
     def _command(self, action: np.ndarray) -> tuple[float, ...]:
         to_command = getattr(self.base, "action_to_command", None)
@@ -118,6 +121,7 @@ class EnvPolicyRun:
     def run(self, stop: threading.Event) -> tuple[list[tuple], _Samples, int, bool,
                                                   dict[str, Any]]:
         base = self.base
+        self.done = None
         timed = self.latency is not None
         if timed:
             base.configure_latency(LatencyModel.measured(), self.overrun or "skip")
@@ -126,7 +130,8 @@ class EnvPolicyRun:
         if self.network is not None:
             base.configure_network(self.network)
         try:
-            return self._loop_fast(stop, timed) if self.fast() else self._loop(stop, timed)
+            self.done = self._loop_fast(stop, timed) if self.fast() else self._loop(stop, timed)
+            return self.done
         finally:
             if timed:  # the env is handed back as it came (no latency; reset needed)
                 base.configure_latency(None)

@@ -1,11 +1,16 @@
 """``ClosedLoopEval(trace_path=...)``: the run recorded by the plant's session every
 ``decimation`` substeps (at least 100 Hz by default) and written as a .vdtrace whatever
 ends the run (docs/TRACES.md). Mode B and C traces carry the timing of the command in
-force on each row; the reference path (and a path env's cones) go in as overlays."""
+force on each row; the reference path (and a path env's cones) go in as overlays.
+Ctrl-C and SIGTERM are held while the trace is written (``signals_held``) and raised
+after, so an interrupt never costs the trace of what ran."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +28,42 @@ from vdsim_gym.traces.recording import (
     vehicle_channels,
     write_trace,
 )
+
+HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held while the block runs (on the main thread; elsewhere no
+    signal is handled): one that comes is recorded, and when the block ends its own
+    handler runs (Ctrl-C's and ``sigterm_as_interrupt``'s raise KeyboardInterrupt), so
+    the block is never cut short. Signals whose handler is not Python's (ignored, the
+    default action, one installed outside Python) are left as they are."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+    previous: dict[int, Callable[..., Any]] = {}
+
+    def hold(signum: int, frame: Any) -> None:
+        got.append(signum)
+
+    def release() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if got:  # the first held signal, handled now as it would have been
+            previous[got[0]](got[0], None)
+
+    try:
+        for sig in HELD_SIGNALS:
+            handler = signal.getsignal(sig)
+            if callable(handler):
+                previous[sig] = signal.signal(sig, hold)  # type: ignore[assignment]
+        yield
+    except BaseException:
+        release()  # a held signal's KeyboardInterrupt, chained to the error, or the error
+        raise
+    release()
 
 
 class EvalTrace:
@@ -46,6 +87,27 @@ class EvalTrace:
     def _physics(driver: Any) -> Any:
         plant = getattr(driver, "plant", None)
         return plant.physics if plant is not None else driver.base.physics
+
+    def write_held(self, session: Any, ev: Any, result_of: Callable[[], Any]) -> Path:
+        """``write`` of ``result_of()`` with SIGINT and SIGTERM held until the trace is
+        written (``signals_held``), then raised: an interrupt never costs the trace of
+        what ran. An interrupt that came just before the hold began (nothing written yet)
+        is raised after the trace is written."""
+        session.trace_decimation = 0  # the session records nothing after this run
+        early: KeyboardInterrupt | None = None
+        started = False
+        while not started:
+            try:
+                with signals_held():
+                    started = True
+                    path = self.write(session, ev, result_of())
+            except KeyboardInterrupt as exc:
+                if started:  # the held signal, once the trace was written (or failed)
+                    raise
+                early = early or exc  # before the hold began: nothing written yet
+        if early is not None:
+            raise early
+        return path
 
     def write(self, session: Any, ev: Any, result: Any) -> Path:
         """Writes what ran; ``result`` None: the run ended by an exception (the state and

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -19,6 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from vdsim_gym._checks import check_integer
+from vdsim_gym._files import atomic_path, check_target
 from vdsim_gym.errors import ConfigError
 
 
@@ -39,6 +38,8 @@ class Trace(Protocol):
 
     @property
     def units(self) -> dict[str, str]: ...
+
+    def body_geometry(self) -> dict[str, float]: ...
 
 
 WORLD = "world"
@@ -333,10 +334,9 @@ def _line(pts: np.ndarray, kind: int, color: dict[str, float]) -> dict[str, Any]
 
 
 def _body(tr: Trace, stamp: dict[str, int]) -> dict[str, Any] | None:
-    geo = tr.manifest.get("geometry")
+    geo = tr.body_geometry()  # a clear error for a null or non-finite one
     need = ("cg_to_front_m", "cg_to_rear_m", "body_width_m")
-    if not isinstance(geo, Mapping) or not all(isinstance(geo.get(k), (int, float))
-                                               for k in need):
+    if not all(k in geo for k in need):
         return None
     front = geo["cg_to_front_m"] + geo.get("front_overhang_m", 0.8)
     rear = geo["cg_to_rear_m"] + geo.get("rear_overhang_m", 0.8)
@@ -403,12 +403,13 @@ def _target(out: str | Path, source: Path | None) -> Path:
                           "or write elsewhere")
     if source is not None and out.exists() and out.resolve() == source.resolve():
         raise ConfigError(f"{out}: is the trace itself; give the MCAP file another name")
+    check_target(out)  # a FIFO or a device there would be replaced by the rename
     return out
 
 
 def write_mcap(tr: Trace, out: str | Path, *, start_time_ns: int = 0) -> Path:
     """``vdsim_gym.traces.mcap.to_mcap`` once the trace is read: writes ``tr`` as an MCAP
-    file at ``out``, atomically."""
+    file at ``out``, atomically (``vdsim_gym._files.atomic_path``)."""
     start_time_ns = check_integer(start_time_ns, "start_time_ns", what="a whole number of ns")
     out = _target(out, tr.path)
     try:
@@ -416,16 +417,12 @@ def write_mcap(tr: Trace, out: str | Path, *, start_time_ns: int = 0) -> Path:
         from mcap.writer import CompressionType, Writer
     except ImportError as exc:
         raise ImportError(INSTALL_HINT, name="mcap") from exc
-    from vdsim_gym._files import publish
-
     times = _log_times(tr["t"], int(start_time_ns), tr.path)
     pose = _pose_rows(tr)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise ConfigError(f"{out}: cannot write there ({exc.strerror})") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
+    if pose is not None:
+        tr.body_geometry()  # a null or non-finite geometry named before anything is written
+    with atomic_path(out) as tmp:
+        with open(tmp, "wb") as fh:
             w = Writer(fh, compression=CompressionType.ZSTD)
             w.start(profile="", library="vdsim_gym.traces.mcap (mcap-python)")
             w.add_metadata("vdtrace", {"source": tr.path.name,
@@ -468,10 +465,6 @@ def write_mcap(tr: Trace, out: str | Path, *, start_time_ns: int = 0) -> Path:
                                                   "orientation": q}})
                 put(sig_id, i, ns, row)
             w.finish()
-        publish(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return out
 
 

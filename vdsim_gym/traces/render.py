@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym._files import atomic_path
 from vdsim_gym.envs.render_frames import body_outline
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.traces.trace import Trace, read_trace
@@ -208,7 +209,7 @@ class _Figure:
             self.zoom_k = zw / (2 * self.ZOOM_HALF_M)  # px per metre of the close-up
             self.zoom_courses = [(self.rgb[j] if len(self.courses) > 1 else None,
                                   *_course_arrays(ov)) for j, ov in self.courses]
-            self.geometry = [tr.manifest.get("geometry", {}) for tr in self.traces]
+            self.geometry = [tr.body_geometry() for tr in self.traces]
 
     def _pixels(self, trans: Any, xy: np.ndarray) -> list[float]:
         uv = trans.transform(xy)
@@ -272,6 +273,19 @@ class _Figure:
         self.fig.clear()  # a standalone figure (no pyplot registry): clearing frees it
 
 
+def _drawable(tr: Trace) -> bool:
+    """Whether the bird's-eye view of ``tr`` has something to draw: a finite position, or
+    a course overlay with a finite point."""
+    pose = tr["pose"]
+    if pose.ndim == 2 and pose.shape[1] >= 2 and np.isfinite(pose[:, :2]).all(axis=1).any():
+        return True
+    path, cones = _course_arrays(tr.overlays)
+    regions = [np.asarray(ov["polygon"], float).reshape(-1, 2) for ov in tr.overlays.values()
+               if ov.get("kind") == "region"]
+    return any(a is not None and np.isfinite(a).all(axis=1).any()
+               for a in (path, cones, *regions))
+
+
 def _load(paths: Sequence[str | Path], labels: Sequence[str] | None
           ) -> tuple[list[Trace], list[str]]:
     if not paths:
@@ -285,6 +299,15 @@ def _load(paths: Sequence[str | Path], labels: Sequence[str] | None
     birds = {"pose" in tr.channels for tr in traces}
     if len(birds) > 1:
         raise ConfigError("vehicle and dyno traces cannot share one view; render them apart")
+    if birds == {True}:
+        for tr in traces:
+            tr.body_geometry()  # a null or non-finite geometry is named, not drawn
+        if not any(_drawable(tr) for tr in traces):
+            names = ", ".join(str(tr.path) for tr in traces)
+            raise ConfigError(f"{names}: nothing to draw in the bird's-eye view: no finite "
+                              "position in the pose channel and no course overlay "
+                              "(reference, cones, region); render a trace whose run has a "
+                              "pose, or attach its course (vdsim_gym.trace.attach_overlay)")
     return traces, list(labels)
 
 
@@ -299,7 +322,7 @@ def render_png(paths: Sequence[str | Path], out: str | Path, *,
         image = fig.frame(fig.t_end if at is None else float(at))
     finally:
         fig.close()
-    with _atomic(out, ".png") as tmp:
+    with atomic_path(out) as tmp:
         image.save(tmp, format="PNG")
     return Path(out)
 
@@ -360,33 +383,6 @@ class _Mp4Stream:
         self._gen.close()
 
 
-class _atomic:
-    """A temporary file beside ``out`` (its suffix must be ``suffix``), published as
-    ``out`` when the block ends without an error, removed otherwise."""
-
-    def __init__(self, out: str | Path, suffix: str) -> None:
-        self.out, self.suffix = Path(out), suffix
-
-    def __enter__(self) -> str:
-        import os
-        import tempfile
-
-        if not self.out.parent.is_dir():
-            self.out.parent.mkdir(parents=True, exist_ok=True)
-        fd, self.tmp = tempfile.mkstemp(dir=self.out.parent, prefix=f".{self.out.name}.",
-                                        suffix=self.suffix)
-        os.close(fd)
-        return self.tmp
-
-    def __exit__(self, kind: Any, *_: Any) -> None:
-        from vdsim_gym._files import publish
-
-        if kind is None:
-            publish(self.tmp, self.out)
-        else:
-            Path(self.tmp).unlink(missing_ok=True)
-
-
 def _progress(total: int, enabled: bool) -> Any:
     """tqdm on stderr when installed, else a line at every tenth; None when disabled."""
     if not enabled:
@@ -444,13 +440,13 @@ def render_gif(paths: Sequence[str | Path], out: str | Path, *,
         last = fig.frame(fig.t_end)
         bar = _progress(n, progress)
         try:
-            with _atomic(out, suffix) as tmp:
+            with atomic_path(out) as tmp:
                 if suffix == ".gif":
                     with open(tmp, "wb") as fh:
                         stream: Any = _GifStream(fh, last, max(20, round(1000.0 / fps)))
                         _write_frames(fig, times, stream, bar)
                 else:
-                    stream = _Mp4Stream(tmp, last.size, fps)
+                    stream = _Mp4Stream(str(tmp), last.size, fps)
                     _write_frames(fig, times, stream, bar)
         finally:
             if bar is not None:

@@ -3,8 +3,9 @@
 the manifest's channel table) and ``overlays/<name>.json`` (kinds path2d, region, event,
 timeseries; unknown kinds are kept and ignored). Schema 0.5.
 
-``TraceWriter`` builds one and writes it atomically (a temporary file beside the target,
-renamed over it when complete: a crash leaves the old file or none, never half a trace);
+``TraceWriter`` builds one and writes it atomically (``vdsim_gym._files.atomic_path``: a
+temporary file beside the target, renamed over it when complete: a crash, an exception or
+an interrupt leaves the old file or none, never half a trace);
 ``read_trace`` reads one without importing the compiled core; ``attach_overlay`` adds an
 overlay to an existing trace (atomically too).
 """
@@ -12,9 +13,7 @@ overlay to an existing trace (atomically too).
 from __future__ import annotations
 
 import json
-import os
 import stat
-import tempfile
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,6 +32,9 @@ else:  # loaded on its own (no vdsim_gym package, no compiled core): the same er
 SCHEMA_VERSION = "0.5"
 REQUIRED_KEYS = ("schema_version", "producer", "role", "repro", "channels")
 REQUIRED_CHANNELS = ("t",)
+# The manifest's geometry keys that place the body and the wheels in a drawing [m].
+BODY_KEYS = ("cg_to_front_m", "cg_to_rear_m", "body_width_m", "track_m", "front_overhang_m",
+             "rear_overhang_m", "wheel_radius_m")
 OVERLAY_KINDS = {"path2d": ("points",), "region": ("polygon",), "event": ("t",),
                  "timeseries": ("t", "y")}
 
@@ -52,6 +54,29 @@ class Trace:
     @property
     def units(self) -> dict[str, str]:
         return {k: v.get("unit", "") for k, v in self.manifest["channels"].items()}
+
+    def body_geometry(self) -> dict[str, float]:
+        """The manifest's vehicle dimensions that draw its body ({} without a
+        ``geometry``: no body is drawn); a TraceError naming the file, the key and the fix
+        when it is not an object of finite numbers (null, NaN, text)."""
+        geo = self.manifest.get("geometry", {})
+        fix = ("write the trace again from its run (the writer records the vehicle's "
+               "dimensions), or drop the manifest's 'geometry' to draw no body")
+        if not isinstance(geo, Mapping):
+            shown = "null" if geo is None else repr(geo)[:60]
+            raise TraceError(f"{self.path}: the manifest's geometry is {shown}, not an "
+                             f"object of the vehicle's dimensions in m; {fix}")
+        out = {}
+        for key in BODY_KEYS:
+            if key not in geo:
+                continue
+            v = geo[key]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) \
+                    or not np.isfinite(v) or v < 0:
+                raise TraceError(f"{self.path}: the manifest's geometry has {key} = {v!r}, "
+                                 f"not a finite length >= 0 in m; {fix}")
+            out[key] = float(v)
+        return out
 
 
 def _jsonable(value: Any) -> Any:
@@ -86,9 +111,19 @@ def check_overlay(overlay: Mapping[str, Any]) -> dict[str, Any]:
         if key not in overlay:
             raise TraceError(f"overlay {name!r} of kind {overlay['kind']!r} needs {key!r}")
     if overlay["kind"] in ("path2d", "region"):
-        pts = np.asarray(overlay[OVERLAY_KINDS[overlay["kind"]][0]], dtype=float)
-        if pts.ndim != 2 or pts.shape[1] != 2 or not np.all(np.isfinite(pts)):
-            raise TraceError(f"overlay {name!r}: points must be finite (M, 2) coordinates")
+        key = OVERLAY_KINDS[overlay["kind"]][0]
+        try:
+            pts = np.asarray(overlay[key], dtype=float)
+        except (TypeError, ValueError):
+            pts = np.empty((0, 0))
+        if pts.ndim != 2 or pts.shape[1] != 2:
+            raise TraceError(f"overlay {name!r}: {key} must be finite (M, 2) coordinates "
+                             f"[m], got shape {pts.shape}")
+        bad = np.flatnonzero(~np.isfinite(pts).all(axis=1))
+        if len(bad):
+            raise TraceError(f"overlay {name!r}: {key} row {int(bad[0])} is "
+                             f"{tuple(pts[bad[0]].tolist())}, not finite coordinates; drop "
+                             "the non-finite points (or the overlay) before attaching it")
     return _jsonable(dict(overlay))
 
 
@@ -147,25 +182,16 @@ class TraceWriter:
 
 
 def _write_zip(path: Path, files: Mapping[str, bytes]) -> Path:
-    """The zip written to a temporary file beside ``path`` and renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as z:
-            for name, data in files.items():
-                z.writestr(name, data)
-        os.chmod(tmp, 0o666 & ~_umask())  # as a plainly created file (mkstemp: 0600)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """The zip written atomically (``vdsim_gym._files.atomic_path``: a temporary file
+    beside ``path``, published over it when complete, removed on an error or an
+    interrupt). Writing needs the vdsim_gym package; reading needs only this file."""
+    from vdsim_gym._files import atomic_path
+
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh, \
+            zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as z:
+        for name, data in files.items():
+            z.writestr(name, data)
     return path
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _version(text: Any) -> tuple[int, ...]:
@@ -225,7 +251,8 @@ def read_trace(path: str | Path) -> Trace:
     """Read a .vdtrace; errors (``TraceError``) name the file and the cause: not a zip,
     not a regular file, no manifest, a newer schema, a missing manifest key or channel, a
     malformed channel table or shape, a channel whose size does not match its shape, a
-    non-finite or non-1-D time, a row count that disagrees with the manifest, duplicate or
+    non-finite or non-1-D time, a time that does not increase row by row (reversed or
+    repeated; the row is named), a row count that disagrees with the manifest, duplicate or
     encrypted members, members beyond the reader's bounds (MAX_MEMBER_BYTES: a deflate
     bomb is refused before it is inflated). Time and memory stay bounded by those."""
     path = Path(path)
@@ -292,6 +319,14 @@ def read_trace(path: str | Path) -> Trace:
         if not np.all(np.isfinite(t)):
             raise TraceError(f"{path}: channel 't' holds a non-finite time (row "
                              f"{int(np.flatnonzero(~np.isfinite(t))[0])})")
+        back = np.flatnonzero(np.diff(t) <= 0)
+        if len(back):
+            i = int(back[0]) + 1
+            how = "repeats" if t[i] == t[i - 1] else "goes back from"
+            raise TraceError(f"{path}: channel 't' must increase row by row, but row {i} "
+                             f"(t = {t[i]!r} s) {how} row {i - 1} (t = {t[i - 1]!r} s); "
+                             "the file is damaged or was not written by a trace writer: "
+                             "write it again from the run")
         n = len(t)
         declared = manifest.get("n_rows")
         if declared is not None and declared != n:
