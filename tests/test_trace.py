@@ -385,3 +385,33 @@ def test_render_cli(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out and (tmp_path / "a.png").exists()
     assert not (tmp_path / "a.gif").exists()  # --png alone: no GIF
     assert math.isfinite(read_trace(tmp_path / "a.vdtrace")["t"][-1])
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_record_trace_keeps_an_episode_whose_write_a_signal_interrupts(tmp_path, monkeypatch,
+                                                                      sig):
+    """A signal while RecordTrace writes an episode's trace (the atomic writer then removed
+    its temporary file: the episode was lost) is held until the trace is on disk, then
+    raised as KeyboardInterrupt."""
+    import signal
+
+    import vdsim_gym.traces.trace as trace_mod
+    from vdsim_gym._signals import sigterm_as_interrupt
+
+    env = RecordTrace(gym.make("VDSim-PathFollow-v0", course_length=40.0),
+                      tmp_path / "ep_{episode}.vdtrace")
+    env.reset(seed=3)
+    for _ in range(5):
+        env.step(np.zeros(2))
+    real = trace_mod._write_zip
+
+    def signalled(path, files):
+        signal.raise_signal(getattr(signal, sig))  # arrives in the middle of the write
+        return real(path, files)
+
+    monkeypatch.setattr(trace_mod, "_write_zip", signalled)
+    with sigterm_as_interrupt(), pytest.raises(KeyboardInterrupt):
+        env.close()
+    written = read_trace(tmp_path / "ep_0.vdtrace")
+    assert written.manifest["stopped_early"] and len(written["t"]) >= 5
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ep_0.vdtrace"]

@@ -1,13 +1,14 @@
 """SIGTERM as Ctrl-C: a scheduler's stop or ``kill`` raises KeyboardInterrupt in the main
 thread, so the work in progress is finalized (a run folder, a trace) as on Ctrl-C,
-instead of the process dying with nothing written."""
+instead of the process dying with nothing written; and ``signals_held``: both held while
+a file that finalizes work is written, then raised."""
 
 from __future__ import annotations
 
 import contextlib
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 
@@ -41,4 +42,42 @@ def sigterm_as_interrupt() -> Iterator[None]:
         restore_sigterm(previous)
 
 
-__all__ = ["raise_on_sigterm", "restore_sigterm", "sigterm_as_interrupt"]
+HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held while the block runs (on the main thread; elsewhere no
+    signal is handled): one that comes is recorded, and when the block ends its own
+    handler runs (Ctrl-C's and ``sigterm_as_interrupt``'s raise KeyboardInterrupt), so
+    the block is never cut short. Signals whose handler is not Python's (ignored, the
+    default action, one installed outside Python) are left as they are."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+    previous: dict[int, Callable[..., Any]] = {}
+
+    def hold(signum: int, frame: Any) -> None:
+        got.append(signum)
+
+    def release() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if got:  # the first held signal, handled now as it would have been
+            previous[got[0]](got[0], None)
+
+    try:
+        for sig in HELD_SIGNALS:
+            handler = signal.getsignal(sig)
+            if callable(handler):
+                previous[sig] = signal.signal(sig, hold)  # type: ignore[assignment]
+        yield
+    except BaseException:
+        release()  # a held signal's KeyboardInterrupt, chained to the error, or the error
+        raise
+    release()
+
+
+__all__ = ["HELD_SIGNALS", "raise_on_sigterm", "restore_sigterm", "sigterm_as_interrupt",
+           "signals_held"]

@@ -7,16 +7,14 @@ after, so an interrupt never costs the trace of what ran."""
 
 from __future__ import annotations
 
-import signal
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from vdsim_gym._checks import check_decimation
+from vdsim_gym._signals import signals_held
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.timing import nearest_ticks
 from vdsim_gym.traces.recording import (
@@ -28,42 +26,6 @@ from vdsim_gym.traces.recording import (
     vehicle_channels,
     write_trace,
 )
-
-HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-@contextmanager
-def signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM held while the block runs (on the main thread; elsewhere no
-    signal is handled): one that comes is recorded, and when the block ends its own
-    handler runs (Ctrl-C's and ``sigterm_as_interrupt``'s raise KeyboardInterrupt), so
-    the block is never cut short. Signals whose handler is not Python's (ignored, the
-    default action, one installed outside Python) are left as they are."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    got: list[int] = []
-    previous: dict[int, Callable[..., Any]] = {}
-
-    def hold(signum: int, frame: Any) -> None:
-        got.append(signum)
-
-    def release() -> None:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if got:  # the first held signal, handled now as it would have been
-            previous[got[0]](got[0], None)
-
-    try:
-        for sig in HELD_SIGNALS:
-            handler = signal.getsignal(sig)
-            if callable(handler):
-                previous[sig] = signal.signal(sig, hold)  # type: ignore[assignment]
-        yield
-    except BaseException:
-        release()  # a held signal's KeyboardInterrupt, chained to the error, or the error
-        raise
-    release()
 
 
 class EvalTrace:

@@ -9,6 +9,7 @@ import gymnasium as gym
 import numpy as np
 
 from vdsim_gym._checks import check_decimation
+from vdsim_gym._signals import signals_held
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.traces.provenance import plant_meta
 from vdsim_gym.traces.recording import (
@@ -93,9 +94,15 @@ class RecordTrace(
         super().close()
 
     def _write(self, stopped: bool) -> Path:
+        """The episode's trace written with Ctrl-C and SIGTERM held until it is on disk
+        (``signals_held``), then raised: a signal never costs the recorded episode."""
+        self._open = False
+        with signals_held():
+            return self._write_now(stopped)
+
+    def _write_now(self, stopped: bool) -> Path:
         base = self._base
         session = self._session()
-        self._open = False
         session.record_trace_row()
         rows = session.take_trace()
         p = base.physics
