@@ -23,6 +23,7 @@ from vdsim_gym.cli.options import (
     _number_in,
     _out_dir,
     _presets,
+    add_trust_option,
 )
 from vdsim_gym.cli.tolerance import add_parser as _add_tolerance
 from vdsim_gym.cli.train import _add_seeds_report, _add_train
@@ -138,7 +139,7 @@ def _sweep(args: argparse.Namespace) -> int:
                backend=args.backend, address=args.address, out=args.out,
                env_kwargs=args.env_kwargs, scenarios=args.scenarios, algo=args.algo,
                metric=args.metric, own_env=args.own_env, losses=args.loss,
-               obs_delays=args.obs_delays,
+               obs_delays=args.obs_delays, trust=args.trust,
                make_plot=not args.no_plot, progress=not args.no_progress)
     return 0
 
@@ -356,6 +357,7 @@ def _add_sweep(sub: Any) -> None:
                     help="output folder (default: sweep_out)")
     sw.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib)")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_trust_option(sw)
     sw.set_defaults(func=_sweep)
 
 

@@ -208,7 +208,13 @@ def one_delay(text: str) -> float:
 
 
 def add_parser(sub: Any) -> None:
-    from vdsim_gym.cli.options import _int_at_least, _json_object, _json_objects, _out_dir
+    from vdsim_gym.cli.options import (
+        _int_at_least,
+        _json_object,
+        _json_objects,
+        _out_dir,
+        add_trust_option,
+    )
 
     p = sub.add_parser(
         "tolerance",
@@ -249,6 +255,7 @@ def add_parser(sub: Any) -> None:
                    help="output folder (default: tolerance_out)")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib)")
     p.add_argument("--quiet", action="store_true", help="no line per evaluated delay")
+    add_trust_option(p)
     p.set_defaults(func=_run)
 
 
@@ -271,7 +278,7 @@ def _run(args: Any) -> int:
          start=args.start, resolution=args.resolution, scenarios=args.scenarios,
          env_kwargs=args.env_kwargs, metric=args.metric, overrun=args.overrun, out=args.out,
          confidence=args.confidence, max_metric=args.max_metric,
-         make_plot=not args.no_plot, log=not args.quiet)
+         make_plot=not args.no_plot, log=not args.quiet, trust=args.trust)
     return 0
 
 
