@@ -149,7 +149,14 @@ def _umask() -> int:
     return mask
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_file(path: str | Path) -> None:
+    """``path``'s data flushed to disk."""
+    with open(path, "rb") as fh:
+        os.fsync(fh.fileno())
+
+
+def fsync_dir(folder: str | Path) -> None:
+    """``folder``'s entries (a rename into it) flushed to disk, where the file system can."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
@@ -162,6 +169,26 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def pid_alive(pid: Any) -> bool:
+    """Whether a process ``pid`` runs on this host (another user's counts; a zombie,
+    killed and not yet reaped, does not): the owner check of lock and staging files."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc (not Linux): alive as far as kill says
+    return state not in ("Z", "X")
+
+
 def publish(tmp: str | Path, path: str | Path) -> None:
     """Makes a finished temporary file ``path``: its data flushed to disk, the
     permissions a plainly created file gets (mkstemp makes it 0600), renamed over
@@ -169,11 +196,10 @@ def publish(tmp: str | Path, path: str | Path) -> None:
     a device (``check_target``)."""
     tmp, path = Path(tmp), Path(path)
     check_target(path)
-    with open(tmp, "rb+") as fh:
-        os.fsync(fh.fileno())
+    fsync_file(tmp)
     os.chmod(tmp, 0o666 & ~_umask())
     os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 TEMP_MARK = ".tmp"
@@ -266,5 +292,6 @@ def clean_stale_temps(folder: str | Path, name: str | None = None) -> list[Path]
 
 
 __all__ = ["TEXT_MAX_BYTES", "atomic_open", "atomic_path", "check_regular", "check_target",
-           "clean_stale_temps", "load_yaml", "open_csv", "open_user_file", "publish",
-           "read_user_text", "read_yaml", "write_atomic"]
+           "clean_stale_temps", "fsync_dir", "fsync_file", "load_yaml", "open_csv",
+           "open_user_file", "pid_alive", "publish", "read_user_text", "read_yaml",
+           "write_atomic"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -46,12 +47,14 @@ HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @contextlib.contextmanager
-def signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM held while the block runs (on the main thread; elsewhere no
-    signal is handled): one that comes is recorded, and when the block ends its own
-    handler runs (Ctrl-C's and ``sigterm_as_interrupt``'s raise KeyboardInterrupt), so
-    the block is never cut short. Signals whose handler is not Python's (ignored, the
-    default action, one installed outside Python) are left as they are."""
+def signals_held(note: str = "", raise_after: bool = True) -> Iterator[None]:
+    """SIGINT and SIGTERM held while the block runs, so that the files it writes are
+    written whole (on the main thread; elsewhere no signal is handled): one that comes is
+    recorded (and ``note``, if given, printed once on stderr), and when the block ends
+    its own handler runs (Ctrl-C's and ``sigterm_as_interrupt``'s raise
+    KeyboardInterrupt; ``raise_after=False``: not, for a block that runs while a stop is
+    already under way). Signals whose handler is not Python's (ignored, the default
+    action, one installed outside Python) are left as they are."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -59,12 +62,15 @@ def signals_held() -> Iterator[None]:
     previous: dict[int, Callable[..., Any]] = {}
 
     def hold(signum: int, frame: Any) -> None:
+        if note and not got:
+            sys.stderr.write(f"{note}\n")
+            sys.stderr.flush()
         got.append(signum)
 
     def release() -> None:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        if got:  # the first held signal, handled now as it would have been
+        if got and raise_after:  # the first held signal, handled now as it would have been
             previous[got[0]](got[0], None)
 
     try:

@@ -309,6 +309,10 @@ def load_policy(run: str | Path, which: str = "model", *, env: Any = None,
         zip_path, folder = path, path.parent
     else:
         zip_path, folder = path / f"{which}.zip", path
+    if zip_path.stem == "best_model":
+        from vdsim_gym._best import recover_best
+
+        recover_best(folder)  # a new best a stop left staged: finished (or dropped) first
     if not zip_path.exists():
         raise TrainingError(f"no saved model at {zip_path}; a run folder holds model.zip "
                             "(and best_model.zip once an evaluation ran)")

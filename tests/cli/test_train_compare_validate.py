@@ -32,13 +32,14 @@ TRAIN_OPTIONS = {
     "--action-history": 0, "--timesteps": None, "--seed": 0, "--out": "runs", "--name": None,
     "--hyperparams": None, "--conf": None, "--env-kwargs": None, "--eval-freq": 10_000,
     "--eval-episodes": 5, "--num-threads": 1, "--no-progress": False,
-    "--residual": None, "--residual-scale": 0.1, "--seeds": None, "--jobs": 1,
+    "--residual": None, "--residual-scale": None, "--seeds": None, "--jobs": None,
     "--select-by": "return",
 }
 COMPARE_OPTIONS = {
     "--env": "VDSim-DLC-v0", "--policies": None, "--delays": "0,10,20,40ms", "--seeds": 64,
     "--overrun": "skip", "--metric": None, "--env-kwargs": None, "--scenarios": None,
     "--own-env": False, "--num-envs": 64, "--out": "compare_out", "--no-plot": False,
+    "--trust": False,
 }
 VALIDATE_OPTIONS = {"--plot": None, "--integrator": None}
 

@@ -13,13 +13,64 @@ import numpy as np
 from vdsim_gym.errors import ConfigError
 
 
-def main(groups: Sequence[Sequence[str]], env_id: str, delays: str, *, seeds: int = 64,
+def runs_env(groups: Sequence[Sequence[str]], env_id: str | None,
+             env_kwargs: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+    """The env id and gym.make kwargs the runs were trained on (each run folder's
+    config.yml), with ``env_kwargs`` (the user's) on top: runs of different envs or env
+    kwargs, an ``env_id`` other than theirs, or an env kwarg that sets a recorded one to
+    another value are a ConfigError naming both. A run without config.yml takes
+    ``env_id`` (then required)."""
+    from vdsim_gym._files import read_yaml
+
+    found: dict[str, tuple[str, dict[str, Any]]] = {}
+    for g in groups:
+        for run in g:
+            cfg_path = Path(run) / "config.yml"
+            if not cfg_path.exists():
+                continue
+            cfg = read_yaml(cfg_path, "the run's configuration")
+            if not isinstance(cfg, dict) or not isinstance(cfg.get("env_id"), str):
+                raise ConfigError(f"{cfg_path}: no env_id in the run's configuration; "
+                                  "give run folders of vdsim-gym train")
+            found[str(run)] = (cfg["env_id"], dict(cfg.get("env_kwargs") or {}))
+    if not found:
+        if env_id is None:
+            raise ConfigError("--runs: no config.yml in the run folders, so their env is "
+                              "unknown; give --env (the env they were trained on)")
+        return env_id, dict(env_kwargs or {})
+    (first, (run_env, run_kwargs)), *rest = found.items()
+    for other, (e, kw) in rest:
+        if e != run_env:
+            raise ConfigError(f"--runs: {first} was trained on {run_env}, {other} on {e}; "
+                              "report runs of one env per command")
+        if kw != run_kwargs:
+            raise ConfigError(f"--runs: {first} was trained with env kwargs {run_kwargs}, "
+                              f"{other} with {kw}; report runs of one env per command")
+    if env_id is not None and env_id != run_env:
+        raise ConfigError(f"--env {env_id}, but the runs were trained on {run_env} ({first}"
+                          "/config.yml); drop --env (the runs' env is used) or give runs "
+                          f"of {env_id}")
+    for key, value in (env_kwargs or {}).items():
+        if key in run_kwargs and run_kwargs[key] != value:
+            raise ConfigError(f"--env-kwargs sets {key}={value!r}, but the runs were trained "
+                              f"with {key}={run_kwargs[key]!r} ({first}/config.yml); drop "
+                              f"{key} from --env-kwargs")
+    return run_env, {**run_kwargs, **dict(env_kwargs or {})}
+
+
+def main(groups: Sequence[Sequence[str]], env_id: str | None, delays: str, *,
+         seeds: int = 64,
          which: str = "model", metric: str | None = None, baselines: Sequence[str] = (),
          env_kwargs: dict[str, Any] | None = None,
          scenarios: list[dict[str, Any]] | None = None, out: str | Path = "seeds_report",
-         make_plot: bool = True, echo: Any = print, progress: bool = True) -> dict[str, Any]:
+         make_plot: bool = True, echo: Any = print, progress: bool = True,
+         trust: bool = False) -> dict[str, Any]:
     """Writes seeds_report.csv (a row per configuration or baseline and delay),
-    seeds_report.png and learning_curves.png; prints the table."""
+    seeds_report.png and learning_curves.png; prints the table. ``env_id`` None: the
+    runs' own (``runs_env``: their config.yml, which every run and ``env_id`` and
+    ``env_kwargs`` must agree with); the baselines run on the same env. ``trust``: the
+    run folders unpickled as SB3 does (``load_policy``)."""
+    from vdsim_gym._best import recover_best
     from vdsim_gym.cli.sweep import _load_all
     from vdsim_gym.eval.stats import mean_interval
     from vdsim_gym.eval.sweeps import sweep
@@ -29,18 +80,21 @@ def main(groups: Sequence[Sequence[str]], env_id: str, delays: str, *, seeds: in
     from vdsim_gym.sim.latency import parse_delays
     from vdsim_gym.training.seeds import aggregate, learning_curves, seed_scores
 
-    env_kwargs = dict(env_kwargs or {})
     for g in groups:
+        for p in g:
+            recover_best(p)  # a best model a stop left staged: finished or dropped
         missing = [p for p in g if not (Path(p) / f"{which}.zip").exists()]
         if not g or missing:
             raise ConfigError(f"--runs: no {which}.zip in {missing[0] if missing else g!r}; "
                               "give run folders of vdsim-gym train")
+    env_id, env_kwargs = runs_env(groups, env_id, env_kwargs)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     aggs = []
     for g in groups:
         scores = seed_scores(g, env_id, delays, seeds=seeds, which=which, metric=metric,
-                             scenarios=scenarios, progress=progress, **env_kwargs)
+                             scenarios=scenarios, progress=progress, trust=trust,
+                             **env_kwargs)
         metric = scores.metric
         aggs.append((aggregate(scores), scores))
     rows: list[dict[str, Any]] = []
@@ -51,7 +105,8 @@ def main(groups: Sequence[Sequence[str]], env_id: str, delays: str, *, seeds: in
                          "lo": agg.lo[j], "hi": agg.hi[j], "mean": agg.mean[j],
                          "failed_runs": int(agg.failed[j]),
                          "per_run": " ".join(f"{v:.6g}" for v in sc.values[:, j])})
-    for name, pol in _load_all(list(baselines), None, ("--baselines", "--baselines")):
+    for name, pol in _load_all(list(baselines), None, ("--baselines", "--baselines"),
+                               trust=trust):
         res = sweep(pol, env_id, latencies=parse_delays(delays), seeds=seeds,
                     progress=progress, progress_label=f"{name} (baseline)",
                     scenarios=scenarios, **env_kwargs)
@@ -140,4 +195,4 @@ def plot(rows: Sequence[dict[str, Any]], path: Path, env_id: str,
     return path
 
 
-__all__ = ["main", "plot", "table"]
+__all__ = ["main", "plot", "runs_env", "table"]

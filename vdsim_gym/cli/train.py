@@ -12,28 +12,50 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from vdsim_gym.cli.options import _json_object_like, _out_dir
+from vdsim_gym.cli.options import _json_object_like, _out_dir, add_trust_option
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.policies import ALGOS
 
 DESCRIPTION = "Train a stable-baselines3 agent on a VDSim env (docs/TRAINING.md)."
+RESIDUAL_SCALE = 0.1  # --residual-scale's default, with --residual
 
 
 def _train(args: argparse.Namespace) -> int:
+    from vdsim_gym._signals import sigterm_as_interrupt
+
+    # SIGTERM is an interrupt from the start: during the imports and the start-up too
+    with sigterm_as_interrupt():
+        return _train_command(args)
+
+
+def _check_combinations(args: argparse.Namespace) -> None:
+    """Options that mean nothing without another are refused, not ignored."""
+    if args.residual_scale is not None and args.residual is None:
+        raise ConfigError("--residual-scale sets the reach of a residual correction: give "
+                          "--residual BASE with it (or drop --residual-scale)")
+    if args.jobs is not None and args.seeds is None:
+        raise ConfigError("--jobs runs several seeds at once: give --seeds (e.g. --seeds "
+                          "0-4) with it (or drop --jobs)")
+
+
+def _train_command(args: argparse.Namespace) -> int:
+    _check_combinations(args)
     from vdsim_gym.training import train
 
+    jobs = 1 if args.jobs is None else args.jobs
+    scale = RESIDUAL_SCALE if args.residual_scale is None else args.residual_scale
     common = dict(timesteps=args.timesteps, latency=args.latency, randomize=args.randomize,
                   action_history=args.action_history, env_kwargs=args.env_kwargs,
                   hyperparams=args.hyperparams, hyperparams_file=args.conf,
                   eval_freq=args.eval_freq, eval_episodes=args.eval_episodes,
                   num_threads=args.num_threads, residual=args.residual,
-                  residual_scale=args.residual_scale, select_by=args.select_by)
+                  residual_scale=scale, select_by=args.select_by)
     if args.seeds is not None:
         from vdsim_gym.training.seeds import train_seeds
 
         name = args.name or f"{args.env}_{args.algo}"
         dirs = train_seeds(args.algo, args.env, args.seeds, name=name, out=args.out,
-                           jobs=args.jobs, progress_bar=not args.no_progress and args.jobs == 1,
+                           jobs=jobs, progress_bar=not args.no_progress and jobs == 1,
                            **common)
         print(f"trained {len(dirs)} seeds; run folders {', '.join(map(str, dirs))}")
         from vdsim_gym.training.curves import run_summary
@@ -79,7 +101,7 @@ def _add_train(sub: Any) -> None:
     p.add_argument("--seeds", type=_seeds, default=None,
                    help="several runs, one per seed (0,1,2 or 0-4), into <out>/<name>_s<seed> "
                         "(docs/TRAINING.md, \"Many seeds\"); overrides --seed")
-    p.add_argument("--jobs", type=int, default=1,
+    p.add_argument("--jobs", type=int, default=None,
                    help="with --seeds: runs at once in worker processes (default 1)")
     p.add_argument("--out", type=_out_dir, default="runs", help="parent folder of the run folder")
     p.add_argument("--name", default=None, help="run folder name (default: env_algo_sSEED_time)")
@@ -96,9 +118,9 @@ def _add_train(sub: Any) -> None:
                    help="learn a correction on top of a baseline: stanley, stanley_dc, "
                         "acc_pid, idm, cycle_follower (with :key=value,... as for sweep "
                         "--controller); docs/TRAINING.md, \"Residual learning\"")
-    p.add_argument("--residual-scale", type=_scale, default=0.1, metavar="S",
+    p.add_argument("--residual-scale", type=_scale, default=None, metavar="S",
                    help="the correction's reach in action units: one number or one per "
-                        "action, comma-separated (default 0.1)")
+                        "action, comma-separated; with --residual (default 0.1)")
     p.add_argument("--select-by", default="return", metavar="METRIC",
                    help="which evaluation's model is best_model.zip: return (default: the "
                         "highest mean return, EvalCallback's rule) or a task metric, lowest "
@@ -122,14 +144,22 @@ __all__ = ["DESCRIPTION"]
 
 def _seeds(text: str) -> list[int]:
     """"0,1,2" or "0-4" (inclusive)."""
+    from vdsim_gym.training.seeds import MAX_RUNS
+
     try:
         if "-" in text:
-            a, b = text.split("-", 1)
-            out = list(range(int(a), int(b) + 1))
+            a, b = (int(v) for v in text.split("-", 1))
+            count = b - a + 1
+            out = list(range(a, b + 1)) if count <= MAX_RUNS else []
         else:
             out = [int(v) for v in text.split(",")]
+            count = len(out)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: give seeds as 0,1,2 or 0-4") from None
+    if count > MAX_RUNS:
+        raise argparse.ArgumentTypeError(f"{text!r} is {count} runs, more than the bound of "
+                                         f"{MAX_RUNS} per command; give fewer seeds (e.g. "
+                                         "0-9) and run the rest as further commands")
     if not out or min(out) < 0 or len(set(out)) != len(out):
         raise argparse.ArgumentTypeError(f"{text!r}: seeds are distinct integers >= 0")
     return out
@@ -146,7 +176,8 @@ def _seeds_report(args: argparse.Namespace) -> int:
         groups.append(paths)
     main(groups, args.env, args.delays, seeds=args.seeds, which=args.which,
          metric=args.metric, baselines=args.baselines, env_kwargs=args.env_kwargs,
-         scenarios=args.scenarios, out=args.out, make_plot=not args.no_plot)
+         scenarios=args.scenarios, out=args.out, make_plot=not args.no_plot,
+         trust=args.trust)
     return 0
 
 
@@ -161,7 +192,9 @@ def _add_seeds_report(sub: Any) -> None:
     p.add_argument("--runs", action="append", required=True, metavar="RUNS",
                    help="one configuration's run folders: a glob or comma-separated paths "
                         "(repeat for each configuration), e.g. 'runs/dlc_res_s*'")
-    p.add_argument("--env", default="VDSim-DLC-v0")
+    p.add_argument("--env", default=None,
+                   help="the env the runs were trained on (default: theirs, from each run "
+                        "folder's config.yml; another one is refused)")
     p.add_argument("--delays", type=_delays, default="0,10,20,40,60ms",
                    help="fixed computation delays, the sweep grammar (default 0,10,20,40,60ms)")
     p.add_argument("--seeds", type=_int_at_least(1), default=64,
@@ -178,4 +211,5 @@ def _add_seeds_report(sub: Any) -> None:
                         "value: its mean over every scenario and seed)")
     p.add_argument("--out", type=_out_dir, default="seeds_report")
     p.add_argument("--no-plot", action="store_true")
+    add_trust_option(p)
     p.set_defaults(func=_seeds_report)

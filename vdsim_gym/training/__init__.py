@@ -15,7 +15,15 @@ and writes a run folder:
                                       kwargs, randomization, action history, timesteps,
                                       seed, versions, command)
         evaluations.npz, monitor.csv  EvalCallback's log; episode returns and lengths
+        eval_metrics.npz              the evaluation episodes' task metrics
+        train_time.json               wall time, steps done of the target, the outcome
         checkpoints/, tb/             periodic checkpoints; TensorBoard logs
+
+Every file is written whole or not at all (a hidden temporary file renamed into place),
+and the best model, its statistics and best.json change as one unit (``best``:
+``recover_best`` finishes or drops what a stop left staged). A stop (Ctrl-C, SIGTERM)
+during the start-up removes the folder; while training it saves the model, and further
+signals wait until the save is done.
 
 Loading what a run saved is ``vdsim_gym.policies`` (``load_policy``, ``TrainedPolicy``,
 ``shipped_model``, ``shipped_models``, ``required_env_kwargs``, ``TrainingError``), below
@@ -26,8 +34,8 @@ Needs the ``train`` extra (stable-baselines3, tensorboard, tqdm, rich).
 
 The modules, one job each: ``hyperparams`` (rl-zoo3's files), ``options`` (a run's options
 checked before any work), ``run`` (``train``: the learn loop, the run folder, SIGTERM),
-``callbacks`` (evaluation, checkpoints, the metrics in monitor.csv) and ``curves`` (the
-plot).
+``callbacks`` (evaluation, checkpoints, the metrics in monitor.csv), ``best`` (the best
+model as one unit), ``seeds`` (many seeds, worker processes) and ``curves`` (the plot).
 """
 
 from __future__ import annotations

@@ -62,7 +62,14 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
     is written to best.json either way. By a metric every evaluation reseeds the
     evaluation env with ``eval_seed`` first, so that all of them drive the same episodes
     and the pick compares the models, not the episodes (EvalCallback's own rule goes on
-    through new episodes, as in SB3)."""
+    through new episodes, as in SB3).
+
+    Every file is written whole or not at all: evaluations.npz, eval_metrics.npz and each
+    checkpoint to a hidden temporary file renamed over the target (``atomic_path``); a
+    new best model, its statistics and best.json into the staging folder ``.best.new``
+    and published together (``vdsim_gym._best``). EvalCallback's own writes are
+    redirected there (its ``log_path`` to the temporary file, its
+    ``best_model_save_path`` to the staging folder)."""
     from stable_baselines3.common.callbacks import (
         BaseCallback,
         CallbackList,
@@ -70,17 +77,24 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
         EvalCallback,
     )
 
+    from vdsim_gym._best import BestStaging
+    from vdsim_gym._files import atomic_path, write_atomic
+
     per_env = max(1, n_envs)
     by_return = select_by == "return"
+    staging = BestStaging(run_dir)
     on_best = None
     if norm is not None:
 
         class _SaveBestStats(BaseCallback):
-            def _on_step(self) -> bool:
-                venv.save(str(run_dir / "best_vecnormalize.pkl"))
+            def _on_step(self) -> bool:  # EvalCallback's new best: beside its model
+                venv.save(str(staging.path / "best_vecnormalize.pkl"))
                 return True
 
         on_best = _SaveBestStats()
+
+    best_files = ["best_model.zip", *(["best_vecnormalize.pkl"] if norm is not None
+                                      else []), "best.json"]
 
     class _EvalWithMetrics(EvalCallback):
         """EvalCallback that also keeps each evaluation episode's task metrics
@@ -102,15 +116,27 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
                 self._episode.append(locals_["info"]["episode_summary"])
 
         def _on_step(self) -> bool:
+            if not (self.eval_freq > 0 and self.n_calls % self.eval_freq == 0):
+                return super()._on_step()
             self._episode = []
             best_return = self.best_mean_reward
-            if not by_return and eval_seed is not None and self.eval_freq > 0 \
-                    and self.n_calls % self.eval_freq == 0:
+            if not by_return and eval_seed is not None:
                 self.eval_env.seed(eval_seed)  # the same episodes at every evaluation
-            go_on = super()._on_step()
+            staging.begin()
+            try:
+                # EvalCallback's np.savez goes to a temporary file, published when the
+                # evaluation is over; its best model into the staging folder
+                with atomic_path(run_dir / "evaluations.npz") as tmp:
+                    self.log_path = str(tmp)
+                    self.best_model_save_path = str(staging.path) if by_return else None
+                    go_on = super()._on_step()
+                failed = self._select(best_return)
+            except BaseException:
+                staging.discard()
+                raise
+            staging.discard()  # no new best (a new one was committed and moved)
             if not self._episode:
                 return go_on
-            failed = self._select(best_return)
             if metrics:
                 self._steps.append(self.num_timesteps)
                 self._failed.append(failed)
@@ -119,45 +145,73 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
                 n = min(len(v) for v in self._log[metrics[0]])
                 # The arrays are numbers: no pickling (stated, the checker also knows no
                 # metric name fills that keyword)
-                np.savez(run_dir / "eval_metrics.npz", allow_pickle=False,
-                         timesteps=np.array(self._steps),
-                         failed_episodes=np.array(self._failed),
-                         **{k: np.array([row[:n] for row in v]) for k, v in self._log.items()})
+                with atomic_path(run_dir / "eval_metrics.npz") as tmp:
+                    np.savez(tmp, allow_pickle=False,
+                             timesteps=np.array(self._steps),
+                             failed_episodes=np.array(self._failed),
+                             **{k: np.array([row[:n] for row in v])
+                                for k, v in self._log.items()})
             return go_on
 
         def _select(self, best_return: float) -> int:
             """The pick by ``select_by`` after an evaluation (by return EvalCallback has
-            saved it; by a metric it is saved here, model and statistics), best.json for
-            a new one; returns the evaluation's failed episodes."""
+            saved it into the staging folder; by a metric it is saved here, model and
+            statistics), with best.json, committed as one unit; returns the evaluation's
+            failed episodes."""
             score = selection_score(self._episode, select_by, success_outcome)
             if by_return:
                 new = self.best_mean_reward > best_return
             else:
-                new = self._best_score is None or score < self._best_score
+                new = bool(self._episode) and (self._best_score is None
+                                               or score < self._best_score)
                 if new:
-                    self._best_score = score
-                    self.model.save(run_dir / "best_model.zip")
+                    self.model.save(staging.path / "best_model.zip")
                     if norm is not None:
-                        venv.save(str(run_dir / "best_vecnormalize.pkl"))
-                    if self.verbose >= 1:
-                        print(f"New best {select_by}: {score[1]:.5g} ({score[0]} failed "
-                              "episodes)")
+                        venv.save(str(staging.path / "best_vecnormalize.pkl"))
             if new:
-                (run_dir / "best.json").write_text(json.dumps({
+                write_atomic(staging.path / "best.json", json.dumps({
                     "select_by": select_by, "timesteps": int(self.num_timesteps),
                     "mean_return": float(self.last_mean_reward),
                     "failed_episodes": score[0], "episodes": len(self._episode),
                     **({} if by_return else {select_by: score[1]})}, indent=1))
+                staging.commit(best_files)
+                if not by_return:
+                    self._best_score = score  # only once it is on disk
+                    if self.verbose >= 1:
+                        print(f"New best {select_by}: {score[1]:.5g} ({score[0]} failed "
+                              "episodes)")
             return score[0]
+
+    class _AtomicCheckpoints(CheckpointCallback):
+        """CheckpointCallback whose files (the model, its statistics) are each written
+        to a temporary file and renamed into place once the checkpoint is whole."""
+
+        _stack: Any = None
+
+        def _checkpoint_path(self, checkpoint_type: str = "", extension: str = "") -> str:
+            path = super()._checkpoint_path(checkpoint_type, extension)
+            if self._stack is None:
+                return path
+            return str(self._stack.enter_context(atomic_path(path)))
+
+        def _on_step(self) -> bool:
+            import contextlib
+
+            with contextlib.ExitStack() as stack:
+                self._stack = stack
+                try:
+                    return super()._on_step()
+                finally:
+                    self._stack = None
 
     eval_cb = _EvalWithMetrics(eval_env, n_eval_episodes=eval_episodes,
                                eval_freq=max(1, eval_freq // per_env),
-                               best_model_save_path=str(run_dir) if by_return else None,
+                               best_model_save_path=None,
                                log_path=str(run_dir), deterministic=True, verbose=verbose,
                                callback_on_new_best=on_best if by_return else None)
     callbacks: list[BaseCallback] = [eval_cb]
     if checkpoint_freq > 0:
-        callbacks.append(CheckpointCallback(max(1, checkpoint_freq // per_env),
+        callbacks.append(_AtomicCheckpoints(max(1, checkpoint_freq // per_env),
                                             str(run_dir / "checkpoints"), name_prefix="model",
                                             save_vecnormalize=norm is not None))
     return CallbackList(callbacks)

@@ -11,6 +11,29 @@ from vdsim_gym._files import load_yaml
 from vdsim_gym.policies import TrainingError
 
 
+def load_npz(path: str | Path, what: str) -> dict[str, np.ndarray]:
+    """The arrays of a run folder's ``.npz`` file (``what`` it is: "the evaluation log"),
+    read whole; a damaged file (truncated by a killed writer of an older version, not a
+    zip) is a TrainingError naming the file and the fix, not numpy's or zipfile's
+    exception."""
+    import zipfile
+
+    from vdsim_gym._files import open_user_file
+    from vdsim_gym.errors import ConfigError
+
+    path = Path(path)
+    try:
+        with open_user_file(path, what, "rb", max_bytes=None) as fh, \
+                np.load(fh, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
+        if isinstance(exc, ConfigError):  # open_user_file's: it names the file
+            raise
+        raise TrainingError(f"{path}: {what} is damaged ({type(exc).__name__}: {exc}); "
+                            "delete it (the run's models stay usable) or retrain the run"
+                            ) from None
+
+
 def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,
                          max_steps: int | None = None, metric: str | None = None) -> Path:
     """Training episodes' return and task metric against env steps and wall time.
@@ -54,7 +77,7 @@ def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,
             a2.plot(wt[ok][k - 1:], smooth, color="C0")
         path = evals[key]
         if path.exists():
-            d = np.load(path)
+            d = load_npz(path, "the evaluation log")
             vals = d["results"] if key == "r" else d[key]
             sel = d["timesteps"] <= (max_steps or d["timesteps"].max())
             with np.errstate(all="ignore"):
@@ -94,20 +117,23 @@ def run_summary(run: str | Path, labels: dict[str, str] | None = None) -> str:
     metric labels (name -> label with unit); missing ones print the metric's name."""
     import json
 
+    from vdsim_gym._best import recover_best
+
     run = Path(run)
+    recover_best(run)  # a best model a stop left staged: finished or dropped
     lines = []
     metrics_path, evals_path = run / "eval_metrics.npz", run / "evaluations.npz"
     if not evals_path.is_file():
         return "  no evaluation yet (the run ended before its first: --eval-freq)"
-    with np.load(evals_path) as ev:
-        steps, returns = ev["timesteps"], ev["results"]
+    ev = load_npz(evals_path, "the evaluation log")
+    steps, returns = ev["timesteps"], ev["results"]
     head, values, failed = None, None, None
     if metrics_path.is_file():
-        with np.load(metrics_path) as em:
-            names = [k for k in em.files if k not in ("timesteps", "failed_episodes")]
-            failed = em["failed_episodes"]
-            if names:
-                head, values = names[0], em[names[0]]
+        em = load_npz(metrics_path, "the evaluations' task metrics")
+        names = [k for k in em if k not in ("timesteps", "failed_episodes")]
+        failed = em["failed_episodes"]
+        if names:
+            head, values = names[0], em[names[0]]
     label = (labels or {}).get(head or "", head)
     n = returns.shape[1]
     last = [f"mean return {float(np.mean(returns[-1])):.1f}"]

@@ -101,3 +101,28 @@ def _check_extras(tensorboard: bool | None, progress_bar: bool) -> bool:
         raise TrainingError("the progress bar needs tqdm and rich: pip install "
                             "'vdsim-gym[train]' (or --no-progress)")
     return have_tb if tensorboard is None else bool(tensorboard)
+
+
+def check_run_name(name: str, out: str | Path) -> Path:
+    """``out / name``, the run folder, after checking that ``name`` is one folder name
+    inside ``out``: no path separator, not "." or "..", not empty, and not resolving
+    outside ``out`` (a symlink there); a TrainingError naming the fix otherwise."""
+    import os
+
+    text = str(name)
+    seps = [s for s in (os.sep, os.altsep, "/") if s]
+    if not text.strip() or text in (".", "..") or any(s in text for s in seps) \
+            or "\0" in text:
+        raise TrainingError(f"--name {text!r}: give a plain folder name (no path "
+                            "separator, not '.' or '..'); the run folder is made inside "
+                            "--out, so pass the parent folder as --out")
+    parent = Path(out)
+    run = parent / text
+    try:
+        inside = run.resolve().is_relative_to(parent.resolve())
+    except (OSError, RuntimeError):
+        inside = False
+    if not inside or run.resolve() == parent.resolve():
+        raise TrainingError(f"--name {text!r}: {run} resolves to {run.resolve()}, outside "
+                            f"--out {parent}; give a plain folder name")
+    return run

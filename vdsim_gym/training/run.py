@@ -1,13 +1,17 @@
 """``train``: one training run, from the hyperparameter block and the options to the run
-folder (the package docstring lists what it holds). SIGTERM is raised as an exception while
-SB3 learns, so a stopped run (Ctrl-C or SIGTERM) still saves its model and statistics."""
+folder (the package docstring lists what it holds). SIGTERM is raised as an exception
+from the start of ``train``: a stop during the start-up removes the folder it made, a stop
+while SB3 learns saves the model and statistics, and signals during that final save wait
+until it is done (``signals_held``). ``describe_run`` says what a folder holds."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
 import json
 import platform
+import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from vdsim_gym._signals import raise_on_sigterm, restore_sigterm
+from vdsim_gym._files import atomic_path, clean_stale_temps, write_atomic
+from vdsim_gym._signals import raise_on_sigterm, restore_sigterm, signals_held
 from vdsim_gym.policies import TrainingError, algo_class, check_algo
 from vdsim_gym.training.callbacks import _callbacks, _with_summary_keys
 from vdsim_gym.training.hyperparams import (
@@ -27,6 +32,7 @@ from vdsim_gym.training.options import (
     _check_extras,
     _option_from_env_kwargs,
     _probe_env,
+    check_run_name,
     check_select_by,
     parse_latency,
     parse_randomize,
@@ -89,6 +95,27 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     metric of the env ("rms_e_y", "rms_speed_error", ...: the lowest mean over the
     evaluation episodes, evaluations with fewer failed episodes first); best.json says
     which evaluation it was."""
+    previous = raise_on_sigterm()  # first: a stop during the start-up is an interrupt
+    try:
+        return _train(algo, env_id, timesteps=timesteps, seed=seed, latency=latency,
+                      randomize=randomize, action_history=action_history,
+                      env_kwargs=env_kwargs, hyperparams=hyperparams,
+                      hyperparams_file=hyperparams_file, out=out, eval_freq=eval_freq,
+                      eval_episodes=eval_episodes, checkpoint_freq=checkpoint_freq,
+                      progress_bar=progress_bar, tensorboard=tensorboard, verbose=verbose,
+                      run_name=run_name, num_threads=num_threads, residual=residual,
+                      residual_scale=residual_scale, select_by=select_by)
+    finally:
+        restore_sigterm(previous)
+
+
+def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency: str | None,
+           randomize: Any, action_history: int, env_kwargs: Mapping[str, Any] | None,
+           hyperparams: Mapping[str, Any] | None, hyperparams_file: str | Path | None,
+           out: str | Path, eval_freq: int, eval_episodes: int, checkpoint_freq: int,
+           progress_bar: bool, tensorboard: bool | None, verbose: int,
+           run_name: str | None, num_threads: int | None, residual: str | None,
+           residual_scale: Any, select_by: str) -> TrainResult:
     import time
 
     import stable_baselines3 as sb3
@@ -99,6 +126,8 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     from vdsim_gym.traces.provenance import VERSION
 
     algo = check_algo(algo)
+    if run_name is not None:  # a name that leaves --out: refused before any work
+        check_run_name(run_name, out)
     cls = algo_class(algo)  # sb3-contrib's TQC and CrossQ: missing is an error before work
     block = load_hyperparams(algo, env_id, hyperparams_file)
     for key, value in (hyperparams or {}).items():
@@ -155,90 +184,179 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
                                                                   residual, residual_scale)
 
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    run_dir = Path(out) / (run_name or f"{env_id}_{algo}_s{seed}_{stamp}")
-    run_dir.mkdir(parents=True, exist_ok=False)
-
-    base: VecEnv = make_sb3_vec_env(env_id, n_envs, seed=seed, **kwargs_env)
-    metrics = tuple(base.get_attr("METRIC_LABELS", [0])[0])
-    base_eval: VecEnv = make_sb3_vec_env(env_id, 1, seed=seed + 10_000, **kwargs_env)
-    if residual_cfg is not None:
-        from vdsim_gym.residual import ResidualVecEnv
-
-        base = ResidualVecEnv(base, residual_cfg["base"], residual_cfg["scale"])
-        base_eval = ResidualVecEnv(base_eval, residual_cfg["base"], residual_cfg["scale"])
-    # The task's metrics (e_y RMSE, min gap, ...) as monitor.csv columns beside r, l, t.
-    venv: VecEnv = VecMonitor(_with_summary_keys(base, metrics),
-                              filename=str(run_dir / "monitor.csv"), info_keywords=metrics)
-    eval_env: VecEnv = VecMonitor(_with_summary_keys(   # wrapped alike: SB3 syncs the chains
-        base_eval, metrics))
-    if norm is not None:
-        venv = VecNormalize(venv, **{"gamma": block.get("gamma", 0.99), **norm})
-        eval_env = VecNormalize(eval_env, training=False, norm_reward=False,
-                                **{k: v for k, v in norm.items() if k != "norm_reward"})
-    algo_kwargs = dict(block)
-    if noise_type is not None:
-        from stable_baselines3.common.noise import NormalActionNoise
-
-        if noise_type != "normal":
-            raise TrainingError(f"noise_type {noise_type!r}: only 'normal' is supported")
-        shape = venv.action_space.shape
-        assert shape is not None  # a Box: every VDSim env's action space
-        dim = shape[0]
-        algo_kwargs["action_noise"] = NormalActionNoise(np.zeros(dim),
-                                                        float(noise_std) * np.ones(dim))
-    requested = n_timesteps
-    if algo in ON_POLICY:  # PPO collects whole rollouts of n_steps x n_envs env steps
-        rollout = int(algo_kwargs.get("n_steps", 2048)) * n_envs
-        n_timesteps = -(-n_timesteps // rollout) * rollout
-        if n_timesteps != requested:
-            sys.stderr.write(f"note: {algo} collects whole rollouts of n_steps x n_envs = "
-                             f"{rollout} env steps; training {n_timesteps} steps for the "
-                             f"{requested} asked\n")
+    run_dir = check_run_name(run_name or f"{env_id}_{algo}_s{seed}_{stamp}", out)
+    # The start-up (the envs, the model, config.yml) owns the folder it makes: a stop or
+    # an error before the training starts removes it, so the name stays free.
+    made = started = False
+    outcome = "failed"
+    envs: list[Any] = []
     try:
-        model = cls(policy, venv, seed=seed, verbose=verbose,
-                    tensorboard_log=str(run_dir / "tb") if tensorboard else None,
-                    **algo_kwargs)
-    except TypeError as exc:
-        raise TrainingError(f"{algo} hyperparameters: {exc}") from None
+        with signals_held():  # made and recorded as one step
+            run_dir.mkdir(parents=True, exist_ok=False)
+            made = True
+        base: VecEnv = make_sb3_vec_env(env_id, n_envs, seed=seed, **kwargs_env)
+        envs.append(base)
+        metrics = tuple(base.get_attr("METRIC_LABELS", [0])[0])
+        base_eval: VecEnv = make_sb3_vec_env(env_id, 1, seed=seed + 10_000, **kwargs_env)
+        envs.append(base_eval)
+        if residual_cfg is not None:
+            from vdsim_gym.residual import ResidualVecEnv
 
-    config = {
-        "algo": algo, "env_id": env_id, "seed": seed, "timesteps": n_timesteps,
-        **({"timesteps_requested": requested} if requested != n_timesteps else {}),
-        "n_envs": n_envs, "policy": policy, "normalize": norm, "latency": latency,
-        "randomize": None if rand is None else rand.as_dict(),
-        "action_history": history, "residual": residual_cfg,
-        "env_kwargs": _jsonable({k: v for k, v in kwargs_env.items()
-                                 if k not in ("latency", "randomize", "action_history")}),
-        "hyperparams": _jsonable(algo_kwargs), "eval_freq": eval_freq,
-        "eval_episodes": eval_episodes, "select_by": select_by, "num_threads": num_threads,
-        "hyperparams_file": str(hyperparams_file or f"agents/hyperparams/{algo}.yml"),
-        "versions": {"vdsim_gym": VERSION, "stable_baselines3": sb3.__version__,
-                     "python": platform.python_version(), "numpy": np.__version__},
-        "command": " ".join(sys.argv),
-        "started": stamp,
-    }
-    t0 = time.perf_counter()
-    previous = raise_on_sigterm()  # from here on a stop writes the run folder
-    try:
-        (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+            base = ResidualVecEnv(base, residual_cfg["base"], residual_cfg["scale"])
+            base_eval = ResidualVecEnv(base_eval, residual_cfg["base"], residual_cfg["scale"])
+        # The task's metrics (e_y RMSE, min gap, ...) as monitor.csv columns beside r, l, t.
+        venv: VecEnv = VecMonitor(_with_summary_keys(base, metrics),
+                                  filename=str(run_dir / "monitor.csv"), info_keywords=metrics)
+        eval_env: VecEnv = VecMonitor(_with_summary_keys(   # wrapped alike: SB3 syncs the chains
+            base_eval, metrics))
+        if norm is not None:
+            venv = VecNormalize(venv, **{"gamma": block.get("gamma", 0.99), **norm})
+            eval_env = VecNormalize(eval_env, training=False, norm_reward=False,
+                                    **{k: v for k, v in norm.items() if k != "norm_reward"})
+        envs = [venv, eval_env]
+        algo_kwargs = dict(block)
+        if noise_type is not None:
+            from stable_baselines3.common.noise import NormalActionNoise
+
+            if noise_type != "normal":
+                raise TrainingError(f"noise_type {noise_type!r}: only 'normal' is supported")
+            shape = venv.action_space.shape
+            assert shape is not None  # a Box: every VDSim env's action space
+            dim = shape[0]
+            algo_kwargs["action_noise"] = NormalActionNoise(np.zeros(dim),
+                                                            float(noise_std) * np.ones(dim))
+        requested = n_timesteps
+        if algo in ON_POLICY:  # PPO collects whole rollouts of n_steps x n_envs env steps
+            rollout = int(algo_kwargs.get("n_steps", 2048)) * n_envs
+            n_timesteps = -(-n_timesteps // rollout) * rollout
+            if n_timesteps != requested:
+                sys.stderr.write(f"note: {algo} collects whole rollouts of n_steps x n_envs = "
+                                 f"{rollout} env steps; training {n_timesteps} steps for the "
+                                 f"{requested} asked\n")
+        try:
+            model = cls(policy, venv, seed=seed, verbose=verbose,
+                        tensorboard_log=str(run_dir / "tb") if tensorboard else None,
+                        **algo_kwargs)
+        except TypeError as exc:
+            raise TrainingError(f"{algo} hyperparameters: {exc}") from None
+
+        config = {
+            "algo": algo, "env_id": env_id, "seed": seed, "timesteps": n_timesteps,
+            **({"timesteps_requested": requested} if requested != n_timesteps else {}),
+            "n_envs": n_envs, "policy": policy, "normalize": norm, "latency": latency,
+            "randomize": None if rand is None else rand.as_dict(),
+            "action_history": history, "residual": residual_cfg,
+            "env_kwargs": _jsonable({k: v for k, v in kwargs_env.items()
+                                     if k not in ("latency", "randomize", "action_history")}),
+            "hyperparams": _jsonable(algo_kwargs), "eval_freq": eval_freq,
+            "eval_episodes": eval_episodes, "select_by": select_by, "num_threads": num_threads,
+            "hyperparams_file": str(hyperparams_file or f"agents/hyperparams/{algo}.yml"),
+            "versions": {"vdsim_gym": VERSION, "stable_baselines3": sb3.__version__,
+                         "python": platform.python_version(), "numpy": np.__version__},
+            "command": " ".join(sys.argv),
+            "started": stamp,
+        }
+        t0 = time.perf_counter()
+        with signals_held():  # the start-up ends: from here on a stop saves the run
+            write_atomic(run_dir / "config.yml", yaml.safe_dump(config, sort_keys=False))
+            started = True
         model.learn(n_timesteps, callback=_callbacks(run_dir, venv, eval_env, norm, n_envs,
                                                      eval_freq, eval_episodes,
                                                      checkpoint_freq, verbose, metrics,
                                                      select_by, success_outcome,
                                                      seed + 10_000),
                     progress_bar=progress_bar)
-    finally:  # an interrupted (Ctrl-C) or terminated (SIGTERM) run keeps what it learned
-        restore_sigterm(previous)
-        model.save(run_dir / "model.zip")
-        if norm is not None:
-            assert isinstance(venv, VecNormalize)  # wrapped so above when norm is given
-            venv.save(str(run_dir / "vecnormalize.pkl"))
-        wall = time.perf_counter() - t0
-        (run_dir / "train_time.json").write_text(json.dumps(
-            {"wall_time_s": wall, "timesteps_done": int(model.num_timesteps)}))
-        venv.close()
-        eval_env.close()
+        outcome = "completed"
+    except BaseException as exc:
+        if not started:  # the start-up's folder is removed, the envs closed
+            with signals_held(raise_after=False):
+                for env in envs:
+                    with contextlib.suppress(Exception):
+                        env.close()
+                if made:
+                    shutil.rmtree(run_dir, ignore_errors=True)
+        elif isinstance(exc, KeyboardInterrupt):
+            outcome = "interrupted"
+        raise
+    finally:  # an interrupted (Ctrl-C) or terminated (SIGTERM) run keeps what it learned;
+        # signals wait until the final files are written (a second Ctrl-C, the parent's
+        # SIGTERM to a worker), then stop the command as an interrupt
+        if started:
+            with signals_held(f"{run_dir}: saving the model; stopping once it is "
+                                  "written"):
+                wall = time.perf_counter() - t0
+                _finalize(run_dir, model, venv if norm is not None else None, outcome, wall,
+                          n_timesteps)
+                venv.close()
+                eval_env.close()
     return TrainResult(run_dir, model, int(model.num_timesteps), wall, metric_labels)
+
+
+def _finalize(run_dir: Path, model: Any, norm_venv: Any, outcome: str, wall: float,
+              target: int) -> None:
+    """The run folder's final files, each written whole (``atomic_path``): model.zip,
+    vecnormalize.pkl (``norm_venv``: the VecNormalize, or None) and train_time.json
+    (wall time, steps done of ``target``, ``outcome``: completed, interrupted, failed);
+    a best model left staged is finished or dropped, and temporary files of killed
+    writers are removed."""
+    from vdsim_gym._best import recover_best
+
+    recover_best(run_dir)
+    with atomic_path(run_dir / "model.zip") as tmp:
+        model.save(tmp)
+    if norm_venv is not None:
+        with atomic_path(run_dir / "vecnormalize.pkl") as tmp:
+            norm_venv.save(str(tmp))
+    write_atomic(run_dir / "train_time.json", json.dumps(
+        {"wall_time_s": wall, "timesteps_done": int(model.num_timesteps),
+         "timesteps_target": int(target), "outcome": outcome}))
+    for folder in (run_dir, run_dir / "checkpoints"):
+        clean_stale_temps(folder)
+
+
+def describe_run(run_dir: str | Path) -> str:
+    """What a run folder holds, in one line, for a stopped command: the final model
+    (steps done of the target), its statistics, the best model; or that it holds no
+    model (stopped or failed before saving one), or that it was not made."""
+    import zipfile
+
+    from vdsim_gym._best import recover_best
+
+    run = Path(run_dir)
+    if not run.is_dir():
+        return f"{run}: not made (stopped before its start-up ended)"
+    recover_best(run)
+    parts = []
+    model = run / "model.zip"
+    ok = False
+    if model.is_file():
+        try:
+            with zipfile.ZipFile(model) as zf:
+                ok = "data" in zf.namelist()
+        except (OSError, zipfile.BadZipFile):
+            ok = False
+    if not ok:
+        what = "unreadable model.zip" if model.exists() else "no model.zip"
+        return f"{run}: {what} (stopped or failed before its final save; its message above)"
+    steps = ""
+    try:
+        info = json.loads((run / "train_time.json").read_text())
+        done, target = int(info["timesteps_done"]), info.get("timesteps_target")
+        steps = f" after {done:,} of {int(target):,} steps" if target else f" after {done:,} steps"
+        if info.get("outcome") == "completed":
+            steps += " (completed)"
+    except (OSError, ValueError, KeyError, TypeError):
+        steps = " (no train_time.json)"
+    parts.append(f"model.zip{steps}")
+    if (run / "vecnormalize.pkl").is_file():
+        parts.append("vecnormalize.pkl")
+    if (run / "best.json").is_file():
+        try:
+            best = json.loads((run / "best.json").read_text())
+            parts.append(f"best_model.zip from {int(best['timesteps']):,} steps")
+        except (OSError, ValueError, KeyError, TypeError):
+            parts.append("best_model.zip")
+    return f"{run}: " + ", ".join(parts)
 
 
 def _residual_config(env_id: str, kwargs_env: Mapping[str, Any], spec: str,

@@ -70,53 +70,91 @@ def iqm(values: np.ndarray) -> float:
     return float(metrics.aggregate_iqm(np.asarray(values, float).reshape(-1, 1)))
 
 
+# More runs than this from one command is a typo ("0-1000000"), not a study.
+MAX_RUNS = 1000
+
+
 def train_seeds(algo: str, env_id: str, seeds: Sequence[int], *, name: str,
                 out: str | Path = "runs", jobs: int = 1, **train_kwargs: Any) -> list[Path]:
     """``vdsim_gym.training.train`` once per seed into ``<out>/<name>_s<seed>``;
     ``jobs`` > 1 runs that many at once in worker processes (each torch on one thread).
-    A run folder that exists is an error before anything trains."""
+    A run folder that exists is an error before anything trains, and so are more than
+    ``MAX_RUNS`` seeds. A stop (Ctrl-C, SIGTERM) ends every run with its folder saved,
+    says on stderr what each run folder holds, and raises KeyboardInterrupt."""
+    from vdsim_gym.training.options import check_run_name
     from vdsim_gym.training.run import train
 
     seeds = list(seeds)
+    if len(seeds) > MAX_RUNS:
+        raise TrainingError(f"{len(seeds)} seeds: at most {MAX_RUNS} runs from one command; "
+                            "give fewer seeds (e.g. --seeds 0-9) and run the rest as "
+                            "further commands")
     if not seeds or len(set(seeds)) != len(seeds) or not all(
             isinstance(s, int) and s >= 0 for s in seeds):
         raise TrainingError(f"seeds must be distinct integers >= 0, got {seeds!r}")
     if not (isinstance(jobs, int) and jobs >= 1):
         raise TrainingError(f"jobs must be an integer >= 1, got {jobs!r}")
-    dirs = [Path(out) / f"{name}_s{s}" for s in seeds]
+    check_run_name(name, out)
+    dirs = [check_run_name(f"{name}_s{s}", out) for s in seeds]
     taken = [d for d in dirs if d.exists()]
     if taken:
         raise TrainingError(f"run folder {taken[0]} exists; pass another name (or --out)")
     kwargs = [dict(train_kwargs, seed=s, out=out, run_name=d.name) for s, d in zip(
         seeds, dirs, strict=True)]
     if jobs == 1:
-        for kw in kwargs:
-            train(algo, env_id, **kw)
-            sys.stderr.write(f"trained seed {kw['seed']} -> {Path(out) / kw['run_name']}\n")
+        done = 0
+        try:
+            for kw in kwargs:
+                done += 1
+                train(algo, env_id, **kw)
+                sys.stderr.write(f"trained seed {kw['seed']} -> {Path(out) / kw['run_name']}"
+                                 "\n")
+        except KeyboardInterrupt:
+            _report_stopped(dirs, done)
+            raise
         return dirs
     _train_parallel(algo, env_id, kwargs, jobs)
     return dirs
 
 
+def _report_stopped(dirs: Sequence[Path], started: int) -> None:
+    """After a stop: what each run folder holds (``describe_run``), the runs never
+    started named as such."""
+    from vdsim_gym.training.run import describe_run
+
+    lines = [describe_run(d) for d in dirs[:started]]
+    if started < len(dirs):
+        lines.append(f"not started: {', '.join(str(d) for d in dirs[started:])}")
+    sys.stderr.write("stopped; the run folders:\n" + "".join(f"  {ln}\n" for ln in lines))
+    sys.stderr.flush()
+
+
 def _train_parallel(algo: str, env_id: str, kwargs: list[dict[str, Any]], jobs: int) -> None:
     """The runs ``jobs`` at a time, each in a worker process (spawned: a fresh
     interpreter). Ctrl-C or SIGTERM stops them all: each worker gets SIGTERM, which its
-    ``train`` turns into a stop that saves the run folder, and is waited for; a worker
-    that fails stops the others the same way and is a TrainingError naming its seed."""
+    ``train`` turns into a stop that saves the run folder, and is waited for (signals
+    held meanwhile), then what each run folder holds is said on stderr; a worker that
+    fails stops the others the same way and is a TrainingError naming its seed. A worker
+    dies with this process: if it is killed (SIGKILL), each worker gets SIGTERM from the
+    kernel and saves its folder (``_die_with_parent``)."""
     import multiprocessing as mp
+    import os
 
-    from vdsim_gym._signals import raise_on_sigterm, restore_sigterm
+    from vdsim_gym._signals import raise_on_sigterm, restore_sigterm, signals_held
+    from vdsim_gym.training.run import describe_run
 
     ctx = mp.get_context("spawn")
     pending = list(kwargs)
     running: list[tuple[Any, dict[str, Any]]] = []
+    dirs = [Path(kw["out"]) / kw["run_name"] for kw in kwargs]
     previous = raise_on_sigterm()
     try:
         while pending or running:
             while pending and len(running) < jobs:
-                kw = pending.pop(0)
-                proc = ctx.Process(target=_train_one, args=(algo, env_id, kw))
-                proc.start()
+                kw = pending[0]
+                proc = ctx.Process(target=_train_one, args=(algo, env_id, kw, os.getpid()))
+                _start_ignoring_sigint(proc)
+                pending.pop(0)
                 running.append((proc, kw))
             for proc, kw in list(running):
                 proc.join(timeout=0.2)
@@ -125,25 +163,93 @@ def _train_parallel(algo: str, env_id: str, kwargs: list[dict[str, Any]], jobs: 
                 running.remove((proc, kw))
                 run = Path(kw["out"]) / kw["run_name"]
                 if proc.exitcode != 0:
-                    kept = f"; {run} holds what it wrote" if run.exists() else ""
                     raise TrainingError(f"seed {kw['seed']} failed (exit code "
-                                        f"{proc.exitcode}; its message above){kept}")
+                                        f"{proc.exitcode}; its message above); "
+                                        f"{describe_run(run)}")
                 sys.stderr.write(f"trained seed {kw['seed']} -> {run}\n")
-    finally:
-        for proc, _ in running:  # interrupted or failed: the others stop and save
-            proc.terminate()
-        for proc, _ in running:
-            proc.join()
+    except KeyboardInterrupt:
+        with signals_held("waiting for the workers to save their run folders",
+                              raise_after=False):
+            _stop_workers(running)
+        _report_stopped(dirs, len(kwargs) - len(pending))
+        raise
+    finally:  # failed: the others stop and save
+        with signals_held("waiting for the workers to save their run folders",
+                              raise_after=False):
+            _stop_workers(running)
         restore_sigterm(previous)
 
 
-def _train_one(algo: str, env_id: str, kwargs: dict[str, Any]) -> None:
+def _start_ignoring_sigint(proc: Any) -> None:
+    """Starts ``proc`` with SIGINT ignored (a disposition a spawned interpreter inherits
+    and keeps): Ctrl-C at a terminal reaches the whole process group, and a worker is
+    stopped by this process instead (SIGTERM, after which it saves its run folder), never
+    halfway through its interpreter's start-up."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        proc.start()
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        proc.start()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _stop_workers(running: list[tuple[Any, dict[str, Any]]]) -> None:
+    for proc, _ in running:
+        if proc.exitcode is None:
+            proc.terminate()
+    for proc, _ in running:
+        proc.join()
+    running.clear()
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """This worker gets SIGTERM (a stop that saves its run folder) when its parent dies,
+    even by SIGKILL: Linux's ``prctl(PR_SET_PDEATHSIG)``, elsewhere a thread that watches
+    the parent's pid. A parent that died before the request was made is caught by
+    comparing the parent's pid (the race)."""
+    import ctypes
+    import os
+    import signal
+    import threading
+    import time
+
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(1, int(signal.SIGTERM), 0, 0, 0) == 0  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent_pid:
+        raise KeyboardInterrupt("the parent process is gone")
+    if armed:
+        return
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="vdsim-parent-watch", daemon=True).start()
+
+
+def _train_one(algo: str, env_id: str, kwargs: dict[str, Any], parent_pid: int) -> None:
     """A worker's run; a user error is one line on stderr and exit code 2, a stop
-    (SIGTERM from the parent, Ctrl-C) saves the run and exits with 130."""
+    (SIGTERM from the parent, or from the kernel when the parent died; SIGINT is ignored,
+    ``_start_ignoring_sigint``) saves the run and exits with 130."""
+    from vdsim_gym._signals import raise_on_sigterm
     from vdsim_gym.errors import ConfigError
-    from vdsim_gym.training.run import train
 
     try:
+        raise_on_sigterm()  # before anything: a stop is an interrupt from the start
+        _die_with_parent(parent_pid)
+        from vdsim_gym.training.run import train
+
         train(algo, env_id, **{**kwargs, "progress_bar": False})
     except ConfigError as exc:
         sys.stderr.write(f"seed {kwargs['seed']}: {exc}\n")
@@ -168,10 +274,10 @@ class SeedScores:
 def seed_scores(runs: Sequence[str | Path], env_id: str, delays: str, *, name: str = "",
                 seeds: int | Sequence[int] = 64, which: str = "model",
                 metric: str | None = None, scenarios: Sequence[dict[str, Any]] | None = None,
-                progress: bool = False, **env_kwargs: Any) -> SeedScores:
+                progress: bool = False, trust: bool = False, **env_kwargs: Any) -> SeedScores:
     """Each run's policy (``which``: "model" or "best_model") swept over ``delays`` (the
     sweep grammar) on the same evaluation ``seeds``; ``progress``: a bar per run on
-    stderr."""
+    stderr; ``trust``: ``load_policy``'s (unpickle the run folders as SB3 does)."""
     from vdsim_gym.eval.sweeps import sweep
     from vdsim_gym.eval.tolerance import episode_succeeded
     from vdsim_gym.policies import ResidualPolicy, load_policy
@@ -186,7 +292,7 @@ def seed_scores(runs: Sequence[str | Path], env_id: str, delays: str, *, name: s
     metric_used = metric
     for k, run in enumerate(runs):
         path = Path(run)
-        pol: Any = load_policy(path / f"{which}.zip")
+        pol: Any = load_policy(path / f"{which}.zip", trust=trust)
         if isinstance(pol, ResidualPolicy):
             pol = pol.factory()
         res = sweep(pol, env_id, latencies=lats, seeds=seeds, scenarios=scenarios,
@@ -255,6 +361,7 @@ def learning_curves(runs: Sequence[Any], png: str | Path, *, metric: str = "rms_
     a 95 % bootstrap band; several groups of runs: ``runs`` a list of lists.
     ``axis_label``: the metric with its unit (default its name)."""
     from vdsim_gym._plotting import figure
+    from vdsim_gym.training.curves import load_npz
 
     library, metrics = _rliable()
     groups = [list(g) for g in runs] if runs and not isinstance(runs[0], (str, Path)) \
@@ -268,7 +375,10 @@ def learning_curves(runs: Sequence[Any], png: str | Path, *, metric: str = "rms_
             path = Path(run) / "eval_metrics.npz"
             if not path.exists():
                 raise TrainingError(f"{path} is missing: the run has no evaluation yet")
-            d = np.load(path)
+            d = load_npz(path, "the evaluations' task metrics")
+            if metric not in d:
+                raise TrainingError(f"{path} has no {metric!r} (it has "
+                                    f"{', '.join(k for k in d if k != 'timesteps')})")
             with np.errstate(all="ignore"):
                 curves.append(np.nanmean(np.asarray(d[metric], float), axis=1))
             steps = d["timesteps"] if steps is None or len(d["timesteps"]) < len(steps) \
@@ -291,5 +401,5 @@ def learning_curves(runs: Sequence[Any], png: str | Path, *, metric: str = "rms_
     return Path(png)
 
 
-__all__ = ["Aggregate", "SeedScores", "aggregate", "iqm", "learning_curves", "seed_scores",
-           "train_seeds"]
+__all__ = ["MAX_RUNS", "Aggregate", "SeedScores", "aggregate", "iqm", "learning_curves",
+           "seed_scores", "train_seeds"]

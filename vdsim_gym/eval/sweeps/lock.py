@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from vdsim_gym._files import pid_alive
 from vdsim_gym._signals import sigterm_as_interrupt
 from vdsim_gym.errors import ConfigError
 
@@ -51,21 +52,6 @@ def _read(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def pid_alive(pid: Any) -> bool:
-    """Whether a process ``pid`` runs on this host (a pid of another user counts)."""
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
 
 
 def _note(text: str) -> None:
@@ -142,4 +128,4 @@ def output_lock(folder: str | Path, command: str | None = None,
             os.close(fd)
 
 
-__all__ = ["LOCK_NAME", "output_lock", "pid_alive"]
+__all__ = ["LOCK_NAME", "output_lock"]
