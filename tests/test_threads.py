@@ -90,7 +90,7 @@ def test_one_closed_loop_eval_run_twice_at_once_is_refused():
 
     env = gym.make("VDSim-DLC-v0")
     ev = ClosedLoopEval(env=env, policy=stanley_pi(env), duration=1.0)
-    exc = _blocked_inside(ev, "_run", ev.run, ev.run)
+    exc = _blocked_inside(ev, "_run_guarded", ev.run, ev.run)
     assert exc is not None and "ClosedLoopEval (a run is in progress)" in str(exc)
     assert ev.run().stats["e_y_rmse_m"] > 0  # and runs again after
 

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from vdsim_gym._best import COMPLETE, OWNER, STAGING, BestStaging, recover_best
+from vdsim_gym.errors import VDSimError
 
 ROOT = Path(__file__).resolve().parents[1]
 # One PPO update per 64 steps, an evaluation (one episode) and a checkpoint every 64.
@@ -96,7 +97,7 @@ def test_best_staging_commits_the_trio_as_one_unit_or_not_at_all(tmp_path):
     _trio(run, "old")
     st = BestStaging(run)
     _trio(st.begin(), "new")
-    with pytest.raises(RuntimeError, match="not written"):  # a missing member: no commit
+    with pytest.raises(VDSimError, match="not written"):  # a missing member: no commit
         (st.path / "best.json").unlink()
         st.commit(["best_model.zip", "best_vecnormalize.pkl", "best.json"])
     assert _tags(run) == {"old"}
