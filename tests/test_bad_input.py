@@ -564,3 +564,13 @@ def test_a_fifo_given_as_a_yaml_file_is_refused_not_read(tmp_path, load):
     os.mkfifo(fifo)
     with pytest.raises(ConfigError, match="must be a regular file"):
         load(fifo)
+
+
+def test_a_fifo_given_as_the_hyperparameter_file_is_refused(tmp_path):
+    """train --conf FIFO blocked forever in read_text."""
+    from vdsim_gym.training.hyperparams import load_hyperparams
+
+    fifo = tmp_path / "ppo.yml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match="the hyperparameter file must be a regular file"):
+        load_hyperparams("ppo", "VDSim-DLC-v0", fifo)

@@ -80,3 +80,27 @@ def test_stale_temps_of_one_target_only_are_cleaned(tmp_path):
     assert sorted(p.name for p in clean_stale_temps(tmp_path)) == [".other.d4.tmp.gif",
                                                                    ".run.c3.tmp.vdtrace"]
     assert sorted(p.name for p in tmp_path.iterdir()) == [".hidden", "run.gif"]
+
+
+def test_a_figure_interrupted_while_saved_leaves_the_previous_image(tmp_path, monkeypatch):
+    """Every plot of the package is saved through _plotting.save_figure (atomic): a signal
+    in the middle of savefig left a truncated PNG."""
+    pytest.importorskip("matplotlib")
+    from vdsim_gym._plotting import figure, save_figure
+
+    fig = figure(figsize=(2, 2))
+    fig.add_subplot().plot([0, 1], [1, 0])
+    out = save_figure(fig, tmp_path / "plot.png", dpi=40)
+    before = out.read_bytes()
+    assert before.startswith(b"\x89PNG")
+
+    def interrupted(path, **kw):
+        with open(path, "wb") as fh:
+            fh.write(b"\x89PNG half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fig, "savefig", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        save_figure(fig, out)
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plot.png"]

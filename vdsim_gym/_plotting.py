@@ -11,6 +11,7 @@ matplotlib at all (Pillow: ``vdsim_gym/envs/render_frames.py``).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -29,4 +30,16 @@ def figure(**kwargs: Any) -> Any:
     return fig
 
 
-__all__ = ["figure"]
+def save_figure(fig: Any, path: str | Path, dpi: int = 110) -> Path:
+    """``fig.savefig(path, dpi=dpi)`` written atomically (``_files.atomic_path``: a signal
+    or a crash leaves the previous image or the new one, never a truncated one); the
+    format is the target's suffix (.png, .svg, .pdf)."""
+    from vdsim_gym._files import atomic_path
+
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, format=path.suffix.lstrip(".") or None)
+    return path
+
+
+__all__ = ["figure", "save_figure"]

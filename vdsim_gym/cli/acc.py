@@ -59,7 +59,7 @@ def run_metrics(*, csv_path: str, set_speed: float, dt: float, follow_stable_win
 
 def plot_results(csv_path: Path, png: Path, *, set_speed: float, title: str = "") -> None:
     """Speed, distance and command against time, the modes shaded."""
-    from vdsim_gym._plotting import figure
+    from vdsim_gym._plotting import figure, save_figure
     from vdsim_gym.eval.acc_metrics import segments
 
     tab = read_results(csv_path)
@@ -92,4 +92,4 @@ def plot_results(csv_path: Path, png: Path, *, set_speed: float, title: str = ""
         ax.grid(alpha=0.3)
     axes[0].set_title(f"{title} (shaded: blue follow, red emergency)")
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
+    save_figure(fig, png, dpi=110)

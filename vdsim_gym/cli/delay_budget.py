@@ -33,6 +33,7 @@ import gymnasium as gym
 import vdsim_gym.envs  # noqa: F401  (registration)
 from vdsim_gym import _table
 from vdsim_gym._checks import check_seconds
+from vdsim_gym._files import atomic_open
 from vdsim_gym.eval.closed_loop import ClosedLoopEval, EvalResult
 from vdsim_gym.eval.policy_adapter import PolicyController
 from vdsim_gym.sim.config import load_vehicle
@@ -271,7 +272,7 @@ BUDGET_PREFIX = "budget: "  # the cases of budget_cases()
 def plot(rows: list[Row], path: Path) -> None:
     """e_y RMSE against the computation delay (with the reference's curve); with the
     budget's rows, a second panel: what the same total costs in each part of the loop."""
-    from vdsim_gym._plotting import figure
+    from vdsim_gym._plotting import figure, save_figure
 
     budget = [r for r in rows if r.case.startswith(BUDGET_PREFIX)]
     rows = [r for r in rows if not r.case.startswith(BUDGET_PREFIX)]
@@ -331,7 +332,7 @@ def plot(rows: list[Row], path: Path) -> None:
         bx.set_title(f"one budget of {budget[0].total_ms:g} ms, by where it sits", fontsize=9)
         bx.grid(alpha=0.3, axis="x")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
 
 
 def main(out: str | Path = "delay_budget_out", *, level: str = "L2",
@@ -346,7 +347,7 @@ def main(out: str | Path = "delay_budget_out", *, level: str = "L2",
     traces = out / "traces"
     rows, _ = run_budget(cases, level=level, duration=duration, progress=True,
                          trace_dir=traces, integrator=integrator, vehicle=vehicle)
-    with (out / "delay_budget.csv").open("w", newline="") as fh:
+    with atomic_open(out / "delay_budget.csv") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(asdict(rows[0])))
         writer.writeheader()
         writer.writerows(asdict(r) for r in rows)

@@ -16,6 +16,7 @@ import numpy as np
 
 import vdsim_gym.envs  # noqa: F401  (registration)
 from vdsim_gym import _table
+from vdsim_gym._files import atomic_open
 from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.envs.courses import load_scenario
 from vdsim_gym.errors import ConfigError
@@ -108,7 +109,7 @@ def format_table(results: list[DemoResult]) -> str:
 
 
 def plot(runs: list[tuple[DemoResult, np.ndarray, gym.Env]], path: Path) -> None:
-    from vdsim_gym._plotting import figure
+    from vdsim_gym._plotting import figure, save_figure
 
     fig = figure(figsize=(11, 3.0 * len(runs)))
     axes = fig.subplots(len(runs), 1, squeeze=False)
@@ -139,7 +140,7 @@ def plot(runs: list[tuple[DemoResult, np.ndarray, gym.Env]], path: Path) -> None
     # exaggerated, measured on the laid-out axes.
     for ax, (res, _, _) in zip(axes[:, 0], runs, strict=True):
         ax.set_title(title(res, y_exaggeration(ax)), fontsize=9)
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
 
 
 def y_exaggeration(ax) -> float:
@@ -163,7 +164,7 @@ def run_demo(out: str | Path = "demo_out", presets: list[str] | None = None,
             runs.append(drive(p, speed=speed, level=level, integrator=integrator,
                               trace_path=out / "traces" / f"{p}.vdtrace"))
         results = [r[0] for r in runs]
-        with (out / "demo_results.csv").open("w", newline="") as fh:
+        with atomic_open(out / "demo_results.csv") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(asdict(results[0])))
             writer.writeheader()
             writer.writerows(asdict(r) for r in results)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from vdsim_gym import _table
+from vdsim_gym._files import atomic_open
 from vdsim_gym.analysis.margins import LoopModel, loop_margins, time_domain_delay_margin
 from vdsim_gym.dyno.table import REFERENCE, TableRow, delay_table
 
@@ -119,7 +120,7 @@ def run(out: str | None = None, make_plot: bool = True) -> list[str]:
 
 
 def _write_csv(path: Path, rows: list[TableRow]) -> None:
-    with path.open("w", newline="") as fh:
+    with atomic_open(path) as fh:
         w = csv.writer(fh)
         w.writerow(("mode", "delay_s", "peak", "min", "end_phase1", "end_phase2", "settled",
                     "ref_peak", "ref_min", "ref_end_phase1", "ref_end_phase2"))
@@ -131,7 +132,7 @@ def _write_csv(path: Path, rows: list[TableRow]) -> None:
 
 
 def plot_table(rows: list[TableRow], png: Path) -> None:
-    from vdsim_gym._plotting import figure
+    from vdsim_gym._plotting import figure, save_figure
 
     modes = sorted({r.mode for r in rows}, key=["speed", "accel"].index)
     fig = figure(figsize=(9, 3.4 * len(modes)))
@@ -147,14 +148,14 @@ def plot_table(rows: list[TableRow], png: Path) -> None:
         ax.legend(fontsize=8, loc="upper right")
     axes[-1, 0].set_xlabel("time [s]")
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
+    save_figure(fig, png, dpi=110)
 
 
 def plot_margins(png: Path, dt: float = 0.05) -> None:
     """Bode plot of each loop with its crossover and phase margin."""
     import numpy as np
 
-    from vdsim_gym._plotting import figure
+    from vdsim_gym._plotting import figure, save_figure
 
     w = np.logspace(-1, np.log10(np.pi / dt), 800)
     fig = figure(figsize=(9, 6.5))
@@ -185,7 +186,7 @@ def plot_margins(png: Path, dt: float = 0.05) -> None:
     for ax in (am, ap):
         ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
+    save_figure(fig, png, dpi=110)
 
 
 __all__ = ["MarginRow", "format_delay_table", "format_margins", "margin_rows", "plot_margins",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vdsim_gym import _table
+from vdsim_gym._files import atomic_open
 from vdsim_gym.analysis.handling import (
     GRAVITY,
     SteadyStateResult,
@@ -70,7 +71,7 @@ def run(vehicle: str = "generic_sedan", levels: tuple[str, ...] = ("L2", "L1"),
     if out is not None:
         folder = Path(out)
         folder.mkdir(parents=True, exist_ok=True)
-        with (folder / "handling.csv").open("w", newline="") as fh:
+        with atomic_open(folder / "handling.csv") as fh:
             w = csv.writer(fh)
             w.writerow([attr for _, attr, _, _ in COLUMNS])
             for r in rows:
@@ -88,7 +89,7 @@ def plot(results: list[tuple[HandlingRow, SteadyStateResult, StepSteerResult]], 
     understeer gradient; right: the step steer's yaw rate."""
     import numpy as np
 
-    from vdsim_gym._plotting import figure
+    from vdsim_gym._plotting import figure, save_figure
 
     fig = figure(figsize=(11, 4.2))
     a1, a2 = fig.subplots(1, 2)
@@ -109,7 +110,7 @@ def plot(results: list[tuple[HandlingRow, SteadyStateResult, StepSteerResult]], 
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
+    save_figure(fig, png, dpi=110)
 
 
 __all__ = ["HandlingRow", "measure", "run"]

@@ -170,7 +170,7 @@ def plot(rows: Sequence[dict[str, Any]], path: Path, env_id: str,
          metric_label: str | None = None) -> Path:
     """The metric against the delay: trained configurations' IQM with their intervals,
     baselines' means with theirs."""
-    from vdsim_gym._plotting import figure
+    from vdsim_gym._plotting import figure, save_figure
 
     fig = figure(figsize=(7, 4))
     ax = fig.subplots()
@@ -191,7 +191,7 @@ def plot(rows: Sequence[dict[str, Any]], path: Path, env_id: str,
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     return path
 
 

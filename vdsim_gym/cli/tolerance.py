@@ -161,7 +161,7 @@ def plot(results: Sequence[Tolerance], path: Path, env_id: str,
          env_kwargs: dict[str, Any] | None = None) -> Path:
     """Two panels against the delay: each controller's lower bound of the success rate
     (the 95 % line dashed, its tolerance marked) and its metric at each evaluated delay."""
-    from vdsim_gym._plotting import figure
+    from vdsim_gym._plotting import figure, save_figure
 
     fig = figure(figsize=(11, 4))
     ax1, ax2 = fig.subplots(1, 2)
@@ -188,7 +188,7 @@ def plot(results: Sequence[Tolerance], path: Path, env_id: str,
     ax2.set_title("metric at each evaluated delay (95 % interval)")
     fig.suptitle(f"Delay tolerance, {env_id}")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     return path
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from vdsim_gym._files import load_yaml
+from vdsim_gym._files import open_csv, open_user_file, read_user_text, read_yaml
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.policies import TrainingError
 
 
@@ -17,9 +18,6 @@ def load_npz(path: str | Path, what: str) -> dict[str, np.ndarray]:
     zip) is a TrainingError naming the file and the fix, not numpy's or zipfile's
     exception."""
     import zipfile
-
-    from vdsim_gym._files import open_user_file
-    from vdsim_gym.errors import ConfigError
 
     path = Path(path)
     try:
@@ -45,10 +43,10 @@ def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,
     metric columns existed gets the return row alone."""
     import csv
 
-    from vdsim_gym._plotting import figure
+    from vdsim_gym._plotting import figure, save_figure
 
     run = Path(run)
-    with (run / "monitor.csv").open() as fh:
+    with open_csv(run / "monitor.csv", "the run's monitor.csv") as fh:
         rows = list(csv.DictReader(line for line in fh if not line.startswith("#")))
     if not rows:
         raise TrainingError(f"{run / 'monitor.csv'} has no finished episode yet")
@@ -92,7 +90,7 @@ def plot_learning_curves(run: str | Path, png: str | Path, *, window: int = 50,
         a1.legend(fontsize=8)
     axes[0][0].set_title(run.name)
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
+    save_figure(fig, png, dpi=110)
     return Path(png)
 
 
@@ -102,11 +100,11 @@ def _metric_label(run: Path, metric: str) -> str:
     from gymnasium.envs.registration import load_env_creator
 
     try:
-        env_id = load_yaml((run / "config.yml").read_text())["env_id"]
+        env_id = read_yaml(run / "config.yml", "the run's config.yml")["env_id"]
         entry = gym.spec(env_id).entry_point
         cls = load_env_creator(entry) if isinstance(entry, str) else entry
         return getattr(cls, "METRIC_LABELS", {}).get(metric, metric)
-    except (OSError, KeyError, TypeError, gym.error.Error):  # no config: the raw name
+    except (ConfigError, KeyError, TypeError, gym.error.Error):  # no config: the raw name
         return metric
 
 
@@ -145,7 +143,7 @@ def run_summary(run: str | Path, labels: dict[str, str] | None = None) -> str:
                  + ", ".join(last))
     best_path = run / "best.json"
     if best_path.is_file():
-        best = json.loads(best_path.read_text())
+        best = json.loads(read_user_text(best_path, "the run's best.json"))
         by = best.get("select_by", "return")
         what = [f"mean return {best['mean_return']:.1f}"]
         if by != "return" and by in best:

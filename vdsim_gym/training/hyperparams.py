@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vdsim_gym._files import load_yaml
+from vdsim_gym._files import read_yaml
 from vdsim_gym.policies import TrainingError, check_algo
 
 # rl-zoo3 keys this trainer does not support (rl_zoo3 itself does).
@@ -40,10 +40,7 @@ def load_hyperparams(algo: str, env_id: str, path: str | Path | None = None
     from vdsim_gym._data import hyperparams_dir
 
     file = Path(path) if path is not None else hyperparams_dir() / f"{algo}.yml"
-    try:
-        data = load_yaml(file.read_text())
-    except OSError as exc:
-        raise TrainingError(f"cannot read the hyperparameter file {file}: {exc}") from None
+    data = read_yaml(file, "the hyperparameter file")
     if not isinstance(data, dict) or env_id not in data:
         known = ", ".join(sorted(data)) if isinstance(data, dict) else "none"
         raise TrainingError(f"{file}: no block for {env_id!r} (blocks: {known}); add one in "

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from vdsim_gym._files import atomic_path, clean_stale_temps, write_atomic
+from vdsim_gym._files import atomic_path, clean_stale_temps, read_user_text, write_atomic
 from vdsim_gym._signals import raise_on_sigterm, restore_sigterm, signals_held
 from vdsim_gym.policies import TrainingError, algo_class, check_algo
 from vdsim_gym.training.callbacks import _callbacks, _with_summary_keys
@@ -340,21 +340,21 @@ def describe_run(run_dir: str | Path) -> str:
         return f"{run}: {what} (stopped or failed before its final save; its message above)"
     steps = ""
     try:
-        info = json.loads((run / "train_time.json").read_text())
+        info = json.loads(read_user_text(run / "train_time.json", "train_time.json"))
         done, target = int(info["timesteps_done"]), info.get("timesteps_target")
         steps = f" after {done:,} of {int(target):,} steps" if target else f" after {done:,} steps"
         if info.get("outcome") == "completed":
             steps += " (completed)"
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):  # a ConfigError too: no file, not a file
         steps = " (no train_time.json)"
     parts.append(f"model.zip{steps}")
     if (run / "vecnormalize.pkl").is_file():
         parts.append("vecnormalize.pkl")
     if (run / "best.json").is_file():
         try:
-            best = json.loads((run / "best.json").read_text())
+            best = json.loads(read_user_text(run / "best.json", "best.json"))
             parts.append(f"best_model.zip from {int(best['timesteps']):,} steps")
-        except (OSError, ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):
             parts.append("best_model.zip")
     return f"{run}: " + ", ".join(parts)
 

@@ -360,7 +360,7 @@ def learning_curves(runs: Sequence[Any], png: str | Path, *, metric: str = "rms_
     """IQM over runs of the deterministic evaluations' ``metric`` against env steps with
     a 95 % bootstrap band; several groups of runs: ``runs`` a list of lists.
     ``axis_label``: the metric with its unit (default its name)."""
-    from vdsim_gym._plotting import figure
+    from vdsim_gym._plotting import figure, save_figure
     from vdsim_gym.training.curves import load_npz
 
     library, metrics = _rliable()
@@ -397,7 +397,7 @@ def learning_curves(runs: Sequence[Any], png: str | Path, *, metric: str = "rms_
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
+    save_figure(fig, png, dpi=110)
     return Path(png)
 
 

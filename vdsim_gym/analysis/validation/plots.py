@@ -37,7 +37,7 @@ _PANELS: dict[str, tuple[Callable[[Run], tuple[np.ndarray, np.ndarray]], str, st
 
 def plot(path: str | Path, integrator: str | None = None) -> Path:
     """Ours against theirs, one panel per maneuver (rows) and level (columns), as a PNG."""
-    from vdsim_gym._plotting import figure
+    from vdsim_gym._plotting import figure, save_figure
 
     fig = figure(figsize=(11, 12))
     axes = fig.subplots(len(_PANELS), 2, squeeze=False)
@@ -59,5 +59,5 @@ def plot(path: str | Path, integrator: str | None = None) -> Path:
     fig.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=90)
+    save_figure(fig, out, dpi=90)
     return out

@@ -79,7 +79,7 @@ def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str | Non
     """``metric`` (default: the headline metric, path: rms_e_y) against the mean delay,
     with the 95 % band: one line per controller, scenario and latency kind ("none"
     joins "fixed" at 0 ms)."""
-    from vdsim_gym._plotting import figure
+    from vdsim_gym._plotting import figure, save_figure
 
     first = next(iter(results.values()))
     metric = headline_metric(first) if metric is None else metric
@@ -137,7 +137,7 @@ def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str | Non
         ax.legend(handles, names, fontsize=7, loc="best")
     fig.tight_layout()
     path = Path(path)
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     return path
 
 
