@@ -428,7 +428,7 @@ def test_a_worker_gets_sigterm_when_its_parent_is_killed(tmp_path):
         import os, subprocess, sys, time
         subprocess.Popen([sys.executable, "-c", {child!r}, str(os.getpid())])
         time.sleep(60)
-    """)])
+    """)], cwd=tmp_path)  # not the repository root: its source would shadow an install
     try:
         deadline = time.monotonic() + 30
         while not (tmp_path / "ready").exists():
@@ -444,12 +444,12 @@ def test_a_worker_gets_sigterm_when_its_parent_is_killed(tmp_path):
         parent.kill()
 
 
-def test_a_worker_whose_parent_is_already_gone_stops_at_once():
+def test_a_worker_whose_parent_is_already_gone_stops_at_once(tmp_path):
     script = ("from vdsim_gym.training.seeds import _die_with_parent\n"
               "try:\n    _die_with_parent(1)\nexcept KeyboardInterrupt:\n"
               "    print('STOPPED')\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=60)
+                         timeout=60, cwd=tmp_path)
     assert out.returncode == 0 and "STOPPED" in out.stdout, out.stderr
 
 

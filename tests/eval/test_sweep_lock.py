@@ -72,8 +72,9 @@ def test_sigterm_releases_the_lock(tmp_path):
             print("held", flush=True)
             time.sleep(60)
     """)
+    # cwd: not the repository root, whose source tree would shadow an installed package
     with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True) as child:
+                          stderr=subprocess.PIPE, text=True, cwd=tmp_path) as child:
         assert child.stdout.readline().strip() == "held"
         with pytest.raises(ConfigError, match=f"pid {child.pid} on"):
             with output_lock(tmp_path, "second"):
