@@ -170,3 +170,140 @@ def test_spec_registry():
         load_controller("stanley_dc:delay=-1")
     with pytest.raises(ConfigError, match="unexpected keyword|got an unexpected"):
         load_controller("stanley:delay=0.03")  # plain Stanley has no delay
+
+
+def _reference_predict(p, e_y, e_psi, vx, vy, r, delta, kappa, horizon):
+    """SingleTrackPredictor.predict in numpy, operation for operation as the core's
+    (vdsim/single_track.hpp): the slow, obviously-correct reference."""
+    v, min_speed = p.vehicle, 1.0
+
+    def force(axle, t):
+        bt = axle.stiffness / (axle.peak * axle.shape) * t
+        return -axle.peak * np.sin(axle.shape * np.arctan(bt - axle.curvature
+                                                          * (bt - np.arctan(bt))))
+
+    def slips(vx, vy, r):
+        u = np.maximum(vx, min_speed)
+        vyf = vy + v.cg_to_front * r
+        c, s = np.cos(delta), np.sin(delta)
+        return (vyf * c - u * s) / (u * c + vyf * s), (vy - v.cg_to_rear * r) / u
+
+    def deriv(x):
+        e_y, e_psi, vx, vy, r, tf, tr = x
+        kf, kr = slips(vx, vy, r)
+        if p.sigma > 0.0:
+            lam = np.maximum(np.abs(vx), min_speed) / p.sigma
+            dtf, dtr = lam * (kf - tf), lam * (kr - tr)
+        else:
+            tf, tr = kf, kr
+            dtf = dtr = np.zeros_like(vx)
+        fyf = force(p.axles[0], tf) * np.cos(delta)
+        fyr = force(p.axles[1], tr)
+        s_dot = (vx * np.cos(e_psi) - vy * np.sin(e_psi)) / (1.0 - kappa * e_y)
+        return np.stack([vx * np.sin(e_psi) + vy * np.cos(e_psi), r - kappa * s_dot,
+                         np.zeros_like(vx), (fyf + fyr) / v.mass - vx * r,
+                         (v.cg_to_front * fyf - v.cg_to_rear * fyr) / v.yaw_inertia,
+                         dtf, dtr])
+
+    cols = np.broadcast_arrays(*(np.atleast_1d(np.asarray(c, float)) for c in
+                                 (e_y, e_psi, vx, vy, r, delta, kappa, horizon)))
+    e_y, e_psi, vx, vy, r, delta, kappa, horizon = cols
+    x = np.stack([e_y, e_psi, vx, vy, r, *slips(vx, vy, r)])
+    longest = float(np.max(horizon))
+    if longest <= 0.0:
+        return x[:5]
+    n = max(1, math.ceil(longest / p.max_step - 1e-9))
+    h = horizon / n
+    for _ in range(n):
+        k1 = deriv(x)
+        k2 = deriv(x + 0.5 * h * k1)
+        k3 = deriv(x + 0.5 * h * k2)
+        k4 = deriv(x + h * k3)
+        x = x + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return x[:5]
+
+
+@pytest.mark.parametrize("relaxation", [True, False])
+def test_the_cores_predictor_is_the_numpy_model_on_recorded_observations(relaxation):
+    """The core's single-track predictor (vdsim/single_track.hpp) against the numpy
+    reference above, within 1e-12, on observations of a Stanley run on ISO 3888-1 pushed
+    to the tires' limit (steer and yaw rate scaled), one horizon for all rows and one per
+    row (0 included), over 10-200 ms."""
+    env = gym.make("VDSim-DLC-v0")
+    ctl = stanley_pi(env)
+    obs, _ = env.reset(seed=0)
+    rows = []
+    for _ in range(300):
+        a = ctl.predict(obs)[0]
+        rows.append(obs)
+        obs, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            break
+    rows = np.array(rows)
+    e_y, e_psi, vx, vy, r = (col(env, rows, n) for n in STATE)
+    delta = col(env, rows, "prev_steer") * env.unwrapped.vehicle.max_steer * 3.0
+    kappa = col(env, rows, "kappa_ref")
+    p = SingleTrackPredictor(env.unwrapped.vehicle, relaxation=relaxation)
+    rng = np.random.default_rng(0)
+    per_row = rng.uniform(0.0, 0.2, len(rows))
+    per_row[::7] = 0.0
+    for horizon in (0.01, 0.04, 0.2, per_row, 0.0):
+        got = p.predict(e_y, e_psi, vx, vy * 3.0, r * 3.0, delta, kappa, horizon)
+        want = _reference_predict(p, e_y, e_psi, vx, vy * 3.0, r * 3.0, delta, kappa,
+                                  horizon)
+        assert got.shape == want.shape == (5, len(rows))
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    single = p.predict(e_y[5], e_psi[5], vx[5], vy[5], r[5], delta[5], kappa[5], 0.04)
+    np.testing.assert_allclose(single[:, 0], _reference_predict(
+        p, e_y[5], e_psi[5], vx[5], vy[5], r[5], delta[5], kappa[5], 0.04)[:, 0],
+        rtol=1e-12, atol=1e-12)
+
+
+def test_the_predictor_copies_and_pickles():
+    import copy
+    import pickle
+
+    p = SingleTrackPredictor("generic_sedan")
+    want = p.predict(0.1, 0.02, 20.0, 0.3, 0.1, 0.05, 0.01, 0.04)
+    for q in (copy.deepcopy(p), pickle.loads(pickle.dumps(p))):
+        assert np.array_equal(q.predict(0.1, 0.02, 20.0, 0.3, 0.1, 0.05, 0.01, 0.04), want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_predicted_observation_is_the_numpy_rewrite(dtype):
+    """PredictedObservation's one core call against the numpy rewrite it replaced (the
+    columns in the batch's dtype times their scales, the reference prediction, the batch
+    as float64 with the five columns over their scales; rows without delay as they were),
+    within 1e-12, for one delay and per-row delays."""
+    from vdsim_gym.controllers.prediction import PredictedObservation
+
+    env = gym.make("VDSim-DLC-v0")
+    ctl = stanley_pi(env)
+    obs, _ = env.reset(seed=1)
+    rows = []
+    for _ in range(200):
+        rows.append(obs)
+        obs, _, term, trunc, _ = env.step(ctl.predict(obs)[0])
+        if term or trunc:
+            break
+    batch = np.array(rows, dtype=dtype)
+    pred = PredictedObservation(Stanley.from_env(env).layout, env.unwrapped.vehicle, 0.04)
+    per_row = np.random.default_rng(1).uniform(0.0, 0.1, len(batch))
+    per_row[::5] = 0.0
+    for d in (0.04, per_row):
+        pred.set_delays(None if np.isscalar(d) else d)
+        got = pred(batch)
+        c = {n: batch[:, i] * s for n, (i, s) in pred._cols.items()}
+        x = _reference_predict(pred.predictor, c["e_y"], c["e_psi"], c["vx"], c["vy"],
+                               c["r"], c["prev_steer"] * pred.predictor.vehicle.max_steer,
+                               c["kappa_ref"], d)
+        want = np.array(batch, dtype=float)
+        for k, name in enumerate(STATE):
+            i, s = pred._cols[name]
+            want[:, i] = x[k] / s
+        if not np.isscalar(d):
+            want[d == 0.0] = batch[d == 0.0]
+        assert got.dtype == np.float64 and got.shape == batch.shape
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        if not np.isscalar(d):
+            assert np.array_equal(got[d == 0.0], batch[d == 0.0].astype(float))

@@ -19,7 +19,9 @@
 #include <utility>
 #include <vector>
 
+#include "interruptible.hpp"
 #include "vdsim/baselines.hpp"
+#include "vdsim/single_track.hpp"
 
 namespace py = pybind11;
 namespace bl = vdsim::baselines;
@@ -350,4 +352,94 @@ void bind_baselines(py::module_& m) {
            py::arg("preview"), py::arg("scale"), py::arg("n_obs"), py::arg("speed_mode"),
            py::arg("lookahead"), py::arg("horizon"), py::arg("speed"), py::arg("v_max"),
            py::arg("a_max"), py::arg("d_max"));
+
+  py::class_<vdsim::SingleTrackModel>(
+      m, "SingleTrackModel",
+      "The delay-compensating controllers' single-track model (vdsim/single_track.hpp; "
+      "vdsim_gym.controllers.prediction.SingleTrackPredictor builds it)")
+      .def(py::init([](double mass, double yaw_inertia, double cg_to_front, double cg_to_rear,
+                       const std::vector<double>& front, const std::vector<double>& rear,
+                       double sigma) {
+             if (front.size() != 4 || rear.size() != 4)
+               throw std::invalid_argument(
+                   "each axle's curve: (stiffness, peak, shape, curvature)");
+             vdsim::SingleTrackModel p;
+             p.mass = mass, p.yaw_inertia = yaw_inertia;
+             p.cg_to_front = cg_to_front, p.cg_to_rear = cg_to_rear;
+             const std::vector<double>* axles[2] = {&front, &rear};
+             for (int k = 0; k < 2; ++k)
+               p.axle[k] = {(*axles[k])[0], (*axles[k])[1], (*axles[k])[2], (*axles[k])[3]};
+             p.sigma = sigma;
+             return p;
+           }),
+           py::arg("mass"), py::arg("yaw_inertia"), py::arg("cg_to_front"),
+           py::arg("cg_to_rear"), py::arg("front"), py::arg("rear"), py::arg("sigma"))
+      .def(
+          "predict",
+          [](const vdsim::SingleTrackModel& p,
+             const py::array_t<double, py::array::c_style | py::array::forcecast>& cols,
+             int64_t steps) {
+            if (cols.ndim() != 2 || cols.shape(0) != 8)
+              throw std::invalid_argument(
+                  "cols: an (8, N) array of e_y, e_psi, vx, vy, r, delta, kappa, horizon");
+            if (steps < 0) throw std::invalid_argument("steps must be >= 0");
+            const int64_t n = cols.shape(1);
+            py::array_t<double> out({int64_t{5}, n});
+            const double* base = cols.data();
+            const double* in[8];
+            for (int k = 0; k < 8; ++k) in[k] = base + k * n;
+            double* o = out.mutable_data();
+            vdsim_py::run_interruptible([&] {
+              vdsim::single_track_predict(p, in, n, steps, o);
+              return 0;
+            });
+            return out;
+          },
+          py::arg("cols"), py::arg("steps"),
+          "(5, N) e_y, e_psi, vx, vy, r after each row's horizon (cols: (8, N) e_y, e_psi, "
+          "vx, vy, r, delta, kappa, horizon), by `steps` RK4 steps per row; the GIL "
+          "released, Ctrl-C polled")
+      .def(
+          "predict_obs",
+          [](const vdsim::SingleTrackModel& p, const py::array& obs,
+             const std::vector<int64_t>& cols, const std::vector<double>& scale,
+             double max_steer,
+             const py::array_t<double, py::array::c_style | py::array::forcecast>& delays,
+             int64_t steps) {
+            if (obs.ndim() != 2) throw std::invalid_argument("obs: an (N, n_obs) batch");
+            if (cols.size() != 7 || scale.size() != 7)
+              throw std::invalid_argument(
+                  "cols and scale: e_y, e_psi, vx, vy, r, kappa_ref, prev_steer");
+            const int64_t n = obs.shape(0), n_obs = obs.shape(1);
+            for (int64_t c : cols)
+              if (c < 0 || c >= n_obs) throw std::invalid_argument("a column is out of range");
+            if (delays.ndim() != 1 || (delays.size() != 1 && delays.size() != n))
+              throw std::invalid_argument("delays: one for every row, or one per row");
+            if (steps < 0) throw std::invalid_argument("steps must be >= 0");
+            const bool per_row = delays.size() == n && n != 1;
+            py::array_t<double> out({n, n_obs});
+            double* o = out.mutable_data();
+            const double* d = delays.data();
+            auto run = [&](auto tag) {
+              using T = decltype(tag);
+              auto a = py::array_t<T, py::array::c_style>::ensure(obs);
+              if (!a) throw std::invalid_argument("obs: a float32 or float64 array");
+              const T* data = a.data();
+              vdsim_py::run_interruptible([&] {
+                vdsim::single_track_predict_obs<T>(p, data, n, n_obs, cols.data(),
+                                                   scale.data(), max_steer, d, per_row,
+                                                   steps, o);
+                return 0;
+              });
+            };
+            if (py::dtype::of<float>().is(obs.dtype())) run(float{});
+            else if (py::dtype::of<double>().is(obs.dtype())) run(double{});
+            else throw std::invalid_argument("obs: a float32 or float64 array");
+            return out;
+          },
+          py::arg("obs"), py::arg("cols"), py::arg("scale"), py::arg("max_steer"),
+          py::arg("delays"), py::arg("steps"),
+          "A path env's observation batch (float32 or float64) as doubles with e_y, e_psi, "
+          "vx, vy, r replaced by their prediction across each row's delay "
+          "(PredictedObservation; rows whose delay is 0 kept as they were)");
 }

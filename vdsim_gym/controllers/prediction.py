@@ -14,9 +14,11 @@ lateral force from the vehicle's own Magic Formula curve at its static load (the
 Fz, the curve's shape C and E, its slope matched to the axle's cornering stiffness with
 compliance steer, ``analysis.handling.cornering_stiffness``), the tire's relaxation
 length as a first-order lag of each axle's slip, and the speed held. Integrated by RK4
-in steps of at most ``max_step`` (2.5 ms). It is the controller's model, not the plant's:
-no load transfer, no longitudinal slip, one tire per axle. ``tests/controllers/
-test_delay_compensation.py`` checks what it predicts against the L2 plant over 20-60 ms.
+in steps of at most ``max_step`` (2.5 ms), in the core (vdsim/single_track.hpp, the GIL
+released; tests/test_delay_compensation.py keeps the numpy version as the reference). It
+is the controller's model, not the plant's: no load transfer, no longitudinal slip, one
+tire per axle. ``tests/test_delay_compensation.py`` checks what it predicts against the
+L2 plant over 20-60 ms.
 """
 
 from __future__ import annotations
@@ -82,61 +84,42 @@ class SingleTrackPredictor:
                      peak=v.tire.mu * lat.D * f, shape=lat.C, curvature=lat.E)
             for axle, f in enumerate(fz))
         self.sigma = v.tire.relaxation_length if relaxation else 0.0
+        self._kernel: Any = None
 
-    def slips(self, vx: np.ndarray, vy: np.ndarray, r: np.ndarray, delta: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray]:
-        """Kinematic tan(alpha) of the front and rear axle: each axle's velocity in its
-        wheels' frame (the front one turned by delta), lateral over longitudinal."""
-        v = self.vehicle
-        u = np.maximum(vx, _MIN_SPEED)
-        vyf = vy + v.cg_to_front * r
-        c, s = np.cos(delta), np.sin(delta)
-        return (vyf * c - u * s) / (u * c + vyf * s), (vy - v.cg_to_rear * r) / u
+    def __getstate__(self) -> dict[str, Any]:
+        # The core's model is rebuilt at its first use after a copy or pickle.
+        return {**self.__dict__, "_kernel": None}
 
-    def _deriv(self, x: np.ndarray, delta: np.ndarray, kappa: np.ndarray) -> np.ndarray:
-        v = self.vehicle
-        e_y, e_psi, vx, vy, r, tf, tr = x
-        kf, kr = self.slips(vx, vy, r, delta)
-        if self.sigma > 0.0:
-            lam = np.maximum(np.abs(vx), _MIN_SPEED) / self.sigma
-            dtf, dtr = lam * (kf - tf), lam * (kr - tr)
-        else:
-            tf, tr = kf, kr
-            dtf = dtr = np.zeros_like(vx)
-        fyf = self.axles[0].force(tf) * np.cos(delta)
-        fyr = self.axles[1].force(tr)
-        s_dot = (vx * np.cos(e_psi) - vy * np.sin(e_psi)) / (1.0 - kappa * e_y)
-        return np.stack([
-            vx * np.sin(e_psi) + vy * np.cos(e_psi),
-            r - kappa * s_dot,
-            np.zeros_like(vx),  # speed held
-            (fyf + fyr) / v.mass - vx * r,
-            (v.cg_to_front * fyf - v.cg_to_rear * fyr) / v.yaw_inertia,
-            dtf, dtr,
-        ])
+    def kernel(self) -> Any:
+        """The model in the core (``sim.baselines.SingleTrackModel``), built at the first
+        use."""
+        if self._kernel is None:
+            from vdsim_gym.sim.baselines import SingleTrackModel
+
+            v = self.vehicle
+            self._kernel = SingleTrackModel(
+                mass=v.mass, yaw_inertia=v.yaw_inertia, cg_to_front=v.cg_to_front,
+                cg_to_rear=v.cg_to_rear, sigma=self.sigma,
+                **{name: [ax.stiffness, ax.peak, ax.shape, ax.curvature]
+                   for name, ax in zip(("front", "rear"), self.axles, strict=True)})
+        return self._kernel
 
     def predict(self, e_y: Any, e_psi: Any, vx: Any, vy: Any, r: Any, delta: Any,
                 kappa: Any, horizon: Any) -> np.ndarray:
         """(5, N) array: e_y, e_psi, vx, vy, r after ``horizon`` seconds (one for all rows,
         or one per row) with the road-wheel steer ``delta`` [rad] held and the path's
-        curvature ``kappa`` [1/m]; the tires' lagged slips start at the kinematic ones."""
-        cols = [np.atleast_1d(np.asarray(c, dtype=float)) for c in
-                (e_y, e_psi, vx, vy, r, delta, kappa)]
-        e_y, e_psi, vx, vy, r, delta, kappa = np.broadcast_arrays(*cols)
-        kf, kr = self.slips(vx, vy, r, delta)
-        x = np.stack([e_y, e_psi, vx, vy, r, kf, kr]).astype(float)
-        longest = float(np.max(horizon))
-        if longest <= 0.0:
-            return x[:5]
-        n = max(1, math.ceil(longest / self.max_step - 1e-9))
-        h = np.asarray(horizon, dtype=float) / n  # a row with horizon 0 stays where it is
-        for _ in range(n):
-            k1 = self._deriv(x, delta, kappa)
-            k2 = self._deriv(x + 0.5 * h * k1, delta, kappa)
-            k3 = self._deriv(x + 0.5 * h * k2, delta, kappa)
-            k4 = self._deriv(x + h * k3, delta, kappa)
-            x = x + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-        return x[:5]
+        curvature ``kappa`` [1/m]; the tires' lagged slips start at the kinematic ones.
+        Every row takes the same number of RK4 steps, from the longest horizon; a row's
+        steps are its horizon over that number (a row with horizon 0 stays where it is).
+        Computed in the core (vdsim/single_track.hpp), one call for the batch."""
+        cols = np.broadcast_arrays(*(np.atleast_1d(np.asarray(c, dtype=float)) for c in
+                                     (e_y, e_psi, vx, vy, r, delta, kappa, horizon)))
+        return self.kernel().predict(np.stack(cols), self.steps(float(np.max(cols[7]))))
+
+    def steps(self, longest: float) -> int:
+        """RK4 steps of a batch whose longest horizon is ``longest`` [s]: the fewest of
+        at most ``max_step`` (0 when no row moves)."""
+        return max(1, math.ceil(longest / self.max_step - 1e-9)) if longest > 0.0 else 0
 
 
 def loop_delay(env: gym.Env | Any, *, steer: bool = True) -> float:
@@ -244,14 +227,18 @@ class PredictedObservation(DelayedObservation):
         self.predictor = SingleTrackPredictor(vehicle, **predictor)
         self._cols = {n: (layout.index(n), float(layout.scale[layout.index(n)]))
                       for n in self.COLUMNS}
+        self._idx = [i for i, _ in self._cols.values()]
+        self._scales = [s for _, s in self._cols.values()]
 
     def _predict(self, obs: np.ndarray, d: Any) -> np.ndarray:
-        c = {n: obs[:, i] * s for n, (i, s) in self._cols.items()}
-        x = self.predictor.predict(c["e_y"], c["e_psi"], c["vx"], c["vy"], c["r"],
-                                   c["prev_steer"] * self.predictor.vehicle.max_steer,
-                                   c["kappa_ref"], d)
-        out = np.array(obs, dtype=float)
-        for k, name in enumerate(("e_y", "e_psi", "vx", "vy", "r")):
-            i, s = self._cols[name]
-            out[:, i] = x[k] / s
-        return out
+        """One core call (``SingleTrackModel.predict_obs``): the columns in the batch's
+        dtype times their scales (numpy's arithmetic), the steps of
+        ``SingleTrackPredictor.predict``, the batch back as float64 with the five
+        predicted columns over their scales."""
+        p = self.predictor
+        delays = np.atleast_1d(np.asarray(d, dtype=float))
+        batch = obs if obs.dtype in (np.float32, np.float64) else obs.astype(float)
+        return p.kernel().predict_obs(batch, self._idx, self._scales, p.vehicle.max_steer,
+                                      delays, p.steps(float(delays.max())))
+
+

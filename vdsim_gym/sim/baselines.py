@@ -1,5 +1,6 @@
-"""The classical baselines' C++ kernels (csrc/vdsim/baselines.hpp), the controllers'
-way into the core: ``vdsim_gym.controllers`` builds its laws on these (the layers above
+"""The classical baselines' C++ kernels (csrc/vdsim/baselines.hpp) and the
+delay-compensating controllers' single-track model (csrc/vdsim/single_track.hpp), the
+controllers' way into the core: ``vdsim_gym.controllers`` builds its laws on these (the layers above
 the envs reach the core through the layers below, docs/ARCHITECTURE.md, "Layers")."""
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from vdsim_gym._core import (
     CycleFollowerKernel,
     IDMKernel,
     PISpeedKernel,
+    SingleTrackModel,
     StanleyKernel,
 )
 
 __all__ = ["ACCKernel", "BaselineKernel", "CompositeKernel", "CycleFollowerKernel",
-           "IDMKernel", "PISpeedKernel", "StanleyKernel"]
+           "IDMKernel", "PISpeedKernel", "SingleTrackModel", "StanleyKernel"]
