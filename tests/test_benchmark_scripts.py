@@ -78,3 +78,9 @@ def test_bench_envpool():
     out = _run("bench_envpool.py", "--num-envs", "4", "--steps", "5", "--repeats", "1",
                "--construct", "20", "--construct-repeats", "1")
     assert "EnvPool LaneKeeping-v0, random actions" in out and "KiB per env" in out
+
+
+def test_bench_compensated_sweep():
+    out = _run("bench_compensated_sweep.py", "--repeats", "1", "--seeds", "2",
+               "--delays", "0,40ms")
+    assert "4 episodes a sweep" in out and "stanley_dc_pi / stanley_pi:" in out
