@@ -229,6 +229,7 @@ class PredictedObservation(DelayedObservation):
                       for n in self.COLUMNS}
         self._idx = [i for i, _ in self._cols.values()]
         self._scales = [s for _, s in self._cols.values()]
+        self._one: tuple[float, Any, int] = (math.nan, None, 0)  # (delay, [delay], steps)
 
     def _predict(self, obs: np.ndarray, d: Any) -> np.ndarray:
         """One core call (``SingleTrackModel.predict_obs``): the columns in the batch's
@@ -236,9 +237,15 @@ class PredictedObservation(DelayedObservation):
         ``SingleTrackPredictor.predict``, the batch back as float64 with the five
         predicted columns over their scales."""
         p = self.predictor
-        delays = np.atleast_1d(np.asarray(d, dtype=float))
+        if isinstance(d, float):  # one delay for every row: its array and steps kept
+            if d != self._one[0]:
+                self._one = (d, np.array([d]), p.steps(d))
+            delays, steps = self._one[1], self._one[2]
+        else:
+            delays = np.atleast_1d(np.asarray(d, dtype=float))
+            steps = p.steps(float(delays.max()))
         batch = obs if obs.dtype in (np.float32, np.float64) else obs.astype(float)
         return p.kernel().predict_obs(batch, self._idx, self._scales, p.vehicle.max_steer,
-                                      delays, p.steps(float(delays.max())))
+                                      delays, steps)
 
 
