@@ -108,12 +108,19 @@ def open_user_file(path: str | Path, what: str, mode: str = "r",
         raise
 
 
+def read_user_bytes(path: str | Path, what: str, max_bytes: int | None = TEXT_MAX_BYTES
+                    ) -> bytes:
+    """The whole content of a user file (``open_user_file``): what was checked is what
+    is read, once."""
+    with open_user_file(path, what, "rb", max_bytes) as fh:
+        return fh.read()
+
+
 def read_user_text(path: str | Path, what: str, max_bytes: int | None = TEXT_MAX_BYTES
                    ) -> str:
     """The text of a user file (``open_user_file``); a ConfigError naming it when it is
     binary (not UTF-8, or with NUL bytes) instead of a decoding traceback."""
-    with open_user_file(path, what, "rb", max_bytes) as fh:
-        data = fh.read()
+    data = read_user_bytes(path, what, max_bytes)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -293,5 +300,5 @@ def clean_stale_temps(folder: str | Path, name: str | None = None) -> list[Path]
 
 __all__ = ["TEXT_MAX_BYTES", "atomic_open", "atomic_path", "check_regular", "check_target",
            "clean_stale_temps", "fsync_dir", "fsync_file", "load_yaml", "open_csv",
-           "open_user_file", "pid_alive", "publish", "read_user_text", "read_yaml",
-           "write_atomic"]
+           "open_user_file", "pid_alive", "publish", "read_user_bytes", "read_user_text",
+           "read_yaml", "write_atomic"]

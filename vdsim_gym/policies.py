@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym._files import read_user_bytes
 from vdsim_gym.errors import ConfigError
 
 # Every model class by its upper-case name: (module, class). The training algorithms are
@@ -482,13 +483,6 @@ def _data_loads(raw: bytes) -> Any:
     return _DataUnpickler(io.BytesIO(raw)).load()
 
 
-def _read_whole(path: Path, what: str, max_bytes: int) -> bytes:
-    from vdsim_gym._files import open_user_file
-
-    with open_user_file(path, what, "rb", max_bytes) as fh:
-        return fh.read()
-
-
 # Saved entries a prediction does not need, with a stand-in when they cannot be read as
 # data (a schedule written as a function): a training state, not the policy.
 _NOT_FOR_PREDICT: dict[str, Any] = {
@@ -524,7 +518,7 @@ def load_sb3_model(zip_path: str | Path, algo: str | None = None, *, trust: bool
     import zipfile
 
     zip_path = Path(zip_path)
-    raw = _read_whole(zip_path, "the model", MODEL_MAX_BYTES)
+    raw = read_user_bytes(zip_path, "the model", MODEL_MAX_BYTES)
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as zf:
             bad = zf.testzip()
@@ -610,7 +604,7 @@ def load_vecnormalize(path: str | Path, *, trust: bool = False) -> Any:
     from stable_baselines3.common.vec_env import VecNormalize
 
     path = Path(path)
-    raw = _read_whole(path, "the normalization statistics", STATS_MAX_BYTES)
+    raw = read_user_bytes(path, "the normalization statistics", STATS_MAX_BYTES)
     if not raw:
         raise TrainingError(f"{path}: empty; it should hold the run's VecNormalize "
                             "statistics: copy it again from the run, or remove it to run "
@@ -737,7 +731,7 @@ def _algo_of_file(path: Path) -> str | None:
     import json
     import zipfile
 
-    raw = _read_whole(path, "the model", MODEL_MAX_BYTES)  # a FIFO: refused, named
+    raw = read_user_bytes(path, "the model", MODEL_MAX_BYTES)  # a FIFO: refused, named
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as zf:
             data = json.loads(zf.read("data"))

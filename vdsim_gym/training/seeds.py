@@ -148,6 +148,7 @@ def _train_parallel(algo: str, env_id: str, kwargs: list[dict[str, Any]], jobs: 
     running: list[tuple[Any, dict[str, Any]]] = []
     dirs = [Path(kw["out"]) / kw["run_name"] for kw in kwargs]
     previous = raise_on_sigterm()
+    stopped = False
     try:
         while pending or running:
             while pending and len(running) < jobs:
@@ -168,16 +169,15 @@ def _train_parallel(algo: str, env_id: str, kwargs: list[dict[str, Any]], jobs: 
                                         f"{describe_run(run)}")
                 sys.stderr.write(f"trained seed {kw['seed']} -> {run}\n")
     except KeyboardInterrupt:
-        with signals_held("waiting for the workers to save their run folders",
-                              raise_after=False):
-            _stop_workers(running)
-        _report_stopped(dirs, len(kwargs) - len(pending))
+        stopped = True
         raise
-    finally:  # failed: the others stop and save
+    finally:  # stopped or failed: the others stop and save, and are waited for
         with signals_held("waiting for the workers to save their run folders",
-                              raise_after=False):
+                          raise_after=False):
             _stop_workers(running)
         restore_sigterm(previous)
+        if stopped:
+            _report_stopped(dirs, len(kwargs) - len(pending))
 
 
 def _start_ignoring_sigint(proc: Any) -> None:
