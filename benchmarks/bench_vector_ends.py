@@ -14,7 +14,15 @@ blocks (issue 30: at least 0.95 at N >= 8).
 
     python benchmarks/bench_vector_ends.py [--repeats 5] [--steps 20000]
         [--envs VDSim-DLC-v0,VDSim-PathFollow-v0,VDSim-ACC-v0,VDSim-Dyno-v0] [--sizes 8,64,512]
-        [--autoreset next_step|same_step]
+        [--autoreset next_step|same_step] [--episode-steps K]
+
+``--episode-steps K`` ends every row's episode after K steps at most (``max_episode_steps``;
+issue 46's frequent ends: K = 20, every row ends every 20 steps, so a reset's cost shows).
+It also times the same vector env without that limit on the same actions, interleaved,
+and prints free / make_vec: the share of its throughput without the ends that the env
+keeps with them (issue 46: at least 0.9), with the free run's own ends per step (natural
+ends: few under ``--actions mild``, small actions N(0, 0.1) clipped; ``uniform``: the
+default, uniform in [-1, 1]).
 """
 
 from __future__ import annotations
@@ -84,31 +92,53 @@ def main() -> None:
     ap.add_argument("--sizes", default="8,64,512")
     ap.add_argument("--autoreset", choices=("next_step", "same_step"), default="next_step",
                     help="the vector env's autoreset mode (Gymnasium's default: next_step)")
+    ap.add_argument("--episode-steps", type=int, default=None,
+                    help="max_episode_steps of the vector env (default: the registration's)")
+    ap.add_argument("--actions", choices=("uniform", "mild"), default="uniform",
+                    help="uniform in [-1, 1], or mild: N(0, 0.1) clipped")
     args = ap.parse_args()
     same = args.autoreset == "same_step"
-    print(f"{'env':22s} {'N':>4s} {'ends/step':>9s} {'make_vec us/env-step':>21s} "
-          f"{'raw us/env-step':>16s}  raw / make_vec rate: median (min, max)")
+    limited = args.episode_steps is not None
+    head = (f"{'env':22s} {'N':>4s} {'ends/step':>9s} {'make_vec us/env-step':>21s} "
+            f"{'raw us/env-step':>16s}  raw / make_vec: median (min, max)")
+    if limited:
+        head += "  | free ends/step  free / make_vec: median (min, max)"
+    print(head)
     for env_id in args.envs.split(","):
+        kw = LEVEL_KW.get(env_id, {})
         for n in (int(v) for v in args.sizes.split(",")):
+            limit: dict[str, Any] = {"max_episode_steps": args.episode_steps} if limited else {}
             venv = VDSimVectorEnv(env_id, n, threads=1, autoreset_mode=args.autoreset,
-                                  **LEVEL_KW.get(env_id, {}))
-            raw = VDSimVectorEnv(env_id, n, threads=1, **LEVEL_KW.get(env_id, {}))
+                                  **limit, **kw)
+            raw = VDSimVectorEnv(env_id, n, threads=1, **kw)
+            free = VDSimVectorEnv(env_id, n, threads=1, autoreset_mode=args.autoreset,
+                                  max_episode_steps=None, **kw) if limited else None
             steps = max(args.steps // n, 200)
             rng = np.random.default_rng(0)
-            actions = rng.uniform(-1.0, 1.0, size=(steps, n, venv.single_action_space.shape[0]))
-            ratios, env_us, raw_us = [], [], []
-            ends = 0
+            shape = (steps, n, venv.single_action_space.shape[0])
+            actions = rng.uniform(-1.0, 1.0, size=shape) if args.actions == "uniform" \
+                else np.clip(rng.normal(0.0, 0.1, size=shape), -1.0, 1.0)
+            ratios, env_us, raw_us, free_ratios = [], [], [], []
+            ends = free_ends = 0
             for _ in range(args.repeats):
                 t_env, resets, ends = make_vec_block(venv, actions)
                 t_raw = raw_block(raw, actions, resets, same)
                 ratios.append(t_raw / t_env)
                 env_us.append(1e6 * t_env / (steps * n))
                 raw_us.append(1e6 * t_raw / (steps * n))
+                if free is not None:
+                    t_free, _, free_ends = make_vec_block(free, actions)
+                    free_ratios.append(t_free / t_env)
+            line = (f"{env_id:22s} {n:4d} {ends / steps:9.3f} {min(env_us):21.3f} "
+                    f"{min(raw_us):16.3f}  {statistics.median(ratios):.3f} "
+                    f"({min(ratios):.3f}, {max(ratios):.3f})")
+            if free is not None:
+                line += (f"  | {free_ends / steps:14.3f}  {statistics.median(free_ratios):.3f} "
+                         f"({min(free_ratios):.3f}, {max(free_ratios):.3f})")
+                free.close()
             venv.close()
             raw.close()
-            print(f"{env_id:22s} {n:4d} {ends / steps:9.3f} {min(env_us):21.3f} "
-                  f"{min(raw_us):16.3f}  {statistics.median(ratios):.3f} "
-                  f"({min(ratios):.3f}, {max(ratios):.3f})", flush=True)
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

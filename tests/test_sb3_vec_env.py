@@ -65,6 +65,40 @@ def test_sb3_vec_env_matches_dummy_vec_env(delays: dict) -> None:
     ours.close()
 
 
+@pytest.mark.parametrize("env_id,kw", [
+    ("VDSim-DLC-v0", {"latency": LatencyModel.fixed(0.02)}),
+    ("VDSim-Dyno-v0", {"cycle": ["urban_stop_and_go", "highway"]}),
+    ("VDSim-ACC-v0", {}),
+], ids=["dlc", "dyno", "acc"])
+def test_sb3_vec_env_rows_reset_in_cpp_match_dummy_vec_env(env_id: str, kw: dict) -> None:
+    """Rows that reset in C++ (CoreEnv.resets_in_core): the ended rows' resets, their
+    reset infos and the observations after them as DummyVecEnv's, every 4 steps."""
+    n = 3
+    ours = make_sb3_vec_env(env_id, n, seed=2, max_episode_steps=4, **kw)
+    ref = DummyVecEnv([lambda: gym.make(env_id, max_episode_steps=4, **kw) for _ in range(n)])
+    ref.seed(2)
+    np.testing.assert_array_equal(ours.reset(), ref.reset())
+    rng = np.random.default_rng(1)
+    ends = 0
+    for _ in range(13):
+        a = rng.uniform(-0.5, 0.5, (n, *ours.action_space.shape)).astype(np.float32)
+        o1, r1, d1, i1 = ours.step(a)
+        o2, r2, d2, i2 = ref.step(a)
+        np.testing.assert_array_equal(o1, o2)
+        np.testing.assert_array_equal(r1, r2)
+        np.testing.assert_array_equal(d1, d2)
+        for i in np.flatnonzero(d1):
+            np.testing.assert_array_equal(i1[i]["terminal_observation"],
+                                          i2[i]["terminal_observation"])
+            assert canon(ours.reset_infos[i]) == canon(ref.reset_infos[i])
+            assert [type(v) for v in ours.reset_infos[i].values()] == \
+                [type(v) for v in ref.reset_infos[i].values()]
+        ends += int(d1.sum())
+    assert ends == 9
+    ours.close()
+    ref.close()
+
+
 def test_sb3_vec_env_time_limit_flag_and_terminal_observation() -> None:
     env = make_sb3_vec_env("VDSim-DLC-v0", 2, seed=0, max_episode_steps=3)
     obs = env.reset()

@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'DEFAULT_STEP_TOL', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'EvalStepper', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'SimConfig', 'SingleTrackModel', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'limit_long_accel', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'random_course_arguments', 'random_course_path', 'random_course_profile', 'solve_box_qp', 'solve_spd_banded', 'tire4_build', 'tire_forces', 'tire_forces4', 'tire_forces_recorded', 'tire_fx_at', 'tire_fx_at4', 'whole_ticks']
+__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'CycleSpeeds', 'DEFAULT_STEP_TOL', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'EvalStepper', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'SimConfig', 'SingleTrackModel', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'draw_latency_seed', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'limit_long_accel', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'numpy_draws', 'random_course_arguments', 'random_course_path', 'random_course_profile', 'solve_box_qp', 'solve_spd_banded', 'tire4_build', 'tire_forces', 'tire_forces4', 'tire_forces_recorded', 'tire_fx_at', 'tire_fx_at4', 'whole_ticks']
 class Level:
     """
     Members:
@@ -1107,7 +1107,7 @@ class CourseData:
     """
     A course's path, cones and corridor, built once and shared by the path cores that take it (set_course_data)
     """
-    def __init__(self, path: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], cones: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], corridor_half_width: typing.SupportsFloat | typing.SupportsIndex) -> None:
+    def __init__(self, path: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], cones: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], corridor_half_width: typing.SupportsFloat | typing.SupportsIndex, start_speed: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
     def length(self) -> float:
@@ -1186,6 +1186,10 @@ class PathEnvCore(EnvCoreBase):
         """
         (sample_tick, apply_tick, steer, longitudinal) of the command in force now, or during substep `tick` (at or after now: a pending one due by then); sample_tick -1 is the reset command
         """
+    def draw_start(self, bit_generator: typing.Any) -> tuple:
+        """
+        This episode's start (reset()'s state), drawn from a numpy BitGenerator (the env's np_random.bit_generator), with what the task sets with it
+        """
     def latch(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         """
         Mode C: the action's command takes effect now
@@ -1196,7 +1200,7 @@ class PathEnvCore(EnvCoreBase):
         """
     def observer(self) -> PathObserver:
         """
-        A PathObserver on this core's course (set_course first) and vehicle
+        A PathObserver on this core's course (set_course_data first) and vehicle
         """
     def peek(self, obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64]) -> int:
         """
@@ -1222,8 +1226,6 @@ class PathEnvCore(EnvCoreBase):
         """
         Replace the plant's per-channel actuation dead times [ticks]; reset() after
         """
-    def set_course(self, path: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], cones: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], corridor_half_width: typing.SupportsFloat | typing.SupportsIndex) -> None:
-        ...
     def set_course_data(self, data: CourseData) -> None:
         """
         The course of a CourseData, shared (its path and cones are not copied)
@@ -1257,6 +1259,11 @@ class PathEnvCore(EnvCoreBase):
     @property
     def control_period(self) -> float:
         ...
+    @property
+    def draws_start(self) -> bool:
+        """
+        Whether draw_start() draws the task's start in C++
+        """
     @property
     def has_latency(self) -> bool:
         ...
@@ -1411,6 +1418,11 @@ class SpeedEnvCore(EnvCoreBase):
     @property
     def control_period(self) -> float:
         ...
+    @property
+    def draws_start(self) -> bool:
+        """
+        Whether draw_start() draws the task's start in C++
+        """
     @property
     def has_latency(self) -> bool:
         ...
@@ -1580,6 +1592,10 @@ class AccEnvCore(EnvCoreBase):
         """
         (sample_tick, apply_tick, steer, longitudinal) of the command in force now, or during substep `tick` (at or after now: a pending one due by then); sample_tick -1 is the reset command
         """
+    def draw_start(self, bit_generator: typing.Any) -> tuple:
+        """
+        This episode's start (reset()'s state), drawn from a numpy BitGenerator (the env's np_random.bit_generator), with what the task sets with it
+        """
     def latch(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         """
         Mode C: the action's command takes effect now
@@ -1596,6 +1612,10 @@ class AccEnvCore(EnvCoreBase):
         """
         Place the plant; with latency, restart the timeline and reseed the delays
         """
+    def scenario(self) -> tuple[int, numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], float, float]:
+        """
+        This episode's family (-1: the fixed scenario), lead speed and distance (copies), set speed and ego start speed
+        """
     def sensor_read(self, obs: typing.Annotated[numpy.typing.ArrayLike, numpy.float32]) -> int:
         """
         Mode C: the newest grid sample's captured observation into obs's task columns; its capture tick
@@ -1611,6 +1631,18 @@ class AccEnvCore(EnvCoreBase):
     def set_channel_delays(self, steer_ticks: typing.SupportsInt | typing.SupportsIndex, longitudinal_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         Replace the plant's per-channel actuation dead times [ticks]; reset() after
+        """
+    def set_drawn(self, families: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], periods: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, set_speed: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        Each episode's scenario drawn by draw_start: a family of `families` (indices in FAMILIES), `periods` periods of `dt` [s], set_speed NaN: drawn
+        """
+    def set_episode_limit_ticks(self, ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        The time limit draw_start sets [substeps]; -1: the env's own
+        """
+    def set_fixed(self, ego_speed0: typing.SupportsFloat | typing.SupportsIndex, set_speed: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        Every episode on set_scenario's scenario, from (ego_speed0, set_speed)
         """
     def set_latency(self, spec: LatencySpec, policy: OverrunPolicy) -> None:
         """
@@ -1640,6 +1672,11 @@ class AccEnvCore(EnvCoreBase):
     @property
     def control_period(self) -> float:
         ...
+    @property
+    def draws_start(self) -> bool:
+        """
+        Whether draw_start() draws the task's start in C++
+        """
     @property
     def has_latency(self) -> bool:
         ...
@@ -1720,9 +1757,17 @@ class VectorEnvCore:
         """
         Stop and join the workers (idempotent)
         """
+    def reset_rows(self, mask: numpy.ndarray) -> None:
+        """
+        Reset the masked envs in C++ (their tasks draw their starts from set_row_rng's generators) into the bound buffers
+        """
     def set_actuator(self, i: typing.SupportsInt | typing.SupportsIndex, actuator: ActuatorParams, dead_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         Replace env i's steering actuator chain between steps (reset the env after)
+        """
+    def set_row_rng(self, i: typing.SupportsInt | typing.SupportsIndex, bit_generator: typing.Any, latency_bit_generator: typing.Any, model_seed: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Env i's episode generators for resets in C++ (reset_rows, step_fast's reset_mask)
         """
     def set_vehicle(self, i: typing.SupportsInt | typing.SupportsIndex, vehicle: VehicleParams) -> None:
         """
@@ -1732,7 +1777,7 @@ class VectorEnvCore:
         """
         One env step of every env whose step_mask is nonzero (GIL released)
         """
-    def step_fast(self, actions: typing.Any, max_steps: typing.SupportsInt | typing.SupportsIndex, timing: bool, tol: typing.SupportsFloat | typing.SupportsIndex, rows: bool = False) -> typing.Any:
+    def step_fast(self, actions: typing.Any, max_steps: typing.SupportsInt | typing.SupportsIndex, timing: bool, tol: typing.SupportsFloat | typing.SupportsIndex, rows: bool = False, reset_mask: typing.Any = None) -> typing.Any:
         """
         Every env's step with Gymnasium's return values built in C++ (see the source)
         """
@@ -2215,6 +2260,14 @@ class DynoSession:
     @trace_decimation.setter
     def trace_decimation(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
+class CycleSpeeds:
+    """
+    A cycle's speed per control period [m/s], held once for every dyno core that drives it
+    """
+    def __init__(self, speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        ...
+    def __len__(self) -> int:
+        ...
 class DynoEnvCore(EnvCoreBase):
     @staticmethod
     def default_spec() -> EnvSpec:
@@ -2246,6 +2299,10 @@ class DynoEnvCore(EnvCoreBase):
     def command_in_force(self, tick: typing.SupportsInt | typing.SupportsIndex | None = None) -> tuple[int, int, float, float]:
         """
         (sample_tick, apply_tick, steer, longitudinal) of the command in force now, or during substep `tick` (at or after now: a pending one due by then); sample_tick -1 is the reset command
+        """
+    def draw_start(self, bit_generator: typing.Any) -> tuple:
+        """
+        This episode's start (reset()'s state), drawn from a numpy BitGenerator (the env's np_random.bit_generator), with what the task sets with it
         """
     def latch(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         """
@@ -2281,8 +2338,10 @@ class DynoEnvCore(EnvCoreBase):
         """
         Replace the plant's per-channel actuation dead times [ticks]; reset() after
         """
-    def set_cycle(self, speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
-        ...
+    def set_cycles(self, cycles: collections.abc.Sequence[tuple]) -> None:
+        """
+        The env's cycles, (CycleSpeeds, time limit [substeps]; -1: the env's own) each; draw_start picks one per episode
+        """
     def set_driver_delay_steps(self, steps: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         The robot driver's transport delay [driver steps] (a per-episode draw; reset() after)
@@ -2317,8 +2376,18 @@ class DynoEnvCore(EnvCoreBase):
     def control_period(self) -> float:
         ...
     @property
+    def cycle_index(self) -> int:
+        """
+        The index of this episode's cycle in set_cycles'
+        """
+    @property
     def distance(self) -> float:
         ...
+    @property
+    def draws_start(self) -> bool:
+        """
+        Whether draw_start() draws the task's start in C++
+        """
     @property
     def driver_delay_steps(self) -> int:
         ...
@@ -2725,6 +2794,10 @@ def ceil_ticks(seconds: typing.SupportsFloat | typing.SupportsIndex, dt: typing.
     ...
 def disc_hits_footprint(cx: typing.SupportsFloat | typing.SupportsIndex, cy: typing.SupportsFloat | typing.SupportsIndex, radius: typing.SupportsFloat | typing.SupportsIndex, x: typing.SupportsFloat | typing.SupportsIndex, y: typing.SupportsFloat | typing.SupportsIndex, psi: typing.SupportsFloat | typing.SupportsIndex, front: typing.SupportsFloat | typing.SupportsIndex, rear: typing.SupportsFloat | typing.SupportsIndex, half_width: typing.SupportsFloat | typing.SupportsIndex) -> bool:
     ...
+def draw_latency_seed(bit_generator: typing.Any, model_seed: typing.SupportsInt | typing.SupportsIndex) -> int:
+    """
+    An episode's latency seed: model_seed ^ integers(2**63) from the bit generator (the env's latency stream), as the C++ in-batch reset draws it
+    """
 def fast_atan(x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     ...
 def fast_sin_pi(a: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
@@ -2741,6 +2814,10 @@ def mf_shape(bx: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], C: typ
     ...
 def nearest_ticks(seconds: typing.SupportsFloat | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex) -> tuple[int, bool]:
     ...
+def numpy_draws(bit_generator: typing.Any, kind: str, a: typing.SupportsFloat | typing.SupportsIndex = 0.0, b: typing.SupportsFloat | typing.SupportsIndex = 1.0, count: typing.SupportsInt | typing.SupportsIndex = 1) -> list:
+    """
+    Test hook: count C++ draws of numpy's random/uniform/integers
+    """
 def random_course_arguments(draws: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsFloat | typing.SupportsIndex, ramp: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], float]:
     """
     Stage 1 of a random course: (work, ds), work's rows 0-6 the sinusoids' arguments, row 7 the ramp's t

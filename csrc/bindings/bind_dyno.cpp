@@ -4,8 +4,10 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "bind_env_core.hpp"
 #include "vdsim/drive_cycle_task.hpp"
@@ -17,6 +19,11 @@ namespace py = pybind11;
 using namespace vdsim;
 
 namespace {
+
+// A cycle's speeds, shared by the dyno cores that drive it (DriveCycleTask::Cycle).
+struct CycleSpeeds {
+  std::shared_ptr<const std::vector<double>> speed;
+};
 
 // vdsim_gym.dyno.driver.MAX_DELAY_STEPS: the delay line stays finite.
 constexpr std::int64_t kMaxDriverDelaySteps = 10000000;
@@ -147,6 +154,16 @@ void bind_dyno(py::module_& m) {
   m.attr("DYNO_TRACE_ROW_SIZE") = DynoSession::kTraceRowSize;
 
   using DArrayIn = py::array_t<double, py::array::c_style | py::array::forcecast>;
+  py::class_<CycleSpeeds>(m, "CycleSpeeds",
+                          "A cycle's speed per control period [m/s], held once for every "
+                          "dyno core that drives it")
+      .def(py::init([](DArrayIn speed) {
+             if (speed.ndim() != 1 || speed.size() < 1)
+               throw std::invalid_argument("cycle speed: 1-d, one value per control period");
+             return CycleSpeeds{std::make_shared<const std::vector<double>>(
+                 speed.data(), speed.data() + speed.size())};
+           }), py::arg("speed"))
+      .def("__len__", [](const CycleSpeeds& c) { return c.speed->size(); });
   vdsim_py::bind_env_core<DriveCycleTask>(m, "DynoEnvCore")
       .def(py::init([](const DriveCycleParams& p, const DynoParams& bench,
                        const DynoSimConfig& cfg) {
@@ -155,11 +172,19 @@ void bind_dyno(py::module_& m) {
              return new DynoEnvCore(p, bench, cfg);
            }), py::arg("task"), py::arg("bench"), py::arg("config"),
            "The drive-cycle task on the chassis dyno (VDSim-Dyno-v0)")
-      .def("set_cycle", [](DynoEnvCore& e, DArrayIn speed) {
-             if (speed.ndim() != 1 || speed.size() < 1)
-               throw std::invalid_argument("cycle speed: 1-d, one value per control period");
-             e.task().set_cycle(speed.data(), speed.size());
-           }, py::arg("speed"))
+      .def("set_cycles", [](DynoEnvCore& e, const std::vector<py::tuple>& cycles) {
+             // (CycleSpeeds, limit_ticks) per cycle; shared, not copied.
+             std::vector<DriveCycleTask::Cycle> cs;
+             for (const py::tuple& t : cycles) {
+               if (t.size() != 2) throw std::invalid_argument("a cycle is (CycleSpeeds, limit_ticks)");
+               cs.push_back({t[0].cast<const CycleSpeeds&>().speed, t[1].cast<int64_t>()});
+             }
+             e.task().set_cycles(std::move(cs));
+           }, py::arg("cycles"),
+           "The env's cycles, (CycleSpeeds, time limit [substeps]; -1: the env's own) each; "
+           "draw_start picks one per episode")
+      .def_property_readonly("cycle_index", [](const DynoEnvCore& e) {
+        return e.task().cycle_index(); }, "The index of this episode's cycle in set_cycles'")
       .def("set_driver_delay_steps", [](DynoEnvCore& e, std::int64_t n) {
              if (n < 0 || n > kMaxDriverDelaySteps)
                throw std::invalid_argument(

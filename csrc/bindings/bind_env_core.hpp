@@ -13,6 +13,7 @@
 #include <string>
 
 #include "interruptible.hpp"
+#include "np_bitgen.hpp"
 #include "vdsim/env_core.hpp"
 
 namespace vdsim_py {
@@ -99,6 +100,16 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
         py::arg("info").noconvert(), py::arg("measured_delay") = std::nan(""),
         "One env step (GIL released); measured_delay [s] for LatencyKind.measured");
   }
+  if constexpr (vdsim::detail::has_draw_start<Task>::value) {
+    cls.def("draw_start", [](Core& e, py::handle bit_generator) {
+          const auto st = e.draw_start(np_bitgen(bit_generator));
+          py::tuple t(st.size());
+          for (size_t i = 0; i < st.size(); ++i) t[i] = st[i];
+          return t;
+        }, py::arg("bit_generator"),
+        "This episode's start (reset()'s state), drawn from a numpy BitGenerator (the env's "
+        "np_random.bit_generator), with what the task sets with it");
+  }
   cls.def("reset", [](Core& e, const typename Task::ResetState& state, FRow obs, DRow info,
                       uint64_t latency_seed) {
         const vdsim::EnvSpec& s = e.spec();
@@ -107,6 +118,8 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
       }, py::arg("state"), py::arg("obs").noconvert(), py::arg("info").noconvert(),
       py::arg("latency_seed") = 0,
       "Place the plant; with latency, restart the timeline and reseed the delays")
+      .def_property_readonly("draws_start", [](const Core& e) { return e.draws_start(); },
+                             "Whether draw_start() draws the task's start in C++")
       .def("advance_physics", [](Core& e, py::array_t<double, py::array::c_style |
                                                           py::array::forcecast> action) {
         if (action.size() != N) throw std::invalid_argument("wrong action size");

@@ -3,6 +3,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <string>
+
+#include "np_bitgen.hpp"
 #include "vdsim/async_timeline.hpp"
 #include "vdsim/latency.hpp"
 #include "vdsim/sensor.hpp"
@@ -11,6 +14,28 @@ namespace py = pybind11;
 using namespace vdsim;
 
 void bind_latency(py::module_& m) {
+  m.def("draw_latency_seed", [](py::handle bit_generator, uint64_t model_seed) {
+        return draw_latency_seed(vdsim_py::np_bitgen(bit_generator), model_seed);
+      }, py::arg("bit_generator"), py::arg("model_seed"),
+      "An episode's latency seed: model_seed ^ integers(2**63) from the bit generator "
+      "(the env's latency stream), as the C++ in-batch reset draws it");
+  m.def("numpy_draws", [](py::handle bit_generator, const std::string& kind, double a,
+                          double b, int64_t count) {
+        // The C++ draws (vdsim/numpy_draws.hpp) for tests against numpy's Generator.
+        NumpyDraws d(vdsim_py::np_bitgen(bit_generator));
+        py::list out;
+        for (int64_t i = 0; i < count; ++i) {
+          if (kind == "random") out.append(d.random());
+          else if (kind == "uniform") out.append(d.uniform(a, b));
+          else if (kind == "integers") {
+            if (!(a >= 1.0 && a <= 9223372036854775808.0))
+              throw std::invalid_argument("integers: n in [1, 2**63]");
+            out.append(d.integers(static_cast<uint64_t>(a)));
+          } else throw std::invalid_argument("kind: random, uniform or integers");
+        }
+        return out;
+      }, py::arg("bit_generator"), py::arg("kind"), py::arg("a") = 0.0, py::arg("b") = 1.0,
+      py::arg("count") = 1, "Test hook: count C++ draws of numpy's random/uniform/integers");
   py::enum_<LatencyKind>(m, "LatencyKind")
       .value("fixed", LatencyKind::Fixed)
       .value("uniform", LatencyKind::Uniform)

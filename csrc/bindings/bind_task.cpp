@@ -159,7 +159,7 @@ void bind_task(py::module_& m) {
                          "A course's path, cones and corridor, built once and shared by "
                          "the path cores that take it (set_course_data)")
       .def(py::init([](DArrayIn path, DArrayIn speed, DArrayIn cones,
-                       double corridor_half_width) {
+                       double corridor_half_width, double start_speed) {
              check_points(path, "path");
              check_points(cones, "cones");
              if (path.shape(0) < 2 || speed.size() != path.shape(0))
@@ -168,7 +168,8 @@ void bind_task(py::module_& m) {
                if (!std::isfinite(path.data()[i]))
                  throw std::invalid_argument("path must be finite");
              CourseData d = CourseData::make(path.data(), speed.data(), path.shape(0),
-                                             cones.data(), cones.shape(0), corridor_half_width);
+                                             cones.data(), cones.shape(0), corridor_half_width,
+                                             start_speed);
              const int64_t i = d.path->first_zero_segment();
              if (i >= 0)
                throw std::invalid_argument("path points " + std::to_string(i) + " and " +
@@ -176,7 +177,7 @@ void bind_task(py::module_& m) {
                                            " coincide; remove repeated points");
              return d;
            }), py::arg("path"), py::arg("speed"), py::arg("cones"),
-           py::arg("corridor_half_width"))
+           py::arg("corridor_half_width"), py::arg("start_speed"))
       .def_property_readonly("length", [](const CourseData& d) { return d.path->length(); });
   py::class_<ConeField>(m, "ConeField")
       .def(py::init([](DArrayIn cones, const PathTracker& path) {
@@ -219,16 +220,6 @@ void bind_task(py::module_& m) {
              return new PathEnvCore(task, proto.vehicle(), proto.config());
            }), py::arg("session"), py::arg("task"),
            "A path task core with its own session built from the (validated) session's params")
-      .def("set_course", [](PathEnvCore& e, DArrayIn path, DArrayIn speed, DArrayIn cones,
-                            double corridor_half_width) {
-             check_points(path, "path");
-             check_points(cones, "cones");
-             if (path.shape(0) < 2 || speed.size() != path.shape(0))
-               throw std::invalid_argument("need >= 2 path points and one speed per point");
-             e.task().set_course(path.data(), speed.data(), path.shape(0), cones.data(),
-                                 cones.shape(0), corridor_half_width);
-           }, py::arg("path"), py::arg("speed"), py::arg("cones"),
-           py::arg("corridor_half_width"))
       .def("set_course_data", [](PathEnvCore& e, const CourseData& d) {
              e.task().set_course_data(d);
            }, py::arg("data"),
@@ -244,7 +235,7 @@ void bind_task(py::module_& m) {
       .def("observer", [](const PathEnvCore& e) {
              e.task().require_course();
              return PathObserver{e.task().path(), e.plant().vehicle().max_steer};
-           }, "A PathObserver on this core's course (set_course first) and vehicle")
+           }, "A PathObserver on this core's course (set_course_data first) and vehicle")
       .def_property_readonly("session", [](PathEnvCore& e) -> Session& { return e.plant(); },
                              py::return_value_policy::reference_internal)
       .def_property_readonly("cone_hits", [](const PathEnvCore& e) {
@@ -298,6 +289,31 @@ void bind_task(py::module_& m) {
                throw std::invalid_argument("lead speed and distance: 1-d, one value per period");
              e.task().set_scenario(speed.data(), distance.data(), speed.size());
            }, py::arg("lead_speed"), py::arg("distance"))
+      .def("set_drawn", [](AccEnvCore& e, std::vector<int> families, int64_t periods, double dt,
+                           double set_speed) {
+             e.task().set_drawn(std::move(families), periods, dt, set_speed);
+           }, py::arg("families"), py::arg("periods"), py::arg("dt"), py::arg("set_speed"),
+           "Each episode's scenario drawn by draw_start: a family of `families` (indices in "
+           "FAMILIES), `periods` periods of `dt` [s], set_speed NaN: drawn")
+      .def("set_fixed", [](AccEnvCore& e, double ego_speed0, double set_speed) {
+             e.task().set_fixed(ego_speed0, set_speed);
+           }, py::arg("ego_speed0"), py::arg("set_speed"),
+           "Every episode on set_scenario's scenario, from (ego_speed0, set_speed)")
+      .def("set_episode_limit_ticks", [](AccEnvCore& e, int64_t ticks) {
+             e.task().set_episode_limit_ticks(ticks);
+           }, py::arg("ticks"), "The time limit draw_start sets [substeps]; -1: the env's own")
+      .def("scenario", [](const AccEnvCore& e) {
+             const AccTask& t = e.task();
+             const py::ssize_t n = t.periods();
+             py::array_t<double> v(n), d(n);
+             for (py::ssize_t i = 0; i < n; ++i) {
+               v.mutable_at(i) = t.lead_speed_at(i);
+               d.mutable_at(i) = t.lead_distance_at(i);
+             }
+             const auto& st = t.start();
+             return py::make_tuple(t.family(), v, d, st[1], st[0]);
+           }, "This episode's family (-1: the fixed scenario), lead speed and distance "
+              "(copies), set speed and ego start speed")
       .def_property_readonly("periods", [](const AccEnvCore& e) { return e.task().periods(); })
       .def_property_readonly("session", [](AccEnvCore& e) -> Session& { return e.plant(); },
                              py::return_value_policy::reference_internal);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "interruptible.hpp"
+#include "np_bitgen.hpp"
 #include "vdsim/vector_env_core.hpp"
 
 namespace py = pybind11;
@@ -62,7 +63,28 @@ struct PyVectorEnvCore {
   py::tuple cores;  // keeps the env cores alive as long as the session
   std::unique_ptr<VectorEnvCore> impl;
   FastStep fast;
+  // Each row's episode generators for resets in C++ (set_row_rng), and the numpy bit
+  // generators they point into, kept alive here.
+  std::vector<EpisodeRng> rngs;
+  std::vector<py::object> rng_refs;  // 2 per row: np_random's, the latency stream's
 };
+
+// The rows a reset mask names, checked: a (N,) bool or uint8 array whose rows have their
+// generators set and whose tasks draw their start in C++.
+const uint8_t* reset_rows_of(PyVectorEnvCore& v, const py::array& mask) {
+  const int64_t n = v.impl->size();
+  if (mask.ndim() != 1 || mask.shape(0) != n || !(mask.flags() & py::array::c_style) ||
+      mask.itemsize() != 1 || (mask.dtype().kind() != 'b' && mask.dtype().kind() != 'u'))
+    throw std::invalid_argument("reset_mask must be a C-contiguous (" + std::to_string(n) +
+                                ",) bool or uint8 array");
+  const auto* m = static_cast<const uint8_t*>(mask.data());
+  for (int64_t i = 0; i < n; ++i)
+    if (m[i] && (!v.rngs[i].task || !v.impl->core(i).draws_start()))
+      throw std::logic_error("env " + std::to_string(i) +
+                             " cannot reset in C++ (no generator set, or its task draws "
+                             "in Python)");
+  return m;
+}
 
 std::vector<InfoCol> info_cols(const std::vector<std::tuple<std::string, int64_t, int>>& cols,
                                int64_t info_n) {
@@ -162,6 +184,8 @@ void bind_vector(py::module_& m) {
              ptrs.reserve(out->cores.size());
              for (auto c : out->cores) ptrs.push_back(c.cast<EnvCoreBase*>());
              out->impl = std::make_unique<VectorEnvCore>(std::move(ptrs), threads);
+             out->rngs.resize(out->cores.size());
+             out->rng_refs.resize(2 * out->cores.size());
              return out;
            }), py::arg("cores"), py::arg("threads") = 0,
            "N env cores (one spec) stepped together; threads=0: all cores from 16 envs up, else inline; 1: inline")
@@ -228,7 +252,8 @@ void bind_vector(py::module_& m) {
            py::arg("timing_cols"),
            "The env's batch buffers and info layout for step_fast (checked once here)")
       .def("step_fast", [](PyVectorEnvCore& v, py::handle actions, int64_t max_steps,
-                           bool timing, double tol, bool rows) -> py::object {
+                           bool timing, double tol, bool rows,
+                           py::object reset_mask) -> py::object {
              // The common vector step in one call: every env steps (no autoreset row), and
              // the Gymnasium return values are built here: fresh obs, rewards,
              // terminated, truncated (the TimeLimit rule of max_steps > 0 included) and
@@ -236,6 +261,10 @@ void bind_vector(py::module_& m) {
              // shared by the keys of one step). Returns None when the actions need the
              // Python checks (conversion or an error naming the row); the rows are then
              // not stepped. Last item: the number of rows whose episode ended.
+             // reset_mask (NEXT_STEP's autoreset rows): those rows reset in C++ instead of
+             // stepping (reward 0, not ended), and report their reset info: the task's
+             // keys; reward_terms and the timing keys are masked to the stepped rows
+             // (absent when none stepped), as SyncVectorEnv batches them.
              if (v.impl->closed()) throw std::runtime_error("VectorEnvCore is closed");
              FastStep& f = v.fast;
              if (!f.ready) throw std::runtime_error("bind_buffers() first");
@@ -250,6 +279,11 @@ void bind_vector(py::module_& m) {
                      "env " + std::to_string(i) + " has LatencyModel.measured(): the vector "
                      "session draws delays from the model and cannot take measured ones");
              b.step_mask = nullptr;
+             if (!reset_mask.is_none()) {
+               if (rows) throw std::invalid_argument("rows=True takes no reset_mask");
+               b.reset_mask = reset_rows_of(v, reset_mask.cast<py::array>());
+               b.rngs = v.rngs.data();
+             }
              b.obs = static_cast<float*>(f.obs.mutable_data());
              b.rewards = static_cast<double*>(f.rewards.mutable_data());
              b.flags = static_cast<int32_t*>(f.flags.mutable_data());
@@ -270,9 +304,16 @@ void bind_vector(py::module_& m) {
              bool* tr = static_cast<bool*>(truncated.mutable_data());
              bool* mk = static_cast<bool*>(mask.mutable_data());
              auto* elapsed = static_cast<int64_t*>(f.elapsed.mutable_data());
-             int64_t ended = 0;
+             int64_t ended = 0, n_reset = 0;
              for (int64_t i = 0; i < n; ++i) {
                const int32_t fl = b.flags[i];
+               if (b.reset_mask && b.reset_mask[i]) {
+                 elapsed[i] = 0;
+                 te[i] = tr[i] = false;
+                 mk[i] = true;
+                 ++n_reset;
+                 continue;
+               }
                ++elapsed[i];
                te[i] = (fl & kFlagTerminated) != 0;
                tr[i] = (fl & kFlagTruncated) != 0 || (max_steps > 0 && elapsed[i] >= max_steps);
@@ -314,28 +355,76 @@ void bind_vector(py::module_& m) {
              auto set = [](PyObject* d, const py::str& k, const py::handle& v) {
                if (PyDict_SetItem(d, k.ptr(), v.ptr()) != 0) throw py::error_already_set();
              };
-             py::dict reward_terms;
-             for (int64_t j = 0; j < term_n; ++j) {
-               set(reward_terms.ptr(), f.term_keys[j], info_column(dt, b.terms, n, term_n, j, 0));
-               set(reward_terms.ptr(), f.term_mask_keys[j], mask);
-             }
              py::dict infos;
              for (const InfoCol& c : f.base) {
                set(infos.ptr(), c.key, info_column(dt, b.info, n, info_n, c.col, c.kind));
                set(infos.ptr(), c.mask_key, mask);
              }
+             if (n_reset == n)  // no row stepped: the reset infos alone
+               return py::make_tuple(std::move(obs), std::move(rewards), std::move(terminated),
+                                     std::move(truncated), std::move(infos), ended);
+             py::array stepped = mask;  // the rows that stepped
+             if (n_reset) {
+               stepped = fresh(dt.b, n);
+               auto* st = static_cast<bool*>(stepped.mutable_data());
+               for (int64_t i = 0; i < n; ++i) st[i] = !b.reset_mask[i];
+             }
+             py::dict reward_terms;
+             for (int64_t j = 0; j < term_n; ++j) {
+               set(reward_terms.ptr(), f.term_keys[j], info_column(dt, b.terms, n, term_n, j, 0));
+               set(reward_terms.ptr(), f.term_mask_keys[j], stepped);
+             }
              set(infos.ptr(), f.reward_terms_key, reward_terms);
-             set(infos.ptr(), f.reward_terms_mask_key, mask);
+             set(infos.ptr(), f.reward_terms_mask_key, stepped);
              if (timing)
                for (const InfoCol& c : f.timing) {
                  set(infos.ptr(), c.key, info_column(dt, b.info, n, info_n, c.col, c.kind));
-                 set(infos.ptr(), c.mask_key, mask);
+                 set(infos.ptr(), c.mask_key, stepped);
                }
              return py::make_tuple(std::move(obs), std::move(rewards), std::move(terminated),
                                    std::move(truncated), std::move(infos), ended);
            }, py::arg("actions"), py::arg("max_steps"), py::arg("timing"), py::arg("tol"),
-           py::arg("rows") = false,
+           py::arg("rows") = false, py::arg("reset_mask") = py::none(),
            "Every env's step with Gymnasium's return values built in C++ (see the source)")
+      .def("set_row_rng", [](PyVectorEnvCore& v, int64_t i, py::object bit_generator,
+                             py::object latency_bit_generator, uint64_t model_seed) {
+             // Row i's generators for its resets in C++: its env's np_random's bit
+             // generator and, when its resets draw a latency seed, that stream's (None:
+             // seed 0). A seeded Python reset replaces them: set them again after it.
+             if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
+             EpisodeRng r;
+             r.task = vdsim_py::np_bitgen(bit_generator);
+             r.latency = latency_bit_generator.is_none()
+                             ? nullptr : vdsim_py::np_bitgen(latency_bit_generator);
+             r.model_seed = model_seed;
+             v.rngs[i] = r;
+             v.rng_refs[2 * i] = std::move(bit_generator);
+             v.rng_refs[2 * i + 1] = std::move(latency_bit_generator);
+           }, py::arg("i"), py::arg("bit_generator"), py::arg("latency_bit_generator"),
+           py::arg("model_seed"),
+           "Env i's episode generators for resets in C++ (reset_rows, step_fast's reset_mask)")
+      .def("reset_rows", [](PyVectorEnvCore& v, py::array mask) {
+             // The masked rows' episode resets in C++ (their tasks' starts drawn from their
+             // generators) into the bound buffers; the other rows are left alone.
+             if (v.impl->closed()) throw std::runtime_error("VectorEnvCore is closed");
+             FastStep& f = v.fast;
+             if (!f.ready) throw std::runtime_error("bind_buffers() first");
+             VectorStepBuffers b;
+             b.reset_mask = reset_rows_of(v, mask);
+             b.rngs = v.rngs.data();
+             b.reset_only = true;
+             b.obs = static_cast<float*>(f.obs.mutable_data());
+             b.rewards = static_cast<double*>(f.rewards.mutable_data());
+             b.flags = static_cast<int32_t*>(f.flags.mutable_data());
+             b.terms = static_cast<double*>(f.terms.mutable_data());
+             b.info = static_cast<double*>(f.info.mutable_data());
+             vdsim_py::run_interruptible([&] { v.impl->step(b); });
+             auto* elapsed = static_cast<int64_t*>(f.elapsed.mutable_data());
+             for (int64_t i = 0; i < v.impl->size(); ++i)
+               if (b.reset_mask[i]) elapsed[i] = 0;
+           }, py::arg("mask"),
+           "Reset the masked envs in C++ (their tasks draw their starts from set_row_rng's "
+           "generators) into the bound buffers")
       .def("advance_physics", [](PyVectorEnvCore& v, py::array_t<double> actions) {
              if (v.impl->closed()) throw std::runtime_error("VectorEnvCore is closed");
              VectorStepBuffers b;

@@ -45,6 +45,10 @@ struct AccTaskParams {
   AccWeights weights{};
 };
 
+// The scenario families, in vdsim_gym.envs.acc_scenarios.FAMILIES' order.
+inline constexpr int kAccFamilyCount = 6;  // cruise, follow, cut_in, hard_brake,
+                                           // stop_and_go, lead_leaves
+
 class AccTask {
  public:
   using Plant = Session;
@@ -96,10 +100,116 @@ class AccTask {
     if (n < 1) throw std::invalid_argument("the scenario needs at least one period");
     speed_.assign(lead_speed, lead_speed + n);
     distance_.assign(distance, distance + n);
+    family_ = -1;  // this scenario until draw_start draws another
+  }
+  bool has_scenario() const { return family_ >= 0 || !speed_.empty(); }
+
+  // Where an episode's scenario comes from. Drawn: a family picked from `families`
+  // (indices in kAccFamilies; integers(len) from the env's np_random), then its draws
+  // over `periods` control periods of `dt` [s] (set_speed [m/s] drawn in U(20, 30) when
+  // NaN). Fixed: the scenario set_scenario() set, started at (ego_speed0, set_speed).
+  void set_drawn(std::vector<int> families, int64_t periods, double dt, double set_speed) {
+    if (families.empty() || periods < 1 || !(dt > 0.0))
+      throw std::invalid_argument("set_drawn: families, periods >= 1 and dt > 0");
+    for (int f : families)
+      if (f < 0 || f >= kAccFamilyCount) throw std::invalid_argument("set_drawn: bad family");
+    families_ = std::move(families);
+    periods_ = periods;
+    dt_ = dt;
+    set_speed_ = set_speed;
+  }
+  void set_fixed(double ego_speed0, double set_speed) {
+    families_.clear();
+    fixed_ = {ego_speed0, set_speed};
+  }
+  // The episode limit draw_start sets [substeps] (-1: the env's own).
+  void set_episode_limit_ticks(int64_t ticks) { limit_ticks_ = ticks; }
+  int64_t episode_limit_ticks() const { return limit_ticks_; }
+  // This episode's family (index in kAccFamilies; -1: the fixed scenario).
+  int family() const { return family_; }
+  const ResetState& start() const { return start_; }  // this episode's (vx0, v_set)
+  // The lead's speed [m/s] and sensor distance [m] in period i (NaN: no lead) of this
+  // episode's scenario: a drawn family's are evaluated per period, when the lead reaches
+  // it (a reset costs the draws, not the whole profile), by the formulas the profile had.
+  double lead_speed_at(int64_t i) const {
+    if (family_ < 0) return speed_[static_cast<size_t>(i)];
+    const DrawnLead& g = drawn_;
+    const double t = static_cast<double>(i) * dt_;
+    constexpr double kTwoPi = 2.0 * 3.141592653589793;
+    switch (family_) {
+      case kFollow: return g.v + g.a * std::sin(kTwoPi * t / g.b);
+      case kCutIn: return t >= g.a ? g.v : kNaN;
+      case kHardBrake: return std::max(g.v - g.b * std::max(t - g.a, 0.0), 0.0);
+      case kStopAndGo: return 0.5 * g.v * (1.0 - std::cos(kTwoPi * t / g.b));
+      case kLeadLeaves: return t < g.a ? g.v : kNaN;
+      default: return kNaN;
+    }
+  }
+  double lead_distance_at(int64_t i) const {
+    if (family_ < 0) return distance_[static_cast<size_t>(i)];
+    const double t = static_cast<double>(i) * dt_;
+    switch (family_) {
+      case kFollow: case kHardBrake: case kStopAndGo: return drawn_.d;
+      case kCutIn: return t >= drawn_.a ? drawn_.d : kNaN;
+      case kLeadLeaves: return t < drawn_.a ? drawn_.d : kNaN;
+      default: return kNaN;
+    }
+  }
+
+  // The episode's scenario and start (vx0, v_set): the families' draws of
+  // docs/ENVS.md ("ACC"), in their order (tests/envs/test_acc_draws.py holds them to the
+  // numpy version they replaced), or the fixed one.
+  ResetState draw_start(const Session&, NumpyDraws& rng) {
+    if (families_.empty()) {
+      if (speed_.empty()) throw std::logic_error("the ACC core has no scenario source");
+      family_ = -1;
+      start_ = fixed_;
+      return fixed_;
+    }
+    family_ = families_[static_cast<size_t>(rng.integers(families_.size()))];
+    DrawnLead& g = drawn_;
+    const double v_set = std::isnan(set_speed_) ? rng.uniform(20.0, 30.0) : set_speed_;
+    double v0 = v_set * rng.uniform(0.7, 1.0);
+    switch (family_) {
+      case kFollow:  // a steady lead with a slow oscillation
+        g.v = rng.uniform(0.5, 0.9) * v_set;
+        g.a = rng.uniform(0.0, 2.0);
+        g.b = rng.uniform(8.0, 20.0);
+        g.d = rng.uniform(25.0, 60.0);
+        v0 = g.v;
+        break;
+      case kCutIn:  // a slower car appears close ahead
+        g.a = rng.uniform(5.0, 10.0);
+        g.v = v0 - rng.uniform(2.0, 6.0);
+        g.d = rng.uniform(10.0, 20.0);
+        break;
+      case kHardBrake:
+        g.v = rng.uniform(0.6, 0.9) * v_set;
+        g.a = rng.uniform(5.0, 10.0);
+        g.b = rng.uniform(4.0, 7.0);
+        g.d = rng.uniform(30.0, 50.0);
+        v0 = g.v;
+        break;
+      case kStopAndGo:
+        g.v = rng.uniform(10.0, 15.0);
+        g.b = rng.uniform(12.0, 20.0);
+        g.d = rng.uniform(15.0, 30.0);
+        v0 = 0.0;
+        break;
+      case kLeadLeaves:
+        g.v = rng.uniform(0.5, 0.8) * v_set;
+        g.a = rng.uniform(8.0, 15.0);
+        g.d = rng.uniform(25.0, 45.0);
+        v0 = g.v;
+        break;
+      default: break;  // cruise: no lead
+    }
+    start_ = {v0, v_set};
+    return start_;
   }
 
   void reset(Session& plant, const ResetState& st) {
-    if (speed_.empty()) throw std::logic_error("set_scenario() before reset()");
+    if (!has_scenario()) throw std::logic_error("set_scenario() or draw_start() before reset()");
     plant.reset(0.0, 0.0, 0.0, st[0], 0.0, 0.0);
     v_set_ = st[1];
     prev_tick_ = 0;
@@ -113,7 +223,7 @@ class AccTask {
 
   // Stepping needs the episode's lead: without a scenario there is none to read.
   void require_scenario() const {
-    if (speed_.empty())
+    if (!has_scenario())
       throw std::logic_error("the ACC task has no scenario: call set_scenario and reset "
                              "before stepping it (the Python env's reset does both)");
   }
@@ -208,10 +318,19 @@ class AccTask {
   }
 
   const Params& params() const { return params_; }
-  int64_t periods() const { return static_cast<int64_t>(speed_.size()); }
+  int64_t periods() const {
+    return family_ < 0 ? static_cast<int64_t>(speed_.size()) : periods_;
+  }
 
  private:
-  int64_t last() const { return static_cast<int64_t>(speed_.size()) - 1; }
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  enum Family { kCruise = 0, kFollow, kCutIn, kHardBrake, kStopAndGo, kLeadLeaves };
+  // A drawn family's numbers (by family: v the lead's speed or v_max; a the amplitude,
+  // t_in, t_b or t_out; b the period or the deceleration; d the sensor distance).
+  struct DrawnLead {
+    double v = 0.0, a = 0.0, b = 0.0, d = 0.0;
+  };
+  int64_t last() const { return periods() - 1; }
   // The lead at the start of period k: its rear bumper's position and presence.
   struct Lead {
     int64_t k = 0;
@@ -221,14 +340,15 @@ class AccTask {
   // Presence at period k: appears (placed from the sensor distance) or leaves.
   void place_lead(Lead& l, double ego_x, int64_t k) const {
     const int64_t i = std::min(k, last());
-    const bool here = std::isfinite(speed_[i]) && std::isfinite(distance_[i]);
-    if (here && !l.present) l.x = ego_x + front_ + distance_[i];
+    const double v = lead_speed_at(i), d = lead_distance_at(i);
+    const bool here = std::isfinite(v) && std::isfinite(d);
+    if (here && !l.present) l.x = ego_x + front_ + d;
     l.present = here;
   }
   // The lead over the periods that passed up to k_now (several with skip).
   void advance_lead(Lead& l, double ego_x, int64_t k_now, double tc) const {
     while (l.k < k_now) {
-      if (l.present) l.x += speed_[std::min<int64_t>(l.k, last())] * tc;
+      if (l.present) l.x += lead_speed_at(std::min<int64_t>(l.k, last())) * tc;
       ++l.k;
       place_lead(l, ego_x, l.k);
     }
@@ -244,7 +364,7 @@ class AccTask {
     g.present = l.present;
     g.v = s[kVx];
     g.ax = plant.aux().ax;
-    g.v_lead = l.present ? speed_[std::min<int64_t>(l.k, last())] : 0.0;
+    g.v_lead = l.present ? lead_speed_at(std::min<int64_t>(l.k, last())) : 0.0;
     const double lead_x = ahead > 0.0 ? l.x + g.v_lead * ahead : l.x;
     g.gap = l.present ? lead_x - (s[kX] + front_) : 0.0;
     g.desired = params_.min_distance + params_.time_headway * std::max(g.v, 0.0);
@@ -270,6 +390,14 @@ class AccTask {
   Params params_;
   double front_ = 0.0;  // CG to front bumper [m]
   std::vector<double> speed_, distance_;
+  // the scenario source (set_drawn / set_fixed) and this episode's family
+  std::vector<int> families_;
+  int64_t periods_ = 0;
+  double dt_ = 0.0, set_speed_ = 0.0;
+  ResetState fixed_{}, start_{};
+  int family_ = -1;
+  DrawnLead drawn_;
+  int64_t limit_ticks_ = -1;
   double v_set_ = 0.0;
   Lead lead_;
   int64_t prev_tick_ = 0;

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -72,9 +74,34 @@ class DriveCycleTask {
   int64_t ticks_per_period() const { return params_.ticks_per_period; }
   const Params& params() const { return params_; }
 
-  // The cycle's speed per control period [m/s] (k = 0 at reset). Set before reset.
-  void set_cycle(const double* speed, int64_t n) { cycle_.assign(speed, speed + n); }
-  int64_t periods() const { return static_cast<int64_t>(cycle_.size()); }
+  // The env's cycles: each one's speed per control period [m/s] (k = 0 at reset) and its
+  // episode time limit [substeps] (-1: the env's own limit applies). Shared, not copied,
+  // by the cores of a vector env. draw_start() picks one per episode.
+  struct Cycle {
+    std::shared_ptr<const std::vector<double>> speed;
+    int64_t limit_ticks = -1;
+  };
+  void set_cycles(std::vector<Cycle> cycles) {
+    if (cycles.empty()) throw std::invalid_argument("set_cycles: no cycle");
+    for (const Cycle& c : cycles)
+      if (!c.speed || c.speed->empty()) throw std::invalid_argument("set_cycles: an empty cycle");
+    cycles_ = std::move(cycles);
+    index_ = 0;
+    cycle_ = cycles_[0].speed.get();
+  }
+  // The episode's cycle: a uniform pick of the env's cycles (integers(n) from the env's
+  // np_random, none drawn for one cycle); its first speed is the start.
+  ResetState draw_start(const DynoSession&, NumpyDraws& rng) {
+    if (cycles_.empty()) throw std::logic_error("the dyno core has no cycle (set_cycles)");
+    index_ = cycles_.size() > 1 ? static_cast<size_t>(rng.integers(cycles_.size())) : 0;
+    cycle_ = cycles_[index_].speed.get();
+    return {cycle_->front()};
+  }
+  int64_t episode_limit_ticks() const {
+    return cycles_.empty() ? -1 : cycles_[index_].limit_ticks;
+  }
+  int64_t cycle_index() const { return static_cast<int64_t>(index_); }
+  int64_t periods() const { return cycle_ ? static_cast<int64_t>(cycle_->size()) : 0; }
 
   // The reference (or pedal) an action in [-1, 1] stands for.
   double reference(double a) const {
@@ -167,12 +194,14 @@ class DriveCycleTask {
 
  private:
   double at(int64_t k) const {
-    if (cycle_.empty()) return 0.0;
-    return cycle_[static_cast<size_t>(std::min<int64_t>(k, periods() - 1))];
+    if (!cycle_) return 0.0;
+    return (*cycle_)[static_cast<size_t>(std::min<int64_t>(k, periods() - 1))];
   }
   Params params_;
   std::array<int64_t, kCyclePreviewS.size()> offsets_{};
-  std::vector<double> cycle_;
+  std::vector<Cycle> cycles_;
+  size_t index_ = 0;
+  const std::vector<double>* cycle_ = nullptr;  // cycles_[index_]'s speeds
   int64_t n_ = 0;
   double sum_e2_ = 0.0, max_abs_e_ = 0.0, pedal_last_ = 0.0, energy_last_ = 0.0;
 };

@@ -45,6 +45,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -52,6 +53,7 @@
 
 #include "async_timeline.hpp"
 #include "latency.hpp"
+#include "numpy_draws.hpp"
 #include "params.hpp"
 #include "schedule.hpp"
 #include "sensor.hpp"
@@ -151,6 +153,14 @@ class EnvCoreBase : public TickHook {
   // vdsim_gym.sim.plant.StateColumns gives them; the dyno: its speed and filtered
   // acceleration, NaN elsewhere); false: the plant has none.
   virtual bool state_columns(double* /*out*/) { return false; }
+  // The whole episode reset in C++ (the vector env's in-batch autoreset): the task's
+  // start drawn from rng.task (Task::draw_start, what the Python env's reset draws
+  // through the same function), the latency seed from rng.latency, then reset(). false:
+  // the task draws its start in Python (its core cannot reset itself).
+  virtual bool reset_episode(const EpisodeRng& /*rng*/, float* /*obs*/, double* /*info*/) {
+    return false;
+  }
+  virtual bool draws_start() const { return false; }
 };
 
 namespace detail {
@@ -163,6 +173,13 @@ struct has_set_vehicle<P, std::void_t<decltype(std::declval<P&>().set_vehicle(
 // Whether a plant is the chassis dyno's (speed and a filtered acceleration, no pose).
 template <class P, class = void>
 struct has_filtered_accel : std::false_type {};
+// Whether a task draws its episode's start in C++ (draw_start(plant, NumpyDraws&)).
+template <class T, class = void>
+struct has_draw_start : std::false_type {};
+template <class T>
+struct has_draw_start<T, std::void_t<decltype(std::declval<T&>().draw_start(
+                             std::declval<const typename T::Plant&>(),
+                             std::declval<NumpyDraws&>()))>> : std::true_type {};
 template <class P>
 struct has_filtered_accel<P, std::void_t<decltype(std::declval<const P&>().filtered_accel())>>
     : std::true_type {};
@@ -281,6 +298,33 @@ class EnvCore final : public EnvCoreBase {
     info[task_info_ + kObsTickColumn] = static_cast<double>(plant_.tick());
     std::fill(history_.begin(), history_.end(), 0.0f);
     write_history(obs);
+  }
+
+  // The task's start for this episode from `rng` (the env's np_random), and what the
+  // task sets with it (the dyno: the cycle and its time limit). Tasks without
+  // draw_start: std::logic_error.
+  typename Task::ResetState draw_start(NpBitGen* rng) {
+    if constexpr (detail::has_draw_start<Task>::value) {
+      NumpyDraws draws(rng);
+      const auto state = task_.draw_start(plant_, draws);
+      const int64_t limit = task_.episode_limit_ticks();
+      if (limit >= 0) limit_ticks_ = limit;
+      return state;
+    } else {
+      (void)rng;
+      throw std::logic_error("this task draws its episode's start in Python");
+    }
+  }
+  bool draws_start() const override { return detail::has_draw_start<Task>::value; }
+  bool reset_episode(const EpisodeRng& rng, float* obs, double* info) override {
+    if constexpr (detail::has_draw_start<Task>::value) {
+      const auto state = draw_start(rng.task);
+      reset(state, obs, info, draw_latency_seed(rng.latency, rng.model_seed));
+      return true;
+    } else {
+      (void)rng, (void)obs, (void)info;
+      return false;
+    }
   }
 
   // Without latency: the command takes effect now, the plant advances one control period,

@@ -40,27 +40,34 @@ EnvSpec PathTask::spec(const TaskParams&) {
 
 CourseData CourseData::make(const double* path_xy, const double* speed, int64_t n_points,
                             const double* cones_xy, int64_t n_cones,
-                            double corridor_half_width) {
+                            double corridor_half_width, double start_speed) {
   CourseData d;
   auto path = std::make_shared<PathTracker>();
   path->set(path_xy, speed, n_points);
   d.cones.set(cones_xy, n_cones, *path);
   d.path = std::move(path);
   d.corridor_half_width = corridor_half_width;
+  d.start_speed = start_speed;
   return d;
-}
-
-void PathTask::set_course(const double* path_xy, const double* speed, int64_t n_points,
-                          const double* cones_xy, int64_t n_cones, double corridor_half_width) {
-  set_course_data(
-      CourseData::make(path_xy, speed, n_points, cones_xy, n_cones, corridor_half_width));
 }
 
 void PathTask::set_course_data(const CourseData& data) {
   path_ = data.path;
   cones_.share_from(data.cones);
   params_.corridor_half_width = data.corridor_half_width;
+  start_speed_ = data.start_speed;
   hint_ = -1;
+}
+
+PathTask::ResetState PathTask::draw_start(const Session&, NumpyDraws& rng) const {
+  require_course();
+  const double dy = rng.uniform(-kStartNoiseY, kStartNoiseY);
+  const double dpsi = rng.uniform(-kStartNoisePsi, kStartNoisePsi);
+  const PathTracker& p = *path_;
+  const double heading = std::atan2(p.y_at(1) - p.y_at(0), p.x_at(1) - p.x_at(0));
+  const double x = p.x_at(0) - std::sin(heading) * dy;
+  const double y = p.y_at(0) + std::cos(heading) * dy;
+  return {x, y, heading + dpsi, start_speed_, 0.0, 0.0};
 }
 
 void path_obs_scale(double max_steer, double* out) {

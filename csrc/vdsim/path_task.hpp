@@ -97,8 +97,10 @@ struct CourseData {
   std::shared_ptr<const PathTracker> path = std::make_shared<const PathTracker>();
   ConeField cones;  // its geometry shared; a task takes it with share_from
   double corridor_half_width = 3.0;
+  double start_speed = 0.0;  // the episode's initial vx [m/s]
   static CourseData make(const double* path_xy, const double* speed, int64_t n_points,
-                         const double* cones_xy, int64_t n_cones, double corridor_half_width);
+                         const double* cones_xy, int64_t n_cones, double corridor_half_width,
+                         double start_speed);
 };
 
 // The path-following task on the vehicle Session: projection on the reference path,
@@ -120,6 +122,14 @@ class PathTask {
   // Action (clamped) -> plant command, per the session's longitudinal mode.
   Command command_from_action(const Session& plant, const double* action) const;
   void reset(Session& plant, const ResetState& state);
+  // The episode's start: on the path's first point, heading along its first segment,
+  // offset sideways by U(-kStartNoiseY, kStartNoiseY) and turned by
+  // U(-kStartNoisePsi, kStartNoisePsi) (in that order from `rng`), at the course's start
+  // speed, at rest otherwise. Requires a course.
+  ResetState draw_start(const Session& plant, NumpyDraws& rng) const;
+  int64_t episode_limit_ticks() const { return -1; }  // the env's own limit
+  static constexpr double kStartNoiseY = 0.05;                           // [m]
+  static constexpr double kStartNoisePsi = 0.5 * (3.141592653589793 / 180.0);  // [rad]
   // Projects, checks the task, writes obs and (when terms) reward terms; flags.
   int evaluate(Session& plant, const double* action, const double* prev_action, float* obs,
                double* terms, double* info, bool score);
@@ -133,8 +143,6 @@ class PathTask {
 
   // Throws std::logic_error without a course (stepping one would read an empty path).
   void require_course() const;
-  void set_course(const double* path_xy, const double* speed, int64_t n_points,
-                  const double* cones_xy, int64_t n_cones, double corridor_half_width);
   // The course of `data`, shared (the path and the cones' geometry are not copied).
   void set_course_data(const CourseData& data);
   void obs_scale(const Session& plant, double* out) const {  // kPathObsSize values
@@ -148,6 +156,7 @@ class PathTask {
   TaskParams params_;
   Footprint footprint_;
   std::shared_ptr<const PathTracker> path_ = std::make_shared<const PathTracker>();
+  double start_speed_ = 0.0;  // the course's
   ConeField cones_;
   int64_t hint_ = -1;
   double s_prev_ = 0.0;

@@ -38,6 +38,8 @@ class PathTracker {
   double length() const { return s_.empty() ? 0.0 : s_.back(); }
   int64_t size() const { return static_cast<int64_t>(x_.size()); }
   double heading_at(int64_t i) const { return heading_[i]; }
+  double x_at(int64_t i) const { return x_[i]; }
+  double y_at(int64_t i) const { return y_[i]; }
   double kappa_at(int64_t i) const { return kappa_[i]; }
   // The first segment of zero length (repeated points), or -1.
   int64_t first_zero_segment() const {

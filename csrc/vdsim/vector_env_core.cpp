@@ -4,6 +4,7 @@
 #include <chrono>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 namespace vdsim {
 
@@ -88,6 +89,17 @@ void VectorEnvCore::run_range(int64_t lo, int64_t hi) {
   const auto* a64 = static_cast<const double*>(b.actions);
   double widened[kMaxActions];
   for (int64_t i = lo; i < hi; ++i) {
+    const bool reset = b.reset_mask && b.reset_mask[i];
+    if (!b.physics_only && (reset || b.reset_only || (b.step_mask && !b.step_mask[i]))) {
+      if (!reset && b.reset_only) continue;  // neither reset nor stepped: left alone
+      double* terms = b.terms + i * term_n_;
+      b.rewards[i] = 0.0;
+      b.flags[i] = 0;
+      std::fill(terms, terms + term_n_, 0.0);
+      if (reset && !cores_[i]->reset_episode(b.rngs[i], b.obs + i * obs_n_, b.info + i * info_n_))
+        throw std::logic_error("env " + std::to_string(i) + ": its task resets in Python");
+      continue;
+    }
     const double* action = widened;
     if (b.actions_f32) {
       for (int64_t j = 0; j < act_n_; ++j) widened[j] = a32[i * act_n_ + j];
@@ -99,12 +111,6 @@ void VectorEnvCore::run_range(int64_t lo, int64_t hi) {
       continue;
     }
     double* terms = b.terms + i * term_n_;
-    if (b.step_mask && !b.step_mask[i]) {
-      b.rewards[i] = 0.0;
-      b.flags[i] = 0;
-      std::fill(terms, terms + term_n_, 0.0);
-      continue;
-    }
     double* info = b.info + i * info_n_;
     b.flags[i] = cores_[i]->step(action, b.obs + i * obs_n_, terms, info,
                                  std::numeric_limits<double>::quiet_NaN());

@@ -27,6 +27,11 @@ struct VectorStepBuffers {
   int32_t* flags = nullptr;            // (N,) StepFlag bits
   double* terms = nullptr;             // (N, term_size)
   double* info = nullptr;              // (N, info_size)
+  // (N,) nonzero: reset this env instead (its task's start drawn in C++ from rngs[i],
+  // EnvCoreBase::reset_episode); nullptr: none. Takes precedence over step_mask.
+  const uint8_t* reset_mask = nullptr;
+  const EpisodeRng* rngs = nullptr;    // (N,) with reset_mask
+  bool reset_only = false;  // reset the reset_mask rows only; leave the others' rows alone
   bool physics_only = false;  // benchmark reference: advance_physics, no task
 };
 
@@ -41,7 +46,8 @@ class VectorEnvCore {
   VectorEnvCore& operator=(const VectorEnvCore&) = delete;
 
   // Steps every masked env once, writing its rows; unmasked envs get reward 0, flags 0
-  // and zero reward terms (obs and info rows are left alone). Blocks until all are done.
+  // and zero reward terms (obs and info rows are left alone, unless reset_mask resets the
+  // env: then they hold its reset's). Blocks until all are done.
   // Throws std::runtime_error after close(), Interrupted when the caller's StopToken
   // (current_stop_token() of the calling thread) asks to stop: the workers stop at their
   // next poll and the envs are left partly stepped (the caller must reset them).

@@ -544,6 +544,6 @@ def test_random_course_core_data_and_its_checks() -> None:
     from vdsim_gym import _core
     with pytest.raises(ValueError, match="path must be finite"):
         _core.CourseData(np.array([[0.0, 0.0], [np.inf, 0.0]]), np.ones(2), np.zeros((0, 2)),
-                         3.0)
+                         3.0, 1.0)
     with pytest.raises(ValueError, match="takes 22 draws"):
         _core.random_course_arguments(np.zeros(21), 10, 5.0, 20.0)

@@ -436,3 +436,73 @@ def test_threads_zero_is_inline_for_small_batches() -> None:
     assert small.threads == 1
     assert big.threads == (os.cpu_count() or 1)  # std::thread::hardware_concurrency()
     small.close(), big.close()
+
+
+# Rows whose episode draw is their core's (DLC: the start on its one course; the dyno:
+# the cycle's pick; ACC: the scenario) reset in C++ inside the batch step. Frequent ends,
+# a multi-cycle dyno (its pick is a draw), latency (the latency seed's draw) and a seeded
+# reset midway (new generators) against SyncVectorEnv, bit for bit; no row's Python reset
+# runs meanwhile.
+CORE_RESET_CASES = [
+    ("VDSim-DLC-v0", {}),
+    ("VDSim-DLC-v0", {"latency": LatencyModel.uniform(0.005, 0.03, seed=2)}),
+    ("VDSim-Dyno-v0", {"cycle": ["urban_stop_and_go", "highway", "urban_stop_and_go"]}),
+    ("VDSim-Dyno-v0", {"cycle": ["urban_stop_and_go", "highway"],
+                       "latency": LatencyModel.fixed(0.02)}),
+    ("VDSim-ACC-v0", {"latency": LatencyModel.uniform(0.01, 0.08, seed=3)}),
+]
+
+
+@pytest.mark.parametrize("mode", ["next_step", "same_step"])
+@pytest.mark.parametrize("env_id,kw", CORE_RESET_CASES,
+                         ids=["dlc", "dlc_latency", "dyno_cycles", "dyno_latency", "acc"])
+def test_rows_reset_in_cpp_match_sync_vector_env(env_id: str, kw: dict, mode: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    vec, ref = make_pair(env_id, 3, mode, max_episode_steps=4, **kw)
+    assert vec.unwrapped._all_core_resets
+    python_resets = []
+    for i, env in enumerate(vec.unwrapped.envs):
+        real = env._reset
+        monkeypatch.setattr(env, "_reset", lambda s, o, real=real, i=i:
+                            python_resets.append(i) or real(s, o))
+    assert run_pair(vec, ref, seed=3, steps=14) >= 9
+    assert python_resets == [0, 1, 2]  # run_pair's seeded reset only
+    if env_id == "VDSim-Dyno-v0":  # the cycles drawn in C++ are the single envs'
+        picks = [e.cycle_index for e in vec.unwrapped.envs]
+        assert picks == [e.unwrapped.cycle_index for e in ref.envs]
+    # A seeded reset gives the rows new generators: the C++ resets draw from those.
+    assert run_pair(vec, ref, seed=11, steps=9) >= 6
+    assert len(python_resets) == 6
+    vec.close()
+    ref.close()
+
+
+def test_rows_reset_in_cpp_draw_what_a_python_reset_draws() -> None:
+    """The generator a C++ reset leaves is where the env's own reset leaves it."""
+    vec = gym.make_vec("VDSim-Dyno-v0", num_envs=2, max_episode_steps=2,
+                       cycle=["urban_stop_and_go", "highway", "highway"])
+    single = [gym.make("VDSim-Dyno-v0", cycle=["urban_stop_and_go", "highway",
+                                               "highway"]) for _ in range(2)]
+    vec.reset(seed=4)
+    for i, env in enumerate(single):
+        env.reset(seed=4 + i)
+    a = np.zeros((2, 1), np.float32)
+    for _ in range(3):
+        vec.step(a)  # the third step resets every row in C++
+    for i, env in enumerate(single):
+        env.reset()
+        assert vec.unwrapped.envs[i].np_random.bit_generator.state == \
+            env.unwrapped.np_random.bit_generator.state
+        assert vec.unwrapped.envs[i].cycle_index == env.unwrapped.cycle_index
+    vec.close()
+
+
+def test_rows_with_python_draws_still_reset_in_python() -> None:
+    """Randomized rows draw in Python (CoreEnv.resets_in_core is False): a batch with one
+    takes the Python resets, with the same results as SyncVectorEnv."""
+    rnd = {"randomize": {"mass": [0.9, 1.1]}}
+    vec, ref = make_pair("VDSim-DLC-v0", 2, "next_step", max_episode_steps=3, **rnd)
+    assert not vec.unwrapped._core_resets.any()
+    assert run_pair(vec, ref, seed=1, steps=8) >= 4
+    vec.close()
+    ref.close()

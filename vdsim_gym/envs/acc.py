@@ -11,7 +11,7 @@ import numpy as np
 
 from vdsim_gym import _core
 from vdsim_gym._checks import is_real
-from vdsim_gym.envs.acc_scenarios import FAMILIES, LeadScenario, draw, load_sensor_csv
+from vdsim_gym.envs.acc_scenarios import FAMILIES, LeadScenario, load_sensor_csv
 from vdsim_gym.envs.core_env import (
     CoreEnv,
     merge_reward_weights,
@@ -19,7 +19,7 @@ from vdsim_gym.envs.core_env import (
 )
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.plant import PhysicsSpec
-from vdsim_gym.sim.timing import ceil_ticks
+from vdsim_gym.sim.timing import ceil_ticks, nearest_ticks
 
 # The task's facts come from its C++ spec (acc_task.hpp), never copied here.
 _SPEC = _core.AccEnvCore.default_spec()
@@ -75,6 +75,7 @@ class ACCEnv(CoreEnv):
                      "rms_time_gap_error": "time-gap error RMS [s]"}
     TASK_FLAGS = task_flags(_SPEC)  # collision, non_finite
     TIME_LIMIT_OUTCOME = TRUNCATED_OUTCOME = "scenario_end"
+    RESETS_IN_CORE = True  # the family's pick and draws are the core's (AccTask::draw_start)
 
     def __init__(self, *, scenario: str | Sequence[str] = "random",
                  sensor_csv: str | Path | None = None, duration: float = 30.0,
@@ -98,7 +99,6 @@ class ACCEnv(CoreEnv):
         self.sensor_csv = None if sensor_csv is None else Path(sensor_csv)
         kwargs.setdefault("level", "L1")
         kwargs.setdefault("longitudinal", "accel")
-        self.scenario: LeadScenario | None = None
         self._csv: LeadScenario | None = None
         self.duration = float(duration)
         super().__init__(**kwargs)
@@ -106,6 +106,39 @@ class ACCEnv(CoreEnv):
             self._csv = load_sensor_csv(self.sensor_csv, dt=self.control_period,
                                         set_speed=30.0 if set_speed is None else set_speed)
             self.duration = (self._csv.periods - 1) * self.control_period
+        self._set_source()
+
+    def _set_source(self) -> None:
+        """Where the core's episodes come from: the sensor file's scenario, or the families'
+        draws (``AccTask::draw_start``, from ``np_random``); with no time limit, the
+        scenario's end truncates the episode."""
+        core = self._core
+        if self._csv is not None:
+            core.set_scenario(self._csv.lead_speed, self._csv.distance)
+            core.set_fixed(self._csv.ego_speed0, self._csv.set_speed)
+            periods = self._csv.periods
+        else:
+            periods = nearest_ticks(self.duration, self.control_period)[0] + 1
+            core.set_drawn([FAMILIES.index(f) for f in self.families], periods,
+                           self.control_period,
+                           math.nan if self.set_speed is None else float(self.set_speed))
+        core.set_episode_limit_ticks(-1 if self.time_limit is not None else ceil_ticks(
+            (periods - 1) * self.control_period, self.substep_dt))
+        self._drawn = False
+
+    def _after_core_rebuild(self) -> None:
+        self._set_source()
+
+    @property
+    def scenario(self) -> LeadScenario | None:
+        """This episode's lead scenario (None before the first reset): the sensor file's,
+        or the one the core drew."""
+        if not self._drawn:
+            return None
+        if self._csv is not None:
+            return self._csv
+        family, speed, distance, set_speed, ego_speed0 = self._core.scenario()
+        return LeadScenario(FAMILIES[family], speed, distance, set_speed, ego_speed0)
 
     # Narrower than CoreEnv._make_core(physics, **task_kwargs) on purpose: these keyword-only
     # parameters are the env's own gym.make keywords (CoreEnv reads them to refuse others).
@@ -130,18 +163,11 @@ class ACCEnv(CoreEnv):
         return _core.AccEnvCore(physics.make_session(), task)
 
     def _reset_task(self, seed: int | None) -> tuple[float, float]:
-        if self._csv is not None:
-            sc = self._csv
-        else:
-            family = self.families[int(self.np_random.integers(len(self.families)))]
-            sc = draw(family, self.np_random, duration=self.duration, dt=self.control_period,
-                      set_speed=self.set_speed)
-        self.scenario = sc
-        self._core.set_scenario(sc.lead_speed, sc.distance)
-        if self.time_limit is None:  # the scenario's end truncates the episode
-            self._core.time_limit_ticks = ceil_ticks(
-                (sc.periods - 1) * self.control_period, self.substep_dt)
-        return (sc.ego_speed0, sc.set_speed)
+        """The episode's scenario and start, drawn by the core (``AccTask::draw_start``:
+        ``integers(len(families))`` picks the family, then its draws; none for a sensor
+        file)."""
+        self._drawn = True
+        return self._core.draw_start(self.np_random.bit_generator)
 
     def _frame(self) -> np.ndarray:
         """The frame: the road from the side, ego and lead at their gap,

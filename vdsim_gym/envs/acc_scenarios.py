@@ -1,5 +1,6 @@
-"""Lead-vehicle scenarios of VDSim-ACC-v0: families drawn from the env's ``np_random``
-and the reference workflow's sensor CSV (time, lead_speed, distance; blanks when there is
+"""Lead-vehicle scenarios of VDSim-ACC-v0: the families (drawn by the env core from the
+env's ``np_random``: ``AccTask::draw_start``, acc_task.hpp) and the reference workflow's
+sensor CSV (time, lead_speed, distance; blanks when there is
 no lead). A scenario is the lead's speed per control period (NaN: no lead) and the sensor
 distance where it (re)appears; the env core integrates the positions.
 """
@@ -15,7 +16,6 @@ import numpy as np
 
 from vdsim_gym._files import open_csv
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.timing import nearest_ticks
 
 FAMILIES = ("cruise", "follow", "cut_in", "hard_brake", "stop_and_go", "lead_leaves")
 
@@ -31,49 +31,6 @@ class LeadScenario:
     @property
     def periods(self) -> int:
         return len(self.lead_speed)
-
-
-def draw(family: str, rng: np.random.Generator, *, duration: float, dt: float,
-         set_speed: float | None = None) -> LeadScenario:
-    """One scenario of ``family`` over ``duration`` [s] at period ``dt`` [s]."""
-    if family not in FAMILIES:
-        raise ConfigError(f"unknown scenario {family!r}; valid: {', '.join(FAMILIES)}")
-    n = nearest_ticks(duration, dt)[0] + 1
-    t = np.arange(n) * dt
-    v_set = float(rng.uniform(20.0, 30.0)) if set_speed is None else float(set_speed)
-    speed = np.full(n, np.nan)
-    dist = np.full(n, np.nan)
-    v0 = v_set * float(rng.uniform(0.7, 1.0))
-    if family == "follow":
-        v_l = float(rng.uniform(0.5, 0.9)) * v_set
-        amp, period = float(rng.uniform(0.0, 2.0)), float(rng.uniform(8.0, 20.0))
-        speed[:] = v_l + amp * np.sin(2 * np.pi * t / period)
-        dist[:] = float(rng.uniform(25.0, 60.0))
-        v0 = v_l
-    elif family == "cut_in":
-        t_in = float(rng.uniform(5.0, 10.0))
-        on = t >= t_in
-        speed[on] = v0 - float(rng.uniform(2.0, 6.0))
-        dist[on] = float(rng.uniform(10.0, 20.0))
-    elif family == "hard_brake":
-        v_l = float(rng.uniform(0.6, 0.9)) * v_set
-        t_b, decel = float(rng.uniform(5.0, 10.0)), float(rng.uniform(4.0, 7.0))
-        speed[:] = np.maximum(v_l - decel * np.clip(t - t_b, 0.0, None), 0.0)
-        dist[:] = float(rng.uniform(30.0, 50.0))
-        v0 = v_l
-    elif family == "stop_and_go":
-        v_max, period = float(rng.uniform(10.0, 15.0)), float(rng.uniform(12.0, 20.0))
-        speed[:] = 0.5 * v_max * (1.0 - np.cos(2 * np.pi * t / period))
-        dist[:] = float(rng.uniform(15.0, 30.0))
-        v0 = 0.0
-    elif family == "lead_leaves":
-        v_l = float(rng.uniform(0.5, 0.8)) * v_set
-        t_out = float(rng.uniform(8.0, 15.0))
-        on = t < t_out
-        speed[on] = v_l
-        dist[on] = float(rng.uniform(25.0, 45.0))
-        v0 = v_l
-    return LeadScenario(family, speed, dist, v_set, v0)
 
 
 # Bounds of a sensor file, checked before reading it and per row: its size (a 30 s run at
@@ -148,4 +105,4 @@ def load_sensor_csv(path: str | Path, *, dt: float, set_speed: float,
     return LeadScenario(f"csv:{path.name}", v_lead, np.asarray(dist), float(set_speed), v0)
 
 
-__all__ = ["FAMILIES", "LeadScenario", "draw", "load_sensor_csv"]
+__all__ = ["FAMILIES", "LeadScenario", "load_sensor_csv"]

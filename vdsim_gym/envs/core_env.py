@@ -167,6 +167,10 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
     # What a truncation is called: by the env's time limit, and by the task itself (its
     # course, scenario or cycle ended).
     TIME_LIMIT_OUTCOME: str = "time_limit"
+    # Whether the task's whole episode draw is its core's draw_start (the start drawn in
+    # C++ from np_random; nothing drawn in Python): the vector env then resets its rows
+    # in C++ (resets_in_core).
+    RESETS_IN_CORE: bool = False
     TRUNCATED_OUTCOME: str = "truncated"
     # The plant's validated physics options: PhysicsSpec (the vehicle Session) or another
     # plant's spec with the same attributes (substep_dt, ticks_per_period, control_period,
@@ -621,15 +625,39 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
     # ---------------------------------------------------------------- latency
     # configure_latency, set_next_delay: EnvLatency (envs/env_latency.py)
 
+    def _latency_model(self) -> LatencyModel | None:
+        """The model whose seed an episode's delays start from (None: no timing reported,
+        no latency seed drawn)."""
+        if self.latency is not None:
+            return self.latency
+        return LatencyModel.fixed(0.0) if self.reports_timing else None
+
     def _latency_seed(self, model: LatencyModel, seed: int | None) -> int:
         """Seed of this episode's delays: a stream derived from the reset seed, so the
         env's own ``np_random`` (scenarios, start noise) draws the same with or without
-        latency."""
+        latency. The draw is the C++ one a reset in C++ makes (``_core.draw_latency_seed``:
+        ``model.seed ^ integers(2**63)``)."""
         if seed is not None or self._latency_rng is None:
             base = self.np_random_seed
             self._latency_rng = np.random.default_rng(
                 [base, _LATENCY_STREAM] if base >= 0 else None)
-        return model.seed ^ int(self._latency_rng.integers(2**63))
+        return _core.draw_latency_seed(self._latency_rng.bit_generator, model.seed)
+
+    @property
+    def resets_in_core(self) -> bool:
+        """Whether this env's whole episode draw is its core's (``draw_start``, the
+        latency seed): true for tasks with ``RESETS_IN_CORE`` and no ``randomize``. The
+        vector env resets such rows inside its C++ batch step."""
+        return self.RESETS_IN_CORE and self.randomize is None
+
+    def episode_rng(self) -> tuple[Any, Any, int]:
+        """What a reset in C++ draws from, after this env's last reset: ``np_random``'s bit
+        generator, the latency stream's (None: no latency seed drawn) and the latency
+        model's seed (``VectorEnvCore.set_row_rng``)."""
+        model = self._latency_model()
+        if model is None or self._latency_rng is None:
+            return self.np_random.bit_generator, None, 0
+        return self.np_random.bit_generator, self._latency_rng.bit_generator, model.seed
 
     # ---------------------------------------------------------------- Gymnasium API
 
@@ -680,8 +708,7 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         state = self._reset_task(seed)
         if self.randomize is not None:
             self._randomize_episode()
-        model = self.latency if self.latency is not None else \
-            (LatencyModel.fixed(0.0) if self.reports_timing else None)
+        model = self._latency_model()
         latency_seed = 0 if model is None else self._latency_seed(model, seed)
         self._core.reset(state, self._obs, self._info, latency_seed)
         self._next_delay = None

@@ -49,15 +49,17 @@ class Course:
         object.__setattr__(self, "cones", cones)
 
     def core_data(self) -> Any:
-        """The core's ``CourseData`` of this course (path, cones, corridor), built once and
-        shared by every env that drives it (``set_course_data``: one copy for N envs)."""
+        """The core's ``CourseData`` of this course (path, cones, corridor, start speed),
+        built once and shared by every env that drives it (``set_course_data``: one copy
+        for N envs)."""
         data = self.__dict__.get("_core_data")
         if data is None:
             from vdsim_gym import _core
 
             try:  # the path's checks (finite, no repeated points) are the C++ ones
                 data = _core.CourseData(self.path, self.speed, self.cones,
-                                        float(self.corridor_half_width))
+                                        float(self.corridor_half_width),
+                                        float(self.start_speed))
             except ValueError as exc:
                 raise ConfigError(f"course {self.name!r}: {exc}") from None
             object.__setattr__(self, "_core_data", data)

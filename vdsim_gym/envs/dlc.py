@@ -53,6 +53,7 @@ class DoubleLaneChangeEnv(PathTrackingEnv):
     # cut the baseline at 150 m of 180 at 10 m/s and at 75 m at 5 m/s.
     DEFAULT_TIME_LIMIT = 15.0
     TIME_LIMIT_MARGIN = 1.5  # [-] on length / speed
+    RESETS_IN_CORE = True  # one course: the start is the whole draw (PathTask::draw_start)
 
     def __init__(self, *, preset: str = "iso3888_1", speed: float = 20.0, **kwargs: Any) -> None:
         time_limit = kwargs.get("time_limit", "default")

@@ -89,6 +89,7 @@ class DynoEnv(CoreEnv):
     TASK_FLAGS = task_flags(_SPEC)  # non_finite
     TIME_LIMIT_OUTCOME = TRUNCATED_OUTCOME = "cycle_end"
     DEFAULT_TIME_LIMIT = None
+    RESETS_IN_CORE = True  # the cycle's pick is the whole draw (DriveCycleTask::draw_start)
 
     def __init__(self, *,
                  cycle: str | Path | DriveCycle | list[Any] | tuple[Any, ...] = "urban_stop_and_go",
@@ -97,10 +98,31 @@ class DynoEnv(CoreEnv):
         if not cycles:
             raise ConfigError("cycle is an empty list; give a cycle name, file or DriveCycle")
         self.cycles = [load_cycle(c) for c in cycles]
-        self.cycle: DriveCycle | None = None
-        self.cycle_index = 0  # of the cycle drawn at the last reset, in self.cycles
         super().__init__(**kwargs)
         self._speeds = [c.resample(self.control_period) for c in self.cycles]
+        self._cycle_data = [_core.CycleSpeeds(v) for v in self._speeds]
+        self._set_cycles()
+        self._drawn = False  # a cycle drawn (a reset) since the core was built
+
+    def _set_cycles(self) -> None:
+        """The env's cycles on its core (shared data; the core draws one per episode), each
+        with its time limit when the env has none (the cycle's end truncates)."""
+        limits = [-1] * len(self._speeds)
+        if self.time_limit is None:
+            limits = [ceil_ticks((len(v) - 1) * self.control_period, self.substep_dt)
+                      for v in self._speeds]
+        self._core.set_cycles(list(zip(self._cycle_data, limits, strict=True)))
+        self._drawn = False
+
+    @property
+    def cycle_index(self) -> int:
+        """The index in ``cycles`` of this episode's cycle (0 before the first reset)."""
+        return int(self._core.cycle_index)
+
+    @property
+    def cycle(self) -> DriveCycle | None:
+        """This episode's cycle (None before the first reset)."""
+        return self.cycles[self.cycle_index] if self._drawn else None
 
     # Narrower than CoreEnv._make_core(physics, **task_kwargs) on purpose (PHYSICS is
     # DynoPhysics; the keyword-only parameters are the env's own gym.make keywords, which
@@ -125,15 +147,12 @@ class DynoEnv(CoreEnv):
         self.reward_weights = weights
         return _core.DynoEnvCore(p, physics.vehicle.to_core(), physics.sim_config())
 
-    def _reset_task(self, seed: int | None) -> list[float]:
-        i = int(self.np_random.integers(len(self.cycles))) if len(self.cycles) > 1 else 0
-        self.cycle, self.cycle_index = self.cycles[i], i
-        speeds = self._speeds[i]
-        self._core.set_cycle(speeds)
-        if self.time_limit is None:  # the cycle's end truncates the episode
-            self._core.time_limit_ticks = ceil_ticks(
-                (len(speeds) - 1) * self.control_period, self.substep_dt)
-        return [float(speeds[0])]
+    def _reset_task(self, seed: int | None) -> tuple[float]:
+        """The episode's cycle, drawn by the core (``DriveCycleTask::draw_start``: a
+        uniform pick, ``integers(len(cycles))`` when there are several); the start is its
+        first speed."""
+        self._drawn = True
+        return self._core.draw_start(self.np_random.bit_generator)
 
     def _frame(self) -> np.ndarray:
         """The frame: the cycle around now with its preview, the speed,
@@ -158,6 +177,7 @@ class DynoEnv(CoreEnv):
         self._core = self._make_core(physics, **self._task_kwargs)
         self._bind_core()
         self._set_time_limit_ticks()
+        self._set_cycles()
         self.action_names = tuple(self._core.action_names)
         self.configure_latency(self.latency, self.overrun)  # also requires a reset
 

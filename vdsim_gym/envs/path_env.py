@@ -27,8 +27,6 @@ _PARAMS = _core.TaskParams()  # the task's default parameters
 OBS_NAMES: tuple[str, ...] = tuple(_SPEC.obs_names)
 REWARD_TERM_NAMES: tuple[str, ...] = tuple(_SPEC.term_names)
 DEFAULT_REWARD_WEIGHTS: dict[str, float] = dict(_SPEC.default_weights)
-_START_NOISE_Y = 0.05  # uniform lateral offset at reset, +- [m]
-_START_NOISE_PSI = math.radians(0.5)  # uniform heading offset at reset, +- [rad]
 
 # The manual's shared sections; the subclasses' docstrings include them.
 SHARED_DOC = """
@@ -151,7 +149,7 @@ SHARED_ARGS = """
 class PathTrackingEnv(CoreEnv):
     """Follow a reference path (a ``Course``) with steer and longitudinal actions.
 
-    Subclasses choose the course (``_next_course``) and may change the starting state.
+    Subclasses choose the course (``_next_course``); the core draws the start on it.
     """
 
     __doc__ = (__doc__ or "") + SHARED_DOC + "\n    ## Arguments\n" + SHARED_ARGS
@@ -196,26 +194,19 @@ class PathTrackingEnv(CoreEnv):
     def _next_course(self) -> Course:
         raise NotImplementedError
 
-    def _initial_state(self, course: Course) -> tuple[float, ...]:
-        """On the path at s = 0 with a small seeded offset; vx = course.start_speed."""
-        (x0, y0), (x1, y1) = course.path[0], course.path[1]
-        heading = math.atan2(y1 - y0, x1 - x0)
-        dy = float(self.np_random.uniform(-_START_NOISE_Y, _START_NOISE_Y))
-        dpsi = float(self.np_random.uniform(-_START_NOISE_PSI, _START_NOISE_PSI))
-        x = float(x0) - math.sin(heading) * dy
-        y = float(y0) + math.cos(heading) * dy
-        return (x, y, heading + dpsi, float(course.start_speed), 0.0, 0.0)
-
     # ---------------------------------------------------------------- CoreEnv hooks
 
     def _after_core_rebuild(self) -> None:
         self.course = None  # the new core has no course yet: the next reset sets one
 
     def _reset_task(self, seed: int | None) -> tuple[float, ...]:
+        """The episode's course (``_next_course``), then its start drawn by the core
+        (``PathTask::draw_start``: on the path at s = 0, U(+-0.05 m) sideways, U(+-0.5 deg)
+        in heading, at the course's start speed)."""
         course = self._next_course()
         if course is not self.course:
             self._set_course(course)
-        return self._initial_state(course)
+        return self._core.draw_start(self.np_random.bit_generator)
 
     def _frame(self) -> np.ndarray:
         """The bird's-eye frame (vdsim_gym.envs.render_frames.path_frame): the course,

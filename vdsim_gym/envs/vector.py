@@ -112,6 +112,7 @@ class VDSimVectorEnv(VectorEnv):
         self.env_id = env_id
         col = {name: j for j, name in enumerate(env0.info_names)}
         self._base_keys = tuple((k, col[k], _DTYPE[tp]) for k, tp in type(env0).INFO_KEYS)
+        self._reset_keys = tuple((k, col[k], tp) for k, tp in type(env0).INFO_KEYS)
         self._latency_keys = tuple((k, col[k], _DTYPE[tp]) for k, tp in TIMING_KEYS)
 
         # Caller-owned buffers the C++ session writes into; no allocation per step in C++.
@@ -141,6 +142,11 @@ class VDSimVectorEnv(VectorEnv):
         # then all-or-nothing); other steps take the general path below.
         self._fast = bool(self._latency_rows.all()) or not self._has_latency
         self._any_autoreset = False
+        # Rows whose episode draw is their core's (CoreEnv.resets_in_core): their
+        # autoresets run in C++, inside the batch step (NEXT_STEP) or in one call
+        # (SAME_STEP), from their envs' generators (set_row_rng after each Python reset).
+        self._core_resets = np.array([e.resets_in_core for e in self.envs])
+        self._all_core_resets = bool(self._core_resets.all())
 
     def __copy__(self) -> VDSimVectorEnv:
         raise refuse_copy(self)
@@ -219,6 +225,11 @@ class VDSimVectorEnv(VectorEnv):
                 if not out[5]:
                     return out[:5]
                 return self._step_fast(actions, out)
+            if self._fast and self._all_core_resets and not self._needs_reset \
+                    and not self.closed:
+                # NEXT_STEP with rows to reset, all in C++: the same one call, resetting
+                # those rows instead of stepping them.
+                return self._step_fast(actions, None, self._autoreset)
             return self._step_impl(actions)
         finally:
             self._in_use.release()
@@ -255,8 +266,7 @@ class VDSimVectorEnv(VectorEnv):
         rewards = self._rewards.copy()
         if resetting:
             rows = np.flatnonzero(self._autoreset).tolist()
-            for i in rows:
-                self._reset_row(i, None, None)
+            self._reset_rows(self._autoreset)
             infos = self._add_reset_extra(self._step_infos(stepped), rows)
         elif not next_step and ended.any():
             infos = self._same_step_reset(ended)
@@ -267,14 +277,18 @@ class VDSimVectorEnv(VectorEnv):
             self._any_autoreset = bool(ended.any())
         return self._obs.copy(), rewards, terminated, truncated, infos
 
-    def _step_fast(self, actions: Any, out: Any = None
+    def _step_fast(self, actions: Any, out: Any = None, resets: np.ndarray | None = None
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """Every row steps (none to reset): one C++ call checks the actions, steps and
+        """Every row steps, or resets in C++ where ``resets`` (NEXT_STEP's autoreset rows,
+        every one resets_in_core) says: one C++ call checks the actions, steps, resets and
         builds the return values; Python adds only what an episode end reports. ``out``:
         that call's values when the caller made it."""
         if out is None:
-            out = self._step_fast_core(actions)
+            out = self._step_fast_core(actions, False, resets)
         obs, rewards, terminated, truncated, infos, n_ended = out
+        if resets is not None and not n_ended:
+            self._autoreset = np.zeros(self.num_envs, bool)
+            self._any_autoreset = False
         if n_ended and self.autoreset_mode == AutoresetMode.SAME_STEP:
             # The rows' buffers hold this step: the general path's same-step reset
             # reports final obs and info from them, then resets those rows.
@@ -290,17 +304,21 @@ class VDSimVectorEnv(VectorEnv):
             self._any_autoreset = True
         return obs, rewards, terminated, truncated, infos
 
-    def _step_fast_core(self, actions: Any, rows: bool = False) -> Any:
+    def _step_fast_core(self, actions: Any, rows: bool = False,
+                        resets: np.ndarray | None = None) -> Any:
         """The one-call C++ step; actions it does not take as they are (not a float
         (N, m) array in range) go through the Python checks, which convert them or raise
-        the error naming the row (nothing stepped)."""
-        out = self._step_fast_call(actions, rows)
-        return self._step_fast_call(self._check_actions(actions), rows) if out is None else out
+        the error naming the row (nothing stepped or reset)."""
+        out = self._step_fast_call(actions, rows, resets)
+        if out is None:
+            out = self._step_fast_call(self._check_actions(actions), rows, resets)
+        return out
 
-    def _step_fast_call(self, actions: Any, rows: bool) -> Any:
+    def _step_fast_call(self, actions: Any, rows: bool, resets: np.ndarray | None = None
+                        ) -> Any:
         try:
             return self._session.step_fast(actions, self.max_episode_steps or 0,
-                                           self._has_latency, ACTION_TOL, rows)
+                                           self._has_latency, ACTION_TOL, rows, resets)
         except BaseException:  # KeyboardInterrupt mid-step: rows are partly advanced
             self._needs_reset = True
             raise
@@ -321,12 +339,15 @@ class VDSimVectorEnv(VectorEnv):
         reset_infos: dict[int, Any] = {}
         if n_ended:
             flags = self._flags
-            for i in np.flatnonzero(dones).tolist():
+            ended = np.flatnonzero(dones).tolist()
+            for i in ended:
                 row = rows[i]
                 if flags[i] & (TERMINATED | TRUNCATED):  # not a max_episode_steps cut
                     row.update(self.envs[i].episode_end_info(int(flags[i])))
                 row["terminal_observation"] = obs[i].copy()
-                reset_infos[i] = self._reset_row(i, None, None)
+            python_rows = self._reset_rows(dones)
+            for i in ended:
+                reset_infos[i] = python_rows[i] if i in python_rows else self._reset_info(i)
                 obs[i] = self._obs[i]
         return obs, rewards, dones, rows, reset_infos
 
@@ -386,7 +407,8 @@ class VDSimVectorEnv(VectorEnv):
 
     def _reset_row(self, i: int, seed: int | None, options: dict[str, Any] | None
                    ) -> dict[str, Any]:
-        """Resets row i (its env's reset) into the batch buffers; returns its reset info."""
+        """Resets row i (its env's reset) into the batch buffers; returns its reset info.
+        A row that resets in C++ gets its env's generators (new after a seeded reset)."""
         env = self.envs[i]
         _, info = env.reset(seed=seed, options=options)
         obs, _, row = env.rows  # what the env's core wrote at its reset
@@ -394,7 +416,27 @@ class VDSimVectorEnv(VectorEnv):
         self._info[i] = row
         self._terms[i] = 0.0
         self._elapsed[i] = 0
+        if self._core_resets[i]:
+            self._session.set_row_rng(i, *env.episode_rng())
         return info
+
+    def _reset_rows(self, mask: np.ndarray) -> dict[int, dict[str, Any]]:
+        """The autoresets of the masked rows (no seed, no options): in one C++ call for the
+        rows that reset in C++, by their envs' resets for the others (whose reset infos
+        this returns by row)."""
+        core = mask & self._core_resets
+        if core.any():
+            self._session.reset_rows(core)
+        if self._all_core_resets:
+            return {}
+        return {i: self._reset_row(i, None, None)
+                for i in np.flatnonzero(mask & ~self._core_resets).tolist()}
+
+    def _reset_info(self, i: int) -> dict[str, Any]:
+        """Row i's reset info from its info row (the task's keys; what its env's reset
+        returns without randomization)."""
+        row = self._info[i]
+        return {k: tp(row[j]) for k, j, tp in self._reset_keys}
 
     def _add_reset_extra(self, infos: dict[str, Any], rows: list[int]) -> dict[str, Any]:
         """What the reset rows' reset infos have beyond the task's columns (the
@@ -455,7 +497,7 @@ class VDSimVectorEnv(VectorEnv):
         rows = np.flatnonzero(ended).tolist()
         for i in rows:
             final_obs[i] = self._obs[i].copy()
-            self._reset_row(i, None, None)
+        self._reset_rows(ended)
         infos = self._add_reset_extra(self._step_infos(~ended), rows)
         infos["final_obs"], infos["_final_obs"] = final_obs, ended
         infos["final_info"], infos["_final_info"] = final_info, ended
