@@ -84,3 +84,10 @@ def test_bench_compensated_sweep():
     out = _run("bench_compensated_sweep.py", "--repeats", "1", "--seeds", "2",
                "--delays", "0,40ms")
     assert "4 episodes a sweep" in out and "stanley_dc_pi / stanley_pi:" in out
+
+
+def test_bench_mpc():
+    pytest.importorskip("osqp")
+    out = _run("bench_mpc.py", "--repeats", "1", "--passes", "1")
+    assert "single predict / env step" in out and "batch-of-64 row / env step" in out
+    assert "rows solved by OSQP" in out
