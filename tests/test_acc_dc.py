@@ -77,3 +77,60 @@ def test_the_delay_comes_from_the_env_and_the_spec():
         load_controller("acc_pid_dc:delay=-1")
     with pytest.raises(ConfigError, match="delay must be"):
         acc_pid_dc(env(), delay=float("inf"))
+
+
+def reference_gap_prediction(layout, a_max: float, d_max: float, obs: np.ndarray, d):
+    """The numpy prediction the core's (vdsim/gap_prediction.hpp) replaced: the slow,
+    obviously-correct reference."""
+    cols = {n: (layout.index(n), float(layout.scale[layout.index(n)]))
+            for n in ("ego_speed", "gap", "rel_speed", "lead_present", "prev_accel")}
+    c = {n: obs[:, i] * s for n, (i, s) in cols.items()}
+    u = c["prev_accel"]
+    a = np.where(u >= 0.0, u * a_max, u * d_max)
+    v = c["ego_speed"]
+    v2 = np.maximum(v + a * d, 0.0)
+    dv = v2 - v
+    lead = c["lead_present"] > 0.5
+    out = np.array(obs, dtype=float)
+    for name, value in (("ego_speed", v2),
+                        ("gap", np.where(lead, c["gap"] + c["rel_speed"] * d - 0.5 * dv * d,
+                                         c["gap"])),
+                        ("rel_speed", np.where(lead, c["rel_speed"] - dv, c["rel_speed"]))):
+        i, s = cols[name]
+        out[:, i] = value / s
+    if not np.isscalar(d):
+        out[d == 0.0] = obs[d == 0.0]
+    return out
+
+
+def test_the_core_prediction_is_the_numpy_reference_bit_for_bit():
+    """Recorded observations of every scenario family (and their edge rows: no lead, a
+    stop, braking in flight) through the core's prediction and the numpy one, for one
+    delay and per-row delays (zeros among them)."""
+    from vdsim_gym.controllers.base import ObsLayout
+
+    e = env()
+    pol, base = acc_pid_dc(e, delay=0.15), acc_pid(e)
+    obs_rows = []
+    for seed in range(12):
+        obs, _ = e.reset(seed=seed)
+        start, done = True, False
+        while not done and len(obs_rows) < 600 * (seed + 1):
+            obs_rows.append(obs)
+            act, _ = base.predict(obs, episode_start=np.array([start]))
+            obs, _, term, trunc, _ = e.step(act)
+            start, done = False, term or trunc
+    batch = np.asarray(obs_rows, dtype=float)
+    u = e.unwrapped
+    layout = ObsLayout.from_env(u)
+    v = u.vehicle
+    assert (batch[:, u.obs_names.index("lead_present")] == 0).any()
+    got = pol.prediction(batch)
+    want = reference_gap_prediction(layout, v.max_acceleration, v.max_deceleration, batch, 0.15)
+    np.testing.assert_array_equal(got, want)
+    d = np.random.default_rng(0).uniform(0.0, 0.3, len(batch))
+    d[::7] = 0.0
+    pol.set_delays(d)
+    np.testing.assert_array_equal(
+        pol.prediction(batch),
+        reference_gap_prediction(layout, v.max_acceleration, v.max_deceleration, batch, d))

@@ -21,6 +21,7 @@
 
 #include "interruptible.hpp"
 #include "vdsim/baselines.hpp"
+#include "vdsim/gap_prediction.hpp"
 #include "vdsim/single_track.hpp"
 
 namespace py = pybind11;
@@ -442,4 +443,38 @@ void bind_baselines(py::module_& m) {
           "A path env's observation batch (float32 or float64) as doubles with e_y, e_psi, "
           "vx, vy, r replaced by their prediction across each row's delay "
           "(PredictedObservation; rows whose delay is 0 kept as they were)");
+  m.def(
+      "predict_gap_obs",
+      [](const py::array_t<double, py::array::c_style>& obs, const std::vector<int64_t>& cols,
+         const std::vector<double>& scale, double a_max, double d_max,
+         const py::array_t<double, py::array::c_style | py::array::forcecast>& delays) {
+        if (obs.ndim() != 2) throw std::invalid_argument("obs: an (N, n_obs) float64 batch");
+        if (cols.size() != 5 || scale.size() != 5)
+          throw std::invalid_argument(
+              "cols and scale: ego_speed, gap, rel_speed, lead_present, prev_accel");
+        const int64_t n = obs.shape(0), n_obs = obs.shape(1);
+        vdsim::GapColumns c{};
+        for (int j = 0; j < 5; ++j) {
+          if (cols[j] < 0 || cols[j] >= n_obs)
+            throw std::invalid_argument("a column is out of range");
+          c.col[j] = cols[j];
+          c.scale[j] = scale[j];
+        }
+        if (delays.ndim() != 1 || (delays.size() != 1 && delays.size() != n))
+          throw std::invalid_argument("delays: one for every row, or one per row");
+        const bool per_row = delays.size() == n && n != 1;
+        py::array_t<double> out({n, n_obs});
+        double* o = out.mutable_data();
+        const double* data = obs.data();
+        const double* d = delays.data();
+        vdsim_py::run_interruptible([&] {
+          vdsim::predict_gap_obs(data, n, n_obs, c, a_max, d_max, d, per_row, o);
+          return 0;
+        });
+        return out;
+      },
+      py::arg("obs"), py::arg("cols"), py::arg("scale"), py::arg("a_max"), py::arg("d_max"),
+      py::arg("delays"),
+      "An ACC observation batch with ego_speed, gap and rel_speed predicted across each "
+      "row's delay (acc_dc.PredictedGap; rows whose delay is 0 kept as they were)");
 }

@@ -10,10 +10,13 @@ speed held (its acceleration is not observed):
     v' = max(v + a d, 0),  rel' = rel - (v' - v),  gap' = gap + rel d - (v' - v) d / 2
 
 and the controller acts on (v', gap', rel'). With d = 0 it is the controller, bit for bit.
+The prediction runs in the core (vdsim/gap_prediction.hpp); tests/test_acc_dc.py keeps
+the numpy version as the reference.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import gymnasium as gym
@@ -22,6 +25,7 @@ import numpy as np
 from vdsim_gym.controllers.acc_policy import acc_pid, idm_follower
 from vdsim_gym.controllers.base import ObsLayout, as_batch
 from vdsim_gym.controllers.prediction import DelayedObservation, loop_delay
+from vdsim_gym.sim.baselines import predict_gap_obs
 
 
 class PredictedGap(DelayedObservation):
@@ -32,25 +36,22 @@ class PredictedGap(DelayedObservation):
     def __init__(self, layout: ObsLayout, a_max: float, d_max: float, delay: float) -> None:
         super().__init__(delay)
         self.a_max, self.d_max = float(a_max), float(d_max)
-        self._cols = {n: (layout.index(n), float(layout.scale[layout.index(n)]))
-                      for n in ("ego_speed", "gap", "rel_speed", "lead_present", "prev_accel")}
+        names = ("ego_speed", "gap", "rel_speed", "lead_present", "prev_accel")
+        self._idx = [layout.index(n) for n in names]
+        self._scales = [float(layout.scale[i]) for i in self._idx]
+        self._one: tuple[float, Any] = (math.nan, None)  # (delay, [delay])
 
     def _predict(self, obs: np.ndarray, d: Any) -> np.ndarray:
-        c = {n: obs[:, i] * s for n, (i, s) in self._cols.items()}
-        u = c["prev_accel"]
-        a = np.where(u >= 0.0, u * self.a_max, u * self.d_max)
-        v = c["ego_speed"]
-        v2 = np.maximum(v + a * d, 0.0)
-        dv = v2 - v
-        lead = c["lead_present"] > 0.5
-        out = np.array(obs, dtype=float)
-        for name, value in (("ego_speed", v2),
-                            ("gap", np.where(lead, c["gap"] + c["rel_speed"] * d - 0.5 * dv * d,
-                                             c["gap"])),
-                            ("rel_speed", np.where(lead, c["rel_speed"] - dv, c["rel_speed"]))):
-            i, s = self._cols[name]
-            out[:, i] = value / s
-        return out
+        """One core call (``sim.baselines.predict_gap_obs``, the GIL released): the batch
+        as float64 with the three columns predicted across each row's delay."""
+        if isinstance(d, float):  # one delay for every row: its array kept
+            if d != self._one[0]:
+                self._one = (d, np.array([d]))
+            delays = self._one[1]
+        else:
+            delays = np.atleast_1d(np.asarray(d, dtype=float))
+        return predict_gap_obs(np.ascontiguousarray(obs, dtype=float), self._idx,
+                               self._scales, self.a_max, self.d_max, delays)
 
 
 class DelayCompensatedFollower:

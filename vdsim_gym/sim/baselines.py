@@ -1,5 +1,6 @@
 """The classical baselines' C++ kernels (csrc/vdsim/baselines.hpp) and the
-delay-compensating controllers' single-track model (csrc/vdsim/single_track.hpp), the
+delay-compensating controllers' single-track model (csrc/vdsim/single_track.hpp) and gap
+prediction (csrc/vdsim/gap_prediction.hpp), the
 controllers' way into the core: ``vdsim_gym.controllers`` builds its laws on these (the layers above
 the envs reach the core through the layers below, docs/ARCHITECTURE.md, "Layers")."""
 
@@ -14,7 +15,9 @@ from vdsim_gym._core import (
     PISpeedKernel,
     SingleTrackModel,
     StanleyKernel,
+    predict_gap_obs,
 )
 
 __all__ = ["ACCKernel", "BaselineKernel", "CompositeKernel", "CycleFollowerKernel",
-           "IDMKernel", "PISpeedKernel", "SingleTrackModel", "StanleyKernel"]
+           "IDMKernel", "PISpeedKernel", "SingleTrackModel", "StanleyKernel",
+           "predict_gap_obs"]
