@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'CycleSpeeds', 'DEFAULT_STEP_TOL', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'EvalStepper', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'SimConfig', 'SingleTrackModel', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'draw_latency_seed', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'limit_long_accel', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'numpy_draws', 'predict_gap_obs', 'random_course_arguments', 'random_course_path', 'random_course_profile', 'solve_box_qp', 'solve_spd_banded', 'tire4_build', 'tire_forces', 'tire_forces4', 'tire_forces_recorded', 'tire_fx_at', 'tire_fx_at4', 'whole_ticks']
+__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'CycleSpeeds', 'DEFAULT_STEP_TOL', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'EvalStepper', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'SimConfig', 'SingleTrackModel', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'draw_latency_seed', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'limit_long_accel', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'numpy_draws', 'predict_gap_obs', 'random_course', 'solve_box_qp', 'solve_spd_banded', 'tire4_build', 'tire_forces', 'tire_forces4', 'tire_forces_recorded', 'tire_fx_at', 'tire_fx_at4', 'whole_ticks']
 class Level:
     """
     Members:
@@ -1186,6 +1186,10 @@ class PathEnvCore(EnvCoreBase):
         """
         (sample_tick, apply_tick, steer, longitudinal) of the command in force now, or during substep `tick` (at or after now: a pending one due by then); sample_tick -1 is the reset command
         """
+    def course_arrays(self) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], float]:
+        """
+        This course's path (n, 2), speed (n,) and start speed (copies)
+        """
     def draw_start(self, bit_generator: typing.Any) -> tuple:
         """
         This episode's start (reset()'s state), drawn from a numpy BitGenerator (the env's np_random.bit_generator), with what the task sets with it
@@ -1242,6 +1246,10 @@ class PathEnvCore(EnvCoreBase):
         """
         A sensor delay: each step's observation is the plant's at its capture tick, the age drawn from `age` per grid sample (next reset)
         """
+    def set_random_course(self, n: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsFloat | typing.SupportsIndex, k_bound: typing.SupportsFloat | typing.SupportsIndex, v_lo: typing.SupportsFloat | typing.SupportsIndex, v_hi: typing.SupportsFloat | typing.SupportsIndex, max_lat_accel: typing.SupportsFloat | typing.SupportsIndex, corridor_half_width: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        A new random course every episode, drawn by draw_start (courses.random_course_spec)
+        """
     def set_vehicle(self, vehicle: VehicleParams) -> None:
         """
         Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
@@ -1259,6 +1267,11 @@ class PathEnvCore(EnvCoreBase):
     @property
     def control_period(self) -> float:
         ...
+    @property
+    def course_serial(self) -> int:
+        """
+        Bumped at every new course
+        """
     @property
     def draws_start(self) -> bool:
         """
@@ -2822,17 +2835,9 @@ def predict_gap_obs(obs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]
     """
     An ACC observation batch with ego_speed, gap and rel_speed predicted across each row's delay (acc_dc.PredictedGap; rows whose delay is 0 kept as they were)
     """
-def random_course_arguments(draws: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsFloat | typing.SupportsIndex, ramp: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], float]:
+def random_course(bit_generator: typing.Any, n: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsFloat | typing.SupportsIndex, k_bound: typing.SupportsFloat | typing.SupportsIndex, v_lo: typing.SupportsFloat | typing.SupportsIndex, v_hi: typing.SupportsFloat | typing.SupportsIndex, max_lat_accel: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], bool]:
     """
-    Stage 1 of a random course: (work, ds), work's rows 0-6 the sinusoids' arguments, row 7 the ramp's t
-    """
-def random_course_path(cos_mid: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], sin_mid: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], ds: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
-    """
-    Stage 3 of a random course: the path (n, 2) from (0, 0) by steps of ds
-    """
-def random_course_profile(work: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t3: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], draws: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], ds: typing.SupportsFloat | typing.SupportsIndex, k_bound: typing.SupportsFloat | typing.SupportsIndex, v_lo: typing.SupportsFloat | typing.SupportsIndex, v_hi: typing.SupportsFloat | typing.SupportsIndex, max_lat_accel: typing.SupportsFloat | typing.SupportsIndex, long_accel: typing.SupportsFloat | typing.SupportsIndex) -> tuple[float, numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], bool]:
-    """
-    Stage 2 of a random course, after sin of work's rows 0-6 and t3 = t ** 3: (peak, v, mid, finite)
+    A random course drawn from a numpy BitGenerator (vdsim/random_course.hpp): (path (n, 2), speed (n,), whether every value is finite)
     """
 def solve_box_qp(hess: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lo: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], hi: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], fixed_idx: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], fixed_val: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rho: typing.SupportsFloat | typing.SupportsIndex, sigma: typing.SupportsFloat | typing.SupportsIndex = 1e-06, alpha: typing.SupportsFloat | typing.SupportsIndex = 1.6, max_iter: typing.SupportsInt | typing.SupportsIndex = 5000, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-06) -> tuple[numpy.typing.NDArray[numpy.float64], int, float, float]:
     """

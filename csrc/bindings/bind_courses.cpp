@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "np_bitgen.hpp"
 #include "vdsim/box_qp.hpp"
 #include "vdsim/random_course.hpp"
 
@@ -24,12 +25,6 @@ using IIn = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 void check_square(const DIn& a, const char* what) {
   if (a.ndim() != 2 || a.shape(0) != a.shape(1))
     throw std::invalid_argument(std::string(what) + " must be a square 2-D array");
-}
-
-void check_draws(const DIn& d) {
-  if (d.ndim() != 1 || d.shape(0) != kRandomCourseDraws)
-    throw std::invalid_argument("a random course takes " + std::to_string(kRandomCourseDraws) +
-                                " draws in [0, 1)");
 }
 
 }  // namespace
@@ -49,56 +44,25 @@ void bind_courses(py::module_& m) {
       "A speed profile lowered so that |v dv/ds| <= accel: a backward (braking) and a "
       "forward (accelerating) pass, bit for bit the plain Python loops of the tests");
 
-  // The exact-arithmetic stages of courses.random_course (vdsim/random_course.hpp);
-  // numpy's sin, cos and pow run between them.
   m.def(
-      "random_course_arguments",
-      [](DIn d, int64_t n, double length, double ramp) {
-        check_draws(d);
-        if (n < 2) throw std::invalid_argument("random_course_arguments: need n >= 2 points");
-        py::array_t<double> work({static_cast<py::ssize_t>(kRandomCourseRows + 1),
-                                  static_cast<py::ssize_t>(n)});
-        const double ds = random_course_arguments(d.data(), n, length, ramp,
-                                                  work.mutable_data());
-        return py::make_tuple(std::move(work), ds);
+      "random_course",
+      [](py::handle bit_generator, int64_t n, double length, double k_bound, double v_lo,
+         double v_hi, double max_lat_accel) {
+        if (n < 2) throw std::invalid_argument("random_course: need n >= 2 points");
+        RandomCourseSpec spec{n, length, k_bound, v_lo, v_hi, max_lat_accel};
+        NumpyDraws rng(vdsim_py::np_bitgen(bit_generator));
+        std::vector<double> path, speed;
+        const bool finite = draw_random_course(spec, rng, path, speed);
+        py::array_t<double> p({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(2)});
+        py::array_t<double> v(static_cast<py::ssize_t>(n));
+        std::copy(path.begin(), path.end(), p.mutable_data());
+        std::copy(speed.begin(), speed.end(), v.mutable_data());
+        return py::make_tuple(std::move(p), std::move(v), finite);
       },
-      py::arg("draws"), py::arg("n"), py::arg("length"), py::arg("ramp"),
-      "Stage 1 of a random course: (work, ds), work's rows 0-6 the sinusoids' arguments, "
-      "row 7 the ramp's t");
-  m.def(
-      "random_course_profile",
-      [](DIn work, DIn t3, DIn d, double ds, double k_bound, double v_lo, double v_hi,
-         double max_lat_accel, double long_accel) {
-        check_draws(d);
-        if (work.ndim() != 2 || work.shape(0) != kRandomCourseRows + 1 || work.shape(1) < 2)
-          throw std::invalid_argument("random_course_profile: work must have shape (8, n >= 2)");
-        const int64_t n = work.shape(1);
-        if (t3.ndim() != 1 || t3.shape(0) != n)
-          throw std::invalid_argument("random_course_profile: t3 must have shape (n,)");
-        py::array_t<double> v(n), mid(n - 1);
-        bool finite = false;
-        const double peak = random_course_profile(
-            work.data(), t3.data(), d.data(), n, ds, k_bound, v_lo, v_hi, max_lat_accel,
-            long_accel, v.mutable_data(), mid.mutable_data(), &finite);
-        return py::make_tuple(peak, std::move(v), std::move(mid), finite);
-      },
-      py::arg("work"), py::arg("t3"), py::arg("draws"), py::arg("ds"), py::arg("k_bound"),
-      py::arg("v_lo"), py::arg("v_hi"), py::arg("max_lat_accel"), py::arg("long_accel"),
-      "Stage 2 of a random course, after sin of work's rows 0-6 and t3 = t ** 3: "
-      "(peak, v, mid, finite)");
-  m.def(
-      "random_course_path",
-      [](DIn cos_mid, DIn sin_mid, double ds) {
-        if (cos_mid.ndim() != 1 || sin_mid.ndim() != 1 || cos_mid.shape(0) != sin_mid.shape(0))
-          throw std::invalid_argument("random_course_path: cos_mid and sin_mid must be 1-d, "
-                                      "of one length");
-        const int64_t n = cos_mid.shape(0) + 1;
-        py::array_t<double> path({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(2)});
-        random_course_path(cos_mid.data(), sin_mid.data(), n, ds, path.mutable_data());
-        return path;
-      },
-      py::arg("cos_mid"), py::arg("sin_mid"), py::arg("ds"),
-      "Stage 3 of a random course: the path (n, 2) from (0, 0) by steps of ds");
+      py::arg("bit_generator"), py::arg("n"), py::arg("length"), py::arg("k_bound"),
+      py::arg("v_lo"), py::arg("v_hi"), py::arg("max_lat_accel"),
+      "A random course drawn from a numpy BitGenerator (vdsim/random_course.hpp): "
+      "(path (n, 2), speed (n,), whether every value is finite)");
 
   m.def("solve_box_qp",
         [](DIn hess, DIn a, DIn lo, DIn hi, IIn fixed_idx, DIn fixed_val, double rho,

@@ -224,6 +224,27 @@ void bind_task(py::module_& m) {
              e.task().set_course_data(d);
            }, py::arg("data"),
            "The course of a CourseData, shared (its path and cones are not copied)")
+      .def("set_random_course", [](PathEnvCore& e, int64_t n, double length, double k_bound,
+                                   double v_lo, double v_hi, double max_lat_accel,
+                                   double corridor_half_width) {
+             e.task().set_random_course({n, length, k_bound, v_lo, v_hi, max_lat_accel},
+                                        corridor_half_width);
+           }, py::arg("n"), py::arg("length"), py::arg("k_bound"), py::arg("v_lo"),
+           py::arg("v_hi"), py::arg("max_lat_accel"), py::arg("corridor_half_width"),
+           "A new random course every episode, drawn by draw_start (courses.random_course_spec)")
+      .def_property_readonly("course_serial", [](const PathEnvCore& e) {
+             return e.task().course_serial(); }, "Bumped at every new course")
+      .def("course_arrays", [](const PathEnvCore& e) {
+             const PathTracker& p = e.task().path();
+             const py::ssize_t n = p.size();
+             py::array_t<double> xy({n, static_cast<py::ssize_t>(2)}), v(n);
+             for (py::ssize_t i = 0; i < n; ++i) {
+               xy.mutable_at(i, 0) = p.x_at(i);
+               xy.mutable_at(i, 1) = p.y_at(i);
+               v.mutable_at(i) = p.speed_at(i);
+             }
+             return py::make_tuple(std::move(xy), std::move(v), e.task().start_speed());
+           }, "This course's path (n, 2), speed (n,) and start speed (copies)")
       .def("command_from_action", [](const PathEnvCore& e, double a0, double a1) {
              const double a[2] = {a0, a1};
              const Command c = e.task().command_from_action(e.plant(), a);

@@ -57,6 +57,14 @@ struct FastStep {
   std::vector<py::str> term_keys, term_mask_keys;
   py::str reward_terms_key{"reward_terms"}, reward_terms_mask_key{"_reward_terms"},
       time_limit_key{"TimeLimit.truncated"};
+  // A step's output rows: the bound buffers.
+  void into(VectorStepBuffers& b) {
+    b.obs = static_cast<float*>(obs.mutable_data());
+    b.rewards = static_cast<double*>(rewards.mutable_data());
+    b.flags = static_cast<int32_t*>(flags.mutable_data());
+    b.terms = static_cast<double*>(terms.mutable_data());
+    b.info = static_cast<double*>(info.mutable_data());
+  }
 };
 
 struct PyVectorEnvCore {
@@ -284,11 +292,7 @@ void bind_vector(py::module_& m) {
                b.reset_mask = reset_rows_of(v, reset_mask.cast<py::array>());
                b.rngs = v.rngs.data();
              }
-             b.obs = static_cast<float*>(f.obs.mutable_data());
-             b.rewards = static_cast<double*>(f.rewards.mutable_data());
-             b.flags = static_cast<int32_t*>(f.flags.mutable_data());
-             b.terms = static_cast<double*>(f.terms.mutable_data());
-             b.info = static_cast<double*>(f.info.mutable_data());
+             f.into(b);
              vdsim_py::run_interruptible([&] { v.impl->step(b); });
 
              const int64_t obs_n = spec.obs_size(), term_n = spec.term_size();
@@ -413,11 +417,7 @@ void bind_vector(py::module_& m) {
              b.reset_mask = reset_rows_of(v, mask);
              b.rngs = v.rngs.data();
              b.reset_only = true;
-             b.obs = static_cast<float*>(f.obs.mutable_data());
-             b.rewards = static_cast<double*>(f.rewards.mutable_data());
-             b.flags = static_cast<int32_t*>(f.flags.mutable_data());
-             b.terms = static_cast<double*>(f.terms.mutable_data());
-             b.info = static_cast<double*>(f.info.mutable_data());
+             f.into(b);
              vdsim_py::run_interruptible([&] { v.impl->step(b); });
              auto* elapsed = static_cast<int64_t*>(f.elapsed.mutable_data());
              for (int64_t i = 0; i < v.impl->size(); ++i)

@@ -57,9 +57,32 @@ void PathTask::set_course_data(const CourseData& data) {
   params_.corridor_half_width = data.corridor_half_width;
   start_speed_ = data.start_speed;
   hint_ = -1;
+  random_course_ = false;
+  ++course_serial_;
 }
 
-PathTask::ResetState PathTask::draw_start(const Session&, NumpyDraws& rng) const {
+void PathTask::set_random_course(const RandomCourseSpec& spec, double corridor_half_width) {
+  if (spec.n < 2) throw std::invalid_argument("a random course needs n >= 2 points");
+  random_spec_ = spec;
+  random_corridor_ = corridor_half_width;
+  random_course_ = true;
+}
+
+PathTask::ResetState PathTask::draw_start(const Session&, NumpyDraws& rng) {
+  if (random_course_) {
+    if (!draw_random_course(random_spec_, rng, course_xy_, course_v_))
+      throw std::domain_error("the random course drawn is not finite (a path too short for "
+                              "its curvature's scale, or bounds that are not finite)");
+    auto path = std::make_shared<PathTracker>();
+    path->set(course_xy_.data(), course_v_.data(), random_spec_.n);
+    path_ = std::move(path);
+    static const ConeField kNoCones;
+    cones_.share_from(kNoCones);
+    params_.corridor_half_width = random_corridor_;
+    start_speed_ = course_v_.front();
+    hint_ = -1;
+    ++course_serial_;
+  }
   require_course();
   const double dy = rng.uniform(-kStartNoiseY, kStartNoiseY);
   const double dpsi = rng.uniform(-kStartNoisePsi, kStartNoisePsi);

@@ -13,6 +13,7 @@
 #include "cones.hpp"
 #include "env_core.hpp"
 #include "path_tracker.hpp"
+#include "random_course.hpp"
 #include "session.hpp"
 
 namespace vdsim {
@@ -126,7 +127,9 @@ class PathTask {
   // offset sideways by U(-kStartNoiseY, kStartNoiseY) and turned by
   // U(-kStartNoisePsi, kStartNoisePsi) (in that order from `rng`), at the course's start
   // speed, at rest otherwise. Requires a course.
-  ResetState draw_start(const Session& plant, NumpyDraws& rng) const;
+  // With set_random_course, a new course is drawn first (draw_random_course; a
+  // non-finite one: std::domain_error).
+  ResetState draw_start(const Session& plant, NumpyDraws& rng);
   int64_t episode_limit_ticks() const { return -1; }  // the env's own limit
   static constexpr double kStartNoiseY = 0.05;                           // [m]
   static constexpr double kStartNoisePsi = 0.5 * (3.141592653589793 / 180.0);  // [rad]
@@ -143,8 +146,15 @@ class PathTask {
 
   // Throws std::logic_error without a course (stepping one would read an empty path).
   void require_course() const;
-  // The course of `data`, shared (the path and the cones' geometry are not copied).
+  // The course of `data`, shared (the path and the cones' geometry are not copied), for
+  // every episode from now on.
   void set_course_data(const CourseData& data);
+  // A new random course every episode (draw_start), without cones, in a corridor of
+  // +-corridor_half_width [m].
+  void set_random_course(const RandomCourseSpec& spec, double corridor_half_width);
+  // Bumped at every new course (set_course_data, a drawn one): which course is this.
+  int64_t course_serial() const { return course_serial_; }
+  double start_speed() const { return start_speed_; }
   void obs_scale(const Session& plant, double* out) const {  // kPathObsSize values
     path_obs_scale(plant.vehicle().max_steer, out);
   }
@@ -157,6 +167,11 @@ class PathTask {
   Footprint footprint_;
   std::shared_ptr<const PathTracker> path_ = std::make_shared<const PathTracker>();
   double start_speed_ = 0.0;  // the course's
+  bool random_course_ = false;
+  RandomCourseSpec random_spec_;
+  double random_corridor_ = 0.0;
+  int64_t course_serial_ = 0;
+  std::vector<double> course_xy_, course_v_;  // the drawn course's buffers
   ConeField cones_;
   int64_t hint_ = -1;
   double s_prev_ = 0.0;

@@ -40,6 +40,7 @@ class PathTracker {
   double heading_at(int64_t i) const { return heading_[i]; }
   double x_at(int64_t i) const { return x_[i]; }
   double y_at(int64_t i) const { return y_[i]; }
+  double speed_at(int64_t i) const { return v_[i]; }
   double kappa_at(int64_t i) const { return kappa_[i]; }
   // The first segment of zero length (repeated points), or -1.
   int64_t first_zero_segment() const {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace vdsim {
 
@@ -49,106 +50,88 @@ inline double np_maximum(double a, double b) {
 
 }  // namespace
 
-double random_course_arguments(const double* d, int64_t n, double length, double ramp,
-                               double* work) {
+bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<double>& path,
+                        std::vector<double>& v) {
+  const int64_t n = c.n;
+  double d[kRandomCourseDraws] = {};
+  for (int k = 0; k < 12; ++k) d[k] = rng.random();  // curvature wavelengths, amps, phases
   // np.linspace(0.0, length, n): arange(n) * (length / (n - 1)) + 0.0, the last = length;
-  // a step that underflows to 0 divides first (numpy's gh-5437 branch). s goes into row 7
-  // first (t replaces it at the end), so that the rows' loops below vectorize.
-  const double delta = length - 0.0;
+  // a step that underflows to 0 divides first (numpy's gh-5437 branch).
+  std::vector<double> s(static_cast<size_t>(n)), shape(static_cast<size_t>(n));
+  const double delta = c.length - 0.0;
   const double div = static_cast<double>(n - 1);
   const double step = delta / div;
-  double* s = work + kRandomCourseRows * n;
-  if (step == 0.0) {
-    for (int64_t i = 0; i < n; ++i) s[i] = (static_cast<double>(i) / div) * delta + 0.0;
-  } else {
-    for (int64_t i = 0; i < n; ++i) s[i] = static_cast<double>(i) * step + 0.0;
-  }
-  s[n - 1] = length;
-  for (int r = 0; r < kRandomCourseRows; ++r) {
-    int li, ai, pi;
-    row_draws(r, li, ai, pi);
-    const double lam = draw(d, li), phase = draw(d, pi);
-    double* row = work + r * n;
-    for (int64_t i = 0; i < n; ++i) row[i] = kTwoPi * s[i] / lam + phase;
-  }
+  for (int64_t i = 0; i < n; ++i)
+    s[i] = step == 0.0 ? (static_cast<double>(i) / div) * delta + 0.0
+                       : static_cast<double>(i) * step + 0.0;
+  s[n - 1] = c.length;
   const double ds = s[1] - s[0];
-  for (int64_t i = 0; i < n; ++i) s[i] = np_minimum(np_maximum(s[i] / ramp, 0.0), 1.0);  // t
-  return ds;
-}
-
-double random_course_profile(const double* work, const double* t3, const double* d,
-                             int64_t n, double ds, double k_bound, double v_lo, double v_hi,
-                             double max_lat_accel, double long_accel, double* v, double* mid,
-                             bool* finite) {
-  double amp[kRandomCourseRows];
-  for (int r = 0; r < kRandomCourseRows; ++r) {
+  // The curvature's shape: the sum of its sines over the amplitudes' sum, faded in by the
+  // quintic ramp t^3 (10 - 15 t + 6 t^2), t = clip(s / ramp, 0, 1).
+  double amp[kRandomCourseRows], lam[kRandomCourseRows], phase[kRandomCourseRows];
+  auto row = [&](int r) {
     int li, ai, pi;
     row_draws(r, li, ai, pi);
-    amp[r] = draw(d, ai);
-  }
-  const double* t = work + kRandomCourseRows * n;
-  // amp.sum() and terms.sum(axis=0): sequential for these few rows.
+    lam[r] = draw(d, li), amp[r] = draw(d, ai), phase[r] = draw(d, pi);
+  };
+  for (int r = 0; r < 4; ++r) row(r);
   const double amp4 = ((amp[0] + amp[1]) + amp[2]) + amp[3];
-  const double amp3 = (amp[4] + amp[5]) + amp[6];
-  // The curvature's shape, then the curvature itself, live in v's storage until the
-  // speed loop below overwrites each slot after reading it.
-  double* shape = v;
   double peak = 0.0;
   bool nan_peak = false;
+  volatile double three = 3.0;  // numpy's t ** 3 is the C library's pow, never folded
   for (int64_t i = 0; i < n; ++i) {
-    double sum = amp[0] * work[i];
-    for (int r = 1; r < 4; ++r) sum = sum + amp[r] * work[r * n + i];
-    const double ti = t[i];
-    const double ramp = t3[i] * ((10.0 - 15.0 * ti) + 6.0 * (ti * ti));
+    double sum = amp[0] * std::sin(kTwoPi * s[i] / lam[0] + phase[0]);
+    for (int r = 1; r < 4; ++r) sum = sum + amp[r] * std::sin(kTwoPi * s[i] / lam[r] + phase[r]);
+    const double ti = np_minimum(np_maximum(s[i] / kRandomCourseRamp, 0.0), 1.0);
+    const double ramp = std::pow(ti, three) * ((10.0 - 15.0 * ti) + 6.0 * (ti * ti));
     shape[i] = (sum / amp4) * ramp;
     const double a = std::fabs(shape[i]);
     if (std::isnan(a)) nan_peak = true;
     else if (a > peak) peak = a;
   }
   if (nan_peak) peak = std::nan("");
-  const double factor = peak > 0.0 ? draw(d, 12) * k_bound / peak : 0.0;
+  // The curvature's scale is drawn only for a shape with a nonzero point (the 13th
+  // uniform); the speed's draws follow.
+  if (peak > 0.0) d[12] = rng.random();
+  for (int k = 13; k < kRandomCourseDraws; ++k) d[k] = rng.random();
+  for (int r = 4; r < kRandomCourseRows; ++r) row(r);
+  const double factor = peak > 0.0 ? draw(d, 12) * c.k_bound / peak : 0.0;
   for (int64_t i = 0; i < n; ++i) shape[i] = shape[i] * factor;  // kappa
-  const double* kappa = shape;
+  const std::vector<double>& kappa = shape;
   // Heading: psi = [0, cumsum(0.5 * (kappa[1:] + kappa[:-1]) * ds)]; cumsum's first
-  // element is its first term (not 0 + term: the sign of a zero survives). Only mid is
-  // kept, psi runs in a scalar.
-  double psi_prev = 0.0;
+  // element is its first term (not 0 + term: the sign of a zero survives). The path steps
+  // ds along each segment's mid heading, from (0, 0).
+  path.assign(2 * static_cast<size_t>(n), 0.0);
+  bool ok = true;
+  double psi_prev = 0.0, x = 0.0, y = 0.0;
   for (int64_t j = 0; j + 1 < n; ++j) {
     const double e = 0.5 * (kappa[j + 1] + kappa[j]) * ds;
     const double psi_next = j == 0 ? e : psi_prev + e;
-    mid[j] = 0.5 * (psi_next + psi_prev);
+    const double mid = 0.5 * (psi_next + psi_prev);
+    ok = ok && std::isfinite(mid);
     psi_prev = psi_next;
-  }
-  // Speed: v_lo + (v_hi - v_lo) * 0.5 * (1 + sines3), capped by sqrt(a_lat / |kappa|),
-  // clipped to [v_lo, v_hi] (kappa is read before its slot is overwritten).
-  const double f = (v_hi - v_lo) * 0.5;
-  for (int64_t i = 0; i < n; ++i) {
-    double sum = amp[4] * work[4 * n + i];
-    for (int r = 5; r < kRandomCourseRows; ++r) sum = sum + amp[r] * work[r * n + i];
-    const double vi = v_lo + f * (1.0 + sum / amp3);
-    const double cap = std::sqrt(max_lat_accel / std::fabs(kappa[i]));
-    v[i] = np_minimum(np_maximum(np_minimum(vi, cap), v_lo), v_hi);
-  }
-  limit_long_accel(v, n, ds, long_accel);
-  bool ok = true;
-  for (int64_t i = 0; i < n; ++i) ok = ok && std::isfinite(v[i]);
-  for (int64_t j = 0; j + 1 < n; ++j) ok = ok && std::isfinite(mid[j]);
-  *finite = ok;
-  return peak;
-}
-
-void random_course_path(const double* cos_mid, const double* sin_mid, int64_t n, double ds,
-                        double* path) {
-  path[0] = 0.0;
-  path[1] = 0.0;
-  double x = 0.0, y = 0.0;
-  for (int64_t j = 0; j + 1 < n; ++j) {
-    const double dx = ds * cos_mid[j], dy = ds * sin_mid[j];
+    const double dx = ds * std::cos(mid), dy = ds * std::sin(mid);
     x = j == 0 ? dx : x + dx;  // cumsum: the first element is the first term
     y = j == 0 ? dy : y + dy;
     path[2 * (j + 1)] = x;
     path[2 * (j + 1) + 1] = y;
   }
+  // Speed: v_lo + (v_hi - v_lo) * 0.5 * (1 + sines3), capped by sqrt(a_lat / |kappa|),
+  // clipped to [v_lo, v_hi], limited to +-long_accel along the path.
+  const double amp3 = (amp[4] + amp[5]) + amp[6];
+  const double f = (c.v_hi - c.v_lo) * 0.5;
+  v.assign(static_cast<size_t>(n), 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    double sum = amp[4] * std::sin(kTwoPi * s[i] / lam[4] + phase[4]);
+    for (int r = 5; r < kRandomCourseRows; ++r)
+      sum = sum + amp[r] * std::sin(kTwoPi * s[i] / lam[r] + phase[r]);
+    const double vi = c.v_lo + f * (1.0 + sum / amp3);
+    const double cap = std::sqrt(c.max_lat_accel / std::fabs(kappa[i]));
+    v[i] = np_minimum(np_maximum(np_minimum(vi, cap), c.v_lo), c.v_hi);
+  }
+  limit_long_accel(v.data(), n, ds, kRandomCourseLongAccel);
+  for (int64_t i = 0; i < n; ++i) ok = ok && std::isfinite(v[i]);
+  return ok;
 }
 
 void limit_long_accel(double* v, int64_t n, double ds, double accel) {

@@ -1,49 +1,43 @@
-// The exact-arithmetic stages of a random course (vdsim_gym.envs.courses.random_course).
-//
-// The course's sines, cosines and the ramp's cube stay in numpy: its SIMD builds of sin,
-// cos and pow may differ from the C library's in the last bit, and the courses (and every
-// golden result on them) are numpy's. What lies between them is +, -, *, /, sqrt, min and
-// max, correctly rounded everywhere, so these stages repeat numpy's element-wise
-// operations in numpy's order and give the same doubles (the tests compare them with the
-// plain numpy reference over many seeds and parameters). They replace about sixty numpy
-// calls on arrays of ~600 points, whose call overhead was most of a reset.
+// A random course (vdsim_gym.envs.courses.random_course) drawn and built in C++: the
+// uniforms from the env's numpy generator (numpy_draws.hpp), the curvature's and the
+// speed's sinusoids, the speed profile's limits and the path, in the plain numpy
+// version's order of operations (tests/envs/test_courses.py keeps it as the reference,
+// with the C library's sin, cos and pow element by element: the same doubles on any
+// CPU). numpy's SIMD sin, cos and pow may differ from the C library's in the last bit
+// on CPUs where numpy dispatches them (AVX-512); on the others numpy calls the C library,
+// and the courses are those numpy built before.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
+
+#include "numpy_draws.hpp"
 
 namespace vdsim {
 
 // Uniform draws of a random course, in the order the numpy reference drew them:
-// 4 curvature wavelengths, amplitudes and phases, the curvature scale, then 3 speed
-// wavelengths, amplitudes and phases. From doubles d in [0, 1) (Generator.random):
-// u = low + (high - low) * d, as Generator.uniform computes it.
+// 4 curvature wavelengths, amplitudes and phases, the curvature scale (only when the
+// curvature's shape has a nonzero point), then 3 speed wavelengths, amplitudes and
+// phases: u = low + (high - low) * d for d from Generator.random.
 constexpr int kRandomCourseDraws = 22;
 constexpr int kRandomCourseRows = 7;  // sinusoids: 4 curvature, 3 speed
+constexpr double kRandomCourseRamp = 20.0;       // [m] the curvature fades in over it
+constexpr double kRandomCourseLongAccel = 2.0;   // [m/s^2] |dv/dt| along the path
 
-// Stage 1: the arc-length grid s = linspace(0, length, n) (numpy's formula), each
-// sinusoid's argument 2 pi s / lambda + phase (rows 0-6 of `work`, n each) and the ramp's
-// t = clip(s / ramp, 0, 1) (row 7). `work` holds 8 n doubles. Returns the spacing ds.
-double random_course_arguments(const double* d, int64_t n, double length, double ramp,
-                               double* work);
+// A random course's parameters: n points (max(round(length / spacing), 1) + 1, n >= 2)
+// over `length` [m], the curvature bound k_bound [1/m], speeds in [v_lo, v_hi] [m/s]
+// capped by the lateral acceleration max_lat_accel [m/s^2].
+struct RandomCourseSpec {
+  int64_t n = 2;
+  double length = 0.0, k_bound = 0.0, v_lo = 0.0, v_hi = 0.0, max_lat_accel = 0.0;
+};
 
-// Stage 2, after numpy's sin of rows 0-6 (in place) and t3 = t ** 3: curvature (the
-// curvature sines' sum times the quintic ramp, scaled to the drawn peak), the speed
-// profile (capped by the lateral acceleration, clipped, limited to +-long_accel along
-// the path), the heading by the trapezoid rule and its midpoints. Writes v (n) and mid
-// (n - 1), and *finite: whether every value of both is finite (so is then the path);
-// returns the shape's peak |value| (the reference draws the curvature scale only when it
-// is > 0, so the caller redraws otherwise).
-double random_course_profile(const double* work, const double* t3, const double* d,
-                             int64_t n, double ds, double k_bound, double v_lo, double v_hi,
-                             double max_lat_accel, double long_accel, double* v, double* mid,
-                             bool* finite);
-
-// Stage 3, after numpy's cos and sin of the midpoints: the path from (0, 0) by steps of
-// ds along each midpoint heading (n x 2, row-major).
-void random_course_path(const double* cos_mid, const double* sin_mid, int64_t n, double ds,
-                        double* path);
+// Draws a course from `rng`: path (n x 2, row-major) and speed (n); false when a value
+// is not finite (e.g. a path so short that the curvature's scale overflows).
+bool draw_random_course(const RandomCourseSpec& spec, NumpyDraws& rng,
+                        std::vector<double>& path, std::vector<double>& speed);
 
 // pow(x, 2) as the C library computes it, without the call where that is certain.
 // x * x is x^2 correctly rounded; its rounding error lo is exact by Dekker's product

@@ -439,10 +439,10 @@ def test_threads_zero_is_inline_for_small_batches() -> None:
 
 
 # Rows whose episode draw is their core's (DLC: the start on its one course; the dyno:
-# the cycle's pick; ACC: the scenario) reset in C++ inside the batch step. Frequent ends,
-# a multi-cycle dyno (its pick is a draw), latency (the latency seed's draw) and a seeded
-# reset midway (new generators) against SyncVectorEnv, bit for bit; no row's Python reset
-# runs meanwhile.
+# the cycle's pick; ACC: the scenario; PathFollow: the course and the start) reset in C++
+# inside the batch step. Frequent ends, a multi-cycle dyno (its pick is a draw), latency
+# (the latency seed's draw) and a seeded reset midway (new generators) against
+# SyncVectorEnv, bit for bit; no row's Python reset runs meanwhile.
 CORE_RESET_CASES = [
     ("VDSim-DLC-v0", {}),
     ("VDSim-DLC-v0", {"latency": LatencyModel.uniform(0.005, 0.03, seed=2)}),
@@ -450,12 +450,14 @@ CORE_RESET_CASES = [
     ("VDSim-Dyno-v0", {"cycle": ["urban_stop_and_go", "highway"],
                        "latency": LatencyModel.fixed(0.02)}),
     ("VDSim-ACC-v0", {"latency": LatencyModel.uniform(0.01, 0.08, seed=3)}),
+    ("VDSim-PathFollow-v0", {"course_length": 40.0}),
 ]
 
 
 @pytest.mark.parametrize("mode", ["next_step", "same_step"])
 @pytest.mark.parametrize("env_id,kw", CORE_RESET_CASES,
-                         ids=["dlc", "dlc_latency", "dyno_cycles", "dyno_latency", "acc"])
+                         ids=["dlc", "dlc_latency", "dyno_cycles", "dyno_latency", "acc",
+                              "path_follow"])
 def test_rows_reset_in_cpp_match_sync_vector_env(env_id: str, kw: dict, mode: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     vec, ref = make_pair(env_id, 3, mode, max_episode_steps=4, **kw)

@@ -37,8 +37,6 @@ LANE_CHANGE_LENGTH = 30.0  # [m] longitudinal length of each transition
 LANE_CHANGE_HOLD = 25.0  # [m] hold at 3.5 m; chosen equal to ISO 3888-1 section 3
 MAX_CONE_SPACING = 4.0  # [m] intermediate cones: equal spacing, at most this
 RANDOM_CORRIDOR_HALF_WIDTH = 3.0  # [m]
-RANDOM_LONG_ACCEL = 2.0  # [m/s^2] |dv/dt| bound of random speed profiles
-RANDOM_RAMP = 20.0  # [m] curvature fades in over the first metres (start straight)
 
 
 DEFAULT_CONE_RADIUS = _core.TaskParams().cone_radius  # [m] one source: the C++ task
@@ -300,7 +298,33 @@ def _limit_long_accel(v: np.ndarray, ds: float, accel: float) -> np.ndarray:
     return _core.limit_long_accel(v, float(ds), float(accel))
 
 
-RANDOM_COURSE_DRAWS = 22  # doubles of rng.random per course (vdsim/random_course.hpp)
+def random_course_spec(*, length: float = 300.0, spacing: float = 0.5,
+                       max_curvature: float = 0.05,
+                       speed_range: tuple[float, float] = (8.0, 25.0),
+                       max_lat_accel: float = 4.0) -> tuple[int, float, float, float, float,
+                                                            float]:
+    """A random course's parameters, checked, as the core draws it (``_core.random_course``
+    and the path cores' ``set_random_course``): (points, length, curvature bound, v_lo,
+    v_hi, max_lat_accel). A ConfigError names a bad one."""
+    _check_positive(length=length, spacing=spacing, max_curvature=max_curvature,
+                    max_lat_accel=max_lat_accel)
+    v_lo, v_hi = (float(v) for v in speed_range)
+    _check_positive(speed_min=v_lo)
+    if not v_hi >= v_lo:
+        raise ConfigError(f"speed_range must be (low, high) with low <= high, got {speed_range}")
+    n = max(int(round(length / spacing)), 1) + 1
+    k_bound = min(max_curvature, max_lat_accel / v_lo**2)
+    return n, float(length), float(k_bound), v_lo, v_hi, float(max_lat_accel)
+
+
+def random_course_error(spec: tuple[int, float, float, float, float, float],
+                        spacing: Any = "?") -> ConfigError:
+    """The error of a course whose path or speed came out non-finite."""
+    n, length, k_bound, v_lo, v_hi, max_lat_accel = spec
+    return ConfigError(
+        f"random_course(length={length!r}, spacing={spacing!r}, speed_range="
+        f"{(v_lo, v_hi)!r}, curvature bound={k_bound!r}, max_lat_accel={max_lat_accel!r}) "
+        "gives a non-finite path or speed profile; use a longer course and finite bounds")
 
 
 def random_course(
@@ -322,53 +346,19 @@ def random_course(
     80-400 m) mapped onto speed_range, capped at sqrt(max_lat_accel/|kappa|) and limited
     to +-2 m/s^2 along the path. The path integrates the heading (trapezoid rule) from
     (0, 0) heading +x, each step of length `spacing` along the mean heading of its ends.
-    All randomness comes from `rng`: 22 uniforms.
+    All randomness comes from `rng`: 22 uniforms (21 for a flat curvature, which draws no
+    scale).
 
-    The arithmetic runs in three C++ stages (vdsim/random_course.hpp) with numpy's sin,
-    cos and power between them; tests/envs/test_courses.py keeps the plain numpy
-    version, which gives the same doubles.
+    Drawn and built in the core (vdsim/random_course.hpp, from ``rng``'s bit generator:
+    what ``VDSim-PathFollow-v0``'s core draws at each reset); tests/envs/test_courses.py
+    keeps the plain numpy version, which gives the same doubles.
     """
-    _check_positive(length=length, spacing=spacing, max_curvature=max_curvature,
-                    max_lat_accel=max_lat_accel)
-    v_lo, v_hi = (float(v) for v in speed_range)
-    _check_positive(speed_min=v_lo)
-    if not v_hi >= v_lo:
-        raise ConfigError(f"speed_range must be (low, high) with low <= high, got {speed_range}")
-    n = max(int(round(length / spacing)), 1) + 1
-    k_bound = min(max_curvature, max_lat_accel / v_lo**2)
-    state = rng.bit_generator.state
-    draws = rng.random(RANDOM_COURSE_DRAWS)
-    peak, v, mid, ds, finite = _random_profile(draws, n, float(length), k_bound, v_lo, v_hi,
-                                               float(max_lat_accel))
-    if not peak > 0:
-        # A flat curvature: drawn as the reference draws it, without the curvature scale
-        # (the 13th uniform), so the speed takes the next ones and the generator ends on
-        # the same state.
-        rng.bit_generator.state = state
-        draws = np.insert(rng.random(RANDOM_COURSE_DRAWS - 1), 12, 0.0)
-        peak, v, mid, ds, finite = _random_profile(draws, n, float(length), k_bound, v_lo,
-                                                   v_hi, float(max_lat_accel))
+    spec = random_course_spec(length=length, spacing=spacing, max_curvature=max_curvature,
+                              speed_range=speed_range, max_lat_accel=max_lat_accel)
+    path, v, finite = _core.random_course(rng.bit_generator, *spec)
     if not finite:  # e.g. a path so short that the curvature's scale overflows
-        raise ConfigError(
-            f"random_course(length={length!r}, spacing={spacing!r}, speed_range="
-            f"{speed_range!r}, max_curvature={max_curvature!r}, max_lat_accel="
-            f"{max_lat_accel!r}) gives a non-finite path or speed profile; use a longer "
-            "course and finite bounds")
-    path = _core.random_course_path(np.cos(mid), np.sin(mid), ds)
+        raise random_course_error(spec, spacing)
     return Course._trusted("random", path, v, RANDOM_CORRIDOR_HALF_WIDTH, float(v[0]))
-
-
-def _random_profile(draws: np.ndarray, n: int, length: float, k_bound: float, v_lo: float,
-                    v_hi: float, max_lat_accel: float
-                    ) -> tuple[float, np.ndarray, np.ndarray, float, bool]:
-    """Stages 1 and 2 of random_course: (peak |shape|, speed, heading midpoints, ds,
-    whether the speed and midpoints are all finite)."""
-    work, ds = _core.random_course_arguments(draws, n, length, RANDOM_RAMP)
-    np.sin(work[:7], out=work[:7])
-    t = work[7]
-    peak, v, mid, finite = _core.random_course_profile(work, t**3, draws, ds, k_bound, v_lo,
-                                                       v_hi, max_lat_accel, RANDOM_LONG_ACCEL)
-    return peak, v, mid, ds, finite
 
 
 def available_scenarios() -> list[str]:

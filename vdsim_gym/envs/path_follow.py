@@ -7,7 +7,11 @@ from typing import Any
 
 from vdsim_gym._checks import is_real
 from vdsim_gym.envs.course import Course
-from vdsim_gym.envs.courses import random_course
+from vdsim_gym.envs.courses import (
+    RANDOM_CORRIDOR_HALF_WIDTH,
+    random_course_error,
+    random_course_spec,
+)
 from vdsim_gym.envs.path_env import SHARED_ARGS, SHARED_DOC, PathTrackingEnv
 from vdsim_gym.errors import ConfigError
 
@@ -19,8 +23,8 @@ class PathFollowEnv(PathTrackingEnv):
 
     ## Description
 
-    Every ``reset`` draws a new course from ``vdsim_gym.envs.courses.random_course``
-    with the env's ``np_random`` (so a seed fixes the course sequence): bounded
+    Every ``reset`` draws a new course (``vdsim_gym.envs.courses.random_course``'s, drawn by
+    the core) from the env's ``np_random`` (so a seed fixes the course sequence): bounded
     curvature, a speed profile within ``speed_range`` limited by lateral acceleration.
     No cones. Meant for training policies that generalize beyond one manoeuvre.
     """
@@ -69,10 +73,44 @@ class PathFollowEnv(PathTrackingEnv):
             ) from None
         if not (0 < lo <= hi and math.isfinite(hi)):
             raise ConfigError(f"speed_range must satisfy 0 < low <= high, got {speed_range!r}")
+        self._course_spec = random_course_spec(length=float(course_length),
+                                               speed_range=(lo, hi))
         super().__init__(**kwargs)
         self.course_length = float(course_length)
         self.speed_range = (lo, hi)
 
-    def _next_course(self) -> Course:
-        return random_course(self.np_random, length=self.course_length,
-                             speed_range=self.speed_range)
+    RESETS_IN_CORE = True  # the course and the start are the core's draws
+
+    def _new_core(self, physics: Any) -> Any:
+        """The path core, set to draw a new random course every episode."""
+        core = super()._new_core(physics)
+        core.set_random_course(*self._course_spec, RANDOM_CORRIDOR_HALF_WIDTH)
+        return core
+
+    @property
+    def course(self) -> Course | None:
+        """This episode's course (None before the first reset): the one the core drew,
+        as a Course (built from the core's path when first asked for after a reset)."""
+        core: Any = self.__dict__.get("_core")
+        serial = 0 if core is None else core.course_serial
+        if serial == 0:
+            return None
+        view = self.__dict__.get("_course_view")
+        if view is None or view[0] != serial or view[1] is not core:
+            path, speed, start = core.course_arrays()
+            view = (serial, core, Course._trusted("random", path, speed,
+                                                  RANDOM_CORRIDOR_HALF_WIDTH, start))
+            self.__dict__["_course_view"] = view
+        return view[2]
+
+    @course.setter
+    def course(self, value: Course | None) -> None:
+        """The core holds the course (PathTrackingEnv's assignments are its own)."""
+
+    def _reset_task(self, seed: int | None) -> tuple[float, ...]:
+        """The episode's course and start, drawn by the core (``PathTask::draw_start``
+        with a random course: vdsim/random_course.hpp, then the start on it)."""
+        try:
+            return self._core.draw_start(self.np_random.bit_generator)
+        except ValueError:
+            raise random_course_error(self._course_spec) from None
