@@ -8,6 +8,7 @@ path, so a misspelt parameter never silently keeps its default.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import typing
 from dataclasses import dataclass, fields
@@ -158,7 +159,10 @@ class ActuatorConfig:
     max_angle: float = math.inf  # road-wheel saturation [rad]
 
 
+@functools.cache
 def _hints(cls: type) -> dict[str, Any]:
+    """A config class's field types, resolved once (get_type_hints evaluates every
+    annotation's string: about 0.4 ms for VehicleConfig and its parts)."""
     return typing.get_type_hints(cls)
 
 
@@ -271,8 +275,8 @@ def load_vehicle(
     if not isinstance(vehicle, (str, Path, dict)):
         raise ConfigError(f"vehicle must be a name under envs/vehicles, a .yaml path, a dict "
                           f"of fields or a VehicleConfig, got {vehicle!r}")
-    base = dataclasses.replace(default_vehicle(), steering_ratio=None)
     if isinstance(vehicle, dict):
+        base = dataclasses.replace(default_vehicle(), steering_ratio=None)
         return _validate_vehicle(merge(base, vehicle, "vehicle dict"), "vehicle dict")
     path = Path(vehicle)
     if path.suffix not in (".yaml", ".yml"):
@@ -302,6 +306,7 @@ def load_vehicle(
         raise ConfigError(f"{path}: a chassis-dyno bench (model: dyno), not a road vehicle; "
                           "use vdsim_gym.dyno.DynoBench(vehicle=...) or VDSim-Dyno-v0")
     data.setdefault("name", path.stem)
+    base = dataclasses.replace(default_vehicle(), steering_ratio=None)
     cfg = _validate_vehicle(merge(base, data, str(path)), str(path))
     if len(_LOADED) >= 64:  # a bounded cache: many generated files do not grow it
         _LOADED.clear()
