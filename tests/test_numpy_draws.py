@@ -77,3 +77,37 @@ def test_bad_generators_and_ranges_are_refused() -> None:
         _core.numpy_draws(g, "normal")
     with pytest.raises(ValueError, match="integers"):
         _core.numpy_draws(g, "integers", 0.0)
+
+
+def _words(entropy) -> list[int]:
+    from vdsim_gym.envs.vector import _entropy_words
+
+    if isinstance(entropy, list):
+        return [w for v in entropy for w in _entropy_words(v)]
+    return _entropy_words(entropy)
+
+
+@pytest.mark.parametrize("entropy", [0, 1, 7, 2**32 - 1, 2**32, 2**64 + 5, 2**127 + 12345,
+                                     [3, 0x1A7E_5EED], [0, 0], [2**40, 1, 2, 3, 4, 5]],
+                         ids=str)
+def test_core_pcg64_is_numpys_seeded_by_seed_sequence(entropy) -> None:
+    """The core's PCG64 from SeedSequence's entropy words (a vector env's rows seeded in
+    C++) is numpy's PCG64(SeedSequence(entropy)): the same state, the same draws, the same
+    state after them (the 32-bit half kept between integers() calls)."""
+    ours = _core.Pcg64(_words(entropy))
+    ref = np.random.PCG64(np.random.SeedSequence(entropy))
+    assert ours.state == ref.state
+    g = np.random.Generator(ref)
+    assert _core.numpy_draws(ours, "random", 0.0, 0.0, 5) == list(g.random(5))
+    assert _core.numpy_draws(ours, "integers", 7.0, 0.0, 3) == \
+        [int(g.integers(7)) for _ in range(3)]
+    assert ours.state == ref.state
+    assert _core.numpy_draws(ours, "integers", float(2**63), 0.0, 2) == \
+        [int(g.integers(2**63)) for _ in range(2)]
+    assert ours.state == ref.state
+
+
+def test_entropy_words_are_seed_sequences() -> None:
+    for value in (0, 1, 2**32 - 1, 2**32, 2**100 + 3):
+        assert np.random.SeedSequence(value).entropy == value
+        assert _core.Pcg64(_words(value)).state == np.random.PCG64(value).state

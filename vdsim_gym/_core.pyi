@@ -8,7 +8,8 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'CycleSpeeds', 'DEFAULT_STEP_TOL', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'EvalStepper', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'SimConfig', 'SingleTrackModel', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'draw_latency_seed', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'limit_long_accel', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'numpy_draws', 'predict_gap_obs', 'random_course', 'solve_box_qp', 'solve_spd_banded', 'tire4_build', 'tire_forces', 'tire_forces4', 'tire_forces_recorded', 'tire_fx_at', 'tire_fx_at4', 'whole_ticks']
+import typing_extensions
+__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'CycleSpeeds', 'DEFAULT_STEP_TOL', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'EvalStepper', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'Pcg64', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'SimConfig', 'SingleTrackModel', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'draw_latency_seed', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'limit_long_accel', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'numpy_draws', 'predict_gap_obs', 'random_course', 'solve_box_qp', 'solve_spd_banded', 'tire4_build', 'tire_forces', 'tire_forces4', 'tire_forces_recorded', 'tire_fx_at', 'tire_fx_at4', 'whole_ticks']
 class Level:
     """
     Members:
@@ -684,6 +685,24 @@ class Session:
     def vehicle(self) -> VehicleParams:
         """
         A copy of the vehicle parameters in use
+        """
+class Pcg64:
+    """
+    numpy's PCG64 seeded by SeedSequence, in C++ (vdsim/numpy_draws.hpp)
+    """
+    def __init__(self, entropy: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
+        """
+        From SeedSequence's entropy words (little-endian 32-bit)
+        """
+    @property
+    def capsule(self) -> typing_extensions.CapsuleType:
+        """
+        The bitgen_t capsule, as a numpy BitGenerator's (valid while this object is)
+        """
+    @property
+    def state(self) -> dict:
+        """
+        numpy's PCG64.state of this generator
         """
 class LatencyKind:
     """
@@ -1770,9 +1789,21 @@ class VectorEnvCore:
         """
         Stop and join the workers (idempotent)
         """
+    def release_row_rng(self, i: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Row i draws from no generator until set_row_rng or seed_rows
+        """
     def reset_rows(self, mask: numpy.ndarray) -> None:
         """
         Reset the masked envs in C++ (their tasks draw their starts from set_row_rng's generators) into the bound buffers
+        """
+    def row_rng_state(self, i: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
+        """
+        The numpy states of row i's generators while the row owns them (seed_rows), else None
+        """
+    def seed_rows(self, mask: numpy.ndarray, task_words: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], task_offsets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], latency_words: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], latency_offsets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], model_seeds: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64]) -> None:
+        """
+        Seed the masked rows' generators in C++ (numpy's SeedSequence and PCG64) and reset them
         """
     def set_actuator(self, i: typing.SupportsInt | typing.SupportsIndex, actuator: ActuatorParams, dead_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
         """

@@ -3,7 +3,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "np_bitgen.hpp"
 #include "vdsim/async_timeline.hpp"
@@ -19,6 +21,16 @@ void bind_latency(py::module_& m) {
       }, py::arg("bit_generator"), py::arg("model_seed"),
       "An episode's latency seed: model_seed ^ integers(2**63) from the bit generator "
       "(the env's latency stream), as the C++ in-batch reset draws it");
+  py::class_<NpPcg64, std::unique_ptr<NpPcg64>>(
+      m, "Pcg64", "numpy's PCG64 seeded by SeedSequence, in C++ (vdsim/numpy_draws.hpp)")
+      .def(py::init([](const std::vector<uint32_t>& entropy) {
+             return std::make_unique<NpPcg64>(entropy.data(), entropy.size());
+           }), py::arg("entropy"), "From SeedSequence's entropy words (little-endian 32-bit)")
+      .def_property_readonly("capsule", [](NpPcg64& g) {
+             return py::capsule(static_cast<void*>(g.bitgen()), "BitGenerator");
+           }, "The bitgen_t capsule, as a numpy BitGenerator's (valid while this object is)")
+      .def_property_readonly("state", [](const NpPcg64& g) { return vdsim_py::pcg64_state(g); },
+                             "numpy's PCG64.state of this generator");
   m.def("numpy_draws", [](py::handle bit_generator, const std::string& kind, double a,
                           double b, int64_t count) {
         // The C++ draws (vdsim/numpy_draws.hpp) for tests against numpy's Generator.

@@ -75,6 +75,16 @@ struct PyVectorEnvCore {
   // generators they point into, kept alive here.
   std::vector<EpisodeRng> rngs;
   std::vector<py::object> rng_refs;  // 2 per row: np_random's, the latency stream's
+  // Rows seeded in C++ (seed_rows) own their generators here until their env takes them
+  // (row_rng_state, then set_row_rng with numpy objects).
+  std::vector<std::unique_ptr<NpPcg64>> own_task, own_latency;
+  void release(int64_t i) {
+    rngs[i] = EpisodeRng{};
+    rng_refs[2 * i] = py::none();
+    rng_refs[2 * i + 1] = py::none();
+    own_task[i].reset();
+    own_latency[i].reset();
+  }
 };
 
 // The rows a reset mask names, checked: a (N,) bool or uint8 array whose rows have their
@@ -194,6 +204,8 @@ void bind_vector(py::module_& m) {
              out->impl = std::make_unique<VectorEnvCore>(std::move(ptrs), threads);
              out->rngs.resize(out->cores.size());
              out->rng_refs.resize(2 * out->cores.size());
+             out->own_task.resize(out->cores.size());
+             out->own_latency.resize(out->cores.size());
              return out;
            }), py::arg("cores"), py::arg("threads") = 0,
            "N env cores (one spec) stepped together; threads=0: all cores from 16 envs up, else inline; 1: inline")
@@ -401,12 +413,78 @@ void bind_vector(py::module_& m) {
              r.latency = latency_bit_generator.is_none()
                              ? nullptr : vdsim_py::np_bitgen(latency_bit_generator);
              r.model_seed = model_seed;
+             v.release(i);
              v.rngs[i] = r;
              v.rng_refs[2 * i] = std::move(bit_generator);
              v.rng_refs[2 * i + 1] = std::move(latency_bit_generator);
            }, py::arg("i"), py::arg("bit_generator"), py::arg("latency_bit_generator"),
            py::arg("model_seed"),
            "Env i's episode generators for resets in C++ (reset_rows, step_fast's reset_mask)")
+      .def("seed_rows", [](PyVectorEnvCore& v, py::array mask,
+                           const py::array_t<uint32_t, py::array::c_style>& task_words,
+                           const py::array_t<int64_t, py::array::c_style>& task_offsets,
+                           const py::array_t<uint32_t, py::array::c_style>& latency_words,
+                           const py::array_t<int64_t, py::array::c_style>& latency_offsets,
+                           const py::array_t<uint64_t, py::array::c_style>& model_seeds) {
+             // The masked rows seeded as Gymnasium seeds an env (a PCG64 from SeedSequence
+             // of row i's entropy words task_words[task_offsets[i]:task_offsets[i + 1]]),
+             // with their latency streams likewise (none where the offsets are equal),
+             // then reset in C++ into the bound buffers. The rows own these generators
+             // until their envs take them (row_rng_state).
+             if (v.impl->closed()) throw std::runtime_error("VectorEnvCore is closed");
+             const int64_t n = v.impl->size();
+             if (task_offsets.size() != n + 1 || latency_offsets.size() != n + 1 ||
+                 model_seeds.size() != n)
+               throw std::invalid_argument("seed_rows: N + 1 offsets and N model seeds");
+             const int64_t* to = task_offsets.data();
+             const int64_t* lo = latency_offsets.data();
+             if (mask.ndim() != 1 || mask.shape(0) != n || mask.itemsize() != 1)
+               throw std::invalid_argument("seed_rows: a (N,) bool mask");
+             const auto* m = static_cast<const uint8_t*>(mask.data());
+             for (int64_t i = 0; i < n; ++i) {
+               if (!m[i]) continue;
+               if (!(0 <= to[i] && to[i] < to[i + 1] && to[i + 1] <= task_words.size()) ||
+                   !(0 <= lo[i] && lo[i] <= lo[i + 1] && lo[i + 1] <= latency_words.size()))
+                 throw std::invalid_argument("seed_rows: offsets out of range");
+               v.release(i);
+               v.own_task[i] = std::make_unique<NpPcg64>(task_words.data() + to[i],
+                                                         static_cast<size_t>(to[i + 1] - to[i]));
+               if (lo[i + 1] > lo[i])
+                 v.own_latency[i] = std::make_unique<NpPcg64>(
+                     latency_words.data() + lo[i], static_cast<size_t>(lo[i + 1] - lo[i]));
+               v.rngs[i] = EpisodeRng{v.own_task[i]->bitgen(),
+                                      v.own_latency[i] ? v.own_latency[i]->bitgen() : nullptr,
+                                      model_seeds.data()[i]};
+             }
+             FastStep& f = v.fast;
+             if (!f.ready) throw std::runtime_error("bind_buffers() first");
+             VectorStepBuffers b;
+             b.reset_mask = reset_rows_of(v, mask);
+             b.rngs = v.rngs.data();
+             b.reset_only = true;
+             f.into(b);
+             vdsim_py::run_interruptible([&] { v.impl->step(b); });
+             auto* elapsed = static_cast<int64_t*>(f.elapsed.mutable_data());
+             for (int64_t i = 0; i < n; ++i)
+               if (m[i]) elapsed[i] = 0;
+           }, py::arg("mask"), py::arg("task_words"), py::arg("task_offsets"),
+           py::arg("latency_words"), py::arg("latency_offsets"), py::arg("model_seeds"),
+           "Seed the masked rows' generators in C++ (numpy's SeedSequence and PCG64) and reset "
+           "them")
+      .def("row_rng_state", [](PyVectorEnvCore& v, int64_t i) -> py::object {
+             // Row i's generators' numpy states when the row owns them (seed_rows), else None.
+             if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
+             if (!v.own_task[i]) return py::none();
+             py::object lat = v.own_latency[i] ? py::object(vdsim_py::pcg64_state(*v.own_latency[i]))
+                                               : py::object(py::none());
+             return py::make_tuple(vdsim_py::pcg64_state(*v.own_task[i]), lat);
+           }, py::arg("i"),
+           "The numpy states of row i's generators while the row owns them (seed_rows), "
+           "else None")
+      .def("release_row_rng", [](PyVectorEnvCore& v, int64_t i) {
+             if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
+             v.release(i);
+           }, py::arg("i"), "Row i draws from no generator until set_row_rng or seed_rows")
       .def("reset_rows", [](PyVectorEnvCore& v, py::array mask) {
              // The masked rows' episode resets in C++ (their tasks' starts drawn from their
              // generators) into the bound buffers; the other rows are left alone.

@@ -14,6 +14,7 @@
 //   for one value (32-bit draws below 2^32, 64-bit above).
 // tests/test_numpy_draws.py checks every one against numpy's Generator, bit for bit.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 
@@ -78,6 +79,106 @@ class NumpyDraws {
     return static_cast<uint64_t>(m >> 64);
   }
   NpBitGen* bg_;
+};
+
+// numpy's PCG64 seeded by numpy's SeedSequence (pool size 4), in C++: the generator a
+// Gymnasium env gets from reset(seed=s) (np.random.Generator(PCG64(SeedSequence(s)))),
+// made without Python for a vector env's rows (their seeded resets in one call). The
+// entropy is SeedSequence's: the little-endian 32-bit words of the seed (of each element
+// of a seed list, concatenated; [0] for 0). bitgen() serves NumpyDraws as numpy's own
+// PCG64 does (next_uint32 halves a 64-bit output, the high half kept for the next call);
+// state() is what numpy's PCG64.state holds, so the generator can move to a numpy object.
+// tests/test_numpy_draws.py checks states and draws against numpy's.
+class NpPcg64 {
+ public:
+  NpPcg64(const uint32_t* entropy, size_t n) {
+    constexpr uint32_t kInitA = 0x43b0d7e5u, kMultA = 0x931e8875u, kInitB = 0x8b51f9ddu,
+                       kMultB = 0x58f38dedu, kMixL = 0xca01f9ddu, kMixR = 0x4973f715u;
+    uint32_t hash = kInitA;
+    auto hashmix = [&hash](uint32_t v) {
+      v ^= hash;
+      hash *= kMultA;
+      v *= hash;
+      v ^= v >> 16;
+      return v;
+    };
+    auto mix = [](uint32_t x, uint32_t y) {
+      uint32_t r = kMixL * x - kMixR * y;
+      r ^= r >> 16;
+      return r;
+    };
+    uint32_t pool[4];
+    for (size_t i = 0; i < 4; ++i) pool[i] = hashmix(i < n ? entropy[i] : 0u);
+    for (size_t src = 0; src < 4; ++src)
+      for (size_t dst = 0; dst < 4; ++dst)
+        if (src != dst) pool[dst] = mix(pool[dst], hashmix(pool[src]));
+    for (size_t src = 4; src < n; ++src)
+      for (size_t dst = 0; dst < 4; ++dst) pool[dst] = mix(pool[dst], hashmix(entropy[src]));
+    uint32_t words[8];  // generate_state(4, uint64) as 32-bit words
+    uint32_t hc = kInitB;
+    for (size_t i = 0; i < 8; ++i) {
+      uint32_t v = pool[i % 4];
+      v ^= hc;
+      hc *= kMultB;
+      v *= hc;
+      v ^= v >> 16;
+      words[i] = v;
+    }
+    uint64_t w[4];
+    for (size_t k = 0; k < 4; ++k)
+      w[k] = static_cast<uint64_t>(words[2 * k]) | (static_cast<uint64_t>(words[2 * k + 1]) << 32);
+    const u128 seed = (static_cast<u128>(w[0]) << 64) | w[1];
+    const u128 seq = (static_cast<u128>(w[2]) << 64) | w[3];
+    state_ = 0;
+    inc_ = (seq << 1) | 1u;
+    step();
+    state_ += seed;
+    step();
+    bg_ = NpBitGen{this, &next64_fn, &next32_fn, &next_double_fn, &next64_fn};
+  }
+  NpPcg64(const NpPcg64&) = delete;  // bg_ points at this object
+  NpPcg64& operator=(const NpPcg64&) = delete;
+
+  NpBitGen* bitgen() { return &bg_; }
+  // numpy's PCG64.state: state and inc (128-bit: high, low words), has_uint32, uinteger.
+  void state(uint64_t out[4], int& has_uint32, uint32_t& uinteger) const {
+    out[0] = static_cast<uint64_t>(state_ >> 64), out[1] = static_cast<uint64_t>(state_);
+    out[2] = static_cast<uint64_t>(inc_ >> 64), out[3] = static_cast<uint64_t>(inc_);
+    has_uint32 = has_uint32_;
+    uinteger = uinteger_;
+  }
+
+ private:
+  using u128 = unsigned __int128;
+  static constexpr u128 kMult =
+      (static_cast<u128>(2549297995355413924ULL) << 64) | 4865540595714422341ULL;
+  void step() { state_ = state_ * kMult + inc_; }
+  uint64_t next64() {
+    step();
+    const uint64_t v = static_cast<uint64_t>(state_ >> 64) ^ static_cast<uint64_t>(state_);
+    const unsigned rot = static_cast<unsigned>(state_ >> 122);
+    return (v >> rot) | (v << ((-rot) & 63u));
+  }
+  static uint64_t next64_fn(void* st) { return static_cast<NpPcg64*>(st)->next64(); }
+  static uint32_t next32_fn(void* st) {
+    auto* g = static_cast<NpPcg64*>(st);
+    if (g->has_uint32_) {
+      g->has_uint32_ = 0;
+      return g->uinteger_;
+    }
+    const uint64_t next = g->next64();
+    g->has_uint32_ = 1;
+    g->uinteger_ = static_cast<uint32_t>(next >> 32);
+    return static_cast<uint32_t>(next & 0xffffffffu);
+  }
+  static double next_double_fn(void* st) {
+    return static_cast<double>(static_cast<NpPcg64*>(st)->next64() >> 11) *
+           (1.0 / 9007199254740992.0);
+  }
+  u128 state_ = 0, inc_ = 0;
+  int has_uint32_ = 0;
+  uint32_t uinteger_ = 0;
+  NpBitGen bg_{};
 };
 
 // What an episode's reset draws from, for a reset run in C++ (EnvCoreBase::reset_episode):

@@ -186,9 +186,9 @@ def test_a_core_stepped_before_its_first_reset_does_not_crash(env_id):
 def test_path_observer_is_the_cores_observation():
     """PathObserver (what eval.policy_adapter uses on the Plant) computes the env's
     observation from the state the env's core is in, bit for bit."""
-    env = gym.make("VDSim-DLC-v0").unwrapped
-    with pytest.raises(ValueError, match="reset"):
-        env.path_observer()
+    with pytest.raises(ValueError, match="reset"):  # its course is drawn at reset
+        gym.make("VDSim-PathFollow-v0").unwrapped.path_observer()
+    env = gym.make("VDSim-DLC-v0").unwrapped  # its one course is set at construction
     obs, _ = env.reset(seed=5)
     obs_ref = env.path_observer()
     np.testing.assert_array_equal(obs_ref.obs_scale, env.obs_scale)

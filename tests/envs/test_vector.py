@@ -442,7 +442,7 @@ def test_threads_zero_is_inline_for_small_batches() -> None:
 # the cycle's pick; ACC: the scenario; PathFollow: the course and the start) reset in C++
 # inside the batch step. Frequent ends, a multi-cycle dyno (its pick is a draw), latency
 # (the latency seed's draw) and a seeded reset midway (new generators) against
-# SyncVectorEnv, bit for bit; no row's Python reset runs meanwhile.
+# SyncVectorEnv, bit for bit; no row's Python reset runs, seeded resets included.
 CORE_RESET_CASES = [
     ("VDSim-DLC-v0", {}),
     ("VDSim-DLC-v0", {"latency": LatencyModel.uniform(0.005, 0.03, seed=2)}),
@@ -467,14 +467,22 @@ def test_rows_reset_in_cpp_match_sync_vector_env(env_id: str, kw: dict, mode: st
         real = env._reset
         monkeypatch.setattr(env, "_reset", lambda s, o, real=real, i=i:
                             python_resets.append(i) or real(s, o))
-    assert run_pair(vec, ref, seed=3, steps=14) >= 9
-    assert python_resets == [0, 1, 2]  # run_pair's seeded reset only
+    assert run_pair(vec, ref, seed=3, steps=14) >= 9  # the seeded reset in C++ too
     if env_id == "VDSim-Dyno-v0":  # the cycles drawn in C++ are the single envs'
         picks = [e.cycle_index for e in vec.unwrapped.envs]
         assert picks == [e.unwrapped.cycle_index for e in ref.envs]
-    # A seeded reset gives the rows new generators: the C++ resets draw from those.
+    # A seeded reset gives the rows new generators (made in C++): the resets draw from them.
     assert run_pair(vec, ref, seed=11, steps=9) >= 6
-    assert len(python_resets) == 6
+    # An unseeded reset continues them; the rows' generators are then numpy's own.
+    o1, _ = vec.reset()
+    o2, _ = ref.reset()
+    np.testing.assert_array_equal(o1, o2)
+    assert python_resets == []
+    for env, single in zip(vec.unwrapped.envs, ref.envs, strict=True):
+        assert env.np_random_seed == single.unwrapped.np_random_seed
+        assert env.np_random.bit_generator.state == single.unwrapped.np_random.bit_generator.state
+    assert run_pair(vec, ref, seed=13, steps=6) >= 3  # after the handover to numpy
+    assert python_resets == []
     vec.close()
     ref.close()
 

@@ -124,7 +124,7 @@ class ACCEnv(CoreEnv):
                            math.nan if self.set_speed is None else float(self.set_speed))
         core.set_episode_limit_ticks(-1 if self.time_limit is not None else ceil_ticks(
             (periods - 1) * self.control_period, self.substep_dt))
-        self._drawn = False
+        self._episode_drawn = False
 
     def _after_core_rebuild(self) -> None:
         self._set_source()
@@ -133,7 +133,7 @@ class ACCEnv(CoreEnv):
     def scenario(self) -> LeadScenario | None:
         """This episode's lead scenario (None before the first reset): the sensor file's,
         or the one the core drew."""
-        if not self._drawn:
+        if not self._episode_drawn:
             return None
         if self._csv is not None:
             return self._csv
@@ -166,7 +166,6 @@ class ACCEnv(CoreEnv):
         """The episode's scenario and start, drawn by the core (``AccTask::draw_start``:
         ``integers(len(families))`` picks the family, then its draws; none for a sensor
         file)."""
-        self._drawn = True
         return self._core.draw_start(self.np_random.bit_generator)
 
     def _frame(self) -> np.ndarray:

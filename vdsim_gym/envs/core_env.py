@@ -84,6 +84,17 @@ def _keyword_only(fn: Any) -> tuple[str, ...]:
                  if q.kind == q.KEYWORD_ONLY)
 
 
+# Gymnasium's np_random property, which CoreEnv's extends for vector rows seeded in C++.
+_GYM_NP_RANDOM: Any = gym.Env.__dict__["np_random"]
+
+
+def _numpy_pcg64(state: dict[str, Any]) -> np.random.Generator:
+    """A numpy Generator on a PCG64 in ``state`` (numpy's PCG64.state)."""
+    bit_generator = np.random.PCG64()
+    bit_generator.state = state  # type: ignore[assignment]
+    return np.random.Generator(bit_generator)
+
+
 def refuse_copy(obj: Any) -> ArgumentTypeError:
     """The error for copying or pickling an object that holds C++ env cores."""
     return ArgumentTypeError(
@@ -171,6 +182,11 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
     # C++ from np_random; nothing drawn in Python): the vector env then resets its rows
     # in C++ (resets_in_core).
     RESETS_IN_CORE: bool = False
+    # A vector env's row whose generators may live in its C++ session (seeded there:
+    # VectorEnvCore.seed_rows): (session, row). np_random takes them over at first use.
+    _row_rng: tuple[Any, int] | None = None
+    # Whether an episode was drawn since the core was built (a reset, here or in the core).
+    _episode_drawn: bool = False
     TRUNCATED_OUTCOME: str = "truncated"
     # The plant's validated physics options: PhysicsSpec (the vehicle Session) or another
     # plant's spec with the same attributes (substep_dt, ticks_per_period, control_period,
@@ -625,6 +641,47 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
     # ---------------------------------------------------------------- latency
     # configure_latency, set_next_delay: EnvLatency (envs/env_latency.py)
 
+    @property
+    def np_random(self) -> np.random.Generator:
+        """Gymnasium's ``np_random``; for a vector env's row seeded in C++, the generator
+        the row drew from there, as a numpy Generator in the same state (it then draws
+        from this one)."""
+        if self._row_rng is not None:
+            self._take_row_rng()
+        return _GYM_NP_RANDOM.fget(self)
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        _GYM_NP_RANDOM.fset(self, value)
+        if self._row_rng is not None:  # the row's resets in C++ draw from it too
+            session, i = self._row_rng
+            session.set_row_rng(i, *self.episode_rng())
+
+    def _take_row_rng(self) -> None:
+        """The row's generators from the C++ session (seed_rows), as numpy ones."""
+        assert self._row_rng is not None
+        session, i = self._row_rng
+        states = session.row_rng_state(i)
+        if states is None:
+            return
+        task, latency = states
+        self._np_random = rng = _numpy_pcg64(task)
+        self._latency_rng = lat = None if latency is None else _numpy_pcg64(latency)
+        model = self._latency_model()
+        session.set_row_rng(i, rng.bit_generator, None if lat is None else lat.bit_generator,
+                            0 if model is None or lat is None else model.seed)
+
+    def _reset_in_vector(self, seed: int) -> None:
+        """What reset(seed=seed) leaves in this env when its vector env seeded and reset it
+        in C++ (VectorEnvCore.seed_rows): the seed, the generators left in the session
+        (np_random takes them over), the episode started."""
+        self._np_random = None
+        self._np_random_seed = seed
+        self._latency_rng = None
+        self._next_delay = None
+        self._needs_reset = False
+        self._episode_drawn = True
+
     def _latency_model(self) -> LatencyModel | None:
         """The model whose seed an episode's delays start from (None: no timing reported,
         no latency seed drawn)."""
@@ -704,8 +761,12 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
             raise ConfigError(
                 f"unknown reset options {sorted(options)}: {type(self).__name__}.reset takes "
                 "none; scenario settings are gym.make kwargs, the seed is reset(seed=...)")
+        if seed is not None and self._row_rng is not None:  # new generators replace its own
+            session, i = self._row_rng
+            session.release_row_rng(i)
         super().reset(seed=seed)
         state = self._reset_task(seed)
+        self._episode_drawn = True
         if self.randomize is not None:
             self._randomize_episode()
         model = self._latency_model()

@@ -74,6 +74,10 @@ class DoubleLaneChangeEnv(PathTrackingEnv):
         if isinstance(time_limit, str) and time_limit == "default":
             self.time_limit = self.course_time_limit(self._course.length, self.speed)
             self._set_time_limit_ticks()
+        self._set_course(self._course)  # on the core from the start: it resets in C++ too
+
+    def _after_core_rebuild(self) -> None:
+        self._set_course(self._course)
 
     @classmethod
     def course_time_limit(cls, length: float, speed: float) -> float:

@@ -102,7 +102,7 @@ class DynoEnv(CoreEnv):
         self._speeds = [c.resample(self.control_period) for c in self.cycles]
         self._cycle_data = [_core.CycleSpeeds(v) for v in self._speeds]
         self._set_cycles()
-        self._drawn = False  # a cycle drawn (a reset) since the core was built
+        self._episode_drawn = False  # a cycle drawn (a reset) since the core was built
 
     def _set_cycles(self) -> None:
         """The env's cycles on its core (shared data; the core draws one per episode), each
@@ -112,7 +112,7 @@ class DynoEnv(CoreEnv):
             limits = [ceil_ticks((len(v) - 1) * self.control_period, self.substep_dt)
                       for v in self._speeds]
         self._core.set_cycles(list(zip(self._cycle_data, limits, strict=True)))
-        self._drawn = False
+        self._episode_drawn = False
 
     @property
     def cycle_index(self) -> int:
@@ -122,7 +122,7 @@ class DynoEnv(CoreEnv):
     @property
     def cycle(self) -> DriveCycle | None:
         """This episode's cycle (None before the first reset)."""
-        return self.cycles[self.cycle_index] if self._drawn else None
+        return self.cycles[self.cycle_index] if self._episode_drawn else None
 
     # Narrower than CoreEnv._make_core(physics, **task_kwargs) on purpose (PHYSICS is
     # DynoPhysics; the keyword-only parameters are the env's own gym.make keywords, which
@@ -151,7 +151,6 @@ class DynoEnv(CoreEnv):
         """The episode's cycle, drawn by the core (``DriveCycleTask::draw_start``: a
         uniform pick, ``integers(len(cycles))`` when there are several); the start is its
         first speed."""
-        self._drawn = True
         return self._core.draw_start(self.np_random.bit_generator)
 
     def _frame(self) -> np.ndarray:

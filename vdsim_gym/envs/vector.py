@@ -31,6 +31,7 @@ from vdsim_gym._checks import (  # noqa: F401  (MAX_NUM_ENVS: importable from he
     check_threads,
 )
 from vdsim_gym.envs.core_env import (
+    _LATENCY_STREAM,
     TERMINATED,
     TIMING_KEYS,
     TRUNCATED,
@@ -147,6 +148,9 @@ class VDSimVectorEnv(VectorEnv):
         # (SAME_STEP), from their envs' generators (set_row_rng after each Python reset).
         self._core_resets = np.array([e.resets_in_core for e in self.envs])
         self._all_core_resets = bool(self._core_resets.all())
+        self._has_rng = np.zeros(n, bool)  # the row has generators (seeded or reset once)
+        for i in np.flatnonzero(self._core_resets).tolist():
+            self.envs[i]._row_rng = (self._session, i)
 
     def __copy__(self) -> VDSimVectorEnv:
         raise refuse_copy(self)
@@ -187,7 +191,7 @@ class VDSimVectorEnv(VectorEnv):
         if isinstance(seed, (int, np.integer)):
             super().reset(seed=int(seed))
         rows = np.flatnonzero(mask).tolist()
-        for i in rows:
+        for i in self._reset_in_core(mask, seeds, options):
             self._reset_row(i, seeds[i], options or None)
         self._autoreset[mask] = False
         self._any_autoreset = bool(self._autoreset.any())
@@ -418,7 +422,57 @@ class VDSimVectorEnv(VectorEnv):
         self._elapsed[i] = 0
         if self._core_resets[i]:
             self._session.set_row_rng(i, *env.episode_rng())
+            self._has_rng[i] = True
         return info
+
+    def _reset_in_core(self, mask: np.ndarray, seeds: list[int | None],
+                       options: dict[str, Any] | None) -> list[int]:
+        """reset()'s resets of the masked rows that need no Python: rows that reset in C++
+        seeded there (a seed: Gymnasium's generator, numpy's SeedSequence and PCG64, made
+        in the core) or continuing their generators (no seed), in one call each. Returns
+        the rows left for their envs' resets (options, which the envs refuse; a seed that
+        is not a Python int >= 0, which Gymnasium refuses; a row never seeded)."""
+        if options:
+            return np.flatnonzero(mask).tolist()
+        n = self.num_envs
+        seeded = np.zeros(n, bool)
+        going_on = np.zeros(n, bool)
+        left: list[int] = []
+        task_words: list[int] = []
+        latency_words: list[int] = []
+        task_off, latency_off = [0] * (n + 1), [0] * (n + 1)
+        model_seeds = np.zeros(n, np.uint64)
+        for i in range(n):
+            if mask[i]:
+                seed = seeds[i]
+                if not self._core_resets[i]:
+                    left.append(i)
+                elif seed is None:
+                    if self._has_rng[i]:
+                        going_on[i] = True
+                    else:
+                        left.append(i)
+                elif type(seed) is int and seed >= 0:
+                    seeded[i] = True
+                    task_words += _entropy_words(seed)
+                    model = self.envs[i]._latency_model()
+                    if model is not None:
+                        latency_words += _entropy_words(seed) + _entropy_words(_LATENCY_STREAM)
+                        model_seeds[i] = model.seed
+                else:
+                    left.append(i)
+            task_off[i + 1], latency_off[i + 1] = len(task_words), len(latency_words)
+        if seeded.any():
+            self._session.seed_rows(
+                seeded, np.array(task_words, np.uint32), np.array(task_off, np.int64),
+                np.array(latency_words, np.uint32), np.array(latency_off, np.int64),
+                model_seeds)
+            for i in np.flatnonzero(seeded).tolist():
+                self.envs[i]._reset_in_vector(seeds[i])
+        if going_on.any():
+            self._session.reset_rows(going_on)
+        self._has_rng |= seeded | going_on
+        return left
 
     def _reset_rows(self, mask: np.ndarray) -> dict[int, dict[str, Any]]:
         """The autoresets of the masked rows (no seed, no options): in one C++ call for the
@@ -502,6 +556,17 @@ class VDSimVectorEnv(VectorEnv):
         infos["final_obs"], infos["_final_obs"] = final_obs, ended
         infos["final_info"], infos["_final_info"] = final_info, ended
         return infos
+
+
+def _entropy_words(value: int) -> list[int]:
+    """numpy SeedSequence's entropy words of a non-negative int: little-endian 32-bit."""
+    if value == 0:
+        return [0]
+    words = []
+    while value > 0:
+        words.append(value & 0xFFFF_FFFF)
+        value >>= 32
+    return words
 
 
 def make_vector_env(env_id: str, num_envs: int, **kwargs: Any) -> VDSimVectorEnv:
