@@ -190,6 +190,22 @@ T* buffer(py::array& a, py::ssize_t n, py::ssize_t cols, const char* what, const
   return static_cast<T*>(a.mutable_data());
 }
 
+// The masked rows' episode resets in C++ into the bound buffers (reward 0, no flags, zero
+// terms, the episode's step count 0); the other rows are left alone.
+void reset_in_core(PyVectorEnvCore& v, const py::array& mask) {
+  FastStep& f = v.fast;
+  if (!f.ready) throw std::runtime_error("bind_buffers() first");
+  VectorStepBuffers b;
+  b.reset_mask = reset_rows_of(v, mask);
+  b.rngs = v.rngs.data();
+  b.reset_only = true;
+  f.into(b);
+  vdsim_py::run_interruptible([&] { v.impl->step(b); });
+  auto* elapsed = static_cast<int64_t*>(f.elapsed.mutable_data());
+  for (int64_t i = 0; i < v.impl->size(); ++i)
+    if (b.reset_mask[i]) elapsed[i] = 0;
+}
+
 }  // namespace
 
 void bind_vector(py::module_& m) {
@@ -456,17 +472,7 @@ void bind_vector(py::module_& m) {
                                       v.own_latency[i] ? v.own_latency[i]->bitgen() : nullptr,
                                       model_seeds.data()[i]};
              }
-             FastStep& f = v.fast;
-             if (!f.ready) throw std::runtime_error("bind_buffers() first");
-             VectorStepBuffers b;
-             b.reset_mask = reset_rows_of(v, mask);
-             b.rngs = v.rngs.data();
-             b.reset_only = true;
-             f.into(b);
-             vdsim_py::run_interruptible([&] { v.impl->step(b); });
-             auto* elapsed = static_cast<int64_t*>(f.elapsed.mutable_data());
-             for (int64_t i = 0; i < n; ++i)
-               if (m[i]) elapsed[i] = 0;
+             reset_in_core(v, mask);
            }, py::arg("mask"), py::arg("task_words"), py::arg("task_offsets"),
            py::arg("latency_words"), py::arg("latency_offsets"), py::arg("model_seeds"),
            "Seed the masked rows' generators in C++ (numpy's SeedSequence and PCG64) and reset "
@@ -489,17 +495,7 @@ void bind_vector(py::module_& m) {
              // The masked rows' episode resets in C++ (their tasks' starts drawn from their
              // generators) into the bound buffers; the other rows are left alone.
              if (v.impl->closed()) throw std::runtime_error("VectorEnvCore is closed");
-             FastStep& f = v.fast;
-             if (!f.ready) throw std::runtime_error("bind_buffers() first");
-             VectorStepBuffers b;
-             b.reset_mask = reset_rows_of(v, mask);
-             b.rngs = v.rngs.data();
-             b.reset_only = true;
-             f.into(b);
-             vdsim_py::run_interruptible([&] { v.impl->step(b); });
-             auto* elapsed = static_cast<int64_t*>(f.elapsed.mutable_data());
-             for (int64_t i = 0; i < v.impl->size(); ++i)
-               if (b.reset_mask[i]) elapsed[i] = 0;
+             reset_in_core(v, mask);
            }, py::arg("mask"),
            "Reset the masked envs in C++ (their tasks draw their starts from set_row_rng's "
            "generators) into the bound buffers")
