@@ -526,6 +526,20 @@ def test_random_course_refuses_a_non_finite_course(length) -> None:
         random_course(np.random.default_rng(0), length=length)
 
 
+def test_path_follow_names_a_non_finite_course_at_reset() -> None:
+    """The env's core draws the course (PathTask::draw_start): a non-finite one is the same
+    ConfigError, and the env stays usable."""
+    import gymnasium as gym
+
+    env = gym.make("VDSim-PathFollow-v0", course_length=1e-103)
+    with pytest.raises(ConfigError, match=r"random_course\(length=1e-103, spacing=0.5.*"
+                                          r"gives a non-finite path"):
+        env.reset(seed=0)
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(np.zeros(2, np.float32))
+    env.close()
+
+
 def _random_course_reference_checked(rng, **kwargs) -> Course:
     path, speed = _random_course_reference(rng, **kwargs)
     return Course(name="random", path=path, speed=speed)

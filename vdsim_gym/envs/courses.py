@@ -318,7 +318,7 @@ def random_course_spec(*, length: float = 300.0, spacing: float = 0.5,
 
 
 def random_course_error(spec: tuple[int, float, float, float, float, float],
-                        spacing: Any = "?") -> ConfigError:
+                        spacing: float) -> ConfigError:
     """The error of a course whose path or speed came out non-finite."""
     n, length, k_bound, v_lo, v_hi, max_lat_accel = spec
     return ConfigError(

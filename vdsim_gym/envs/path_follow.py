@@ -113,4 +113,4 @@ class PathFollowEnv(PathTrackingEnv):
         try:
             return self._core.draw_start(self.np_random.bit_generator)
         except ValueError:
-            raise random_course_error(self._course_spec) from None
+            raise random_course_error(self._course_spec, spacing=0.5) from None
