@@ -8,8 +8,9 @@ A block then times, in CPU time (``time.thread_time``: the work is single-thread
 - single-observation ``predict`` on each recorded observation in order (episode_start on
   the first), the controller's per-speed QPs kept from the recording (a sweep's or a
   training's steady state);
-- the same with a fresh controller every pass (every model speed's QP built on its first
-  use: the cost of a first episode);
+- the same with a fresh controller every pass, no QP built yet (every model speed's QP
+  built on its first use: the cost of the first controller's first episode), and with the
+  QPs of the controllers before it kept (``mpc.SHARED_QPS``: a sweep's next cell);
 - ``predict`` on batches of 64 rows, row j of call t the recorded observation at step
   (t + j * steps / 64) mod steps (64 envs at different points of the episode, so at
   different speeds), per row;
@@ -33,6 +34,7 @@ import gymnasium as gym
 import numpy as np
 
 import vdsim_gym  # noqa: F401  (registration)
+from vdsim_gym.controllers import mpc as mpc_module
 from vdsim_gym.controllers import mpc_pi
 
 ENV_ID = "VDSim-DLC-v0"
@@ -64,7 +66,18 @@ def single_cost(policy: Any, observations: np.ndarray, passes: int) -> float:
 
 
 def cold_cost(make: Any, observations: np.ndarray, passes: int) -> float:
-    """As ``single_cost``, a fresh controller ``make()`` each pass (its build untimed)."""
+    """As ``single_cost``, a fresh controller ``make()`` each pass (its build untimed) with
+    no QP built yet (the process's shared QPs cleared)."""
+    total = 0.0
+    for _ in range(passes):
+        mpc_module.SHARED_QPS.clear()
+        total += single_cost(make(), observations, 1)
+    return total / passes
+
+
+def warm_fresh_cost(make: Any, observations: np.ndarray, passes: int) -> float:
+    """As ``single_cost``, a fresh controller ``make()`` each pass, the QPs built by the
+    controllers before it kept (a sweep's next cell)."""
     total = 0.0
     for _ in range(passes):
         total += single_cost(make(), observations, 1)
@@ -127,6 +140,8 @@ def main() -> None:
         costs = {"single predict": single_cost(policy, observations, args.passes),
                  "single predict, fresh controller": cold_cost(make, observations,
                                                                args.passes),
+                 "single predict, fresh controller, QPs kept": warm_fresh_cost(
+                     make, observations, args.passes),
                  "batch-of-64 row": batch_row_cost(batch_policy, batches, args.passes)}
         best["env step"] = min(best.get("env step", float("inf")), step)
         for key, value in costs.items():

@@ -491,22 +491,43 @@ def test_a_batch_plans_each_row_as_alone_and_runs_repeat_bit_for_bit():
     again = mpc_pi(env).lateral
     again.set_delays(delays)
     assert np.array_equal(again.predict(rows)[0], actions)  # another controller: same bits
-    twin = pickle.loads(pickle.dumps(again))  # its per-speed QPs rebuilt on use
+    mpc_module.SHARED_QPS.clear()  # the QPs rebuilt, to the same bits
+    twin = pickle.loads(pickle.dumps(again))
     assert np.array_equal(twin.predict(rows)[0], actions)
-    assert again._qp_bytes > 0 and twin._qp_bytes > 0
+    assert mpc_module.SHARED_QPS.bytes > 0
 
 
 def test_the_per_speed_qps_stay_within_their_budget(monkeypatch):
+    shared = mpc_module.SHARED_QPS
     env, observations, _, _ = recording(0.0)
+    shared.clear()
     kept = mpc_pi(env).lateral
     full = [kept.predict(o)[0][0] for o in observations[:40]]
-    one_qp = next(iter(kept._qps.values())).nbytes
+    assert len(shared.qps) > 3
+    one_qp = next(iter(shared.qps.values())).nbytes
     monkeypatch.setattr(mpc_module, "QP_CACHE_BYTES", 3 * one_qp)
+    shared.clear()
     small = mpc_pi(env).lateral
     for o, expected in zip(observations[:40], full, strict=True):
         assert small.predict(o)[0][0] == expected  # rebuilt to the same bits
-        assert len(small._qps) <= 3 and small._qp_bytes <= 3 * one_qp
-    assert len(kept._qps) > 3
+        assert len(shared.qps) <= 3 and shared.bytes <= 3 * one_qp
+
+
+def test_controllers_built_alike_share_their_qps():
+    """A second controller with the same model and weights (a sweep's next cell) builds no
+    QP its twin built; one with other weights builds its own."""
+    shared = mpc_module.SHARED_QPS
+    env, observations, _, _ = recording(0.04)
+    shared.clear()
+    first = mpc_pi(env).lateral
+    actions = [first.predict(o)[0] for o in observations[:30]]
+    built = dict(shared.qps)
+    second = mpc_pi(env).lateral
+    assert [second.predict(o)[0] for o in observations[:30]] == actions
+    assert shared.qps == built  # the same objects, none added
+    other = mpc_pi(env, mpc={"s_rate": 2.0}).lateral
+    other.predict(observations[0])
+    assert len(shared.qps) == len(built) + 1
 
 
 def test_the_unconstrained_optimum_is_taken_only_when_it_meets_every_bound():

@@ -35,6 +35,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -65,8 +66,8 @@ PATH_COLUMNS = ("e_y", "e_psi", "vx", "vy", "r", "prev_steer")
 # minimizer from its inverse is not trusted to OSQP's tolerance: its relative error is about
 # 1e-16 / rcond, 1e-8 here against OSQP's 1e-7; such a QP always goes to OSQP.
 MIN_RCOND = 1e-8
-# The bytes of CondensedQPs an MPCSteer keeps (one per model speed: 51 kB at the default
-# 30 steps, so 661 speeds); past it the oldest goes first.
+# The bytes of CondensedQPs the MPC controllers keep (one per model and model speed: 51 kB
+# at the default 30 steps, so 661 of them); past it the oldest goes first.
 QP_CACHE_BYTES = 32 << 20
 
 OSQP_MISSING = "the MPC baseline needs OSQP: pip install 'vdsim-gym[mpc]' (osqp)"
@@ -134,6 +135,53 @@ class QPResult:
     status: str  # OSQP's; "solved" also when the unconstrained minimizer met every bound
     iterations: int  # OSQP's; 0: the unconstrained minimizer, no OSQP call
     solve_time_s: float  # this call's solve: OSQP's solve call, or the minimizer's product
+
+
+class SharedQPs:
+    """The condensed QPs and the delay predictions of every MPCSteer in the process, keyed by
+    what they are built from (the model's parameters, the plan's step, horizon and weights,
+    the model speed; and the delay), so that controllers built alike (a sweep's or a
+    tolerance search's, one per cell) build each only once. QPs are kept up to
+    ``QP_CACHE_BYTES``, the oldest dropped first; predictions up to 4096. Built outside the
+    lock (the same key builds the same bits), inserted under it."""
+
+    def __init__(self) -> None:
+        self.qps: dict[tuple[float, ...], CondensedQP] = {}  # insertion order: oldest first
+        self.bytes = 0
+        self.predictions: dict[tuple[float, ...], np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def qp(self, key: tuple[float, ...], build: Any) -> CondensedQP:
+        qp = self.qps.get(key)
+        if qp is None:
+            qp = build()
+            with self._lock:
+                if key not in self.qps:
+                    while self.qps and self.bytes + qp.nbytes > QP_CACHE_BYTES:
+                        self.bytes -= self.qps.pop(next(iter(self.qps))).nbytes
+                    self.qps[key] = qp
+                    self.bytes += qp.nbytes
+        return qp
+
+    def prediction(self, key: tuple[float, ...], build: Any) -> np.ndarray:
+        e = self.predictions.get(key)
+        if e is None:
+            e = build()
+            with self._lock:
+                if len(self.predictions) >= 4096:
+                    self.predictions.clear()
+                self.predictions[key] = e
+        return e
+
+    def clear(self) -> None:
+        """Forget every QP and prediction (a benchmark's cold start)."""
+        with self._lock:
+            self.qps.clear()
+            self.predictions.clear()
+            self.bytes = 0
+
+
+SHARED_QPS = SharedQPs()
 
 
 def check_horizon(horizon: Any) -> int:
@@ -550,9 +598,10 @@ class MPCSteer:
         # the bounds on the plan and its changes: the angle's, and the rate's per step
         self._bounds = stacked_bounds(self.horizon, -self.limit, self.limit,
                                       self.max_rate * self.dt, 1)
-        self._qps: dict[float, CondensedQP] = {}  # per model speed, oldest first
-        self._qp_bytes = 0
-        self._predictions: dict[tuple[float, float], np.ndarray] = {}
+        # what this controller's QPs and predictions are built from, besides the speed
+        self._model_key = (v.cg_to_front, v.cg_to_rear, v.mass, v.yaw_inertia, self.cf,
+                           self.cr, self.dt, float(self.horizon), float(q_y), float(q_psi),
+                           self.terminal, float(r_steer), float(s_rate))
         self._solvers: list[CondensedMPC] = []
         # [s] per row solve: OSQP's solve call, or the row's share of the batch's
         # unconstrained plans (one product per model speed); the last 100 000
@@ -600,36 +649,29 @@ class MPCSteer:
     def structure(self, speed: float) -> CondensedQP:
         """The plan's CondensedQP at the model speed ``speed`` (the observed vx rounded to
         1/1000 m/s: a change far below the linear model's own error, so a sweep's or a
-        training's steps reuse a few hundred), kept up to ``QP_CACHE_BYTES``."""
-        qp = self._qps.get(speed)
-        if qp is None:
+        training's steps reuse a few hundred), shared by the controllers built alike
+        (``SHARED_QPS``)."""
+        def build() -> CondensedQP:
             am, bm = self.model(speed)
             ad, bd, wd = discretize(am, bm, np.zeros(4), self.dt)
-            qp = CondensedQP(ad, bd, wd, self._states, self._inputs)
-            while self._qps and self._qp_bytes + qp.nbytes > QP_CACHE_BYTES:
-                self._qp_bytes -= self._qps.pop(next(iter(self._qps))).nbytes
-            self._qps[speed] = qp
-            self._qp_bytes += qp.nbytes
-        return qp
+            return CondensedQP(ad, bd, wd, self._states, self._inputs)
+
+        return SHARED_QPS.qp(self._model_key + (speed,), build)
 
     def prediction(self, speed: float, delay: float) -> np.ndarray:
         """E (4, 3): the state (y, psi, vy, r) after ``delay`` from (0, 0, vy, r) under the
         steer in flight is E [vy, r, steer], the model at ``speed`` discretized over the
-        delay (identity on vy and r without delay); kept per (speed, delay)."""
-        key = (speed, delay)
-        e = self._predictions.get(key)
-        if e is None:
+        delay (identity on vy and r without delay); shared per (model, speed, delay)."""
+        def build() -> np.ndarray:
             if delay > 0.0:
                 am, bm = self.model(speed)
                 ad, bd, _ = discretize(am, bm, np.zeros(4), delay)
-                e = np.column_stack([ad[:, 2], ad[:, 3], bd[:, 0]])
-            else:
-                e = np.zeros((4, 3))
-                e[2, 0] = e[3, 1] = 1.0
-            if len(self._predictions) >= 4096:
-                self._predictions.clear()
-            self._predictions[key] = e
-        return e
+                return np.column_stack([ad[:, 2], ad[:, 3], bd[:, 0]])
+            e = np.zeros((4, 3))
+            e[2, 0] = e[3, 1] = 1.0
+            return e
+
+        return SHARED_QPS.prediction(self._model_key + (speed, delay), build)
 
     def steer(self, obs: np.ndarray) -> np.ndarray:
         """Road-wheel steer [rad] for an (N, n_obs) batch: the first input of each row's
@@ -780,10 +822,6 @@ class MPCSteer:
             action = np.minimum(np.maximum(steer / self.vehicle.max_steer, -1.0), 1.0)
             action = action.astype(np.float32)[:, None]
         return (action[0] if single else action), state
-
-    def __getstate__(self) -> dict[str, Any]:
-        # The per-speed QPs and predictions are rebuilt on use, to the same bits.
-        return {**self.__dict__, "_qps": {}, "_qp_bytes": 0, "_predictions": {}}
 
 
 def check_drives(layout: ObsLayout, env: Any = None) -> None:
