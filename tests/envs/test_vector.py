@@ -516,3 +516,23 @@ def test_rows_with_python_draws_still_reset_in_python() -> None:
     assert run_pair(vec, ref, seed=1, steps=8) >= 4
     vec.close()
     ref.close()
+
+
+def test_a_rows_own_reset_gives_the_session_its_generators() -> None:
+    """A row env reset on its own (not through the vector env) hands its new generators to
+    the session: the batch's later resets in C++ draw from them, as its own would."""
+    vec = gym.make_vec("VDSim-Dyno-v0", num_envs=2, max_episode_steps=2,
+                       cycle=["urban_stop_and_go", "highway"])
+    vec.reset(seed=0)
+    row = vec.unwrapped.envs[0]
+    row.reset(seed=99)
+    assert vec.unwrapped._session.row_rng_state(0) is None  # numpy's, not the core's
+    twin = gym.make("VDSim-Dyno-v0", cycle=["urban_stop_and_go", "highway"]).unwrapped
+    twin.reset(seed=99)
+    a = np.zeros((2, 1), np.float32)
+    for _ in range(3):  # the third step resets both rows in C++
+        vec.step(a)
+    twin.reset()
+    assert row.np_random.bit_generator.state == twin.np_random.bit_generator.state
+    assert row.cycle_index == twin.cycle_index
+    vec.close()

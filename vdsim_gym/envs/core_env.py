@@ -772,6 +772,9 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         model = self._latency_model()
         latency_seed = 0 if model is None else self._latency_seed(model, seed)
         self._core.reset(state, self._obs, self._info, latency_seed)
+        if self._row_rng is not None:  # a vector env's row: its resets in C++ draw from these
+            session, i = self._row_rng
+            session.set_row_rng(i, *self.episode_rng())
         self._next_delay = None
         self._needs_reset = False
         info = self._after_reset(self._info.tolist())

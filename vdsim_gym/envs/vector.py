@@ -412,7 +412,8 @@ class VDSimVectorEnv(VectorEnv):
     def _reset_row(self, i: int, seed: int | None, options: dict[str, Any] | None
                    ) -> dict[str, Any]:
         """Resets row i (its env's reset) into the batch buffers; returns its reset info.
-        A row that resets in C++ gets its env's generators (new after a seeded reset)."""
+        A row that resets in C++ then draws from its env's generators (the env's reset
+        gives them to the session: new ones after a seeded reset)."""
         env = self.envs[i]
         _, info = env.reset(seed=seed, options=options)
         obs, _, row = env.rows  # what the env's core wrote at its reset
@@ -420,9 +421,7 @@ class VDSimVectorEnv(VectorEnv):
         self._info[i] = row
         self._terms[i] = 0.0
         self._elapsed[i] = 0
-        if self._core_resets[i]:
-            self._session.set_row_rng(i, *env.episode_rng())
-            self._has_rng[i] = True
+        self._has_rng[i] = True
         return info
 
     def _reset_in_core(self, mask: np.ndarray, seeds: list[int | None],
