@@ -167,8 +167,9 @@ void PathTask::observe(Session& session, const double* action, float* obs) const
 
 void PathTask::require_course() const {
   if (path_->size() < 2)
-    throw std::logic_error("the path task has no course: call set_course or set_course_data "
-                           "before stepping it (the Python env's reset sets one)");
+    throw std::logic_error("the path task has no course: call set_course_data or "
+                           "set_random_course before stepping it (the Python env's reset "
+                           "sets one)");
 }
 
 int PathTask::evaluate(Session& session, const double* action, const double* prev_action,

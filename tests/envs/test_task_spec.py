@@ -144,7 +144,7 @@ def test_a_path_core_without_a_course_refuses_to_step():
     core = env._core
     obs = np.zeros(len(core.obs_names), np.float32)
     terms, info = np.zeros(len(core.term_names)), np.zeros(len(core.info_names))
-    with pytest.raises(RuntimeError, match="no course: call set_course or set_course_data"):
+    with pytest.raises(RuntimeError, match="no course: call set_course_data or set_random_course"):
         core.step(0.0, 0.0, obs, terms, info)
     with pytest.raises(RuntimeError, match="no course"):
         core.observer()
