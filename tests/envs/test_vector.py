@@ -536,3 +536,19 @@ def test_a_rows_own_reset_gives_the_session_its_generators() -> None:
     assert row.np_random.bit_generator.state == twin.np_random.bit_generator.state
     assert row.cycle_index == twin.cycle_index
     vec.close()
+
+
+@pytest.mark.parametrize("bad", [[0, -1, 2], [0, 1.5, 2], [0, np.int64(1), 2]], ids=str)
+def test_a_bad_seed_is_refused_before_any_row_resets(bad) -> None:
+    """Gymnasium's own error for a seed it refuses, before any row is reset: the rows keep
+    their episodes, and the env stays usable."""
+    vec = gym.make_vec("VDSim-Dyno-v0", num_envs=3)
+    vec.reset(seed=0)
+    obs, *_ = vec.step(np.full((3, 1), 0.5, np.float32))
+    with pytest.raises(gym.error.Error, match="Seed must be"):
+        vec.reset(seed=bad)
+    obs2, *_ = vec.step(np.full((3, 1), 0.5, np.float32))
+    assert (vec.unwrapped._elapsed == 2).all()  # none was reset
+    assert not np.array_equal(obs, obs2)
+    vec.reset(seed=1)
+    vec.close()

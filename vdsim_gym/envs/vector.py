@@ -18,6 +18,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium.envs.registration import load_env_creator
+from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
@@ -185,6 +186,9 @@ class VDSimVectorEnv(VectorEnv):
         options = dict(options) if options else None
         mask = self._reset_mask(options.pop("reset_mask")) if options and \
             "reset_mask" in options else np.ones(self.num_envs, bool)
+        for i in np.flatnonzero(mask).tolist():  # a bad seed is refused before any reset
+            if seeds[i] is not None and not (isinstance(seeds[i], int) and seeds[i] >= 0):
+                seeding.np_random(seeds[i])  # Gymnasium's own error, naming the seed
         if self._needs_reset and not mask.all():
             raise gym.error.ResetNeeded("the first reset() (and the one after an interrupted "
                                         "step) resets every env: call it without reset_mask")
@@ -429,8 +433,8 @@ class VDSimVectorEnv(VectorEnv):
         """reset()'s resets of the masked rows that need no Python: rows that reset in C++
         seeded there (a seed: Gymnasium's generator, numpy's SeedSequence and PCG64, made
         in the core) or continuing their generators (no seed), in one call each. Returns
-        the rows left for their envs' resets (options, which the envs refuse; a seed that
-        is not a Python int >= 0, which Gymnasium refuses; a row never seeded)."""
+        the rows left for their envs' resets (options, which the envs refuse; a row never
+        seeded)."""
         if options:
             return np.flatnonzero(mask).tolist()
         n = self.num_envs
@@ -451,15 +455,13 @@ class VDSimVectorEnv(VectorEnv):
                         going_on[i] = True
                     else:
                         left.append(i)
-                elif type(seed) is int and seed >= 0:
+                else:  # an int >= 0 (_reset_impl refused any other)
                     seeded[i] = True
                     task_words += _entropy_words(seed)
                     model = self.envs[i]._latency_model()
                     if model is not None:
                         latency_words += _entropy_words(seed) + _entropy_words(_LATENCY_STREAM)
                         model_seeds[i] = model.seed
-                else:
-                    left.append(i)
             task_off[i + 1], latency_off[i + 1] = len(task_words), len(latency_words)
         if seeded.any():
             self._session.seed_rows(
