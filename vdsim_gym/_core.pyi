@@ -1771,6 +1771,11 @@ class AccEnvCore(EnvCoreBase):
     def time_limit_ticks(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
 class VectorEnvCore:
+    @staticmethod
+    def replicate(first: typing.Any, n: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> VectorEnvCore:
+        """
+        A session of n rows: `first` and n - 1 copies of it (its parameters, configuration and state), owned by the session; threads as the constructor's
+        """
     def __init__(self, cores: collections.abc.Sequence, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
         N env cores (one spec) stepped together; threads=0: all cores from 16 envs up, else inline; 1: inline
@@ -1797,9 +1802,17 @@ class VectorEnvCore:
         """
         Reset the masked envs in C++ (their tasks draw their starts from set_row_rng's generators) into the bound buffers
         """
+    def row_core(self, i: typing.SupportsInt | typing.SupportsIndex) -> EnvCoreBase:
+        """
+        Row i's env core (its task's *EnvCore type), alive as long as the session
+        """
     def row_rng_state(self, i: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
         """
         The numpy states of row i's generators while the row owns them (seed_rows), else None
+        """
+    def row_summary(self, i: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Row i's episode so far (its core's summary(): summary_names)
         """
     def seed_rows(self, mask: numpy.ndarray, task_words: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], task_offsets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], latency_words: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], latency_offsets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], model_seeds: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64]) -> None:
         """

@@ -118,7 +118,7 @@ class VDSimSB3VecEnv(VecEnv):
             final = _rows(infos["final_info"], self.num_envs)
             for i in np.flatnonzero(dones).tolist():
                 self.reset_infos[i] = {k: out[i][k] for k in
-                                       (*self._reset_keys, *venv.envs[i]._reset_extra)}
+                                       (*self._reset_keys, *venv._reset_extra(i))}
                 out[i] = {**final[i], "TimeLimit.truncated": out[i]["TimeLimit.truncated"],
                           "terminal_observation": infos["final_obs"][i]}
         return obs, rewards.astype(np.float32), dones, out

@@ -68,7 +68,9 @@ struct FastStep {
 };
 
 struct PyVectorEnvCore {
-  py::tuple cores;  // keeps the env cores alive as long as the session
+  py::tuple cores;  // keeps the Python-owned env cores alive as long as the session
+  // The rows this session owns (replicate: copies of the first row's core).
+  std::vector<std::unique_ptr<EnvCoreBase>> owned;
   std::unique_ptr<VectorEnvCore> impl;
   FastStep fast;
   // Each row's episode generators for resets in C++ (set_row_rng), and the numpy bit
@@ -206,25 +208,66 @@ void reset_in_core(PyVectorEnvCore& v, const py::array& mask) {
     if (b.reset_mask[i]) elapsed[i] = 0;
 }
 
+// The session over these rows: the pool, and a generator slot per row.
+void open_session(PyVectorEnvCore& v, std::vector<EnvCoreBase*> ptrs, int threads) {
+  if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: auto)");
+  const size_t n = ptrs.size();
+  v.impl = std::make_unique<VectorEnvCore>(std::move(ptrs), threads);
+  v.rngs.resize(n);
+  v.rng_refs.resize(2 * n);
+  v.own_task.resize(n);
+  v.own_latency.resize(n);
+}
+
 }  // namespace
 
 void bind_vector(py::module_& m) {
   py::class_<PyVectorEnvCore>(m, "VectorEnvCore")
       .def(py::init([](py::sequence cores, int threads) {
-             if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: auto)");
              auto out = std::make_unique<PyVectorEnvCore>();
              out->cores = py::tuple(cores);
              std::vector<EnvCoreBase*> ptrs;
              ptrs.reserve(out->cores.size());
              for (auto c : out->cores) ptrs.push_back(c.cast<EnvCoreBase*>());
-             out->impl = std::make_unique<VectorEnvCore>(std::move(ptrs), threads);
-             out->rngs.resize(out->cores.size());
-             out->rng_refs.resize(2 * out->cores.size());
-             out->own_task.resize(out->cores.size());
-             out->own_latency.resize(out->cores.size());
+             open_session(*out, std::move(ptrs), threads);
              return out;
            }), py::arg("cores"), py::arg("threads") = 0,
            "N env cores (one spec) stepped together; threads=0: all cores from 16 envs up, else inline; 1: inline")
+      .def_static("replicate", [](py::object first, int64_t n, int threads) {
+             // Row 0 is `first` (kept alive here); rows 1..n-1 are copies of it made now
+             // (EnvCoreBase::clone: its parameters, configuration and state), owned by the
+             // session: no Python object per row unless row_core asks for one.
+             if (n < 1) throw std::invalid_argument("replicate: n must be >= 1");
+             auto out = std::make_unique<PyVectorEnvCore>();
+             out->cores = py::make_tuple(first);
+             auto* proto = first.cast<EnvCoreBase*>();
+             std::vector<EnvCoreBase*> ptrs{proto};
+             ptrs.reserve(static_cast<size_t>(n));
+             out->owned.reserve(static_cast<size_t>(n - 1));
+             {
+               py::gil_scoped_release release;
+               for (int64_t i = 1; i < n; ++i) {
+                 out->owned.push_back(proto->clone());
+                 ptrs.push_back(out->owned.back().get());
+               }
+             }
+             open_session(*out, std::move(ptrs), threads);
+             return out;
+           }, py::arg("first"), py::arg("n"), py::arg("threads") = 0,
+           "A session of n rows: `first` and n - 1 copies of it (its parameters, "
+           "configuration and state), owned by the session; threads as the constructor's")
+      .def("row_core", [](PyVectorEnvCore& v, int64_t i) -> EnvCoreBase* {
+             if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
+             return const_cast<EnvCoreBase*>(&v.impl->core(i));
+           }, py::arg("i"), py::return_value_policy::reference_internal,
+           "Row i's env core (its task's *EnvCore type), alive as long as the session")
+      .def("row_summary", [](PyVectorEnvCore& v, int64_t i) {
+             if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
+             const EnvCoreBase& c = v.impl->core(i);
+             py::array_t<double> out(c.spec().summary_size());
+             c.summary(out.mutable_data());
+             return out;
+           }, py::arg("i"), "Row i's episode so far (its core's summary(): summary_names)")
       .def("step", [](PyVectorEnvCore& v, py::array actions, py::array step_mask, py::array obs,
                       py::array rewards, py::array flags, py::array terms, py::array info) {
              if (v.impl->closed()) throw std::runtime_error("VectorEnvCore is closed");

@@ -45,7 +45,8 @@ class DynoSession {
       : bench_(bench), config_(config), driver_(config.driver),
         pedal_gain_(lag_gain(config.substep_dt, config.actuator.time_constant)),
         accel_gain_(lag_gain(config.substep_dt, config.accel_filter_s)) {}
-  DynoSession(const DynoSession&) = delete;
+  // A copy: the same bench, configuration and state (a vector env's rows).
+  DynoSession(const DynoSession&) = default;
   DynoSession& operator=(const DynoSession&) = delete;
 
   // Trace recording, as Session's: every `d` substeps a row of kTraceRowSize values at the

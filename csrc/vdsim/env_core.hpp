@@ -161,6 +161,8 @@ class EnvCoreBase : public TickHook {
     return false;
   }
   virtual bool draws_start() const { return false; }
+  // A copy of this env core: its parameters, configuration and state.
+  virtual std::unique_ptr<EnvCoreBase> clone() const = 0;
 };
 
 namespace detail {
@@ -200,8 +202,12 @@ class EnvCore final : public EnvCoreBase {
     eval_obs_.assign(static_cast<size_t>(task_obs_), 0.0f);
     spec_ = intern(full_spec(task_spec));
   }
-  EnvCore(const EnvCore&) = delete;
+  // A copy: the same parameters, configuration (latency, network, sensor delay, time
+  // limit, action history) and state, the course and cycles shared (immutable). What a
+  // vector env builds its rows from (clone).
+  EnvCore(const EnvCore&) = default;
   EnvCore& operator=(const EnvCore&) = delete;
+  std::unique_ptr<EnvCoreBase> clone() const override { return std::make_unique<EnvCore>(*this); }
 
   // The spec of an env core on this task (no action history): the task's, with the
   // timing info columns, the summary's base fields and the shared flag bits added.

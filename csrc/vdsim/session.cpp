@@ -19,6 +19,12 @@ Session::Session(const VehicleParams& vehicle, const SimConfig& config)
   reset(0, 0, 0, 0, 0, 0);
 }
 
+Session::Session(const Session& other) {
+  *this = other;
+  ctx_.vehicle = &vehicle_;
+  ctx_.low = &config_.low;
+}
+
 void Session::derive_from_vehicle() {
   // Both axle tires first: axle_tire may throw, and then nothing has changed.
   const TireParams front = axle_tire(vehicle_, 0), rear = axle_tire(vehicle_, 1);

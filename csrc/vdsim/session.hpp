@@ -54,9 +54,10 @@ struct SimConfig {
 class Session {
  public:
   Session(const VehicleParams& vehicle, const SimConfig& config);
-  // ctx_ points into this object, so a copy would read the original's parameters.
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
+  // A copy: the same parameters, state, clock, schedule and step-size memory (the rows of
+  // a vector env are copies of its first). ctx_ points into the object, so the copy
+  // rebinds it to its own parameters.
+  Session(const Session& other);
 
   // Replaces the vehicle parameters and everything the session derives from them (the
   // axle tires with their compliance, the tire shape, the differentials' coupling, the
@@ -202,6 +203,9 @@ class Session {
   void append_trace_row(int64_t tick, const State& s);
   int64_t trace_decimation_ = 0, last_trace_tick_ = -1;
   std::vector<double> trace_;
+  // Every member as it is: the copy constructor's, which then rebinds ctx_ (private: an
+  // assignment would leave ctx_ pointing into the source).
+  Session& operator=(const Session&) = default;
  public:
   const AccelCascade& cascade() const { return cascade_; }
 };

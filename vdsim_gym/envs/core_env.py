@@ -589,19 +589,25 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
     def episode_summary(self) -> dict[str, Any]:
         """The episode so far, by name (``summary_names``): ``steps``, ``return`` (sum of
         rewards), ``time`` [s], then the task's fields; NaN where undefined."""
+        return self.summary_of(self._core.summary())
+
+    def summary_of(self, values: np.ndarray) -> dict[str, Any]:
+        """A core's summary row (``summary()``: ``summary_names``) by name, counts as
+        ints."""
         ints = self.SUMMARY_INT_KEYS
         return {name: int(v) if name in ints else v
-                for name, v in zip(self.summary_names, self._core.summary().tolist(),
-                                   strict=True)}
+                for name, v in zip(self.summary_names, values.tolist(), strict=True)}
 
-    def episode_end_info(self, flags: int) -> dict[str, Any]:
+    def episode_end_info(self, flags: int, summary: np.ndarray | None = None
+                         ) -> dict[str, Any]:
         """What an episode end adds to ``info``: ``outcome``, the task's extras and
-        ``episode_summary`` (``outcome`` first, then ``episode_summary()``). The vector
-        env reports the same for its ended rows."""
+        ``episode_summary`` (``outcome`` first, then ``episode_summary()``). ``summary``:
+        another core's summary row instead of this env's (the vector env reports the same
+        for its ended rows, from their cores)."""
         outcome = self.outcome(flags)
-        summary = self.episode_summary()
-        return {"outcome": outcome, **self._episode_end(outcome, summary),
-                "episode_summary": {"outcome": outcome, **summary}}
+        fields = self.episode_summary() if summary is None else self.summary_of(summary)
+        return {"outcome": outcome, **self._episode_end(outcome, fields),
+                "episode_summary": {"outcome": outcome, **fields}}
 
     @classmethod
     def outcome(cls, flags: int) -> str | None:
@@ -671,7 +677,14 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         session.set_row_rng(i, rng.bit_generator, None if lat is None else lat.bit_generator,
                             0 if model is None or lat is None else model.seed)
 
-    def _reset_in_vector(self, seed: int) -> None:
+    def _adopt_core(self, core: Any) -> None:
+        """This env on ``core`` instead of its own: a vector env's row core, a copy of one
+        built from the same kwargs (so configured as this env's), in whatever episode it
+        is."""
+        self._core = core
+        self._bind_core()
+
+    def _reset_in_vector(self, seed: int | None) -> None:
         """What reset(seed=seed) leaves in this env when its vector env seeded and reset it
         in C++ (VectorEnvCore.seed_rows): the seed, the generators left in the session
         (np_random takes them over), the episode started."""

@@ -4,15 +4,20 @@
 ``vector_entry_point`` here). The batch step runs in ``_core.VectorEnvCore``: a persistent
 worker pool steps every env's core (``EnvCore<Task>``) by one env step (latency schedule included)
 and writes observations, rewards, flags, reward terms and info scalars into numpy buffers
-this class owns. No per-env Python runs on the hot path; per-env Python runs only at
-reset (course, start state, seeding: each row keeps a single env object for that, with
-its own ``np_random``). See docs/VECTOR.md.
+this class owns. No per-env Python runs on the hot path. Rows whose whole episode draw
+is their core's (``CoreEnv.resets_in_core``) reset, autoreset and seed in C++; built from
+the same kwargs, they are copies of row 0's core made in C++ (``VectorEnvCore.replicate``)
+and their single env objects (``envs[i]``) are built only when asked for. Other rows
+(``randomize``, ``per_env_kwargs``) are single envs from the start and reset in Python.
+See docs/VECTOR.md.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -92,9 +97,9 @@ class VDSimVectorEnv(VectorEnv):
                 "the vector env does not render; render a single env "
                 f"(gym.make({env_id!r}, render_mode='rgb_array'))"
             )
-        self.envs: list[CoreEnv] = _build_envs(spec, n, kwargs, per_env_kwargs)
-        env0 = self.envs[0]
-        for i, env in enumerate(self.envs):
+        built, make_row = _build_envs(spec, n, kwargs, per_env_kwargs)
+        env0 = built[0]
+        for i, env in enumerate(built):
             if env.latency is not None and env.latency.kind == "measured":
                 raise ConfigError(
                     f"env {i}: LatencyModel.measured() needs a delay per step from the caller; "
@@ -127,11 +132,17 @@ class VDSimVectorEnv(VectorEnv):
         self._elapsed = np.zeros(n, np.int64)
         self._autoreset = np.zeros(n, bool)  # NEXT_STEP: ended last step, reset at this one
         # rows that report the timing keys: a latency model, a network or a sensor delay
-        self._latency_rows = np.array([e.reports_timing for e in self.envs])
+        self._latency_rows = np.array([e.reports_timing for e in built]) if len(built) == n \
+            else np.full(n, env0.reports_timing)
         self._has_latency = bool(self._latency_rows.any())
         self._needs_reset = True
         self._in_use = threading.Lock()  # held through reset() and step()
-        self._session = _core.VectorEnvCore([e.core for e in self.envs], threads)
+        # Rows alike (make_row): row 0's core and n - 1 copies of it, made in C++ before
+        # any reset; their single envs are built on demand (RowEnvs).
+        self._session = _core.VectorEnvCore([e.core for e in built], threads) \
+            if make_row is None else _core.VectorEnvCore.replicate(env0.core, n, threads)
+        self.envs: RowEnvs = RowEnvs(self, built, make_row)
+        self._env0 = env0
         self.threads: int = self._session.threads
         kinds = {float: 0, int: 1, bool: 2}
         self._session.bind_buffers(
@@ -147,11 +158,16 @@ class VDSimVectorEnv(VectorEnv):
         # Rows whose episode draw is their core's (CoreEnv.resets_in_core): their
         # autoresets run in C++, inside the batch step (NEXT_STEP) or in one call
         # (SAME_STEP), from their envs' generators (set_row_rng after each Python reset).
-        self._core_resets = np.array([e.resets_in_core for e in self.envs])
+        self._core_resets = np.array([e.resets_in_core for e in built]) if len(built) == n \
+            else np.full(n, env0.resets_in_core)
         self._all_core_resets = bool(self._core_resets.all())
         self._has_rng = np.zeros(n, bool)  # the row has generators (seeded or reset once)
-        for i in np.flatnonzero(self._core_resets).tolist():
-            self.envs[i]._row_rng = (self._session, i)
+        # The seed of each row's last seeded reset in C++ (what a row env built later
+        # reports as np_random_seed; None where its env's own reset seeded it).
+        self._row_seeds: list[int | None] = [None] * n
+        for i, env in enumerate(built):
+            if self._core_resets[i]:
+                env._row_rng = (self._session, i)
 
     def __copy__(self) -> VDSimVectorEnv:
         raise refuse_copy(self)
@@ -307,7 +323,7 @@ class VDSimVectorEnv(VectorEnv):
             # not: TimeLimit adds nothing either).
             flags = self._flags
             for i in np.flatnonzero(flags & (TERMINATED | TRUNCATED)).tolist():
-                infos = self._add_info(infos, self.envs[i].episode_end_info(int(flags[i])), i)
+                infos = self._add_info(infos, self._end_info(i, int(flags[i])), i)
             self._autoreset = terminated | truncated
             self._any_autoreset = True
         return obs, rewards, terminated, truncated, infos
@@ -351,7 +367,7 @@ class VDSimVectorEnv(VectorEnv):
             for i in ended:
                 row = rows[i]
                 if flags[i] & (TERMINATED | TRUNCATED):  # not a max_episode_steps cut
-                    row.update(self.envs[i].episode_end_info(int(flags[i])))
+                    row.update(self._end_info(i, int(flags[i])))
                 row["terminal_observation"] = obs[i].copy()
             python_rows = self._reset_rows(dones)
             for i in ended:
@@ -382,13 +398,38 @@ class VDSimVectorEnv(VectorEnv):
         session = getattr(self, "_session", None)
         if session is not None:
             session.close()
-        for env in getattr(self, "envs", ()):
+        envs = getattr(self, "envs", None)
+        for env in envs.built() if envs is not None else ():
             env.close()
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """The attribute ``name`` of every single env (configuration such as ``obs_scale``,
         ``control_period``, ``latency``)."""
         return tuple(getattr(env, name) for env in self.envs)
+
+    def episode_summary(self, i: int) -> dict[str, Any]:
+        """Row i's episode so far (``CoreEnv.episode_summary``), read from its core: after
+        the step that ended it, the ended episode (NEXT_STEP resets the row at the next
+        step)."""
+        return self._env0.summary_of(self._session.row_summary(i))
+
+    def _end_info(self, i: int, flags: int) -> dict[str, Any]:
+        """What row i's episode end adds to its info (``CoreEnv.episode_end_info``), from
+        its core (no row env needed)."""
+        return self._env0.episode_end_info(flags, self._session.row_summary(i))
+
+    def _row_env(self, i: int, make: Callable[[], CoreEnv]) -> CoreEnv:
+        """Row i's single env, built now on the row's core: an env from the vector's
+        kwargs whose core is replaced by the row's, with the row's generators and seed
+        (what a row env built with the vector would hold)."""
+        env = make()
+        env0 = self._env0
+        env.observation_space, env.action_space = env0.observation_space, env0.action_space
+        env._adopt_core(self._session.row_core(i))
+        env._row_rng = (self._session, i)
+        if self._has_rng[i]:
+            env._reset_in_vector(self._row_seeds[i])
+        return env
 
     # ---------------------------------------------------------------- internals
 
@@ -432,48 +473,67 @@ class VDSimVectorEnv(VectorEnv):
                        options: dict[str, Any] | None) -> list[int]:
         """reset()'s resets of the masked rows that need no Python: rows that reset in C++
         seeded there (a seed: Gymnasium's generator, numpy's SeedSequence and PCG64, made
-        in the core) or continuing their generators (no seed), in one call each. Returns
-        the rows left for their envs' resets (options, which the envs refuse; a row never
-        seeded)."""
+        in the core; a row never seeded without one: fresh OS entropy, as Gymnasium seeds
+        an env's first reset) or continuing their generators (no seed), in one call each.
+        Returns the rows left for their envs' resets (options, which the envs refuse; rows
+        that draw in Python)."""
         if options:
             return np.flatnonzero(mask).tolist()
-        n = self.num_envs
-        seeded = np.zeros(n, bool)
-        going_on = np.zeros(n, bool)
-        left: list[int] = []
-        task_words: list[int] = []
-        latency_words: list[int] = []
-        task_off, latency_off = [0] * (n + 1), [0] * (n + 1)
-        model_seeds = np.zeros(n, np.uint64)
-        for i in range(n):
-            if mask[i]:
-                seed = seeds[i]
-                if not self._core_resets[i]:
-                    left.append(i)
-                elif seed is None:
-                    if self._has_rng[i]:
-                        going_on[i] = True
-                    else:
-                        left.append(i)
-                else:  # an int >= 0 (_reset_impl refused any other)
-                    seeded[i] = True
-                    task_words += _entropy_words(seed)
-                    model = self.envs[i]._latency_model()
-                    if model is not None:
-                        latency_words += _entropy_words(seed) + _entropy_words(_LATENCY_STREAM)
-                        model_seeds[i] = model.seed
-            task_off[i + 1], latency_off[i + 1] = len(task_words), len(latency_words)
+        core = mask & self._core_resets
+        left = np.flatnonzero(mask & ~self._core_resets).tolist()
+        given = np.fromiter((s is not None for s in seeds), bool, len(seeds))
+        fresh = np.flatnonzero(core & ~given & ~self._has_rng)
+        if len(fresh):  # SeedSequence(None)'s entropy: 128 bits from the OS
+            for i, word in zip(fresh.tolist(), _entropy_ints(len(fresh)), strict=True):
+                seeds[i] = word
+            given[fresh] = True
+        seeded = core & given
+        going_on = core & ~given
         if seeded.any():
-            self._session.seed_rows(
-                seeded, np.array(task_words, np.uint32), np.array(task_off, np.int64),
-                np.array(latency_words, np.uint32), np.array(latency_off, np.int64),
-                model_seeds)
-            for i in np.flatnonzero(seeded).tolist():
-                self.envs[i]._reset_in_vector(seeds[i])
+            rows = np.flatnonzero(seeded).tolist()
+            values = [seeds[i] for i in rows]
+            task_words, counts = _entropy_word_rows(values)
+            task_off = np.zeros(self.num_envs + 1, np.int64)
+            task_off[1:][seeded] = counts
+            np.cumsum(task_off, out=task_off)
+            models = self._latency_models(rows)
+            with_model = np.array([m is not None for m in models], bool)
+            # each row's latency stream: SeedSequence([seed, _LATENCY_STREAM])'s words
+            stream = np.array(_entropy_words(_LATENCY_STREAM), np.uint32)
+            if with_model.all() and len(task_words) == len(rows):  # one word per seed
+                latency_words = np.column_stack(
+                    [task_words, np.broadcast_to(stream, (len(rows), len(stream)))]).ravel()
+            else:
+                per_row = np.split(task_words, np.cumsum(counts)[:-1])
+                latency_words = np.concatenate(
+                    [np.zeros(0, np.uint32)]
+                    + [np.concatenate([w, stream]) for w, has in
+                       zip(per_row, with_model, strict=True) if has])
+            latency_off = np.zeros(self.num_envs + 1, np.int64)
+            latency_off[1:][seeded] = np.where(with_model, counts + len(stream), 0)
+            np.cumsum(latency_off, out=latency_off)
+            model_seeds = np.zeros(self.num_envs, np.uint64)
+            model_seeds[seeded] = [0 if m is None else m.seed for m in models]
+            self._session.seed_rows(seeded, task_words, task_off, latency_words, latency_off,
+                                    model_seeds)
+            for i in rows:
+                self._row_seeds[i] = seeds[i]
+            for i, env in self.envs.built_items():
+                if seeded[i]:
+                    env._reset_in_vector(seeds[i])
         if going_on.any():
             self._session.reset_rows(going_on)
         self._has_rng |= seeded | going_on
         return left
+
+    def _latency_models(self, rows: list[int]) -> list[Any]:
+        """The latency model whose seed each row's delays start from (CoreEnv.
+        _latency_model): its env's, row 0's for rows not built (copies of row 0)."""
+        model0 = self._env0._latency_model()
+        if self.envs.n_built() == 1:
+            return [model0] * len(rows)
+        return [env._latency_model() if (env := self.envs.built_at(i)) is not None
+                else model0 for i in rows]
 
     def _reset_rows(self, mask: np.ndarray) -> dict[int, dict[str, Any]]:
         """The autoresets of the masked rows (no seed, no options): in one C++ call for the
@@ -496,11 +556,18 @@ class VDSimVectorEnv(VectorEnv):
     def _add_reset_extra(self, infos: dict[str, Any], rows: list[int]) -> dict[str, Any]:
         """What the reset rows' reset infos have beyond the task's columns (the
         randomization draws), batched by Gymnasium's rule as SyncVectorEnv does."""
+        if self._all_core_resets:  # rows drawn in the core have no extra
+            return infos
         for i in rows:
-            extra = self.envs[i]._reset_extra
+            extra = self._reset_extra(i)
             if extra:
                 infos = self._add_info(infos, {k: dict(v) for k, v in extra.items()}, i)
         return infos
+
+    def _reset_extra(self, i: int) -> dict[str, Any]:
+        """What row i's last reset info had beyond the task's keys (its randomization's
+        draws; nothing for a row drawn in the core)."""
+        return {} if self._core_resets[i] else self.envs[i]._reset_extra
 
     def _columns(self, info: np.ndarray, mask: np.ndarray, keys: tuple) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -540,8 +607,7 @@ class VDSimVectorEnv(VectorEnv):
             # What the single env adds at an episode end (outcome, the task's extras,
             # episode_summary from the row's core), batched by Gymnasium's own rule.
             for i in np.flatnonzero(ended).tolist():
-                env = self.envs[i]
-                infos = self._add_info(infos, env.episode_end_info(int(self._flags[i])), i)
+                infos = self._add_info(infos, self._end_info(i, int(self._flags[i])), i)
         return infos
 
     def _same_step_reset(self, ended: np.ndarray) -> dict[str, Any]:
@@ -557,6 +623,23 @@ class VDSimVectorEnv(VectorEnv):
         infos["final_obs"], infos["_final_obs"] = final_obs, ended
         infos["final_info"], infos["_final_info"] = final_info, ended
         return infos
+
+
+def _entropy_ints(n: int) -> list[int]:
+    """n draws of what numpy's SeedSequence() takes as its entropy without a seed (128
+    random bits from the OS, ``secrets.randbits(128)``), as ints."""
+    raw = os.urandom(16 * n)
+    return [int.from_bytes(raw[16 * k:16 * k + 16], "little") for k in range(n)]
+
+
+def _entropy_word_rows(values: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The entropy words (``_entropy_words``) of each value, concatenated, and how many
+    each has; values below 2**32 (one word each) without a Python loop."""
+    if all(v < 0x1_0000_0000 for v in values):
+        return np.array(values, np.uint32), np.ones(len(values), np.int64)
+    rows = [_entropy_words(v) for v in values]
+    return (np.array([w for r in rows for w in r], np.uint32),
+            np.array([len(r) for r in rows], np.int64))
 
 
 def _entropy_words(value: int) -> list[int]:
@@ -603,8 +686,57 @@ def _same_space(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+class RowEnvs(Sequence[CoreEnv]):
+    """A vector env's rows as single envs (``venv.envs``): ``envs[i]`` is row i's
+    ``CoreEnv``, on the row's own core in the batch. Rows copied in C++ from row 0
+    (``VectorEnvCore.replicate``) get theirs when first asked for (``_row_env``: the
+    row's core, generators and seed); the others are built with the vector env."""
+
+    def __init__(self, venv: VDSimVectorEnv, built: list[CoreEnv],
+                 make: Callable[[], CoreEnv] | None) -> None:
+        self._venv = venv
+        self._make = make
+        self._envs: list[CoreEnv | None] = list(built) + [None] * (venv.num_envs - len(built))
+        self._n_built = len(built)
+
+    def __len__(self) -> int:
+        return len(self._envs)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self._envs))[i]]
+        env = self._envs[i]  # IndexError and negative indices as a list's
+        if env is None:
+            j = range(len(self._envs))[i]
+            assert self._make is not None
+            env = self._envs[j] = self._venv._row_env(j, self._make)
+            self._n_built += 1
+        return env
+
+    def __iter__(self) -> Iterator[CoreEnv]:
+        return (self[i] for i in range(len(self._envs)))
+
+    def built_at(self, i: int) -> CoreEnv | None:
+        """Row i's env if it was built, else None (without building it)."""
+        return self._envs[i]
+
+    def built_items(self) -> Iterator[tuple[int, CoreEnv]]:
+        """(i, env) of the rows whose envs exist."""
+        return ((i, e) for i, e in enumerate(self._envs) if e is not None)
+
+    def built(self) -> Iterator[CoreEnv]:
+        return (e for e in self._envs if e is not None)
+
+    def n_built(self) -> int:
+        return self._n_built
+
+
 def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
-                per_env_kwargs: Sequence[Mapping[str, Any]] | None) -> list[CoreEnv]:
+                per_env_kwargs: Sequence[Mapping[str, Any]] | None
+                ) -> tuple[list[CoreEnv], Callable[[], CoreEnv] | None]:
+    """The rows' single envs built now, and how to build the others' on demand: with no
+    per_env_kwargs and rows that reset in C++, row 0 alone (the others are copies of its
+    core, their envs from ``make``, None otherwise)."""
     if per_env_kwargs is not None:
         if isinstance(per_env_kwargs, Mapping) or len(per_env_kwargs) != n:
             raise ConfigError(
@@ -630,6 +762,9 @@ def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
         if not isinstance(env, CoreEnv):
             raise UnsupportedEnvError(f"{spec.id}: the vector env runs envs on a VDSim env "
                                       f"core (CoreEnv) only, got {type(env).__name__}")
+        if i == 0 and per_env_kwargs is None and env.resets_in_core:
+            make: Callable[[], Any] = functools.partial(creator, **{**kw0, "vehicle": env.vehicle})
+            return [env], make
         # Rows built from the same kwargs have row 0's spaces; rows of their own may not.
         if envs and per_env_kwargs is not None and not (
                 _same_space(env.observation_space, envs[0].observation_space)
@@ -639,7 +774,7 @@ def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
             env.observation_space = envs[0].observation_space
             env.action_space = envs[0].action_space
         envs.append(env)
-    return envs
+    return envs, None
 
 
 def _autoreset_mode(mode: str | AutoresetMode) -> AutoresetMode:

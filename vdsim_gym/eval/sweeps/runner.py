@@ -119,7 +119,7 @@ def _run_batch(job: _Job, batch: list[tuple[int, int]]) -> list[SweepRow]:
                 terminated_at[i] = bool(term[i])
                 ends[i] = _end_reason(infos, i, bool(term[i]))
                 # the row's core still holds the episode (NEXT_STEP resets it next step)
-                summaries[i] = venv.envs[i].episode_summary()
+                summaries[i] = venv.episode_summary(i)
             active &= ~done
     finally:
         venv.close()
