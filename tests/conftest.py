@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import signal
 from collections.abc import Callable
 
 import pytest
@@ -25,3 +26,23 @@ def block_import(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
         monkeypatch.setattr(builtins, "__import__", fake)
 
     return block
+
+
+@pytest.fixture
+def python_sigint():
+    """SIGINT raising KeyboardInterrupt (Python's default) for the test, whatever the
+    runner installed (an xdist worker's may not be Python's)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+@pytest.fixture(autouse=True)
+def _sigint_kept():
+    """Every test leaves SIGINT's handler as it found it (a notebook's kernel client
+    installs Python's and kept it, so the tests after it in the same xdist worker, which
+    starts with SIGINT ignored, saw another handler than the ones before it)."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    if signal.getsignal(signal.SIGINT) is not before and before is not None:
+        signal.signal(signal.SIGINT, before)

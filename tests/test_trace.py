@@ -389,7 +389,7 @@ def test_render_cli(tmp_path, capsys):
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
 def test_record_trace_keeps_an_episode_whose_write_a_signal_interrupts(tmp_path, monkeypatch,
-                                                                      sig):
+                                                                      python_sigint, sig):
     """A signal while RecordTrace writes an episode's trace (the atomic writer then removed
     its temporary file: the episode was lost) is held until the trace is on disk, then
     raised as KeyboardInterrupt."""

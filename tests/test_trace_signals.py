@@ -48,15 +48,6 @@ def plant_eval(path, **kw):
     return ClosedLoopEval(**args)
 
 
-@pytest.fixture
-def python_sigint():
-    """SIGINT raising KeyboardInterrupt (Python's default) for the test, whatever the
-    runner installed."""
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, before)
-
-
 def _files(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
 

@@ -109,7 +109,7 @@ def test_best_staging_commits_the_trio_as_one_unit_or_not_at_all(tmp_path):
 
 # ------------------------------------------------------------------ the final save
 
-def test_signals_held_hold_sigint_and_sigterm_until_the_block_is_done():
+def test_signals_held_hold_sigint_and_sigterm_until_the_block_is_done(python_sigint):
     from vdsim_gym._signals import signals_held, sigterm_as_interrupt
 
     done = []
