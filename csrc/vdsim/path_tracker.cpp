@@ -14,8 +14,6 @@ void PathTracker::set(const double* xy, const double* speed, int64_t n) {
   v_.assign(speed, speed + n);
   s_.assign(n, 0.0);
   seg_len_.assign(n > 1 ? n - 1 : 0, 0.0);
-  heading_.assign(n, 0.0);
-  kappa_.assign(n, 0.0);
   for (int64_t i = 0; i < n; ++i) {
     x_[i] = xy[2 * i];
     y_[i] = xy[2 * i + 1];
@@ -24,24 +22,25 @@ void PathTracker::set(const double* xy, const double* speed, int64_t n) {
     seg_len_[i] = std::hypot(x_[i + 1] - x_[i], y_[i + 1] - y_[i]);
     s_[i + 1] = s_[i] + seg_len_[i];
   }
-  if (n < 2) return;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t a = i > 0 ? i - 1 : 0, b = i + 1 < n ? i + 1 : n - 1;
-    heading_[i] = std::atan2(y_[b] - y_[a], x_[b] - x_[a]);
-  }
-  // Curvature of the circle through each point and its neighbours (Menger), signed.
-  for (int64_t i = 1; i + 1 < n; ++i) {
-    const double ax = x_[i] - x_[i - 1], ay = y_[i] - y_[i - 1];
-    const double bx = x_[i + 1] - x_[i], by = y_[i + 1] - y_[i];
-    const double cx = x_[i + 1] - x_[i - 1], cy = y_[i + 1] - y_[i - 1];
-    // |a| and |b| are the segment lengths above (the same hypot of the same differences).
-    const double den = seg_len_[i - 1] * seg_len_[i] * std::hypot(cx, cy);
-    kappa_[i] = den > 0.0 ? 2.0 * (ax * by - ay * bx) / den : 0.0;
-  }
-  if (n >= 3) {
-    kappa_[0] = kappa_[1];
-    kappa_[n - 1] = kappa_[n - 2];
-  }
+}
+
+double PathTracker::heading_at(int64_t i) const {
+  const int64_t n = size();
+  if (n < 2) return 0.0;
+  const int64_t a = i > 0 ? i - 1 : 0, b = i + 1 < n ? i + 1 : n - 1;
+  return std::atan2(y_[b] - y_[a], x_[b] - x_[a]);
+}
+
+double PathTracker::kappa_at(int64_t i) const {
+  const int64_t n = size();
+  if (n < 3) return 0.0;
+  i = std::clamp<int64_t>(i, 1, n - 2);  // the ends take their neighbour's
+  const double ax = x_[i] - x_[i - 1], ay = y_[i] - y_[i - 1];
+  const double bx = x_[i + 1] - x_[i], by = y_[i + 1] - y_[i];
+  const double cx = x_[i + 1] - x_[i - 1], cy = y_[i + 1] - y_[i - 1];
+  // |a| and |b| are the segment lengths (the same hypot of the same differences).
+  const double den = seg_len_[i - 1] * seg_len_[i] * std::hypot(cx, cy);
+  return den > 0.0 ? 2.0 * (ax * by - ay * bx) / den : 0.0;
 }
 
 void PathTracker::segment_param(int64_t i, double x, double y, double& t, double& d2) const {
@@ -96,8 +95,10 @@ Projection PathTracker::project(double x, double y, int64_t hint) const {
   p.index = i;
   p.s = s_[i] + t * seg_len_[i];
   p.e_y = std::copysign(std::sqrt(d2), cross);
-  p.heading = wrap_angle(heading_[i] + w * wrap_angle(heading_[i + 1] - heading_[i]));
-  p.kappa = kappa_[i] + w * (kappa_[i + 1] - kappa_[i]);
+  const double h0 = heading_at(i), h1 = heading_at(i + 1);
+  p.heading = wrap_angle(h0 + w * wrap_angle(h1 - h0));
+  const double k0 = kappa_at(i), k1 = kappa_at(i + 1);
+  p.kappa = k0 + w * (k1 - k0);
   p.v_ref = v_[i] + w * (v_[i + 1] - v_[i]);
   return p;
 }

@@ -37,11 +37,16 @@ class PathTracker {
   void point_at(double s, double& x, double& y) const;  // linear, extrapolated at the ends
   double length() const { return s_.empty() ? 0.0 : s_.back(); }
   int64_t size() const { return static_cast<int64_t>(x_.size()); }
-  double heading_at(int64_t i) const { return heading_[i]; }
+  // Heading at point i: the central difference's, atan2 of its neighbours' offset (the
+  // ends: their segment's). Computed when asked (a projection asks for two): a course
+  // set per episode costs no table of them.
+  double heading_at(int64_t i) const;
   double x_at(int64_t i) const { return x_[i]; }
   double y_at(int64_t i) const { return y_[i]; }
   double speed_at(int64_t i) const { return v_[i]; }
-  double kappa_at(int64_t i) const { return kappa_[i]; }
+  // Curvature at point i: the signed circle through it and its neighbours (Menger; the
+  // ends: their neighbour's), computed when asked, as heading_at.
+  double kappa_at(int64_t i) const;
   // The first segment of zero length (repeated points), or -1.
   int64_t first_zero_segment() const {
     for (size_t i = 0; i < seg_len_.size(); ++i)
@@ -58,7 +63,7 @@ class PathTracker {
   int64_t search(double x, double y, int64_t lo, int64_t hi, double& best_d2) const;
   void segment_param(int64_t i, double x, double y, double& t, double& d2) const;
 
-  std::vector<double> x_, y_, s_, seg_len_, heading_, kappa_, v_;
+  std::vector<double> x_, y_, s_, seg_len_, v_;
 };
 
 }  // namespace vdsim

@@ -48,6 +48,43 @@ inline double np_maximum(double a, double b) {
   return a >= b ? a : b;
 }
 
+// The sinusoid amp * sin(kTwoPi * s[i] / lam + phase) at every point, added to out[i]
+// (first: assigned). Every kRandomCourseAnchor-th point takes the C library's sin and cos
+// of that angle; the points between rotate the previous one by the step's angle (its sin
+// and cos from the C library once): a few ulps from the C library's values (the
+// rotation's roundings, at most kRandomCourseAnchor - 1 of them), the same doubles on
+// every CPU (plain IEEE operations, no FMA on the baseline target).
+void add_sinusoid(const std::vector<double>& s, double step, double amp, double lam,
+                  double phase, bool first, double* out) {
+  const int64_t n = static_cast<int64_t>(s.size());
+  const double turn = kTwoPi * step / lam;
+  const double ct = std::cos(turn), st = std::sin(turn);
+  double sn = 0.0, cs = 1.0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (i % kRandomCourseAnchor == 0) {
+      const double angle = kTwoPi * s[i] / lam + phase;
+      sn = std::sin(angle);
+      cs = std::cos(angle);
+    } else {
+      const double next_sn = sn * ct + cs * st;
+      cs = cs * ct - sn * st;
+      sn = next_sn;
+    }
+    out[i] = first ? amp * sn : out[i] + amp * sn;
+  }
+}
+
+// sin and cos of a small angle d (|d| <= kSmallAngle) by their Taylor series to the
+// 13th and 12th power: the truncation is below 1e-19 of the value.
+constexpr double kSmallAngle = 0.25;
+inline void small_sincos(double d, double& sn, double& cs) {
+  const double d2 = d * d;
+  sn = d * (1.0 - d2 / 6.0 * (1.0 - d2 / 20.0 * (1.0 - d2 / 42.0 * (1.0 - d2 / 72.0 *
+          (1.0 - d2 / 110.0 * (1.0 - d2 / 156.0))))));
+  cs = 1.0 - d2 / 2.0 * (1.0 - d2 / 12.0 * (1.0 - d2 / 30.0 * (1.0 - d2 / 56.0 *
+          (1.0 - d2 / 90.0 * (1.0 - d2 / 132.0)))));
+}
+
 }  // namespace
 
 bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<double>& path,
@@ -79,11 +116,13 @@ bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<
   double peak = 0.0;
   bool nan_peak = false;
   volatile double three = 3.0;  // numpy's t ** 3 is the C library's pow, never folded
+  for (int r = 0; r < 4; ++r) add_sinusoid(s, step, amp[r], lam[r], phase[r], r == 0, shape.data());
   for (int64_t i = 0; i < n; ++i) {
-    double sum = amp[0] * std::sin(kTwoPi * s[i] / lam[0] + phase[0]);
-    for (int r = 1; r < 4; ++r) sum = sum + amp[r] * std::sin(kTwoPi * s[i] / lam[r] + phase[r]);
+    const double sum = shape[i];
     const double ti = np_minimum(np_maximum(s[i] / kRandomCourseRamp, 0.0), 1.0);
-    const double ramp = std::pow(ti, three) * ((10.0 - 15.0 * ti) + 6.0 * (ti * ti));
+    // past the ramp t = 1: pow(1, 3) = 1 exactly, without the call
+    const double cube = ti == 1.0 ? 1.0 : std::pow(ti, three);
+    const double ramp = cube * ((10.0 - 15.0 * ti) + 6.0 * (ti * ti));
     shape[i] = (sum / amp4) * ramp;
     const double a = std::fabs(shape[i]);
     if (std::isnan(a)) nan_peak = true;
@@ -101,16 +140,31 @@ bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<
   // Heading: psi = [0, cumsum(0.5 * (kappa[1:] + kappa[:-1]) * ds)]; cumsum's first
   // element is its first term (not 0 + term: the sign of a zero survives). The path steps
   // ds along each segment's mid heading, from (0, 0).
+  // The mid heading's cos and sin: the C library's every kRandomCourseAnchor-th segment
+  // (and after a turn wider than kSmallAngle), rotated by the turn between (its Taylor
+  // series) in between.
   path.assign(2 * static_cast<size_t>(n), 0.0);
   bool ok = true;
-  double psi_prev = 0.0, x = 0.0, y = 0.0;
+  double psi_prev = 0.0, x = 0.0, y = 0.0, mid_prev = 0.0, cm = 1.0, sm = 0.0;
   for (int64_t j = 0; j + 1 < n; ++j) {
     const double e = 0.5 * (kappa[j + 1] + kappa[j]) * ds;
     const double psi_next = j == 0 ? e : psi_prev + e;
     const double mid = 0.5 * (psi_next + psi_prev);
     ok = ok && std::isfinite(mid);
     psi_prev = psi_next;
-    const double dx = ds * std::cos(mid), dy = ds * std::sin(mid);
+    const double turn = mid - mid_prev;
+    if (j % kRandomCourseAnchor == 0 || !(std::fabs(turn) <= kSmallAngle)) {
+      cm = std::cos(mid);
+      sm = std::sin(mid);
+    } else {
+      double st, ct;
+      small_sincos(turn, st, ct);
+      const double next_sm = sm * ct + cm * st;
+      cm = cm * ct - sm * st;
+      sm = next_sm;
+    }
+    mid_prev = mid;
+    const double dx = ds * cm, dy = ds * sm;
     x = j == 0 ? dx : x + dx;  // cumsum: the first element is the first term
     y = j == 0 ? dy : y + dy;
     path[2 * (j + 1)] = x;
@@ -121,10 +175,9 @@ bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<
   const double amp3 = (amp[4] + amp[5]) + amp[6];
   const double f = (c.v_hi - c.v_lo) * 0.5;
   v.assign(static_cast<size_t>(n), 0.0);
+  for (int r = 4; r < kRandomCourseRows; ++r) add_sinusoid(s, step, amp[r], lam[r], phase[r], r == 4, v.data());
   for (int64_t i = 0; i < n; ++i) {
-    double sum = amp[4] * std::sin(kTwoPi * s[i] / lam[4] + phase[4]);
-    for (int r = 5; r < kRandomCourseRows; ++r)
-      sum = sum + amp[r] * std::sin(kTwoPi * s[i] / lam[r] + phase[r]);
+    const double sum = v[i];
     const double vi = c.v_lo + f * (1.0 + sum / amp3);
     const double cap = std::sqrt(c.max_lat_accel / std::fabs(kappa[i]));
     v[i] = np_minimum(np_maximum(np_minimum(vi, cap), c.v_lo), c.v_hi);

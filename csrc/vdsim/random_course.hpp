@@ -1,11 +1,11 @@
 // A random course (vdsim_gym.envs.courses.random_course) drawn and built in C++: the
 // uniforms from the env's numpy generator (numpy_draws.hpp), the curvature's and the
 // speed's sinusoids, the speed profile's limits and the path, in the plain numpy
-// version's order of operations (tests/envs/test_courses.py keeps it as the reference,
-// with the C library's sin, cos and pow element by element: the same doubles on any
-// CPU). numpy's SIMD sin, cos and pow may differ from the C library's in the last bit
-// on CPUs where numpy dispatches them (AVX-512); on the others numpy calls the C library,
-// and the courses are those numpy built before.
+// version's order of operations. The sinusoids and the heading's cos and sin take the C
+// library's values every kRandomCourseAnchor points and rotate them between (a reset
+// costs ~300 calls instead of ~5,000): the same doubles on every CPU, within a few ulps
+// of the C library's at every point (tests/envs/test_courses.py keeps the plain numpy
+// version, the C library's functions element by element, as the reference).
 #pragma once
 
 #include <cmath>
@@ -25,6 +25,9 @@ constexpr int kRandomCourseDraws = 22;
 constexpr int kRandomCourseRows = 7;  // sinusoids: 4 curvature, 3 speed
 constexpr double kRandomCourseRamp = 20.0;       // [m] the curvature fades in over it
 constexpr double kRandomCourseLongAccel = 2.0;   // [m/s^2] |dv/dt| along the path
+// Every this many points the sinusoids and the heading take the C library's sin and cos;
+// the points between rotate the last one (random_course.cpp).
+constexpr int64_t kRandomCourseAnchor = 32;
 
 // A random course's parameters: n points (max(round(length / spacing), 1) + 1, n >= 2)
 // over `length` [m], the curvature bound k_bound [1/m], speeds in [v_lo, v_hi] [m/s]

@@ -486,16 +486,21 @@ RANDOM_COURSE_CASES = [
 
 
 @pytest.mark.parametrize("kwargs", RANDOM_COURSE_CASES, ids=str)
-def test_random_course_equals_the_numpy_reference_bit_for_bit(kwargs) -> None:
-    """The core's course (vdsim/random_course.hpp) is the reference's, double for double
-    (signed zeros included), and leaves the generator where the reference did."""
+def test_random_course_equals_the_numpy_reference(kwargs) -> None:
+    """The core's course (vdsim/random_course.hpp: the sinusoids and the heading's cos and
+    sin rotated between points where the C library's anchor them every 32 points) is the
+    reference's within the rotations' roundings: the path within 1e-12 m per 100 m of
+    course, the speed within 1e-12 relative; it draws what the reference drew and leaves
+    the generator where the reference did."""
     for seed in range(40):
         fast_rng, ref_rng = np.random.default_rng(seed), np.random.default_rng(seed)
         course = random_course(fast_rng, **kwargs)
         path, speed = _random_course_reference(ref_rng, **kwargs)
-        assert course.path.tobytes() == path.tobytes(), (kwargs, seed)
-        assert course.speed.tobytes() == speed.tobytes(), (kwargs, seed)
-        assert course.start_speed == speed[0] and course.name == "random"
+        length = kwargs.get("length", 300.0)
+        np.testing.assert_allclose(course.path, path, rtol=0,
+                                   atol=1e-12 * (1.0 + length / 100.0), err_msg=str(seed))
+        np.testing.assert_allclose(course.speed, speed, rtol=1e-12, atol=0, err_msg=str(seed))
+        assert course.start_speed == course.speed[0] and course.name == "random"
         assert fast_rng.random() == ref_rng.random()  # the same number of draws
         assert course.path.flags.c_contiguous and course.path.dtype == np.float64
         assert course.cones.shape == (0, 2) and course.gates == ()

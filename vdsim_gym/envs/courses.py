@@ -351,7 +351,8 @@ def random_course(
 
     Drawn and built in the core (vdsim/random_course.hpp, from ``rng``'s bit generator:
     what ``VDSim-PathFollow-v0``'s core draws at each reset); tests/envs/test_courses.py
-    keeps the plain numpy version, which gives the same doubles.
+    keeps the plain numpy version as its reference (within the roundings of the C++
+    version's rotated sinusoids: 1e-12).
     """
     spec = random_course_spec(length=length, spacing=spacing, max_curvature=max_curvature,
                               speed_range=speed_range, max_lat_accel=max_lat_accel)
