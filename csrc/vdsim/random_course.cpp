@@ -48,29 +48,39 @@ inline double np_maximum(double a, double b) {
   return a >= b ? a : b;
 }
 
-// The sinusoid amp * sin(kTwoPi * s[i] / lam + phase) at every point, added to out[i]
-// (first: assigned). Every kRandomCourseAnchor-th point takes the C library's sin and cos
-// of that angle; the points between rotate the previous one by the step's angle (its sin
-// and cos from the C library once): a few ulps from the C library's values (the
-// rotation's roundings, at most kRandomCourseAnchor - 1 of them), the same doubles on
-// every CPU (plain IEEE operations, no FMA on the baseline target).
-void add_sinusoid(const std::vector<double>& s, double step, double amp, double lam,
-                  double phase, bool first, double* out) {
+// The sum of the sinusoids amp[r] * sin(kTwoPi * s[i] / lam[r] + phase[r]), r = 0 .. m - 1
+// (m <= 4), at every point, added in r's order into out[i]. Every kRandomCourseAnchor-th
+// point takes the C library's sin and cos of each angle; the points between rotate the
+// previous one by the step's angle (its sin and cos from the C library once): a few ulps
+// from the C library's values (the rotation's roundings, at most kRandomCourseAnchor - 1
+// of them), the same doubles on every CPU (plain IEEE operations, no FMA on the baseline
+// target). The rows rotate side by side, so their recurrences overlap.
+void sum_sinusoids(const std::vector<double>& s, double step, const double* amp,
+                   const double* lam, const double* phase, int m, double* out) {
   const int64_t n = static_cast<int64_t>(s.size());
-  const double turn = kTwoPi * step / lam;
-  const double ct = std::cos(turn), st = std::sin(turn);
-  double sn = 0.0, cs = 1.0;
+  double ct[4], st[4], sn[4] = {}, cs[4] = {};
+  for (int r = 0; r < m; ++r) {
+    const double turn = kTwoPi * step / lam[r];
+    ct[r] = std::cos(turn);
+    st[r] = std::sin(turn);
+  }
   for (int64_t i = 0; i < n; ++i) {
     if (i % kRandomCourseAnchor == 0) {
-      const double angle = kTwoPi * s[i] / lam + phase;
-      sn = std::sin(angle);
-      cs = std::cos(angle);
+      for (int r = 0; r < m; ++r) {
+        const double angle = kTwoPi * s[i] / lam[r] + phase[r];
+        sn[r] = std::sin(angle);
+        cs[r] = std::cos(angle);
+      }
     } else {
-      const double next_sn = sn * ct + cs * st;
-      cs = cs * ct - sn * st;
-      sn = next_sn;
+      for (int r = 0; r < m; ++r) {
+        const double next_sn = sn[r] * ct[r] + cs[r] * st[r];
+        cs[r] = cs[r] * ct[r] - sn[r] * st[r];
+        sn[r] = next_sn;
+      }
     }
-    out[i] = first ? amp * sn : out[i] + amp * sn;
+    double sum = amp[0] * sn[0];
+    for (int r = 1; r < m; ++r) sum = sum + amp[r] * sn[r];
+    out[i] = sum;
   }
 }
 
@@ -116,7 +126,7 @@ bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<
   double peak = 0.0;
   bool nan_peak = false;
   volatile double three = 3.0;  // numpy's t ** 3 is the C library's pow, never folded
-  for (int r = 0; r < 4; ++r) add_sinusoid(s, step, amp[r], lam[r], phase[r], r == 0, shape.data());
+  sum_sinusoids(s, step, amp, lam, phase, 4, shape.data());
   for (int64_t i = 0; i < n; ++i) {
     const double sum = shape[i];
     const double ti = np_minimum(np_maximum(s[i] / kRandomCourseRamp, 0.0), 1.0);
@@ -175,7 +185,7 @@ bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<
   const double amp3 = (amp[4] + amp[5]) + amp[6];
   const double f = (c.v_hi - c.v_lo) * 0.5;
   v.assign(static_cast<size_t>(n), 0.0);
-  for (int r = 4; r < kRandomCourseRows; ++r) add_sinusoid(s, step, amp[r], lam[r], phase[r], r == 4, v.data());
+  sum_sinusoids(s, step, amp + 4, lam + 4, phase + 4, kRandomCourseRows - 4, v.data());
   for (int64_t i = 0; i < n; ++i) {
     const double sum = v[i];
     const double vi = c.v_lo + f * (1.0 + sum / amp3);
