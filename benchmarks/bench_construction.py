@@ -6,6 +6,11 @@ over the repeats, and the peak Python allocation of the vector build per env
 the other to compare them (issue 30: N = 10,000 built and reset in under 1 s):
 
     python benchmarks/bench_construction.py [--n 10000] [--repeats 3]
+
+``--resets``: also one episode reset in C++ per row for each env (a 256-row batch's
+``VectorEnvCore.reset_rows``, the autoreset's call; the rows' whole draw and reset: for
+PathFollow a new 300 m course), CPU us per row over 40 calls, min / median / max over the
+repeats.
 """
 
 from __future__ import annotations
@@ -17,8 +22,11 @@ import time
 import tracemalloc
 
 import gymnasium as gym
+import numpy as np
 
 import vdsim_gym  # noqa: F401  (registration)
+
+RESET_ENVS = ("VDSim-DLC-v0", "VDSim-PathFollow-v0", "VDSim-ACC-v0", "VDSim-Dyno-v0")
 
 
 def _stats(xs: list[float]) -> str:
@@ -30,6 +38,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=10_000, help="envs in the vector build")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--env", default="VDSim-DLC-v0")
+    ap.add_argument("--resets", action="store_true", help="also time a reset in C++ per env")
     args = ap.parse_args()
     single, build, reset = [], [], []
     for _ in range(args.repeats):
@@ -57,6 +66,25 @@ def main() -> None:
     print(f"make_vec N={args.n}: build {_stats(build)} s, first reset {_stats(reset)} s")
     print(f"Python allocations of a N={min(args.n, 1000)} build + reset: "
           f"{peak / min(args.n, 1000) / 1024:.1f} KiB per env (peak, tracemalloc)")
+    if args.resets:
+        for env_id in RESET_ENVS:
+            print(f"{env_id}: one reset in C++ {_stats(_reset_cost(env_id, args.repeats))} us "
+                  "per row")
+
+
+def _reset_cost(env_id: str, repeats: int, rows: int = 256, calls: int = 40) -> list[float]:
+    """CPU us per row of ``reset_rows`` over every row of a ``rows``-row batch."""
+    venv = gym.make_vec(env_id, num_envs=rows, threads=1)
+    venv.reset(seed=0)
+    session, mask = venv.unwrapped._session, np.ones(rows, bool)
+    out = []
+    for _ in range(repeats):
+        t0 = time.process_time()
+        for _ in range(calls):
+            session.reset_rows(mask)
+        out.append((time.process_time() - t0) / (calls * rows) * 1e6)
+    venv.close()
+    return out
 
 
 if __name__ == "__main__":
