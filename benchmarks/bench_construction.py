@@ -9,8 +9,9 @@ the other to compare them (issue 30: N = 10,000 built and reset in under 1 s):
 
 ``--resets``: also one episode reset in C++ per row for each env (a 256-row batch's
 ``VectorEnvCore.reset_rows``, the autoreset's call; the rows' whole draw and reset: for
-PathFollow a new 300 m course), CPU us per row over 40 calls, min / median / max over the
-repeats.
+PathFollow a new 300 m course; for the randomized DLC the vehicle and latency draws
+applied), CPU us per row over 40 calls, and a single env's ``reset()`` of the same env,
+min / median / max over the repeats.
 """
 
 from __future__ import annotations
@@ -26,7 +27,16 @@ import numpy as np
 
 import vdsim_gym  # noqa: F401  (registration)
 
-RESET_ENVS = ("VDSim-DLC-v0", "VDSim-PathFollow-v0", "VDSim-ACC-v0", "VDSim-Dyno-v0")
+RANDOMIZE = {"mass": [0.9, 1.15], "cg_x": [-0.1, 0.1], "friction": [0.8, 1.0],
+             "cornering_stiffness": [0.85, 1.15],
+             "latency": {"mean": [0.0, 0.04], "jitter": [0.0, 0.5]}}
+# (label, id, kwargs) of the reset-cost cases
+RESET_ENVS: tuple[tuple[str, str, dict], ...] = (
+    ("VDSim-DLC-v0", "VDSim-DLC-v0", {}),
+    ("VDSim-DLC-v0 randomized", "VDSim-DLC-v0", {"randomize": RANDOMIZE}),
+    ("VDSim-PathFollow-v0", "VDSim-PathFollow-v0", {}),
+    ("VDSim-ACC-v0", "VDSim-ACC-v0", {}),
+    ("VDSim-Dyno-v0", "VDSim-Dyno-v0", {}))
 
 
 def _stats(xs: list[float]) -> str:
@@ -67,14 +77,29 @@ def main() -> None:
     print(f"Python allocations of a N={min(args.n, 1000)} build + reset: "
           f"{peak / min(args.n, 1000) / 1024:.1f} KiB per env (peak, tracemalloc)")
     if args.resets:
-        for env_id in RESET_ENVS:
-            print(f"{env_id}: one reset in C++ {_stats(_reset_cost(env_id, args.repeats))} us "
-                  "per row")
+        for label, env_id, kw in RESET_ENVS:
+            print(f"{label}: one reset in C++ {_stats(_reset_cost(env_id, kw, args.repeats))}"
+                  f" us per row; a single env's reset() "
+                  f"{_stats(_single_reset_cost(env_id, kw, args.repeats))} us")
 
 
-def _reset_cost(env_id: str, repeats: int, rows: int = 256, calls: int = 40) -> list[float]:
+def _single_reset_cost(env_id: str, kw: dict, repeats: int, calls: int = 400) -> list[float]:
+    """CPU us of an unseeded ``reset()`` of one env (its Python and its core's)."""
+    env = gym.make(env_id, **kw)
+    env.reset(seed=0)
+    out = []
+    for _ in range(repeats):
+        t0 = time.process_time()
+        for _ in range(calls):
+            env.reset()
+        out.append((time.process_time() - t0) / calls * 1e6)
+    return out
+
+
+def _reset_cost(env_id: str, kw: dict, repeats: int, rows: int = 256,
+                calls: int = 40) -> list[float]:
     """CPU us per row of ``reset_rows`` over every row of a ``rows``-row batch."""
-    venv = gym.make_vec(env_id, num_envs=rows, threads=1)
+    venv = gym.make_vec(env_id, num_envs=rows, threads=1, **kw)
     venv.reset(seed=0)
     session, mask = venv.unwrapped._session, np.ones(rows, bool)
     out = []

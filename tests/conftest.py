@@ -37,11 +37,20 @@ def python_sigint():
     signal.signal(signal.SIGINT, before)
 
 
+def pytest_configure(config):
+    """Python's SIGINT handler in every test process: pytest-xdist starts its workers with
+    SIGINT ignored (its controller handles Ctrl-C), and the tests of Ctrl-C handling need
+    Python's, in process and in the subprocesses they start (which inherit an ignored
+    SIGINT and keep it, as under nohup)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 @pytest.fixture(autouse=True)
 def _sigint_kept():
     """Every test leaves SIGINT's handler as it found it (a notebook's kernel client
-    installs Python's and kept it, so the tests after it in the same xdist worker, which
-    starts with SIGINT ignored, saw another handler than the ones before it)."""
+    installs its own and kept it: the tests after it in the same worker saw another
+    handler than the ones before it)."""
     before = signal.getsignal(signal.SIGINT)
     yield
     if signal.getsignal(signal.SIGINT) is not before and before is not None:

@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'CycleSpeeds', 'DEFAULT_STEP_TOL', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'EvalStepper', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'Pcg64', 'PedalActuatorParams', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'SimConfig', 'SingleTrackModel', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'draw_latency_seed', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'limit_long_accel', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'numpy_draws', 'predict_gap_obs', 'random_course', 'solve_box_qp', 'solve_spd_banded', 'tire4_build', 'tire_forces', 'tire_forces4', 'tire_forces_recorded', 'tire_fx_at', 'tire_fx_at4', 'whole_ticks']
+__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'CycleSpeeds', 'DEFAULT_STEP_TOL', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'EvalStepper', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'Pcg64', 'PedalActuatorParams', 'RANDOM_KEYS', 'RandomizationSpec', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'SimConfig', 'SingleTrackModel', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'draw_latency_seed', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'limit_long_accel', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'numpy_draws', 'predict_gap_obs', 'random_course', 'solve_box_qp', 'solve_spd_banded', 'tire4_build', 'tire_forces', 'tire_forces4', 'tire_forces_recorded', 'tire_fx_at', 'tire_fx_at4', 'whole_ticks']
 class Level:
     """
     Members:
@@ -974,6 +974,52 @@ class AsyncTimeline:
     @property
     def period_ticks(self) -> int:
         ...
+class RandomizationSpec:
+    """
+    What an env core randomizes per episode (randomization.hpp): the ranges in draw order and the nominal parameters
+    """
+    actuator: ActuatorParams
+    network: NetworkSpec
+    overrun: OverrunPolicy
+    vehicle: VehicleParams
+    def __init__(self) -> None:
+        ...
+    @property
+    def actuator_dead_ticks(self) -> int:
+        ...
+    @actuator_dead_ticks.setter
+    def actuator_dead_ticks(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def hi(self) -> list[float]:
+        ...
+    @hi.setter
+    def hi(self, arg0: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]) -> None:
+        ...
+    @property
+    def keys(self) -> list[int]:
+        ...
+    @keys.setter
+    def keys(self, arg0: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
+        ...
+    @property
+    def lo(self) -> list[float]:
+        ...
+    @lo.setter
+    def lo(self, arg0: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]) -> None:
+        ...
+    @property
+    def longitudinal_dead_ticks(self) -> int:
+        ...
+    @longitudinal_dead_ticks.setter
+    def longitudinal_dead_ticks(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def steer_dead_ticks(self) -> int:
+        ...
+    @steer_dead_ticks.setter
+    def steer_dead_ticks(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
 class EnvSpec:
     @property
     def action_names(self) -> tuple:
@@ -1229,6 +1275,10 @@ class PathEnvCore(EnvCoreBase):
         """
         Mode C: the observation and info of the plant now (no advance, no scoring); flags
         """
+    def randomize_episode(self, bit_generator: typing.Any) -> None:
+        """
+        This episode's draws from a numpy BitGenerator, applied (reset after)
+        """
     def reset(self, state: typing.Annotated[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], "FixedSize(6)"], obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64], latency_seed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
         Place the plant; with latency, restart the timeline and reseed the delays
@@ -1269,6 +1319,10 @@ class PathEnvCore(EnvCoreBase):
         """
         A new random course every episode, drawn by draw_start (courses.random_course_spec)
         """
+    def set_randomization(self, spec: RandomizationSpec) -> None:
+        """
+        Draw and apply these ranges every episode (randomize_episode, reset_episode)
+        """
     def set_vehicle(self, vehicle: VehicleParams) -> None:
         """
         Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
@@ -1295,6 +1349,11 @@ class PathEnvCore(EnvCoreBase):
     def draws_start(self) -> bool:
         """
         Whether draw_start() draws the task's start in C++
+        """
+    @property
+    def episode_draws(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The last episode's draws by RandomKey (DRAW_KEYS' order; NaN where none)
         """
     @property
     def has_latency(self) -> bool:
@@ -1333,6 +1392,9 @@ class PathEnvCore(EnvCoreBase):
         """
         The scheduled commands not yet applied, by apply tick: (sample_tick, apply_tick, steer, longitudinal)
         """
+    @property
+    def randomizes(self) -> bool:
+        ...
     @property
     def session(self) -> Session:
         ...
@@ -1404,6 +1466,10 @@ class SpeedEnvCore(EnvCoreBase):
         """
         Mode C: the observation and info of the plant now (no advance, no scoring); flags
         """
+    def randomize_episode(self, bit_generator: typing.Any) -> None:
+        """
+        This episode's draws from a numpy BitGenerator, applied (reset after)
+        """
     def reset(self, state: typing.Annotated[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], "FixedSize(2)"], obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64], latency_seed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
         Place the plant; with latency, restart the timeline and reseed the delays
@@ -1436,6 +1502,10 @@ class SpeedEnvCore(EnvCoreBase):
         """
         A sensor delay: each step's observation is the plant's at its capture tick, the age drawn from `age` per grid sample (next reset)
         """
+    def set_randomization(self, spec: RandomizationSpec) -> None:
+        """
+        Draw and apply these ranges every episode (randomize_episode, reset_episode)
+        """
     def set_vehicle(self, vehicle: VehicleParams) -> None:
         """
         Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
@@ -1454,6 +1524,11 @@ class SpeedEnvCore(EnvCoreBase):
     def draws_start(self) -> bool:
         """
         Whether draw_start() draws the task's start in C++
+        """
+    @property
+    def episode_draws(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The last episode's draws by RandomKey (DRAW_KEYS' order; NaN where none)
         """
     @property
     def has_latency(self) -> bool:
@@ -1489,6 +1564,9 @@ class SpeedEnvCore(EnvCoreBase):
         """
         The scheduled commands not yet applied, by apply tick: (sample_tick, apply_tick, steer, longitudinal)
         """
+    @property
+    def randomizes(self) -> bool:
+        ...
     @property
     def session(self) -> Session:
         ...
@@ -1640,6 +1718,10 @@ class AccEnvCore(EnvCoreBase):
         """
         Mode C: the observation and info of the plant now (no advance, no scoring); flags
         """
+    def randomize_episode(self, bit_generator: typing.Any) -> None:
+        """
+        This episode's draws from a numpy BitGenerator, applied (reset after)
+        """
     def reset(self, state: typing.Annotated[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], "FixedSize(2)"], obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64], latency_seed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
         Place the plant; with latency, restart the timeline and reseed the delays
@@ -1688,6 +1770,10 @@ class AccEnvCore(EnvCoreBase):
         """
         A sensor delay: each step's observation is the plant's at its capture tick, the age drawn from `age` per grid sample (next reset)
         """
+    def set_randomization(self, spec: RandomizationSpec) -> None:
+        """
+        Draw and apply these ranges every episode (randomize_episode, reset_episode)
+        """
     def set_scenario(self, lead_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], distance: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         ...
     def set_vehicle(self, vehicle: VehicleParams) -> None:
@@ -1708,6 +1794,11 @@ class AccEnvCore(EnvCoreBase):
     def draws_start(self) -> bool:
         """
         Whether draw_start() draws the task's start in C++
+        """
+    @property
+    def episode_draws(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The last episode's draws by RandomKey (DRAW_KEYS' order; NaN where none)
         """
     @property
     def has_latency(self) -> bool:
@@ -1745,6 +1836,9 @@ class AccEnvCore(EnvCoreBase):
         """
     @property
     def periods(self) -> int:
+        ...
+    @property
+    def randomizes(self) -> bool:
         ...
     @property
     def session(self) -> Session:
@@ -1805,6 +1899,10 @@ class VectorEnvCore:
     def row_core(self, i: typing.SupportsInt | typing.SupportsIndex) -> EnvCoreBase:
         """
         Row i's env core (its task's *EnvCore type), alive as long as the session
+        """
+    def row_draws(self, i: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
+        """
+        Row i's last episode draws (DRAW_KEYS' order, NaN where none), None without randomization
         """
     def row_rng_state(self, i: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
         """
@@ -2373,6 +2471,10 @@ class DynoEnvCore(EnvCoreBase):
         """
         Mode C: the observation and info of the plant now (no advance, no scoring); flags
         """
+    def randomize_episode(self, bit_generator: typing.Any) -> None:
+        """
+        This episode's draws from a numpy BitGenerator, applied (reset after)
+        """
     def reference(self, action: typing.SupportsFloat | typing.SupportsIndex) -> float:
         ...
     def reset(self, state: typing.Annotated[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], "FixedSize(1)"], obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64], latency_seed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
@@ -2415,6 +2517,10 @@ class DynoEnvCore(EnvCoreBase):
         """
         A sensor delay: each step's observation is the plant's at its capture tick, the age drawn from `age` per grid sample (next reset)
         """
+    def set_randomization(self, spec: RandomizationSpec) -> None:
+        """
+        Draw and apply these ranges every episode (randomize_episode, reset_episode)
+        """
     def set_vehicle(self, vehicle: VehicleParams) -> None:
         """
         Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
@@ -2454,6 +2560,11 @@ class DynoEnvCore(EnvCoreBase):
     @property
     def energy_j(self) -> float:
         ...
+    @property
+    def episode_draws(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The last episode's draws by RandomKey (DRAW_KEYS' order; NaN where none)
+        """
     @property
     def filtered_accel(self) -> float:
         ...
@@ -2496,6 +2607,9 @@ class DynoEnvCore(EnvCoreBase):
         """
     @property
     def periods(self) -> int:
+        ...
+    @property
+    def randomizes(self) -> bool:
         ...
     @property
     def session(self) -> DynoSession:
@@ -2918,6 +3032,7 @@ PATH_OBS_NAMES: tuple[str, ...] = ('e_y', 'e_psi', 'vx', 'vy', 'r', 'v_ref', 'ax
 PATH_PREVIEW_DISTANCES: tuple[float, ...] = (5.0, 10.0, 20.0, 30.0)
 PATH_STEP_INFO_NAMES: tuple[str, ...] = ('reward', 'e_y', 's', 't', 'vx', 'X', 'Y', 'psi', 'new_hits', 'cone_hits', 't_sample', 't_apply', 'c_k', 'overrun', 'skipped', 'n_overrun', 'n_skipped', 'sample_tick', 'apply_tick', 'lost', 'n_lost', 'n_discarded', 'obs_age', 'obs_tick')
 PATH_TERM_NAMES: tuple[str, ...] = ('tracking', 'heading', 'speed', 'smoothness', 'progress', 'cone', 'terminal')
+RANDOM_KEYS: int = 12
 STATE_SIZE: int = 18
 TRACE_ROW_SIZE: int = 32
 __version__: str

@@ -147,6 +147,29 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
            }, py::arg("k"),
            "Append the last k actions to the observation (changes obs_names; reset after)")
       .def_property_readonly("action_history", &Core::action_history)
+      .def("set_randomization", [](Core& e, const vdsim::RandomizationSpec& spec) {
+             const size_t n = spec.keys.size();
+             if (spec.lo.size() != n || spec.hi.size() != n)
+               throw std::invalid_argument("randomization: one lo and one hi per key");
+             for (size_t k = 0; k < n; ++k)
+               if (spec.keys[k] < 0 || spec.keys[k] >= vdsim::kRandKeys ||
+                   !(spec.lo[k] <= spec.hi[k]))
+                 throw std::invalid_argument("randomization: bad key or range");
+             e.set_randomization(spec);
+           }, py::arg("spec"),
+           "Draw and apply these ranges every episode (randomize_episode, reset_episode)")
+      .def_property_readonly("randomizes", &Core::randomizes)
+      .def("randomize_episode", [](Core& e, py::handle bit_generator) {
+             if (!e.randomizes()) throw std::logic_error("this core has no randomization set");
+             e.randomize_episode(np_bitgen(bit_generator));
+           }, py::arg("bit_generator"),
+           "This episode's draws from a numpy BitGenerator, applied (reset after)")
+      .def_property_readonly("episode_draws", [](const Core& e) {
+             py::array_t<double> out(vdsim::kRandKeys);
+             std::copy(std::begin(e.episode_draws().value), std::end(e.episode_draws().value),
+                       out.mutable_data());
+             return out;
+           }, "The last episode's draws by RandomKey (DRAW_KEYS' order; NaN where none)")
       .def("set_vehicle", [](Core& e, const vdsim::VehicleParams& v) {
              if (!e.set_vehicle(v))
                throw std::invalid_argument("this env core's plant has no vehicle parameters");

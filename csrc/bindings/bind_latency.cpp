@@ -10,6 +10,7 @@
 #include "np_bitgen.hpp"
 #include "vdsim/async_timeline.hpp"
 #include "vdsim/latency.hpp"
+#include "vdsim/randomization.hpp"
 #include "vdsim/sensor.hpp"
 
 namespace py = pybind11;
@@ -140,4 +141,19 @@ void bind_latency(py::module_& m) {
       .def_property_readonly("n_overrun", &AsyncTimeline::n_overrun)
       .def_property_readonly("n_skipped", &AsyncTimeline::n_skipped)
       .def_property_readonly("period_ticks", &AsyncTimeline::period_ticks);
+  py::class_<RandomizationSpec>(m, "RandomizationSpec",
+                                 "What an env core randomizes per episode (randomization.hpp): "
+                                 "the ranges in draw order and the nominal parameters")
+      .def(py::init<>())
+      .def_readwrite("keys", &RandomizationSpec::keys)
+      .def_readwrite("lo", &RandomizationSpec::lo)
+      .def_readwrite("hi", &RandomizationSpec::hi)
+      .def_readwrite("vehicle", &RandomizationSpec::vehicle)
+      .def_readwrite("actuator", &RandomizationSpec::actuator)
+      .def_readwrite("actuator_dead_ticks", &RandomizationSpec::actuator_dead_ticks)
+      .def_readwrite("steer_dead_ticks", &RandomizationSpec::steer_dead_ticks)
+      .def_readwrite("longitudinal_dead_ticks", &RandomizationSpec::longitudinal_dead_ticks)
+      .def_readwrite("network", &RandomizationSpec::network)
+      .def_readwrite("overrun", &RandomizationSpec::overrun);
+  m.attr("RANDOM_KEYS") = static_cast<int>(kRandKeys);
 }

@@ -261,6 +261,15 @@ void bind_vector(py::module_& m) {
              return const_cast<EnvCoreBase*>(&v.impl->core(i));
            }, py::arg("i"), py::return_value_policy::reference_internal,
            "Row i's env core (its task's *EnvCore type), alive as long as the session")
+      .def("row_draws", [](PyVectorEnvCore& v, int64_t i) -> py::object {
+             if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
+             const RandomDraws* d = v.impl->core(i).randomization_draws();
+             if (!d) return py::none();
+             py::array_t<double> out(kRandKeys);
+             std::copy(std::begin(d->value), std::end(d->value), out.mutable_data());
+             return out;
+           }, py::arg("i"), "Row i's last episode draws (DRAW_KEYS' order, NaN where none), "
+           "None without randomization")
       .def("row_summary", [](PyVectorEnvCore& v, int64_t i) {
              if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
              const EnvCoreBase& c = v.impl->core(i);

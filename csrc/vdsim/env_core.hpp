@@ -42,6 +42,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -55,6 +56,7 @@
 #include "latency.hpp"
 #include "numpy_draws.hpp"
 #include "params.hpp"
+#include "randomization.hpp"
 #include "schedule.hpp"
 #include "sensor.hpp"
 #include "state.hpp"
@@ -161,6 +163,8 @@ class EnvCoreBase : public TickHook {
     return false;
   }
   virtual bool draws_start() const { return false; }
+  // The last episode's randomization draws; nullptr without randomization.
+  virtual const RandomDraws* randomization_draws() const { return nullptr; }
   // A copy of this env core: its parameters, configuration and state.
   virtual std::unique_ptr<EnvCoreBase> clone() const = 0;
 };
@@ -184,6 +188,12 @@ struct has_draw_start<T, std::void_t<decltype(std::declval<T&>().draw_start(
                              std::declval<NumpyDraws&>()))>> : std::true_type {};
 template <class P>
 struct has_filtered_accel<P, std::void_t<decltype(std::declval<const P&>().filtered_accel())>>
+    : std::true_type {};
+// Whether a plant has a robot driver's transport delay to replace (the dyno's).
+template <class P, class = void>
+struct has_driver_delay : std::false_type {};
+template <class P>
+struct has_driver_delay<P, std::void_t<decltype(std::declval<P&>().set_delay_steps(int64_t{}))>>
     : std::true_type {};
 }  // namespace detail
 
@@ -325,12 +335,87 @@ class EnvCore final : public EnvCoreBase {
   bool reset_episode(const EpisodeRng& rng, float* obs, double* info) override {
     if constexpr (detail::has_draw_start<Task>::value) {
       const auto state = draw_start(rng.task);
+      if (rand_) randomize_episode(rng.task);
       reset(state, obs, info, draw_latency_seed(rng.latency, rng.model_seed));
       return true;
     } else {
       (void)rng, (void)obs, (void)info;
       return false;
     }
+  }
+
+  // Domain randomization (randomization.hpp): set once; each episode's draws then come
+  // from randomize_episode (the Python env's reset, after draw_start) or reset_episode.
+  void set_randomization(const RandomizationSpec& spec) {
+    rand_ = std::make_shared<const RandomizationSpec>(spec);
+    std::fill(std::begin(draws_.value), std::end(draws_.value),
+              std::numeric_limits<double>::quiet_NaN());
+  }
+  bool randomizes() const { return static_cast<bool>(rand_); }
+  const RandomDraws* randomization_draws() const override { return rand_ ? &draws_ : nullptr; }
+  // The last episode's draws (NaN: not randomized, or no episode drawn yet).
+  const RandomDraws& episode_draws() const { return draws_; }
+  // One uniform draw per range from rng (numpy's Generator.uniform, in draw order), each
+  // applied to the plant and this core as vdsim_gym.sim.randomization describes; reset()
+  // after. The channels' and the driver's draws are kept snapped to their whole ticks.
+  void randomize_episode(NpBitGen* rng) {
+    const RandomizationSpec& s = *rand_;
+    NumpyDraws d(rng);
+    RandomDraws out;
+    std::fill(std::begin(out.value), std::end(out.value),
+              std::numeric_limits<double>::quiet_NaN());
+    for (size_t k = 0; k < s.keys.size(); ++k) out.value[s.keys[k]] = d.uniform(s.lo[k], s.hi[k]);
+    if (s.has(kRandMass) || s.has(kRandCgX) || s.has(kRandFriction) || s.has(kRandCornering))
+      set_vehicle(randomized_vehicle(s.vehicle, out, s));
+    if (s.has(kRandActuatorLag)) {
+      ActuatorParams a = s.actuator;
+      a.time_constant = out.value[kRandActuatorLag];
+      set_actuator(a, s.actuator_dead_ticks);
+    }
+    if (s.has(kRandLatencyMean)) {  // fixed(c) without jitter, else uniform(c (1 -+ j))
+      const double c = out.value[kRandLatencyMean];
+      const double j = s.has(kRandLatencyJitter) ? out.value[kRandLatencyJitter] : 0.0;
+      LatencySpec l;
+      if (j == 0.0) {
+        l.kind = LatencyKind::Fixed;
+        l.c = c;
+      } else {
+        l.kind = LatencyKind::Uniform;
+        l.lo = c * (1.0 - j);
+        l.hi = c * (1.0 + j);
+      }
+      set_latency(l, s.overrun);
+    }
+    const double dt = plant_.config().substep_dt;
+    if (s.has(kRandSteerDelay) || s.has(kRandLongitudinalDelay)) {
+      int64_t ticks[2] = {s.steer_dead_ticks, s.longitudinal_dead_ticks};
+      const RandomKey keys[2] = {kRandSteerDelay, kRandLongitudinalDelay};
+      for (int c = 0; c < 2; ++c) {
+        if (!s.has(keys[c])) continue;
+        ticks[c] = nearest_ticks(out.value[keys[c]], dt);
+        out.value[keys[c]] = static_cast<double>(ticks[c]) * dt;
+      }
+      set_channel_delays(ticks[0], ticks[1]);
+    }
+    if (s.has(kRandLoss)) {
+      NetworkSpec n = s.network;
+      n.drop = out.value[kRandLoss];
+      set_network(n, s.overrun);
+    }
+    if (s.has(kRandObsDelay)) {
+      LatencySpec o;
+      o.kind = LatencyKind::Fixed;
+      o.c = out.value[kRandObsDelay];
+      set_obs_delay(o);
+    }
+    if constexpr (detail::has_driver_delay<Plant>::value) {
+      if (s.has(kRandDriverDelay)) {
+        const int64_t n = nearest_ticks(out.value[kRandDriverDelay], dt);
+        plant_.set_delay_steps(n);
+        out.value[kRandDriverDelay] = static_cast<double>(n) * dt;
+      }
+    }
+    draws_ = out;
   }
 
   // Without latency: the command takes effect now, the plant advances one control period,
@@ -661,6 +746,8 @@ class EnvCore final : public EnvCoreBase {
   bool sensor_on_ = false;
   SensorSchedule sensor_;
   std::vector<float> eval_obs_;  // the task's observation at the last evaluation
+  std::shared_ptr<const RandomizationSpec> rand_;  // shared by copies (immutable)
+  RandomDraws draws_{};
 };
 
 }  // namespace vdsim

@@ -363,3 +363,77 @@ def test_dyno_driver_delay_errors():
     assert parse_randomize_text("driver_delay=300:500ms") == {"driver_delay": [0.3, 0.5]}
     with pytest.raises(ValueError, match="steps must be in"):
         env.unwrapped._core.set_driver_delay_steps(-1)
+
+
+# ------------------------------------------------------- the draws in C++ against Python
+
+def _python_randomize_episode(env: Any) -> None:
+    """The slow, obviously correct reference of the core's randomize_episode
+    (vdsim/randomization.hpp): Randomization.draw from np_random, then each draw applied
+    through the core's setters, as CoreEnv did before the draws moved into the core."""
+    from vdsim_gym import _core
+    from vdsim_gym.sim.plant import actuator_params
+    from vdsim_gym.sim.randomization import EpisodeParams
+
+    r = env.randomize
+    values = r.draw(env.np_random)
+    vehicle, actuator, latency = env.vehicle, env.actuator, env.latency
+    if r.changes_vehicle:
+        vehicle = r.vehicle(env.vehicle, values)
+        env._core.set_vehicle(vehicle.to_core())
+    if r.changes_actuator:
+        actuator = r.actuator(env.actuator, values)
+        env._core.set_actuator(*actuator_params(actuator, env.substep_dt))
+    if r.changes_latency:
+        latency = r.latency(values)
+        env._core.set_latency(latency.spec(), getattr(_core.OverrunPolicy, env.overrun))
+        env.latency = latency
+    channels = getattr(env.physics, "channel_delays", (0.0, 0.0))
+    if r.changes_channels:
+        ticks = r.channel_delays(channels, values, env.substep_dt)
+        env._core.set_channel_delays(*ticks)
+        channels = (ticks[0] * env.substep_dt, ticks[1] * env.substep_dt)
+    if r.changes_network:
+        env.network = r.network(env._nominal_network, values)
+        env._core.set_network(env.network.spec(), getattr(_core.OverrunPolicy, env.overrun))
+    if r.changes_obs_delay:
+        env.obs_delay = r.obs_delay(values)
+        env._core.set_obs_delay(env.obs_delay.spec())
+    driver_delay = getattr(env.physics, "delay_s", None)
+    if r.changes_driver:
+        env._core.set_driver_delay_steps(r.driver_delay(values, env.substep_dt))
+        driver_delay = values["driver_delay"]
+    env._episode_params = EpisodeParams(values, vehicle, actuator, latency, channels,
+                                        env.network, env.obs_delay, driver_delay)
+    env._reset_extra = {"randomization": dict(values)}
+
+
+REFERENCE_CASES = [
+    ("VDSim-DLC-v0", {"actuator": ACTUATOR, "overrun": "queue", "randomize": {
+        **FULL, "steer_delay": [0.0, 0.03], "longitudinal_delay": [0.01, 0.05],
+        "loss": [0.0, 0.2], "obs_delay": [0.0, 0.03]}}),
+    ("VDSim-PathFollow-v0", {**SHORT, "randomize": {"mass": [0.8, 1.2], "friction": [0.7, 1.0],
+                                                    "latency": [0.0, 0.05]}}),
+    ("VDSim-ACC-v0", {"randomize": {"mass": [0.9, 1.1], "loss": [0.0, 0.3]}}),
+    ("VDSim-Dyno-v0", {"randomize": {"driver_delay": [0.2, 0.5], "latency": [0.0, 0.05]}}),
+]
+
+
+@pytest.mark.parametrize("env_id,kw", REFERENCE_CASES, ids=[c[0] for c in REFERENCE_CASES])
+def test_the_draws_in_cpp_equal_the_python_reference(env_id: str, kw: dict,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The core's randomize_episode draws what Randomization.draw draws and applies it as
+    the Python setters do: the same values (snapped alike), the same generator state after
+    them, the same episodes bit for bit."""
+    fast = gym.make(env_id, **kw)
+    ref = gym.make(env_id, **kw)
+    monkeypatch.setattr(ref.unwrapped, "_randomize_episode",
+                        lambda: _python_randomize_episode(ref.unwrapped))
+    for seed in (0, 1, 2):
+        (o1, i1), (o2, i2) = _rollout(fast, seed, 60), _rollout(ref, seed, 60)
+        np.testing.assert_array_equal(o1, o2)
+        assert canon(i1) == canon(i2)
+        # the reference's core draws nothing itself: its Python record of the episode
+        assert fast.unwrapped.episode_params == ref.unwrapped._episode_params
+        assert fast.unwrapped.np_random.bit_generator.state == \
+            ref.unwrapped.np_random.bit_generator.state

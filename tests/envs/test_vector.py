@@ -507,13 +507,24 @@ def test_rows_reset_in_cpp_draw_what_a_python_reset_draws() -> None:
     vec.close()
 
 
-def test_rows_with_python_draws_still_reset_in_python() -> None:
-    """Randomized rows draw in Python (CoreEnv.resets_in_core is False): a batch with one
-    takes the Python resets, with the same results as SyncVectorEnv."""
-    rnd = {"randomize": {"mass": [0.9, 1.1]}}
-    vec, ref = make_pair("VDSim-DLC-v0", 2, "next_step", max_episode_steps=3, **rnd)
-    assert not vec.unwrapped._core_resets.any()
+@pytest.mark.parametrize("mode", ["next_step", "same_step"])
+def test_randomized_rows_reset_in_cpp(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Randomized rows draw their episode's parameters in the core too (randomize_episode):
+    no row's Python reset runs, and the batch equals SyncVectorEnv, reset infos'
+    ``randomization`` included."""
+    rnd = {"randomize": {"mass": [0.9, 1.1], "latency": {"mean": [0.0, 0.04],
+                                                         "jitter": [0.0, 0.5]}}}
+    vec, ref = make_pair("VDSim-DLC-v0", 3, mode, max_episode_steps=3, **rnd)
+    assert vec.unwrapped._all_core_resets and vec.unwrapped.envs.n_built() == 1
+    python_resets = []
+    for i, env in enumerate(vec.unwrapped.envs):
+        real = env._reset
+        monkeypatch.setattr(env, "_reset", lambda s, o, real=real, i=i:
+                            python_resets.append(i) or real(s, o))
     assert run_pair(vec, ref, seed=1, steps=8) >= 4
+    assert python_resets == []
+    for env, single in zip(vec.unwrapped.envs, ref.envs, strict=True):  # built rows follow
+        assert env.episode_params == single.unwrapped.episode_params
     vec.close()
     ref.close()
 

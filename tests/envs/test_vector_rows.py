@@ -131,7 +131,19 @@ def test_rows_of_their_own_are_built_with_the_vector_env() -> None:
     vec = gym.make_vec("VDSim-DLC-v0", num_envs=3,
                        per_env_kwargs=[{"speed": 15.0}, {"speed": 18.0}, {"speed": 20.0}])
     assert vec.unwrapped.envs.n_built() == 3
-    randomized = gym.make_vec("VDSim-DLC-v0", num_envs=2, randomize={"mass": [0.9, 1.1]})
-    assert randomized.unwrapped.envs.n_built() == 2
     vec.close()
-    randomized.close()
+
+
+def test_randomized_rows_are_copies_too() -> None:
+    """A randomized row draws its parameters in its core (randomize_episode): it is a copy
+    of row 0's core like any other, and its env, built after an episode drawn in C++,
+    reports that episode's parameters."""
+    vec = gym.make_vec("VDSim-DLC-v0", num_envs=3, randomize={"mass": [0.9, 1.1]})
+    assert vec.unwrapped.envs.n_built() == 1
+    _, info = vec.reset(seed=5)
+    single = gym.make("VDSim-DLC-v0", randomize={"mass": [0.9, 1.1]})
+    _, ref = single.reset(seed=7)
+    row = vec.unwrapped.envs[2]
+    assert row.episode_params == single.unwrapped.episode_params
+    assert info["randomization"]["mass"][2] == ref["randomization"]["mass"]
+    vec.close()

@@ -52,7 +52,7 @@ from vdsim_gym.errors import (
     UsageError,
 )
 from vdsim_gym.sim.latency import LatencyModel, NetworkModel, check_network, check_obs_delay
-from vdsim_gym.sim.plant import PhysicsSpec, actuator_params, observe_session
+from vdsim_gym.sim.plant import PhysicsSpec, observe_session
 from vdsim_gym.sim.randomization import EpisodeParams, Randomization
 from vdsim_gym.sim.timing import ceil_ticks
 
@@ -267,8 +267,6 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         # What this episode's reset info adds to the task's keys (the randomization
         # draws); the vector env reports the same for its reset rows.
         self._reset_extra: dict[str, Any] = {}
-        self._episode_params: EpisodeParams | None = None
-        self._vehicle_core: Any = None
         if self.randomize is not None:
             self._check_randomization(latency)
             if self.randomize.changes_latency:  # until the first reset: the midpoint's
@@ -368,11 +366,21 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         steering actuator and the latency model in use. Before the first reset, or
         without randomization: the nominal ones. ``self.vehicle`` and ``self.physics``
         stay the nominal (construction) parameters."""
-        if self._episode_params is not None:
-            return self._episode_params
-        return EpisodeParams({}, self.vehicle, self.actuator, self.latency,
-                             getattr(self.physics, "channel_delays", (0.0, 0.0)), self.network,
-                             self.obs_delay, getattr(self.physics, "delay_s", None))
+        channels = getattr(self.physics, "channel_delays", (0.0, 0.0))
+        driver_delay = getattr(self.physics, "delay_s", None)
+        r = self.randomize
+        if r is None or not self._episode_drawn:
+            return EpisodeParams({}, self.vehicle, self.actuator, self.latency, channels,
+                                 self.network, self.obs_delay, driver_delay)
+        # from the core's draws (a vector env may have drawn this episode in C++)
+        values = self._episode_from_core()
+        if r.changes_channels:  # the drawn ones snapped to their ticks, the other nominal
+            ticks = r.channel_delays(channels, dict(values), self.substep_dt)
+            channels = (ticks[0] * self.substep_dt, ticks[1] * self.substep_dt)
+        return EpisodeParams(
+            values, r.vehicle(self.vehicle, values) if r.changes_vehicle else self.vehicle,
+            r.actuator(self.actuator, values), self.latency, channels, self.network,
+            self.obs_delay, values["driver_delay"] if r.changes_driver else driver_delay)
 
     def _check_randomization(self, latency: Any) -> None:
         """What ``randomize`` asks of this env, before any episode: a vehicle Session for
@@ -409,51 +417,33 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         r.check_vehicle(self.vehicle)
 
     def _randomize_episode(self) -> None:
-        """This episode's draws from ``np_random`` (after the task's), applied to the core
-        before its reset: vehicle, steering actuator, latency model."""
+        """This episode's draws from ``np_random`` (after the task's), drawn and applied by
+        the core before its reset (``randomize_episode``, vdsim/randomization.hpp: the
+        vehicle, steering actuator, latency, channels, network, sensor and driver delays),
+        the same a vector env's reset in C++ makes."""
+        self._core.randomize_episode(self.np_random.bit_generator)
+        self._episode_from_core()
+
+    def _set_randomization(self) -> None:
+        """The core's ranges and nominal parameters (its per-episode draws); again after
+        the overrun policy or the core changes."""
+        if self.randomize is not None:
+            self._core.set_randomization(self.randomize.core_spec(self))
+
+    def _episode_from_core(self) -> dict[str, float]:
+        """The core's last draws by name; the models in use from them (``latency``,
+        ``network``, ``obs_delay``) and the reset info's ``randomization``."""
         r = self.randomize
         assert r is not None
-        values = r.draw(self.np_random)
-        vehicle, actuator, latency = self.vehicle, self.actuator, self.latency
-        if r.changes_vehicle:
-            vehicle = r.vehicle(self.vehicle, values)
-            if self._vehicle_core is None:  # the nominal's struct, updated per episode
-                self._vehicle_core = self.vehicle.to_core()
-            self._core.set_vehicle(r.update_core(self._vehicle_core, vehicle))
-        if r.changes_actuator:
-            actuator = r.actuator(self.actuator, values)
-            assert actuator is not None  # a randomized actuator has one
-            self._core.set_actuator(*actuator_params(actuator, self.substep_dt))
+        values = r.values_of(self._core.episode_draws)
         if r.changes_latency:
-            latency = r.latency(values)
-            assert latency is not None  # a randomized latency is drawn
-            self._core.set_latency(latency.spec(), getattr(_core.OverrunPolicy, self.overrun))
-            self.latency = latency
-        channels = getattr(self.physics, "channel_delays", (0.0, 0.0))
-        if r.changes_channels:
-            ticks = r.channel_delays(channels, values, self.substep_dt)
-            self._core.set_channel_delays(*ticks)
-            channels = (ticks[0] * self.substep_dt, ticks[1] * self.substep_dt)
-        network = self.network
+            self.latency = r.latency(values)
         if r.changes_network:
-            network = r.network(self._nominal_network, values)
-            assert network is not None
-            self._core.set_network(network.spec(), getattr(_core.OverrunPolicy, self.overrun))
-            self.network = network
-        obs_delay = self.obs_delay
+            self.network = r.network(self._nominal_network, values)
         if r.changes_obs_delay:
-            obs_delay = r.obs_delay(values)
-            assert obs_delay is not None
-            self._core.set_obs_delay(obs_delay.spec())
-            self.obs_delay = obs_delay
-        driver_delay = getattr(self.physics, "delay_s", None)
-        if r.changes_driver:
-            n = r.driver_delay(values, self.substep_dt)
-            self._core.set_driver_delay_steps(n)
-            driver_delay = values["driver_delay"]
-        self._episode_params = EpisodeParams(values, vehicle, actuator, latency, channels,
-                                             network, obs_delay, driver_delay)
+            self.obs_delay = r.obs_delay(values)
         self._reset_extra = {"randomization": dict(values)}
+        return values
 
     def _bind_core(self) -> None:
         """The step of the current core: one C++ call (``_core.GymStepper``) that checks
@@ -683,6 +673,8 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         is."""
         self._core = core
         self._bind_core()
+        if self.randomize is not None and not np.isnan(core.episode_draws).all():
+            self._episode_from_core()  # the row's episode so far, drawn in C++
 
     def _reset_in_vector(self, seed: int | None) -> None:
         """What reset(seed=seed) leaves in this env when its vector env seeded and reset it
@@ -716,9 +708,9 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
     @property
     def resets_in_core(self) -> bool:
         """Whether this env's whole episode draw is its core's (``draw_start``, the
-        latency seed): true for tasks with ``RESETS_IN_CORE`` and no ``randomize``. The
-        vector env resets such rows inside its C++ batch step."""
-        return self.RESETS_IN_CORE and self.randomize is None
+        randomization's draws, the latency seed): true for tasks with ``RESETS_IN_CORE``.
+        The vector env resets such rows inside its C++ batch step."""
+        return self.RESETS_IN_CORE
 
     def episode_rng(self) -> tuple[Any, Any, int]:
         """What a reset in C++ draws from, after this env's last reset: ``np_random``'s bit

@@ -39,6 +39,10 @@ class EnvLatency:
     _needs_reset: bool
     _reset_reason: str
 
+    def _set_randomization(self) -> None:
+        """The core's randomization ranges (CoreEnv's)."""
+        raise NotImplementedError
+
     def configure_latency(self, latency: LatencyModel | None, overrun: str = "skip") -> None:
         """Sets the computation-delay model and overrun policy (None: no latency).
 
@@ -75,6 +79,7 @@ class EnvLatency:
         self._next_delay = None
         self._needs_reset = True
         self._reset_reason = "the latency model changed; call reset() before step()"
+        self._set_randomization()  # its network draws apply under this overrun policy
 
     def configure_network(self, network: NetworkModel | None) -> None:
         """A network between the controller and the plant (``NetworkModel``: losses,

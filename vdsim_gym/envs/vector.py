@@ -4,12 +4,11 @@
 ``vector_entry_point`` here). The batch step runs in ``_core.VectorEnvCore``: a persistent
 worker pool steps every env's core (``EnvCore<Task>``) by one env step (latency schedule included)
 and writes observations, rewards, flags, reward terms and info scalars into numpy buffers
-this class owns. No per-env Python runs on the hot path. Rows whose whole episode draw
-is their core's (``CoreEnv.resets_in_core``) reset, autoreset and seed in C++; built from
-the same kwargs, they are copies of row 0's core made in C++ (``VectorEnvCore.replicate``)
-and their single env objects (``envs[i]``) are built only when asked for. Other rows
-(``randomize``, ``per_env_kwargs``) are single envs from the start and reset in Python.
-See docs/VECTOR.md.
+this class owns. No per-env Python runs on the hot path. Rows reset, autoreset and seed
+in C++ (their episode draws, randomization included, are their cores'); built from the
+same kwargs, they are copies of row 0's core made in C++ (``VectorEnvCore.replicate``)
+and their single env objects (``envs[i]``) are built only when asked for. Rows of their
+own (``per_env_kwargs``) are single envs from the start. See docs/VECTOR.md.
 """
 
 from __future__ import annotations
@@ -161,6 +160,9 @@ class VDSimVectorEnv(VectorEnv):
         self._core_resets = np.array([e.resets_in_core for e in built]) if len(built) == n \
             else np.full(n, env0.resets_in_core)
         self._all_core_resets = bool(self._core_resets.all())
+        # rows whose reset info reports randomization draws
+        self._randomized = np.array([e.randomize is not None for e in built]) \
+            if len(built) == n else np.full(n, env0.randomize is not None)
         self._has_rng = np.zeros(n, bool)  # the row has generators (seeded or reset once)
         # The seed of each row's last seeded reset in C++ (what a row env built later
         # reports as np_random_seed; None where its env's own reset seeded it).
@@ -310,6 +312,8 @@ class VDSimVectorEnv(VectorEnv):
         if out is None:
             out = self._step_fast_core(actions, False, resets)
         obs, rewards, terminated, truncated, infos, n_ended = out
+        if resets is not None:  # the rows reset in C++: their draws, as their reset infos
+            infos = self._add_reset_extra(infos, np.flatnonzero(resets).tolist())
         if resets is not None and not n_ended:
             self._autoreset = np.zeros(self.num_envs, bool)
             self._any_autoreset = False
@@ -476,7 +480,7 @@ class VDSimVectorEnv(VectorEnv):
         in the core; a row never seeded without one: fresh OS entropy, as Gymnasium seeds
         an env's first reset) or continuing their generators (no seed), in one call each.
         Returns the rows left for their envs' resets (options, which the envs refuse; rows
-        that draw in Python)."""
+        of a task that draws in Python, none of the registered ones)."""
         if options:
             return np.flatnonzero(mask).tolist()
         core = mask & self._core_resets
@@ -551,12 +555,12 @@ class VDSimVectorEnv(VectorEnv):
         """Row i's reset info from its info row (the task's keys; what its env's reset
         returns without randomization)."""
         row = self._info[i]
-        return {k: tp(row[j]) for k, j, tp in self._reset_keys}
+        return {**{k: tp(row[j]) for k, j, tp in self._reset_keys}, **self._reset_extra(i)}
 
     def _add_reset_extra(self, infos: dict[str, Any], rows: list[int]) -> dict[str, Any]:
         """What the reset rows' reset infos have beyond the task's columns (the
         randomization draws), batched by Gymnasium's rule as SyncVectorEnv does."""
-        if self._all_core_resets:  # rows drawn in the core have no extra
+        if not self._randomized.any():
             return infos
         for i in rows:
             extra = self._reset_extra(i)
@@ -565,9 +569,13 @@ class VDSimVectorEnv(VectorEnv):
         return infos
 
     def _reset_extra(self, i: int) -> dict[str, Any]:
-        """What row i's last reset info had beyond the task's keys (its randomization's
-        draws; nothing for a row drawn in the core)."""
-        return {} if self._core_resets[i] else self.envs[i]._reset_extra
+        """What row i's last reset info had beyond the task's keys: its randomization's
+        draws, from its core (``{}`` without randomization)."""
+        if not self._randomized[i]:
+            return {}
+        env = self.envs.built_at(i) or self._env0
+        assert env.randomize is not None
+        return {"randomization": env.randomize.values_of(self._session.row_draws(i))}
 
     def _columns(self, info: np.ndarray, mask: np.ndarray, keys: tuple) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -80,9 +80,6 @@ NAMES: dict[str, str] = {
 }
 CHANNEL_NAMES = ("steer_delay", "longitudinal_delay")
 VEHICLE_NAMES = ("mass", "cg_x", "friction", "cornering_stiffness")
-# Every vehicle field the vehicle names change (Randomization.vehicle, update_core).
-CORE_FIELDS = ("mass", "yaw_inertia", "cg_to_front", "cg_to_rear", "tire.mu",
-               "tire.lateral.B", "tire.longitudinal.B")
 # The keys of the draws (info["randomization"]), in draw order.
 DRAW_KEYS = ("mass", "cg_x", "friction", "cornering_stiffness", "actuator_lag",
              "latency_mean", "latency_jitter", "steer_delay", "longitudinal_delay", "loss",
@@ -283,8 +280,41 @@ class Randomization:
 
     def draw(self, rng: np.random.Generator) -> dict[str, float]:
         """One uniform draw per range, in draw order (every range draws, even lo == hi, so
-        a range's draw never shifts another's)."""
+        a range's draw never shifts another's). The env cores draw the same in C++
+        (``core_spec``; vdsim/randomization.hpp); this is the tests' reference."""
         return {k: float(rng.uniform(lo, hi)) for k, lo, hi in self.ranges}
+
+    def core_spec(self, env: Any) -> Any:
+        """The env core's description of these ranges (``_core.RandomizationSpec``): the
+        draw keys and bounds in draw order, and what the draws apply to: ``env``'s nominal
+        vehicle, steering chain, channel dead times, network and overrun policy."""
+        from vdsim_gym import _core
+        from vdsim_gym.sim.plant import actuator_params
+        from vdsim_gym.sim.timing import whole_ticks
+
+        spec = _core.RandomizationSpec()
+        spec.keys = [DRAW_KEYS.index(k) for k in self.keys]
+        spec.lo = [lo for _, lo, _ in self.ranges]
+        spec.hi = [hi for _, _, hi in self.ranges]
+        if self.changes_vehicle:
+            spec.vehicle = env.vehicle.core_params()  # copied into the spec
+        if self.changes_actuator:
+            spec.actuator, spec.actuator_dead_ticks = actuator_params(env.actuator,
+                                                                       env.substep_dt)
+        if self.changes_channels:
+            nominal = getattr(env.physics, "channel_delays", (0.0, 0.0))
+            spec.steer_dead_ticks, spec.longitudinal_dead_ticks = (
+                whole_ticks(t, env.substep_dt, name, allow_zero=True)
+                for t, name in zip(nominal, CHANNEL_NAMES, strict=True))
+        if self.changes_network:
+            spec.network = (env._nominal_network or NetworkModel()).spec()
+        spec.overrun = getattr(_core.OverrunPolicy, env.overrun)
+        return spec
+
+    def values_of(self, draws: Any) -> dict[str, float]:
+        """The draws by name (``info["randomization"]``) from a core's ``episode_draws``
+        (DRAW_KEYS' order)."""
+        return {k: float(draws[DRAW_KEYS.index(k)]) for k in self.keys}
 
     @staticmethod
     def vehicle(nominal: VehicleConfig, values: Mapping[str, float]) -> VehicleConfig:
@@ -313,20 +343,6 @@ class Randomization:
         if tire is not nominal.tire:
             changes["tire"] = tire
         return dataclasses.replace(nominal, **changes) if changes else nominal
-
-    @staticmethod
-    def update_core(params: Any, vehicle: VehicleConfig) -> Any:
-        """Writes the fields the vehicle names change (``CORE_FIELDS``) from ``vehicle``
-        into the core struct ``params`` (built once by ``VehicleConfig.to_core()`` of the
-        nominal vehicle, every other field as there), in place; returns it. A whole
-        ``to_core()`` per episode costs ~0.3 ms, this a few microseconds."""
-        for path in CORE_FIELDS:
-            *parents, last = path.split(".")
-            src, dst = vehicle, params
-            for part in parents:
-                src, dst = getattr(src, part), getattr(dst, part)
-            setattr(dst, last, getattr(src, last))
-        return params
 
     @staticmethod
     def actuator(nominal: ActuatorConfig | None, values: Mapping[str, float]
