@@ -25,6 +25,7 @@ from vdsim_gym.cli.options import (
     _presets,
     add_trust_option,
 )
+from vdsim_gym.cli.serve import _add_serve
 from vdsim_gym.cli.tolerance import add_parser as _add_tolerance
 from vdsim_gym.cli.train import _add_seeds_report, _add_train
 from vdsim_gym.cli.validate import _add_validate
@@ -485,4 +486,4 @@ def _add_accuracy(sub: Any) -> None:
 ADDERS = (_add_demo, _add_bench, _add_accuracy, _add_handling, _add_validate,
           _add_delay_budget, _add_sweep, _add_tolerance, _add_compare, _add_train,
           _add_seeds_report, _add_acc,
-          _add_dyno_table, _add_render, _add_export)
+          _add_dyno_table, _add_render, _add_export, _add_serve)

@@ -1,6 +1,6 @@
 """``vdsim-gym`` command line: demo, bench, accuracy, handling, validate, delay-budget,
 sweep, tolerance, compare, train, seeds-report, acc, acc-metrics, dyno-table, render,
-export.
+export, serve.
 
 A user error (a bad option value, an unknown key, a missing extra, an --out that is a
 file) prints one line, ``vdsim-gym <command>: error: <message>``, and exits with 2, as

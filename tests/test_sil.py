@@ -1,0 +1,262 @@
+"""Software in the loop (vdsim_gym.sil, docs/SIL.md): the wire format, the lockstep server
+against the same controller stepping the env in process (bit for bit), the counters of
+every kind of bad datagram, the watchdog, fuzzed datagrams and the CLI with its
+controller in another process. Loopback only."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import vdsim_gym  # noqa: F401  (registration)
+from vdsim_gym import LatencyModel
+from vdsim_gym.controllers import stanley_pi
+from vdsim_gym.errors import ConfigError
+from vdsim_gym.sil import UdpTransport, run_controller, serve_lockstep
+from vdsim_gym.sil import protocol as wire
+from vdsim_gym.sil.server import LOST_AFTER
+from vdsim_gym.traces.trace import read_trace
+from vdsim_gym.wrappers import RecordTrace
+
+
+def _policy(env: gym.Env) -> Any:
+    pol = stanley_pi(env.unwrapped)
+    return lambda obs: pol.predict(obs[None], deterministic=True)[0][0]
+
+
+# ------------------------------------------------------------------ wire format
+
+def test_messages_have_the_documented_layout() -> None:
+    """The byte table of docs/SIL.md: sizes, field order, little-endian."""
+    assert wire.hello() == b"VDSH\x01\x00"
+    obs = wire.observation(7, 80, 0.04, np.array([1.5, -2.0]))
+    assert len(obs) == 28 + 16 and obs[:4] == b"VDSO"
+    assert struct.unpack_from("<HHIQd", obs, 4) == (1, 2, 7, 80, 0.04)
+    assert np.frombuffer(obs[28:], "<f8").tolist() == [1.5, -2.0]
+    cmd = wire.command(7, np.array([0.25, -1.0]))
+    assert cmd[:12] == b"VDSC\x01\x00\x02\x00\x07\x00\x00\x00" and len(cmd) == 12 + 16
+    assert wire.parse_command(cmd, 2)[0] == 7
+    assert wire.end(wire.EndReason.CONTROLLER_LOST) == b"VDSE\x01\x00\x02\x00"
+    assert wire.parse_observation(obs)[:3] == (7, 80, 0.04)
+
+
+@pytest.mark.parametrize("data,why", [
+    (b"", "shorter than"), (b"VDSC\x01\x00", "shorter than"),
+    (b"XXXX\x01\x00\x02\x00\x00\x00\x00\x00" + bytes(16), "magic"),
+    (b"VDSC\x02\x00\x02\x00\x00\x00\x00\x00" + bytes(16), "version"),
+    (b"VDSC\x01\x00\x03\x00\x00\x00\x00\x00" + bytes(24), "action has 2"),
+    (b"VDSC\x01\x00\x02\x00\x00\x00\x00\x00" + bytes(15), "bytes"),
+    (wire.command(0, np.array([np.nan, 0.0])), "non-finite"),
+    (wire.command(0, np.array([np.inf, 0.0])), "non-finite"),
+])
+def test_a_bad_command_is_malformed_naming_why(data: bytes, why: str) -> None:
+    with pytest.raises(wire.Malformed, match=why):
+        wire.parse_command(data, 2)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.binary(max_size=64))
+def test_random_bytes_parse_or_are_malformed(data: bytes) -> None:
+    """Fuzz: any datagram is a command or Malformed, never another error."""
+    for n in (1, 2):
+        try:
+            seq, values = wire.parse_command(data, n)
+        except wire.Malformed:
+            continue
+        assert values.shape == (n,) and np.isfinite(values).all() and 0 <= seq < 2**32
+
+
+# ------------------------------------------------------------------ lockstep runs
+
+@pytest.mark.parametrize("env_id,kw", [
+    ("VDSim-DLC-v0", {"latency": LatencyModel.fixed(0.03)}),
+    ("VDSim-PathFollow-v0", {"course_length": 60.0,
+                             "latency": LatencyModel.uniform(0.005, 0.05, seed=3),
+                             "overrun": "skip"}),
+])
+def test_a_lockstep_run_equals_the_controller_in_process(tmp_path, env_id: str,
+                                                         kw: dict) -> None:
+    """The same controller over UDP and in process: the same trace, bit for bit, and
+    every sample answered in time."""
+    env = RecordTrace(gym.make(env_id, **kw), tmp_path / "sil.vdtrace")
+    transport = UdpTransport()
+    done: dict[str, Any] = {}
+    client = threading.Thread(target=lambda: done.update(
+        r=run_controller(transport.address, _policy(gym.make(env_id, **kw)))))
+    client.start()
+    stats = serve_lockstep(env, transport, seed=3, out=tmp_path / "run")
+    client.join(30)
+    transport.close()
+    env.close()
+    ref = RecordTrace(gym.make(env_id, **kw), tmp_path / "ref.vdtrace")
+    ctrl = _policy(ref)
+    obs, _ = ref.reset(seed=3)
+    n = 0
+    while True:
+        obs, _, term, trunc, _ = ref.step(ctrl(obs))
+        n += 1
+        if term or trunc:
+            break
+    ref.close()
+    sil, want = read_trace(tmp_path / "sil.vdtrace"), read_trace(tmp_path / "ref.vdtrace")
+    assert sil.channels.keys() == want.channels.keys()
+    for name in want.channels:
+        np.testing.assert_array_equal(sil[name], want[name], err_msg=name)
+    assert done["r"] == (n, wire.EndReason.EPISODE_END)
+    assert (stats.n_samples, stats.n_commands, stats.n_failsafe) == (n, n, 0)
+    assert stats.end_reason == "episode_end"
+    written = json.loads((tmp_path / "run" / "stats.json").read_text())
+    assert written["n_samples"] == n and written["latency"]["max"] <= 0.05 + 1e-12
+    assert len((tmp_path / "run" / "samples.csv").read_text().splitlines()) == n + 1
+
+
+def _raw_client(address: tuple[str, int]) -> socket.socket:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(10)
+    s.connect(address)
+    return s
+
+
+def test_every_bad_datagram_is_counted_and_dropped(tmp_path) -> None:
+    """A misbehaving controller: garbage, a wrong length, non-finite values, an answer to
+    a sample never sent, a duplicate, a stranger's command, a missed deadline (the
+    fail-safe action applies) and its late answer. The run goes on and counts each."""
+    env = gym.make("VDSim-DLC-v0")
+    transport = UdpTransport()
+    out: dict[str, Any] = {}
+
+    def misbehave() -> None:
+        c, stranger = _raw_client(transport.address), _raw_client(transport.address)
+        c.send(b"hi")  # before the hello: malformed
+        c.send(wire.hello())
+        seq = wire.parse_observation(c.recv(65536))[0]
+        assert seq == 0
+        c.send(b"VDSC garbage")  # malformed
+        c.send(wire.command(0, np.zeros(3)))  # wrong n: malformed
+        c.send(wire.command(0, np.array([np.nan, 0.0])))  # non-finite: malformed
+        c.send(wire.command(5, np.zeros(2)))  # answers no sample sent: malformed
+        stranger.send(wire.command(0, np.zeros(2)))  # foreign
+        c.send(wire.command(0, np.array([0.01, 0.1])))  # the answer
+        c.send(wire.command(0, np.array([0.01, 0.1])))  # duplicate (seen at sample 1)
+        assert wire.parse_observation(c.recv(65536))[0] == 1
+        assert wire.parse_observation(c.recv(65536))[0] == 2  # sample 1 timed out
+        c.send(wire.command(1, np.zeros(2)))  # late
+        c.send(wire.command(2, np.zeros(2)))
+        for _ in range(100):
+            data = c.recv(65536)
+            if data[:4] == wire.END_MAGIC:
+                out["end"] = wire.parse_end(data)
+                break
+            c.send(wire.command(wire.parse_observation(data)[0], np.zeros(2)))
+        c.close()
+        stranger.close()
+
+    t = threading.Thread(target=misbehave)
+    t.start()
+    stats = serve_lockstep(env, transport, timeout=1.0, duration=0.2, out=tmp_path)
+    t.join(30)
+    transport.close()
+    assert out["end"] == wire.EndReason.DURATION
+    assert stats.n_samples == 10 and stats.n_failsafe == 1 and stats.n_commands == 9
+    assert (stats.n_malformed, stats.n_foreign, stats.n_duplicate, stats.n_late) == \
+        (5, 1, 1, 1)
+    rows = (tmp_path / "samples.csv").read_text().splitlines()
+    assert rows[2].split(",")[6] == "1"  # sample 1 took the fail-safe action
+
+
+def test_a_controller_that_goes_silent_ends_the_run_with_its_trace(tmp_path) -> None:
+    env = RecordTrace(gym.make("VDSim-DLC-v0"), tmp_path / "trace.vdtrace")
+    transport = UdpTransport()
+    c = _raw_client(transport.address)
+    c.send(wire.hello())
+    stats = serve_lockstep(env, transport, timeout=0.01, failsafe=[0.0, -0.2], out=tmp_path)
+    env.close()
+    transport.close()
+    assert stats.end_reason == "controller_lost"
+    assert stats.n_failsafe == LOST_AFTER == stats.n_samples and stats.n_commands == 0
+    assert len(read_trace(tmp_path / "trace.vdtrace")["t"]) > 1
+    c.close()
+
+
+def test_bad_server_options_are_refused() -> None:
+    with pytest.raises(ConfigError, match="--allow-remote"):
+        UdpTransport("192.0.2.1", 0)
+    env = gym.make("VDSim-DLC-v0")
+    transport = UdpTransport()
+    with pytest.raises(ConfigError, match="failsafe must be 2 values"):
+        serve_lockstep(env, transport, failsafe=[0.0])
+    with pytest.raises(ConfigError, match="no controller said hello"):
+        serve_lockstep(env, transport, hello_timeout=0.05)
+    transport.close()
+
+
+class _Datagrams:
+    """A transport fed a list of datagrams from the client's address (then silence)."""
+
+    def __init__(self, datagrams: list[bytes]) -> None:
+        self.queue = [wire.hello(), *datagrams]
+        self.sent: list[bytes] = []
+
+    def recv(self, timeout: float) -> tuple[bytes, Any] | None:
+        return (self.queue.pop(0), ("client", 1)) if self.queue else None
+
+    def send(self, data: bytes, address: Any) -> None:
+        self.sent.append(data)
+
+    def close(self) -> None:
+        pass
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.binary(max_size=40), max_size=20))
+def test_the_server_survives_random_datagrams(datagrams: list[bytes]) -> None:
+    """Fuzz the server: random datagrams are counted, never a crash; the run ends by its
+    watchdog with every datagram accounted for."""
+    env = gym.make("VDSim-Dyno-v0")
+    stats = serve_lockstep(env, _Datagrams(datagrams), timeout=1e-3)
+    assert stats.end_reason == "controller_lost"
+    assert stats.n_malformed + stats.n_commands + stats.n_late + stats.n_duplicate == \
+        len(datagrams)
+
+
+# ------------------------------------------------------------------ the command line
+
+def test_the_cli_serves_a_controller_in_another_process(tmp_path) -> None:
+    """``vdsim-gym serve`` in its own process prints its port; the controller (here in the
+    test's process) runs the episode; the files are written and the exit code is 0."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vdsim_gym.cli", "serve", "VDSim-DLC-v0", "--udp",
+         "127.0.0.1:0", "--out", str(tmp_path), "--latency", "fixed:20ms", "--duration",
+         "1.0", "--env-kwargs", '{"preset": "iso3888_2"}'],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tempfile.gettempdir(), env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("listening on 127.0.0.1:"), line + proc.stderr.read()
+        port = int(line.split()[2].rsplit(":", 1)[1])
+        ctrl = _policy(gym.make("VDSim-DLC-v0", preset="iso3888_2",
+                                latency=LatencyModel.fixed(0.02)))
+        answered, reason = run_controller(("127.0.0.1", port), ctrl)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert (answered, reason) == (50, wire.EndReason.DURATION)
+    assert "50 samples, 50 commands applied" in out
+    assert json.loads((tmp_path / "stats.json").read_text())["latency"]["p50"] == \
+        pytest.approx(0.02)
+    assert len(read_trace(tmp_path / "trace.vdtrace")["t"]) > 50

@@ -1,0 +1,139 @@
+"""``vdsim-gym serve ENV_ID --udp HOST:PORT --out DIR``: one episode of the env driven by a
+controller in its own process over UDP, in lockstep (docs/SIL.md). Prints the address it
+listens on, waits for a hello, runs the episode, writes ``DIR/trace.vdtrace``,
+``DIR/stats.json`` and ``DIR/samples.csv``, sends the end message and prints the
+counters. SIGTERM stops it as Ctrl-C does (exit 130) with the trace and stats of what ran
+written."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from vdsim_gym._signals import sigterm_as_interrupt
+from vdsim_gym.cli.options import _json_object, _out_dir
+from vdsim_gym.errors import ConfigError
+
+
+def _udp(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT (e.g. 127.0.0.1:5600; "
+                                         "port 0: any free one)")
+    return host, int(port)
+
+
+def _failsafe(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not comma-separated numbers (the "
+                                         "fail-safe action, e.g. 0,-0.3)") from None
+    return values
+
+
+def _latency(text: str) -> Any:
+    from vdsim_gym.sim.latency import LatencyModel
+    from vdsim_gym.training.options import parse_latency
+
+    if text.strip().lower() == "measured":
+        return LatencyModel.measured()
+    try:
+        model = parse_latency(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return LatencyModel.fixed(0.0) if model is None else model
+
+
+def run(env_id: str, *, udp: tuple[str, int], out: str | Path, env_kwargs: dict[str, Any],
+        latency: Any = None, duration: float | None = None, timeout: float = 1.0,
+        failsafe: list[float] | None = None, seed: int = 0, allow_remote: bool = False,
+        hello_timeout: float = 60.0, announce: Any = None) -> Any:
+    """The command's work; returns the run's ``SilStats``."""
+    import gymnasium as gym
+
+    import vdsim_gym.envs  # noqa: F401  (registration)
+    from vdsim_gym.sil.server import UdpTransport, serve_lockstep
+    from vdsim_gym.sim.latency import LatencyModel
+    from vdsim_gym.wrappers import RecordTrace
+
+    if "latency" in env_kwargs:
+        raise ConfigError("give the latency as --latency, not in --env-kwargs")
+    folder = Path(out)
+    env = RecordTrace(gym.make(env_id, latency=latency or LatencyModel.fixed(0.0),
+                               **env_kwargs), folder / "trace.vdtrace")
+    transport = UdpTransport(*udp, allow_remote=allow_remote)
+    try:
+        host, port = transport.address
+        line = f"listening on {host}:{port} (UDP, lockstep); waiting for a controller's hello"
+        if announce is None:
+            print(line, flush=True)  # a script starting the controller reads the port here
+        else:
+            announce(line)
+        with sigterm_as_interrupt():
+            stats = serve_lockstep(env, transport, seed=seed, duration=duration,
+                                   timeout=timeout, failsafe=failsafe,
+                                   hello_timeout=hello_timeout, out=folder)
+    finally:
+        transport.close()
+        env.close()  # writes the trace of what ran
+    return stats
+
+
+def _serve(args: argparse.Namespace) -> int:
+    stats = run(args.env_id, udp=args.udp, out=args.out, env_kwargs=args.env_kwargs,
+                latency=args.latency, duration=args.duration, timeout=args.timeout,
+                failsafe=args.failsafe, seed=args.seed, allow_remote=args.allow_remote,
+                hello_timeout=args.hello_timeout)
+    print(f"{stats.n_samples} samples, {stats.n_commands} commands applied, "
+          f"{stats.n_failsafe} fail-safe; dropped: {stats.n_late} late, {stats.n_duplicate} "
+          f"duplicate, {stats.n_malformed} malformed, {stats.n_foreign} foreign; ended: "
+          f"{stats.end_reason}")
+    print(f"wrote {Path(args.out) / 'trace.vdtrace'}, stats.json and samples.csv")
+    return 0
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
+def _add_serve(sub: Any) -> None:
+    p = sub.add_parser("serve", help="run an env for a controller in its own process over "
+                                     "UDP, in lockstep (software in the loop; docs/SIL.md)")
+    p.add_argument("env_id", help="a registered VDSim env id, e.g. VDSim-DLC-v0")
+    p.add_argument("--udp", type=_udp, required=True, metavar="HOST:PORT",
+                   help="where to listen (loopback unless --allow-remote; port 0: a free one, "
+                        "printed)")
+    p.add_argument("--out", type=_out_dir, required=True, metavar="DIR",
+                   help="folder for trace.vdtrace, stats.json and samples.csv")
+    p.add_argument("--mode", choices=("lockstep",), default="lockstep",
+                   help="lockstep: virtual time, the run waits for each command (the only "
+                        "mode so far)")
+    p.add_argument("--latency", type=_latency, default=None, metavar="MODEL",
+                   help="when a command applies after its sample: fixed:20ms, uniform:0:40ms, "
+                        "normal:10:5ms, or measured (the controller's wall time); default 0")
+    p.add_argument("--env-kwargs", type=_json_object, default={}, metavar="JSON",
+                   help='the env\'s keyword arguments, e.g. \'{"preset": "iso3888_2"}\'')
+    p.add_argument("--duration", type=_positive, default=None, metavar="S",
+                   help="simulated seconds to run at most (default: the episode)")
+    p.add_argument("--timeout", type=_positive, default=1.0, metavar="S",
+                   help="wall seconds a sample waits for its command before the fail-safe "
+                        "action applies (default 1; 10 in a row end the run)")
+    p.add_argument("--hello-timeout", type=_positive, default=60.0, metavar="S",
+                   help="wall seconds to wait for a controller's hello (default 60)")
+    p.add_argument("--failsafe", type=_failsafe, default=None, metavar="V,V",
+                   help="the fail-safe action (default zeros)")
+    p.add_argument("--seed", type=int, default=0, help="the episode's reset seed")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="allow a non-loopback --udp address (controllers from the network)")
+    p.set_defaults(func=_serve)
+
+
+__all__ = ["run"]
