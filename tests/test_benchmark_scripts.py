@@ -53,6 +53,16 @@ def test_bench_construction():
     assert "make_vec N=50: build" in out
 
 
+def test_bench_construction_resets():
+    out = _run("bench_construction.py", "--n", "20", "--repeats", "1", "--resets")
+    assert "VDSim-DLC-v0 randomized: one reset in C++" in out
+
+
+def test_bench_sil():
+    out = _run("bench_sil.py", "--repeats", "1", "--envs", "VDSim-Dyno-v0")
+    assert "lockstep UDP with the C client" in out
+
+
 def test_bench_offpolicy():
     pytest.importorskip("sb3_contrib")
     out = _run("bench_offpolicy.py", "--repeats", "1", "--steps", "5", "--warmup", "20")

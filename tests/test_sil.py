@@ -232,6 +232,40 @@ def test_the_server_survives_random_datagrams(datagrams: list[bytes]) -> None:
         len(datagrams)
 
 
+def test_the_c_client_runs_a_lockstep_episode(tmp_path) -> None:
+    """examples/sil/zero_client.c, built with the system compiler, drives a lockstep run
+    with its constant action: the trace is the in-process run's with that action, bit
+    for bit."""
+    import shutil
+    from pathlib import Path
+
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    assert cc is not None, "a C compiler is a prerequisite of this package (README)"
+    source = Path(__file__).resolve().parents[1] / "examples" / "sil" / "zero_client.c"
+    exe = tmp_path / "zero_client"
+    subprocess.run([cc, "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(exe), str(source)],
+                   check=True)
+    kw = {"latency": LatencyModel.fixed(0.01)}
+    env = RecordTrace(gym.make("VDSim-DLC-v0", **kw), tmp_path / "sil.vdtrace")
+    transport = UdpTransport()
+    client = subprocess.Popen([str(exe), "127.0.0.1", str(transport.address[1]), "2",
+                               "0.05", "0.2"], stdout=subprocess.PIPE, text=True)
+    stats = serve_lockstep(env, transport, seed=1, duration=1.0)
+    out, _ = client.communicate(timeout=30)
+    transport.close()
+    env.close()
+    assert out.split() == [str(stats.n_samples), str(int(wire.EndReason.DURATION))]
+    ref = RecordTrace(gym.make("VDSim-DLC-v0", **kw), tmp_path / "ref.vdtrace")
+    ref.reset(seed=1)
+    for _ in range(stats.n_samples):
+        ref.step(np.array([0.05, 0.2]))
+    ref.close()
+    sil, want = read_trace(tmp_path / "sil.vdtrace"), read_trace(tmp_path / "ref.vdtrace")
+    for name in want.channels:
+        np.testing.assert_array_equal(sil[name], want[name], err_msg=name)
+    assert stats.n_commands == stats.n_samples == 50
+
+
 # ------------------------------------------------------------------ the command line
 
 def test_the_cli_serves_a_controller_in_another_process(tmp_path) -> None:
