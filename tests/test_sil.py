@@ -123,6 +123,34 @@ def test_a_lockstep_run_equals_the_controller_in_process(tmp_path, env_id: str,
     assert len((tmp_path / "run" / "samples.csv").read_text().splitlines()) == n + 1
 
 
+def test_measured_latency_applies_the_controllers_wall_time(tmp_path) -> None:
+    """``LatencyModel.measured()``: each command applies after the controller's wall time
+    (mode B with a real controller), and the delays load as an empirical model."""
+    import csv
+    import time as _time
+
+    env = gym.make("VDSim-DLC-v0", latency=LatencyModel.measured())
+    transport = UdpTransport()
+
+    def slow(obs: np.ndarray) -> np.ndarray:
+        _time.sleep(0.004)
+        return np.zeros(2)
+
+    t = threading.Thread(target=lambda: run_controller(transport.address, slow))
+    t.start()
+    stats = serve_lockstep(env, transport, duration=0.3, out=tmp_path)
+    t.join(30)
+    transport.close()
+    with open(tmp_path / "samples.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == stats.n_samples == 15
+    for r in rows:
+        assert float(r["c_k"]) == float(r["wall_s"]) >= 0.004
+        assert int(r["apply_tick"]) > int(r["sample_tick"])
+    model = LatencyModel.empirical(tmp_path / "samples.csv")  # the run, swept in mode B
+    assert min(model.samples) >= 0.004 and len(model.samples) == 15
+
+
 def _raw_client(address: tuple[str, int]) -> socket.socket:
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.settimeout(10)
