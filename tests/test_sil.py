@@ -159,9 +159,10 @@ def _raw_client(address: tuple[str, int]) -> socket.socket:
 
 
 def test_every_bad_datagram_is_counted_and_dropped(tmp_path) -> None:
-    """A misbehaving controller: garbage, a wrong length, non-finite values, an answer to
-    a sample never sent, a duplicate, a stranger's command, a missed deadline (the
-    fail-safe action applies) and its late answer. The run goes on and counts each."""
+    """A misbehaving controller: garbage, a wrong length, non-finite values, an action
+    outside the action space, an answer to a sample never sent, a duplicate, a stranger's
+    command, a missed deadline (the fail-safe action applies) and its late answer. The
+    run goes on and counts each."""
     env = gym.make("VDSim-DLC-v0")
     transport = UdpTransport()
     out: dict[str, Any] = {}
@@ -175,6 +176,7 @@ def test_every_bad_datagram_is_counted_and_dropped(tmp_path) -> None:
         c.send(b"VDSC garbage")  # malformed
         c.send(wire.command(0, np.zeros(3)))  # wrong n: malformed
         c.send(wire.command(0, np.array([np.nan, 0.0])))  # non-finite: malformed
+        c.send(wire.command(0, np.array([1.5, 0.0])))  # outside [-1, 1]: malformed
         c.send(wire.command(5, np.zeros(2)))  # answers no sample sent: malformed
         stranger.send(wire.command(0, np.zeros(2)))  # foreign
         c.send(wire.command(0, np.array([0.01, 0.1])))  # the answer
@@ -200,7 +202,7 @@ def test_every_bad_datagram_is_counted_and_dropped(tmp_path) -> None:
     assert out["end"] == wire.EndReason.DURATION
     assert stats.n_samples == 10 and stats.n_failsafe == 1 and stats.n_commands == 9
     assert (stats.n_malformed, stats.n_foreign, stats.n_duplicate, stats.n_late) == \
-        (5, 1, 1, 1)
+        (6, 1, 1, 1)
     rows = (tmp_path / "samples.csv").read_text().splitlines()
     assert rows[2].split(",")[6] == "1"  # sample 1 took the fail-safe action
 

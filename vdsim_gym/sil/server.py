@@ -26,6 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from vdsim_gym import _files
+from vdsim_gym._checks import ACTION_TOL
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.sil import protocol as wire
 
@@ -115,7 +116,8 @@ class SilStats:
     n_late: int = 0  # an answer to a sample that already took the fail-safe command
     n_stale: int = 0  # an answer to an older sample than one already applied
     n_duplicate: int = 0  # a second answer to a sample
-    n_malformed: int = 0  # bad magic, version, length, n, non-finite values, unknown seq
+    # bad magic, version, length, n, non-finite or out-of-range values, unknown seq
+    n_malformed: int = 0
     n_foreign: int = 0  # from another address than the one that said hello
     n_failsafe: int = 0  # samples that took the fail-safe command (no answer in time)
     end_reason: str = ""
@@ -241,8 +243,11 @@ def _classify(data: bytes, address: Any, client: Any, k: int, n_act: int,
         stats.n_foreign += 1
         return False
     try:
-        seq, _ = wire.parse_command(data, n_act)
+        seq, values = wire.parse_command(data, n_act)
     except wire.Malformed:
+        stats.n_malformed += 1
+        return False
+    if np.any(np.abs(values) > ACTION_TOL):  # outside the action space: never applied
         stats.n_malformed += 1
         return False
     if seq == k:
@@ -259,9 +264,11 @@ def _classify(data: bytes, address: Any, client: Any, k: int, n_act: int,
 def _drain(transport: Transport, client: Any, answered: dict[int, bool], n_act: int,
            stats: SilStats) -> None:
     """Counts what is already in the socket after the run (a late answer to the last
-    sample), without waiting."""
+    sample), without waiting; an answer to the sample after the last, never sent, is
+    malformed."""
     while (got := transport.recv(0.0)) is not None:
-        _classify(got[0], got[1], client, len(answered), n_act, answered, stats)
+        if _classify(got[0], got[1], client, len(answered), n_act, answered, stats):
+            stats.n_malformed += 1
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
