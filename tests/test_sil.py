@@ -221,6 +221,41 @@ def test_a_controller_that_goes_silent_ends_the_run_with_its_trace(tmp_path) -> 
     c.close()
 
 
+def test_sigterm_stops_the_cli_with_what_ran_written(tmp_path) -> None:
+    """SIGTERM (as Ctrl-C) mid-run: exit 130, the controller told (end: stopped), the
+    trace, samples and stats of what ran written."""
+    import signal
+    import time as _time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vdsim_gym.cli", "serve", "VDSim-DLC-v0", "--udp",
+         "127.0.0.1:0", "--out", str(tmp_path)], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir(),
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        port = int(proc.stdout.readline().split()[2].rsplit(":", 1)[1])
+        got: dict[str, Any] = {}
+
+        def slow(obs: np.ndarray) -> np.ndarray:
+            if got.setdefault("n", 0) == 5:
+                proc.send_signal(signal.SIGTERM)
+            got["n"] += 1
+            _time.sleep(0.005)
+            return np.zeros(2)
+
+        answered, reason = run_controller(("127.0.0.1", port), slow)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "interrupted" in err
+    assert reason == wire.EndReason.STOPPED and answered >= 5
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["end_reason"] == "stopped" and stats["n_samples"] >= 5
+    assert stats["wall_s"] > 0 and "p50" in stats["latency"]
+    assert read_trace(tmp_path / "trace.vdtrace").manifest["stopped_early"]
+
+
 def test_bad_server_options_are_refused() -> None:
     with pytest.raises(ConfigError, match="--allow-remote"):
         UdpTransport("192.0.2.1", 0)

@@ -188,18 +188,24 @@ def serve_lockstep(env: Any, transport: Transport, *, seed: int | None = 0,
             if misses >= LOST_AFTER:
                 stats.end_reason = wire.EndReason.CONTROLLER_LOST.name.lower()
                 break
-    except BaseException:
+    except BaseException:  # Ctrl-C, SIGTERM, an error: the run so far is written
         stats.end_reason = wire.EndReason.STOPPED.name.lower()
         transport.send(wire.end(wire.EndReason.STOPPED), client)
-        _write(out, stats, rows)
+        _finish(stats, rows, start, base.substep_dt, out)
         raise
-    stats.wall_s = time.perf_counter() - start
     transport.send(wire.end(wire.EndReason[stats.end_reason.upper()]), client)
     _drain(transport, client, answered, n_act, stats)
-    # sample to apply, on the substep clock (a lost command's apply tick is -1: none)
-    stats.latency = _percentiles([(r[2] - r[1]) * base.substep_dt for r in rows if r[2] >= 0])
-    _write(out, stats, rows)
+    _finish(stats, rows, start, base.substep_dt, out)
     return stats
+
+
+def _finish(stats: SilStats, rows: list[tuple], start: float, dt: float,
+            out: str | Path | None) -> None:
+    """The run's wall time and latency percentiles, then its files."""
+    stats.wall_s = time.perf_counter() - start
+    # sample to apply, on the substep clock (a lost command's apply tick is -1: none)
+    stats.latency = _percentiles([(r[2] - r[1]) * dt for r in rows if r[2] >= 0])
+    _write(out, stats, rows)
 
 
 def _sample_clock(base: Any) -> tuple[int, float]:
