@@ -331,6 +331,52 @@ def test_the_c_client_runs_a_lockstep_episode(tmp_path) -> None:
     assert stats.n_commands == stats.n_samples == 50
 
 
+@pytest.mark.parametrize("env_id,kw", [
+    ("VDSim-DLC-v0", {"latency": LatencyModel.fixed(0.02)}),
+    ("VDSim-PathFollow-v0", {"course_length": 60.0,
+                             "latency": LatencyModel.uniform(0.0, 0.04, seed=5)}),
+])
+def test_the_reference_c_client_is_the_stanley_pi_baseline(tmp_path, env_id: str,
+                                                           kw: dict) -> None:
+    """examples/sil/stanley_client.c with ``stanley_pi_args``: its lockstep run is the
+    package's stanley_pi stepping the env in process, bit for bit (the same law in C, the
+    observations and actions exact on the wire)."""
+    import shutil
+    from pathlib import Path
+
+    from vdsim_gym.sil import stanley_pi_args
+
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    assert cc is not None, "a C compiler is a prerequisite of this package (README)"
+    source = Path(__file__).resolve().parents[1] / "examples" / "sil" / "stanley_client.c"
+    exe = tmp_path / "stanley_client"
+    subprocess.run([cc, "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror", "-o",
+                    str(exe), str(source), "-lm"], check=True)
+    env = RecordTrace(gym.make(env_id, **kw), tmp_path / "sil.vdtrace")
+    transport = UdpTransport()
+    client = subprocess.Popen([str(exe), "127.0.0.1", str(transport.address[1]),
+                               *stanley_pi_args(env)], stdout=subprocess.PIPE, text=True)
+    stats = serve_lockstep(env, transport, seed=2)
+    out, _ = client.communicate(timeout=30)
+    transport.close()
+    env.close()
+    ref = RecordTrace(gym.make(env_id, **kw), tmp_path / "ref.vdtrace")
+    policy = stanley_pi(ref.unwrapped)
+    obs, _ = ref.reset(seed=2)
+    n = 0
+    while True:
+        obs, _, term, trunc, _ = ref.step(policy.predict(obs, deterministic=True)[0])
+        n += 1
+        if term or trunc:
+            break
+    ref.close()
+    assert out.split() == [str(n), str(int(wire.EndReason.EPISODE_END))]
+    assert stats.n_commands == stats.n_samples == n
+    sil, want = read_trace(tmp_path / "sil.vdtrace"), read_trace(tmp_path / "ref.vdtrace")
+    for name in want.channels:
+        np.testing.assert_array_equal(sil[name], want[name], err_msg=name)
+
+
 # ------------------------------------------------------------------ the command line
 
 def test_the_cli_serves_a_controller_in_another_process(tmp_path) -> None:

@@ -35,3 +35,25 @@ def run_controller(address: tuple[str, int], controller: Callable[[np.ndarray], 
             answered += 1
     finally:
         sock.close()
+
+
+def stanley_pi_args(env: Any, **kwargs: Any) -> list[str]:
+    """The arguments of the reference C client (examples/sil/stanley_client.c) that make
+    it ``controllers.stanley_pi(env, **kwargs)``: the observation's columns as
+    ``name=index:scale`` and the gains as ``name=value``, each number written exactly
+    (``repr``: the C ``strtod`` reads back the same double)."""
+    from vdsim_gym.controllers import stanley_pi
+
+    policy = stanley_pi(env, **kwargs)
+    lat, lon = policy.lateral, policy.longitudinal
+    layout = lat.layout
+    args = [f"{name}={i}:{scale!r}" for name, (i, scale) in
+            zip(("e_y", "e_psi", "vx", "kappa_ref", "r"),
+                layout.columns("e_y", "e_psi", "vx", "kappa_ref", "r"), strict=True)]
+    (i, scale), = layout.columns("v_ref")
+    args.append(f"v_ref={i}:{scale!r}")
+    for name in ("wheelbase", "cg_to_front", "max_steer", "gain", "soft_speed",
+                 "yaw_damping", "accel_gain"):
+        args.append(f"{name}={float(getattr(lat, name))!r}")
+    args += [f"{name}={float(getattr(lon, name))!r}" for name in ("dt", "kp", "ki")]
+    return args

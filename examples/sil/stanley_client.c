@@ -1,0 +1,140 @@
+/* The reference SIL controller in C (docs/SIL.md): the package's Stanley + PI speed
+ * baseline (vdsim_gym.controllers.stanley_pi: csrc/vdsim/baselines.hpp's Stanley and
+ * PISpeed, the same operations in the same order), answering a `vdsim-gym serve` server
+ * over UDP until its end message. Its run is the baseline's in process, bit for bit.
+ *
+ *   cc -O2 -ffp-contract=off -o stanley_client stanley_client.c -lm
+ *   ./stanley_client 127.0.0.1 5600 $(python -c "import gymnasium as gym, vdsim_gym; \
+ *       from vdsim_gym.sil import stanley_pi_args; \
+ *       print(' '.join(stanley_pi_args(gym.make('VDSim-DLC-v0'))))")
+ *
+ * The arguments after HOST PORT are name=value pairs (stanley_pi_args gives them for an
+ * env): the observation's columns as index:scale (e_y, e_psi, vx, kappa_ref, r, v_ref)
+ * and the gains (wheelbase, cg_to_front, max_steer, gain, soft_speed, yaw_damping,
+ * accel_gain; dt, kp, ki). Prints the observations answered and the end's reason code. */
+#include <arpa/inet.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define MAX_VALUES 1024
+
+typedef struct {
+  int index;
+  double scale;
+} column;
+
+static column c_ey, c_epsi, c_vx, c_kappa, c_r, c_vref;
+static double wheelbase, cg_to_front, max_steer = 1, gain = 8, soft_speed = 1,
+              yaw_damping = 0, accel_gain = 0, dt = 0.02, kp = 0.5, ki = 0.1;
+
+static int set_param(const char* arg) {
+  const char* eq = strchr(arg, '=');
+  if (!eq) return 0;
+  size_t n = (size_t)(eq - arg);
+  const char* v = eq + 1;
+  struct { const char* name; column* c; } cols[] = {
+      {"e_y", &c_ey}, {"e_psi", &c_epsi}, {"vx", &c_vx}, {"kappa_ref", &c_kappa},
+      {"r", &c_r}, {"v_ref", &c_vref}};
+  for (size_t i = 0; i < sizeof cols / sizeof cols[0]; ++i)
+    if (strlen(cols[i].name) == n && strncmp(arg, cols[i].name, n) == 0)
+      return sscanf(v, "%d:%lf", &cols[i].c->index, &cols[i].c->scale) == 2;
+  struct { const char* name; double* p; } nums[] = {
+      {"wheelbase", &wheelbase}, {"cg_to_front", &cg_to_front}, {"max_steer", &max_steer},
+      {"gain", &gain}, {"soft_speed", &soft_speed}, {"yaw_damping", &yaw_damping},
+      {"accel_gain", &accel_gain}, {"dt", &dt}, {"kp", &kp}, {"ki", &ki}};
+  for (size_t i = 0; i < sizeof nums / sizeof nums[0]; ++i)
+    if (strlen(nums[i].name) == n && strncmp(arg, nums[i].name, n) == 0)
+      return sscanf(v, "%lf", nums[i].p) == 1;
+  return 0;
+}
+
+static double physical(const double* obs, column c) {
+  /* the observation is the env's float32, sent as f64: exact */
+  return obs[c.index] * c.scale;
+}
+
+static double integral = 0.0; /* the PI's, in m (one episode per run) */
+
+static void control(const double* obs, double* action) {
+  const double e_y = physical(obs, c_ey), e_psi = physical(obs, c_epsi), vx = physical(obs, c_vx);
+  const double kappa = physical(obs, c_kappa), r = physical(obs, c_r);
+  const double e_front = e_y + cg_to_front * sin(e_psi);
+  const double feed_forward = atan(wheelbase * kappa) + accel_gain * vx * vx * kappa;
+  const double cross = atan2(gain * e_front, fabs(vx) + soft_speed);
+  const double damping = yaw_damping * (r - vx * kappa);
+  const double a = (feed_forward - e_psi - cross - damping) / max_steer;
+  action[0] = (float)(a < -1.0 ? -1.0 : (a > 1.0 ? 1.0 : a)); /* np.clip, then float32 */
+  const double err = physical(obs, c_vref) - physical(obs, c_vx);
+  const double trial = integral + err * dt;
+  const double raw = kp * err + ki * trial;
+  if (fabs(raw) < 1.0) integral = trial; /* conditional integration */
+  const double u = kp * err + ki * integral;
+  action[1] = (float)(u < -1.0 ? -1.0 : (u > 1.0 ? 1.0 : u));
+}
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s HOST PORT name=value...\n", argv[0]);
+    return 2;
+  }
+  for (int i = 3; i < argc; ++i)
+    if (!set_param(argv[i])) {
+      fprintf(stderr, "bad parameter %s (name=value; columns as index:scale)\n", argv[i]);
+      return 2;
+    }
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  struct sockaddr_in server = {0};
+  server.sin_family = AF_INET;
+  server.sin_port = htons((uint16_t)atoi(argv[2]));
+  if (fd < 0 || inet_pton(AF_INET, argv[1], &server.sin_addr) != 1 ||
+      connect(fd, (struct sockaddr*)&server, sizeof server) != 0) {
+    perror("socket");
+    return 1;
+  }
+  struct timeval tv = {10, 0}; /* a server silent for 10 s is gone */
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+
+  const uint16_t version = 1, n_act = 2;
+  unsigned char hello[6];
+  memcpy(hello, "VDSH", 4);
+  memcpy(hello + 4, &version, 2);
+  send(fd, hello, sizeof hello, 0);
+
+  unsigned char in[28 + 8 * MAX_VALUES], out[12 + 16];
+  memcpy(out, "VDSC", 4);
+  memcpy(out + 4, &version, 2);
+  memcpy(out + 6, &n_act, 2);
+  double obs[MAX_VALUES], action[2];
+  long answered = 0;
+  for (;;) {
+    ssize_t got = -1; /* poll before blocking: no sleep and wake-up for a quick server */
+    for (int spin = 0; spin < 20000 && got < 0; ++spin) got = recv(fd, in, sizeof in, MSG_DONTWAIT);
+    if (got < 0) got = recv(fd, in, sizeof in, 0);
+    if (got < 0) {
+      perror("recv");
+      return 1;
+    }
+    if (got >= 8 && memcmp(in, "VDSE", 4) == 0) {
+      uint16_t reason;
+      memcpy(&reason, in + 6, 2);
+      printf("%ld %u\n", answered, reason);
+      return 0;
+    }
+    uint16_t n;
+    memcpy(&n, in + 6, 2);
+    if (got < 28 || memcmp(in, "VDSO", 4) != 0 || n > MAX_VALUES || got != 28 + 8 * (ssize_t)n)
+      continue; /* not an observation */
+    memcpy(obs, in + 28, 8 * (size_t)n);
+    control(obs, action);
+    memcpy(out + 8, in + 8, 4); /* seq: the observation answered */
+    memcpy(out + 12, action, 16);
+    send(fd, out, sizeof out, 0);
+    ++answered;
+  }
+}
