@@ -155,5 +155,4 @@ void bind_latency(py::module_& m) {
       .def_readwrite("longitudinal_dead_ticks", &RandomizationSpec::longitudinal_dead_ticks)
       .def_readwrite("network", &RandomizationSpec::network)
       .def_readwrite("overrun", &RandomizationSpec::overrun);
-  m.attr("RANDOM_KEYS") = static_cast<int>(kRandKeys);
 }

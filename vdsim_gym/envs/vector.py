@@ -131,8 +131,7 @@ class VDSimVectorEnv(VectorEnv):
         self._elapsed = np.zeros(n, np.int64)
         self._autoreset = np.zeros(n, bool)  # NEXT_STEP: ended last step, reset at this one
         # rows that report the timing keys: a latency model, a network or a sensor delay
-        self._latency_rows = np.array([e.reports_timing for e in built]) if len(built) == n \
-            else np.full(n, env0.reports_timing)
+        self._latency_rows = _per_row(built, n, lambda e: e.reports_timing)
         self._has_latency = bool(self._latency_rows.any())
         self._needs_reset = True
         self._in_use = threading.Lock()  # held through reset() and step()
@@ -157,12 +156,10 @@ class VDSimVectorEnv(VectorEnv):
         # Rows whose episode draw is their core's (CoreEnv.resets_in_core): their
         # autoresets run in C++, inside the batch step (NEXT_STEP) or in one call
         # (SAME_STEP), from their envs' generators (set_row_rng after each Python reset).
-        self._core_resets = np.array([e.resets_in_core for e in built]) if len(built) == n \
-            else np.full(n, env0.resets_in_core)
+        self._core_resets = _per_row(built, n, lambda e: e.resets_in_core)
         self._all_core_resets = bool(self._core_resets.all())
         # rows whose reset info reports randomization draws
-        self._randomized = np.array([e.randomize is not None for e in built]) \
-            if len(built) == n else np.full(n, env0.randomize is not None)
+        self._randomized = _per_row(built, n, lambda e: e.randomize is not None)
         self._has_rng = np.zeros(n, bool)  # the row has generators (seeded or reset once)
         # The seed of each row's last seeded reset in C++ (what a row env built later
         # reports as np_random_seed; None where its env's own reset seeded it).
@@ -631,6 +628,14 @@ class VDSimVectorEnv(VectorEnv):
         infos["final_obs"], infos["_final_obs"] = final_obs, ended
         infos["final_info"], infos["_final_info"] = final_info, ended
         return infos
+
+
+def _per_row(built: list[CoreEnv], n: int, flag: Callable[[CoreEnv], bool]) -> np.ndarray:
+    """``flag`` of every row: of each built env, or row 0's for all when only it is built
+    (the others are copies of its core)."""
+    if len(built) == n:
+        return np.array([flag(e) for e in built], bool)
+    return np.full(n, flag(built[0]))
 
 
 def _entropy_ints(n: int) -> list[int]:
