@@ -35,7 +35,7 @@ def _sil(exe: Path, env_id: str) -> tuple[int, float]:
     env = gym.make(env_id)
     transport = UdpTransport()
     n_act = str(len(env.unwrapped.action_names))
-    proc = subprocess.Popen([str(exe), "127.0.0.1", str(transport.address[1]), n_act],
+    proc = subprocess.Popen([str(exe), f"udp:127.0.0.1:{transport.address[1]}", n_act],
                             stdout=subprocess.DEVNULL)
     try:
         stats = serve_lockstep(env, transport, duration=DURATION[env_id])

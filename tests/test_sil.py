@@ -5,14 +5,17 @@ controller in another process. Loopback only."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import shutil
 import socket
 import struct
 import subprocess
 import sys
 import tempfile
 import threading
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -25,11 +28,19 @@ import vdsim_gym  # noqa: F401  (registration)
 from vdsim_gym import LatencyModel
 from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sil import UdpTransport, run_controller, serve_lockstep
+from vdsim_gym.sil import (
+    ShmTransport,
+    UdpTransport,
+    run_controller,
+    serve_lockstep,
+    serve_wallclock,
+)
 from vdsim_gym.sil import protocol as wire
 from vdsim_gym.sil.server import LOST_AFTER
 from vdsim_gym.traces.trace import read_trace
 from vdsim_gym.wrappers import RecordTrace
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "sil"
 
 
 def _policy(env: gym.Env) -> Any:
@@ -76,7 +87,7 @@ def test_random_bytes_parse_or_are_malformed(data: bytes) -> None:
             seq, values = wire.parse_command(data, n)
         except wire.Malformed:
             continue
-        assert values.shape == (n,) and np.isfinite(values).all() and 0 <= seq < 2**32
+        assert len(values) == n and np.isfinite(values).all() and 0 <= seq < 2**32
 
 
 # ------------------------------------------------------------------ lockstep runs
@@ -293,32 +304,52 @@ def test_the_server_survives_random_datagrams(datagrams: list[bytes]) -> None:
     env = gym.make("VDSim-Dyno-v0")
     stats = serve_lockstep(env, _Datagrams(datagrams), timeout=1e-3)
     assert stats.end_reason == "controller_lost"
-    assert stats.n_malformed + stats.n_commands + stats.n_late + stats.n_duplicate == \
-        len(datagrams)
+    assert stats.n_malformed + stats.n_commands + stats.n_late + stats.n_stale + \
+        stats.n_duplicate == len(datagrams)
 
 
-def test_the_c_client_runs_a_lockstep_episode(tmp_path) -> None:
-    """examples/sil/zero_client.c, built with the system compiler, drives a lockstep run
-    with its constant action: the trace is the in-process run's with that action, bit
-    for bit."""
-    import shutil
-    from pathlib import Path
-
+@pytest.fixture(scope="module")
+def c_clients(tmp_path_factory) -> dict[str, Path]:
+    """examples/sil's clients, built with the system compiler (warnings are errors)."""
     cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     assert cc is not None, "a C compiler is a prerequisite of this package (README)"
-    source = Path(__file__).resolve().parents[1] / "examples" / "sil" / "zero_client.c"
-    exe = tmp_path / "zero_client"
-    subprocess.run([cc, "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(exe), str(source)],
-                   check=True)
+    folder = tmp_path_factory.mktemp("sil_clients")
+    built = {}
+    for name, extra in (("zero_client", []), ("stanley_client", ["-ffp-contract=off"])):
+        built[name] = folder / name
+        subprocess.run([cc, "-O2", *extra, "-Wall", "-Wextra", "-Werror", "-o",
+                        str(built[name]), str(EXAMPLES / f"{name}.c"), "-lm"], check=True)
+    return built
+
+
+def _transport(kind: str) -> tuple[Any, str]:
+    """A server transport and the address a client names it by."""
+    if kind == "udp":
+        t = UdpTransport()
+        return t, f"udp:127.0.0.1:{t.address[1]}"
+    t = ShmTransport(f"vdsim_test_{os.getpid()}_{next(_names)}")
+    return t, t.address
+
+
+_names = itertools.count()
+
+
+@pytest.mark.parametrize("kind", ["udp", "shm"])
+def test_the_c_client_runs_a_lockstep_episode(tmp_path, c_clients, kind: str) -> None:
+    """examples/sil/zero_client.c drives a lockstep run with its constant action, over
+    UDP and over shared memory: the trace is the in-process run's with that action, bit
+    for bit."""
     kw = {"latency": LatencyModel.fixed(0.01)}
     env = RecordTrace(gym.make("VDSim-DLC-v0", **kw), tmp_path / "sil.vdtrace")
-    transport = UdpTransport()
-    client = subprocess.Popen([str(exe), "127.0.0.1", str(transport.address[1]), "2",
-                               "0.05", "0.2"], stdout=subprocess.PIPE, text=True)
-    stats = serve_lockstep(env, transport, seed=1, duration=1.0)
-    out, _ = client.communicate(timeout=30)
-    transport.close()
-    env.close()
+    transport, where = _transport(kind)
+    client = subprocess.Popen([str(c_clients["zero_client"]), where, "2", "0.05", "0.2"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        stats = serve_lockstep(env, transport, seed=1, duration=1.0)
+        out, _ = client.communicate(timeout=30)
+    finally:
+        transport.close()
+        env.close()
     assert out.split() == [str(stats.n_samples), str(int(wire.EndReason.DURATION))]
     ref = RecordTrace(gym.make("VDSim-DLC-v0", **kw), tmp_path / "ref.vdtrace")
     ref.reset(seed=1)
@@ -329,37 +360,34 @@ def test_the_c_client_runs_a_lockstep_episode(tmp_path) -> None:
     for name in want.channels:
         np.testing.assert_array_equal(sil[name], want[name], err_msg=name)
     assert stats.n_commands == stats.n_samples == 50
+    if kind == "shm":  # the region's name is gone with the server
+        assert not Path("/dev/shm", where[4:]).exists()
 
 
-@pytest.mark.parametrize("env_id,kw", [
-    ("VDSim-DLC-v0", {"latency": LatencyModel.fixed(0.02)}),
+@pytest.mark.parametrize("env_id,kw,kind", [
+    ("VDSim-DLC-v0", {"latency": LatencyModel.fixed(0.02)}, "udp"),
     ("VDSim-PathFollow-v0", {"course_length": 60.0,
-                             "latency": LatencyModel.uniform(0.0, 0.04, seed=5)}),
+                             "latency": LatencyModel.uniform(0.0, 0.04, seed=5)}, "udp"),
+    ("VDSim-PathFollow-v0", {"course_length": 60.0,
+                             "latency": LatencyModel.uniform(0.0, 0.04, seed=5)}, "shm"),
 ])
-def test_the_reference_c_client_is_the_stanley_pi_baseline(tmp_path, env_id: str,
-                                                           kw: dict) -> None:
+def test_the_reference_c_client_is_the_stanley_pi_baseline(tmp_path, c_clients, env_id: str,
+                                                           kw: dict, kind: str) -> None:
     """examples/sil/stanley_client.c with ``stanley_pi_args``: its lockstep run is the
     package's stanley_pi stepping the env in process, bit for bit (the same law in C, the
-    observations and actions exact on the wire)."""
-    import shutil
-    from pathlib import Path
-
+    observations and actions exact on the wire), over UDP and shared memory."""
     from vdsim_gym.sil import stanley_pi_args
 
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    assert cc is not None, "a C compiler is a prerequisite of this package (README)"
-    source = Path(__file__).resolve().parents[1] / "examples" / "sil" / "stanley_client.c"
-    exe = tmp_path / "stanley_client"
-    subprocess.run([cc, "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror", "-o",
-                    str(exe), str(source), "-lm"], check=True)
     env = RecordTrace(gym.make(env_id, **kw), tmp_path / "sil.vdtrace")
-    transport = UdpTransport()
-    client = subprocess.Popen([str(exe), "127.0.0.1", str(transport.address[1]),
+    transport, where = _transport(kind)
+    client = subprocess.Popen([str(c_clients["stanley_client"]), where,
                                *stanley_pi_args(env)], stdout=subprocess.PIPE, text=True)
-    stats = serve_lockstep(env, transport, seed=2)
-    out, _ = client.communicate(timeout=30)
-    transport.close()
-    env.close()
+    try:
+        stats = serve_lockstep(env, transport, seed=2)
+        out, _ = client.communicate(timeout=30)
+    finally:
+        transport.close()
+        env.close()
     ref = RecordTrace(gym.make(env_id, **kw), tmp_path / "ref.vdtrace")
     policy = stanley_pi(ref.unwrapped)
     obs, _ = ref.reset(seed=2)
@@ -375,6 +403,151 @@ def test_the_reference_c_client_is_the_stanley_pi_baseline(tmp_path, env_id: str
     sil, want = read_trace(tmp_path / "sil.vdtrace"), read_trace(tmp_path / "ref.vdtrace")
     for name in want.channels:
         np.testing.assert_array_equal(sil[name], want[name], err_msg=name)
+
+
+# ------------------------------------------------------------------ wall clock
+
+def _samples(folder: Path) -> list[dict[str, str]]:
+    import csv
+
+    with open(folder / "samples.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.parametrize("kind", ["udp", "shm"])
+def test_a_wallclock_run_applies_each_command_when_it_arrives(tmp_path, c_clients,
+                                                              kind: str) -> None:
+    """Mode C with the controller in its own process: the plant runs on the wall clock,
+    each sample's command is latched when its answer arrives (at or after its sample
+    tick), every sample is accounted for, and the measured delays load as an empirical
+    latency model for mode B. No timing threshold: the machine may be loaded."""
+    env = gym.make("VDSim-DLC-v0", control_period=0.005)
+    transport, where = _transport(kind)
+    client = subprocess.Popen([str(c_clients["zero_client"]), where, "2", "0.05", "0.2"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        stats = serve_wallclock(env, transport, duration=0.5, out=tmp_path)
+        out, _ = client.communicate(timeout=30)
+    finally:
+        transport.close()
+    assert out.split() == [str(stats.n_samples), str(int(wire.EndReason.DURATION))]
+    assert stats.mode == "wallclock" and stats.end_reason == "duration"
+    assert stats.n_samples > 0 and stats.n_commands + stats.n_failsafe == stats.n_samples
+    assert stats.n_malformed == stats.n_foreign == 0
+    assert 0 < stats.wallclock["rtf"] and set(stats.latency) == {"p50", "p90", "p99", "max"}
+    rows = _samples(tmp_path)
+    assert len(rows) == stats.n_samples
+    ks = [int(r["k"]) for r in rows]
+    assert ks == sorted(set(ks)) and ks[0] == 0  # slot indices, skipped ones left out
+    latched = [r for r in rows if int(r["apply_tick"]) >= 0]
+    assert len(latched) >= len(rows) - 1  # all but one a stop came during
+    ticks = [int(r["sample_tick"]) for r in rows]
+    assert ticks == sorted(ticks)  # the plant's tick when read (a lagging plant: behind)
+    for r in latched:
+        assert int(r["apply_tick"]) >= int(r["sample_tick"])
+        assert float(r["c_k"]) == pytest.approx(
+            (int(r["apply_tick"]) - int(r["sample_tick"])) * 5e-4)
+    trace = read_trace(tmp_path / "trace.vdtrace")
+    steer = trace["u_steer"][trace["t"] > float(latched[0]["t_apply"]) + 1e-3]
+    np.testing.assert_allclose(steer, 0.05 * env.unwrapped.physics.vehicle.max_steer)
+    model = LatencyModel.empirical(tmp_path / "samples.csv")
+    assert len(model.samples) == len(latched)
+
+
+def test_a_silent_controller_gets_the_failsafe_on_the_wall_clock(tmp_path) -> None:
+    """A controller that says hello and never answers: each sample waits ``timeout``,
+    then the fail-safe action is latched; LOST_AFTER in a row end the run (the trace
+    kept, the end message sent)."""
+    env = gym.make("VDSim-DLC-v0")
+    transport = UdpTransport()
+    c = _raw_client(transport.address)
+    c.send(wire.hello())
+    try:
+        stats = serve_wallclock(env, transport, timeout=0.01, failsafe=[0.0, -0.5],
+                                out=tmp_path)
+    finally:
+        transport.close()
+    assert stats.end_reason == "controller_lost"
+    assert stats.n_failsafe == LOST_AFTER == stats.n_samples and stats.n_commands == 0
+    rows = _samples(tmp_path)
+    assert [r["failsafe"] for r in rows] == ["1"] * LOST_AFTER
+    seen = []
+    while True:
+        data = c.recv(65536)
+        if data[:4] == wire.END_MAGIC:
+            break
+        seen.append(wire.parse_observation(data)[0])
+    assert wire.parse_end(data) == wire.EndReason.CONTROLLER_LOST and len(seen) == LOST_AFTER
+    trace = read_trace(tmp_path / "trace.vdtrace")
+    assert trace.manifest["stopped_early"] and (trace["u_pedal"] < 0).any()
+    c.close()
+
+
+def test_a_python_controller_on_the_wall_clock_over_shared_memory(tmp_path) -> None:
+    """The Python client (run_controller) over shared memory, in its own thread: the run
+    ends with the episode; answers counted."""
+    env = gym.make("VDSim-Dyno-v0")
+    transport = ShmTransport(f"vdsim_test_{os.getpid()}_{next(_names)}")
+    got: dict[str, Any] = {}
+    t = threading.Thread(target=lambda: got.update(
+        r=run_controller(transport.address, lambda obs: np.array([0.1]))))
+    t.start()
+    try:
+        stats = serve_wallclock(env, transport, duration=1.0, timeout=2.0)
+    finally:
+        t.join(30)
+        transport.close()
+    assert got["r"] == (stats.n_samples, wire.EndReason.DURATION)
+    assert stats.n_commands == stats.n_samples > 0
+
+
+def test_a_shared_memory_region_refuses_bad_names_and_a_second_server(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="letters, digits"):
+        ShmTransport("../etc/passwd")
+    name = f"vdsim_test_{os.getpid()}_{next(_names)}"
+    first = ShmTransport(name)
+    try:
+        assert oct(os.stat(f"/dev/shm/{name}").st_mode & 0o777) == "0o600"
+        with pytest.raises(ConfigError, match="exists"):
+            ShmTransport(name)
+    finally:
+        first.close()
+    assert not os.path.exists(f"/dev/shm/{name}")
+    with pytest.raises(RuntimeError, match="start the server"):
+        run_controller(f"shm:{name}", lambda obs: obs, timeout=0.05)
+
+
+def test_a_second_shared_memory_writer_is_foreign(tmp_path) -> None:
+    """Two processes write commands into the region: the one that said hello is the
+    controller, the other's messages count as foreign and are never applied."""
+    env = gym.make("VDSim-Dyno-v0")
+    transport = ShmTransport(f"vdsim_test_{os.getpid()}_{next(_names)}")
+    script = (
+        "import sys, time\n"
+        "from vdsim_gym import _core\n"
+        "from vdsim_gym.sil import protocol as wire\n"
+        "import numpy as np\n"
+        "link = _core.ShmLink(sys.argv[1], False)\n"
+        "for k in range(3):\n"
+        "    link.send(wire.command(0, np.array([1.0])))\n"
+        "    time.sleep(0.05)\n")
+    got: dict[str, Any] = {}
+
+    def controller(obs: np.ndarray) -> np.ndarray:
+        if "stranger" not in got:  # while the server waits for sample 0's answer
+            got["stranger"] = subprocess.run([sys.executable, "-c", script, transport.name],
+                                             cwd=tempfile.gettempdir(), check=True)
+        return np.array([0.1])
+
+    t = threading.Thread(target=lambda: got.update(
+        r=run_controller(transport.address, controller)))
+    t.start()
+    try:
+        stats = serve_lockstep(env, transport, duration=1.0, timeout=5.0)
+    finally:
+        t.join(30)
+        transport.close()
+    assert stats.n_foreign >= 1 and stats.n_commands == stats.n_samples
 
 
 # ------------------------------------------------------------------ the command line
@@ -405,3 +578,52 @@ def test_the_cli_serves_a_controller_in_another_process(tmp_path) -> None:
     assert json.loads((tmp_path / "stats.json").read_text())["latency"]["p50"] == \
         pytest.approx(0.02)
     assert len(read_trace(tmp_path / "trace.vdtrace")["t"]) > 50
+
+
+def test_the_cli_runs_the_wall_clock_over_shared_memory_and_stops_on_sigterm(
+        tmp_path, c_clients) -> None:
+    """``vdsim-gym serve --shm NAME --mode wallclock`` with the C client; SIGTERM
+    mid-run stops it in order: exit 130, the client told (end: stopped), every file of
+    what ran written, the region's name removed."""
+    import signal
+    import time as _time
+
+    name = f"vdsim_test_{os.getpid()}_{next(_names)}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vdsim_gym.cli", "serve", "VDSim-Dyno-v0", "--shm", name,
+         "--mode", "wallclock", "--out", str(tmp_path)], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir(),
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith(f"listening on shared memory {name}"), line
+        client = subprocess.Popen([str(c_clients["zero_client"]), f"shm:{name}", "1", "0.2"],
+                                  stdout=subprocess.PIPE, text=True)
+        _time.sleep(1.0)  # the dyno's period is 0.1 s: a few samples
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        answered, reason = client.communicate(timeout=30)[0].split()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "interrupted" in err, err
+    assert int(reason) == wire.EndReason.STOPPED and int(answered) >= 1
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["mode"] == "wallclock" and stats["end_reason"] == "stopped"
+    assert stats["n_samples"] == int(answered) and "rtf" in stats["wallclock"]
+    assert read_trace(tmp_path / "trace.vdtrace").manifest["stopped_early"]
+    assert not os.path.exists(f"/dev/shm/{name}")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--udp", "127.0.0.1:0", "--mode", "wallclock", "--latency", "fixed:20ms"],
+     "--latency is for --mode lockstep"),
+    (["--udp", "127.0.0.1:0", "--overrun", "queue"], "--overrun is for --mode wallclock"),
+    (["--shm", "a/b"], "letters, digits"),
+])
+def test_cli_option_errors_are_one_line(tmp_path, args: list[str], message: str) -> None:
+    proc = subprocess.run([sys.executable, "-m", "vdsim_gym.cli", "serve", "VDSim-DLC-v0",
+                           *args, "--out", str(tmp_path)], capture_output=True, text=True,
+                          cwd=tempfile.gettempdir(), timeout=60)
+    assert proc.returncode != 0 and message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1

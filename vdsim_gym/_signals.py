@@ -85,5 +85,32 @@ def signals_held(note: str = "", raise_after: bool = True) -> Iterator[None]:
     release()
 
 
-__all__ = ["HELD_SIGNALS", "raise_on_sigterm", "restore_sigterm", "sigterm_as_interrupt",
-           "signals_held"]
+@contextlib.contextmanager
+def signals_call(stop: Callable[[], None]) -> Iterator[list[int]]:
+    """While the block runs (on the main thread), SIGINT and SIGTERM call ``stop`` (a
+    run's stop request) instead of raising: the run ends in order and returns what it
+    did; the block gets the list of signals that came, so the caller can raise after its
+    files are written. Signals whose handler is not Python's are left as they are."""
+    got: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
+    previous: dict[signal.Signals, Any] = {}
+
+    def handler(signum: int, frame: Any) -> None:
+        got.append(signum)
+        stop()
+
+    handler._vdsim_sigterm = True  # type: ignore[attr-defined]  # nested: left in place
+    try:
+        for sig in HELD_SIGNALS:
+            if callable(signal.getsignal(sig)):
+                previous[sig] = signal.signal(sig, handler)
+        yield got
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+__all__ = ["HELD_SIGNALS", "raise_on_sigterm", "restore_sigterm", "signals_call",
+           "sigterm_as_interrupt", "signals_held"]

@@ -1,26 +1,21 @@
 /* The reference SIL controller in C (docs/SIL.md): the package's Stanley + PI speed
  * baseline (vdsim_gym.controllers.stanley_pi: csrc/vdsim/baselines.hpp's Stanley and
  * PISpeed, the same operations in the same order), answering a `vdsim-gym serve` server
- * over UDP until its end message. Its run is the baseline's in process, bit for bit.
+ * over UDP or shared memory (vdsim_sil.h) until its end message. Its run is the
+ * baseline's in process, bit for bit.
  *
  *   cc -O2 -ffp-contract=off -o stanley_client stanley_client.c -lm
- *   ./stanley_client 127.0.0.1 5600 $(python -c "import gymnasium as gym, vdsim_gym; \
+ *   ./stanley_client udp:127.0.0.1:5600 $(python -c "import gymnasium as gym, vdsim_gym; \
  *       from vdsim_gym.sil import stanley_pi_args; \
  *       print(' '.join(stanley_pi_args(gym.make('VDSim-DLC-v0'))))")
  *
- * The arguments after HOST PORT are name=value pairs (stanley_pi_args gives them for an
- * env): the observation's columns as index:scale (e_y, e_psi, vx, kappa_ref, r, v_ref)
+ * The arguments after udp:HOST:PORT (or shm:NAME) are name=value pairs (stanley_pi_args
+ * gives them for an env): the observation's columns as index:scale (e_y, e_psi, vx, kappa_ref, r, v_ref)
  * and the gains (wheelbase, cg_to_front, max_steer, gain, soft_speed, yaw_damping,
  * accel_gain; dt, kp, ki). Prints the observations answered and the end's reason code. */
-#include <arpa/inet.h>
 #include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
+
+#include "vdsim_sil.h"
 
 #define MAX_VALUES 1024
 
@@ -79,45 +74,35 @@ static void control(const double* obs, double* action) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    fprintf(stderr, "usage: %s HOST PORT name=value...\n", argv[0]);
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s udp:HOST:PORT|shm:NAME name=value...\n", argv[0]);
     return 2;
   }
-  for (int i = 3; i < argc; ++i)
+  for (int i = 2; i < argc; ++i)
     if (!set_param(argv[i])) {
       fprintf(stderr, "bad parameter %s (name=value; columns as index:scale)\n", argv[i]);
       return 2;
     }
-  int fd = socket(AF_INET, SOCK_DGRAM, 0);
-  struct sockaddr_in server = {0};
-  server.sin_family = AF_INET;
-  server.sin_port = htons((uint16_t)atoi(argv[2]));
-  if (fd < 0 || inet_pton(AF_INET, argv[1], &server.sin_addr) != 1 ||
-      connect(fd, (struct sockaddr*)&server, sizeof server) != 0) {
-    perror("socket");
-    return 1;
-  }
-  struct timeval tv = {10, 0}; /* a server silent for 10 s is gone */
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sil_link link;
+  if (sil_open(&link, argv[1]) != 0) return 1;
 
   const uint16_t version = 1, n_act = 2;
   unsigned char hello[6];
   memcpy(hello, "VDSH", 4);
   memcpy(hello + 4, &version, 2);
-  send(fd, hello, sizeof hello, 0);
+  sil_send(&link, hello, sizeof hello);
 
-  unsigned char in[28 + 8 * MAX_VALUES], out[12 + 16];
+  static unsigned char in[28 + 8 * MAX_VALUES];
+  unsigned char out[12 + 16];
   memcpy(out, "VDSC", 4);
   memcpy(out + 4, &version, 2);
   memcpy(out + 6, &n_act, 2);
   double obs[MAX_VALUES], action[2];
   long answered = 0;
   for (;;) {
-    ssize_t got = -1; /* poll before blocking: no sleep and wake-up for a quick server */
-    for (int spin = 0; spin < 20000 && got < 0; ++spin) got = recv(fd, in, sizeof in, MSG_DONTWAIT);
-    if (got < 0) got = recv(fd, in, sizeof in, 0);
+    long got = sil_recv(&link, in, sizeof in, 10.0); /* a server silent for 10 s is gone */
     if (got < 0) {
-      perror("recv");
+      fprintf(stderr, "no message from the server within 10 s\n");
       return 1;
     }
     if (got >= 8 && memcmp(in, "VDSE", 4) == 0) {
@@ -128,13 +113,13 @@ int main(int argc, char** argv) {
     }
     uint16_t n;
     memcpy(&n, in + 6, 2);
-    if (got < 28 || memcmp(in, "VDSO", 4) != 0 || n > MAX_VALUES || got != 28 + 8 * (ssize_t)n)
+    if (got < 28 || memcmp(in, "VDSO", 4) != 0 || n > MAX_VALUES || got != 28 + 8 * (long)n)
       continue; /* not an observation */
     memcpy(obs, in + 28, 8 * (size_t)n);
     control(obs, action);
     memcpy(out + 8, in + 8, 4); /* seq: the observation answered */
     memcpy(out + 12, action, 16);
-    send(fd, out, sizeof out, 0);
+    sil_send(&link, out, sizeof out);
     ++answered;
   }
 }

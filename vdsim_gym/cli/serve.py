@@ -1,9 +1,9 @@
-"""``vdsim-gym serve ENV_ID --udp HOST:PORT --out DIR``: one episode of the env driven by a
-controller in its own process over UDP, in lockstep (docs/SIL.md). Prints the address it
-listens on, waits for a hello, runs the episode, writes ``DIR/trace.vdtrace``,
-``DIR/stats.json`` and ``DIR/samples.csv``, sends the end message and prints the
-counters. SIGTERM stops it as Ctrl-C does (exit 130) with the trace and stats of what ran
-written."""
+"""``vdsim-gym serve ENV_ID --udp HOST:PORT | --shm NAME --out DIR``: one episode of the
+env driven by a controller in its own process (docs/SIL.md), in lockstep or on the wall
+clock. Prints where it listens, waits for a hello, runs the episode, writes
+``DIR/trace.vdtrace``, ``DIR/stats.json`` and ``DIR/samples.csv``, sends the end message
+and prints the counters. SIGTERM stops it as Ctrl-C does (exit 130) with the trace and
+stats of what ran written."""
 
 from __future__ import annotations
 
@@ -46,50 +46,86 @@ def _latency(text: str) -> Any:
     return LatencyModel.fixed(0.0) if model is None else model
 
 
-def run(env_id: str, *, udp: tuple[str, int], out: str | Path, env_kwargs: dict[str, Any],
-        latency: Any = None, duration: float | None = None, timeout: float = 1.0,
-        failsafe: list[float] | None = None, seed: int = 0, allow_remote: bool = False,
-        hello_timeout: float = 60.0, announce: Any = None) -> Any:
+def run(env_id: str, *, out: str | Path, env_kwargs: dict[str, Any],
+        udp: tuple[str, int] | None = None, shm: str | None = None, mode: str = "lockstep",
+        latency: Any = None, overrun: str | None = None, duration: float | None = None,
+        timeout: float = 1.0, failsafe: list[float] | None = None, seed: int = 0,
+        allow_remote: bool = False, hello_timeout: float = 60.0, announce: Any = None
+        ) -> Any:
     """The command's work; returns the run's ``SilStats``."""
     import gymnasium as gym
 
     import vdsim_gym.envs  # noqa: F401  (registration)
-    from vdsim_gym.sil.server import UdpTransport, serve_lockstep
+    from vdsim_gym.sil.server import (
+        ShmTransport,
+        UdpTransport,
+        serve_lockstep,
+        serve_wallclock,
+    )
     from vdsim_gym.sim.latency import LatencyModel
     from vdsim_gym.wrappers import RecordTrace
 
+    if (udp is None) == (shm is None):
+        raise ConfigError("give one transport: --udp HOST:PORT or --shm NAME")
     if "latency" in env_kwargs:
         raise ConfigError("give the latency as --latency, not in --env-kwargs")
+    if mode == "wallclock" and latency is not None:
+        raise ConfigError("--mode wallclock measures the controller's real delay; --latency "
+                          "is for --mode lockstep (drop it)")
+    if mode == "lockstep" and overrun is not None:
+        raise ConfigError("--overrun is for --mode wallclock (in lockstep the latency "
+                          "model's overruns follow the env's overrun policy)")
     folder = Path(out)
-    env = RecordTrace(gym.make(env_id, latency=latency or LatencyModel.fixed(0.0),
-                               **env_kwargs), folder / "trace.vdtrace")
-    transport = UdpTransport(*udp, allow_remote=allow_remote)
+    transport: Any = ShmTransport(shm) if shm is not None else \
+        UdpTransport(*udp, allow_remote=allow_remote)  # type: ignore[misc]
     try:
-        host, port = transport.address
-        line = f"listening on {host}:{port} (UDP, lockstep); waiting for a controller's hello"
+        if shm is not None:
+            where = f"shared memory {shm} (/dev/shm/{shm})"
+        else:
+            host, port = transport.address
+            where = f"{host}:{port} (UDP)"
+        line = f"listening on {where}, {mode}; waiting for a controller's hello"
         if announce is None:
             print(line, flush=True)  # a script starting the controller reads the port here
         else:
             announce(line)
-        with sigterm_as_interrupt():
-            stats = serve_lockstep(env, transport, seed=seed, duration=duration,
-                                   timeout=timeout, failsafe=failsafe,
-                                   hello_timeout=hello_timeout, out=folder)
+        common: dict[str, Any] = dict(seed=seed, duration=duration, timeout=timeout,
+                                      failsafe=failsafe, hello_timeout=hello_timeout,
+                                      out=folder)
+        if mode == "wallclock":
+            env = gym.make(env_id, **env_kwargs)
+            try:
+                with sigterm_as_interrupt():
+                    return serve_wallclock(env, transport, overrun=overrun or "skip",
+                                           **common)
+            finally:
+                env.close()
+        env = RecordTrace(gym.make(env_id, latency=latency or LatencyModel.fixed(0.0),
+                                   **env_kwargs), folder / "trace.vdtrace")
+        try:
+            with sigterm_as_interrupt():
+                return serve_lockstep(env, transport, **common)
+        finally:
+            env.close()  # writes the trace of what ran
     finally:
         transport.close()
-        env.close()  # writes the trace of what ran
-    return stats
 
 
 def _serve(args: argparse.Namespace) -> int:
-    stats = run(args.env_id, udp=args.udp, out=args.out, env_kwargs=args.env_kwargs,
-                latency=args.latency, duration=args.duration, timeout=args.timeout,
-                failsafe=args.failsafe, seed=args.seed, allow_remote=args.allow_remote,
+    stats = run(args.env_id, udp=args.udp, shm=args.shm, mode=args.mode, out=args.out,
+                env_kwargs=args.env_kwargs, latency=args.latency, overrun=args.overrun,
+                duration=args.duration, timeout=args.timeout, failsafe=args.failsafe,
+                seed=args.seed, allow_remote=args.allow_remote,
                 hello_timeout=args.hello_timeout)
     print(f"{stats.n_samples} samples, {stats.n_commands} commands applied, "
-          f"{stats.n_failsafe} fail-safe; dropped: {stats.n_late} late, {stats.n_duplicate} "
-          f"duplicate, {stats.n_malformed} malformed, {stats.n_foreign} foreign; ended: "
+          f"{stats.n_failsafe} fail-safe, {stats.n_overrun} overrun; dropped: "
+          f"{stats.n_late} late, {stats.n_stale} stale, {stats.n_duplicate} duplicate, "
+          f"{stats.n_malformed} malformed, {stats.n_foreign} foreign; ended: "
           f"{stats.end_reason}")
+    if stats.latency:
+        lat = stats.latency
+        print(f"sample to apply: p50 {lat['p50'] * 1e3:.3g} ms, p99 {lat['p99'] * 1e3:.3g} "
+              f"ms, max {lat['max'] * 1e3:.3g} ms")
     print(f"wrote {Path(args.out) / 'trace.vdtrace'}, stats.json and samples.csv")
     return 0
 
@@ -106,19 +142,29 @@ def _positive(text: str) -> float:
 
 def _add_serve(sub: Any) -> None:
     p = sub.add_parser("serve", help="run an env for a controller in its own process over "
-                                     "UDP, in lockstep (software in the loop; docs/SIL.md)")
+                                     "UDP or shared memory, in lockstep or on the wall clock "
+                                     "(software in the loop; docs/SIL.md)")
     p.add_argument("env_id", help="a registered VDSim env id, e.g. VDSim-DLC-v0")
-    p.add_argument("--udp", type=_udp, required=True, metavar="HOST:PORT",
-                   help="where to listen (loopback unless --allow-remote; port 0: a free one, "
-                        "printed)")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--udp", type=_udp, default=None, metavar="HOST:PORT",
+                       help="listen on UDP (loopback unless --allow-remote; port 0: a free "
+                            "one, printed)")
+    where.add_argument("--shm", default=None, metavar="NAME",
+                       help="a shared-memory region /dev/shm/NAME (created, removed at the "
+                            "end): a controller on this machine, faster than a socket")
     p.add_argument("--out", type=_out_dir, required=True, metavar="DIR",
                    help="folder for trace.vdtrace, stats.json and samples.csv")
-    p.add_argument("--mode", choices=("lockstep",), default="lockstep",
-                   help="lockstep: virtual time, the run waits for each command (the only "
-                        "mode so far)")
+    p.add_argument("--mode", choices=("lockstep", "wallclock"), default="lockstep",
+                   help="lockstep: virtual time, the run waits for each command (default); "
+                        "wallclock: the plant runs in real time and a command applies when "
+                        "it arrives")
     p.add_argument("--latency", type=_latency, default=None, metavar="MODEL",
-                   help="when a command applies after its sample: fixed:20ms, uniform:0:40ms, "
-                        "normal:10:5ms, or measured (the controller's wall time); default 0")
+                   help="lockstep: when a command applies after its sample: fixed:20ms, "
+                        "uniform:0:40ms, normal:10:5ms, or measured (the controller's wall "
+                        "time); default 0")
+    p.add_argument("--overrun", choices=("skip", "queue"), default=None,
+                   help="wallclock: the slots that fell due while a sample waited are "
+                        "skipped (default) or queued")
     p.add_argument("--env-kwargs", type=_json_object, default={}, metavar="JSON",
                    help='the env\'s keyword arguments, e.g. \'{"preset": "iso3888_2"}\'')
     p.add_argument("--duration", type=_positive, default=None, metavar="S",

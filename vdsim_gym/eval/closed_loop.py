@@ -350,6 +350,11 @@ class ClosedLoopEval:
         """End the running run early (thread-safe; no effect before run())."""
         self._stop.set()
 
+    def stop_requested(self) -> bool:
+        """Whether the running run was asked to stop (a controller that waits, such as a
+        SIL exchange, returns early then)."""
+        return self._stop.is_set()
+
     def run(self) -> EvalResult:
         """One run from the initial state; see the class docstring and docs/EVAL_MODES.md.
         With ``trace_path`` the run is recorded and written there (atomically) whatever
@@ -464,7 +469,7 @@ class ClosedLoopEval:
         assert not isinstance(d, EnvPolicyRun) or isinstance(d, EnvWallclockDriver)
         t0 = time.perf_counter()
         try:
-            raw = d.call(obs, t)
+            raw = d.call(obs, k, t)
         except Exception as err:
             raise ControllerError(
                 f"controller raised at sample k={k}, t={t:.6g} s: {type(err).__name__}: {err}",

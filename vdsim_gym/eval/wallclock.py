@@ -362,7 +362,10 @@ class EnvWallclockDriver(EnvPolicyRun):
         info = {k: float(self._info[self._col[k]]) for k in self.info_columns}
         return self._state_row(info)
 
-    def call(self, obs: np.ndarray, t: float) -> Any:
+    def call(self, obs: np.ndarray, k: int, t: float) -> Any:
+        stamped = getattr(self.policy, "predict_sample", None)
+        if stamped is not None:  # a controller that stamps its messages (vdsim_gym.sil)
+            return stamped(obs, k, t)
         action, _ = self.policy.predict(obs, episode_start=np.array([self._first]),
                                         deterministic=True)
         self._first = False

@@ -1,12 +1,15 @@
-"""A controller in its own process, in Python (docs/SIL.md): says hello to a SIL server,
-then answers every observation with ``controller(obs)`` until the server ends the run.
-The observation comes as f64 values of the env's float32 observation (exact), and is
-handed to the controller as float32, as the env gives it in process."""
+"""A controller in its own process, in Python (docs/SIL.md): says hello to a SIL server
+over UDP or shared memory, then answers every observation with ``controller(obs)`` until
+the server ends the run. The observation comes as f64 values of the env's float32
+observation (exact), and is handed to the controller as float32, as the env gives it in
+process."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -14,27 +17,72 @@ import numpy as np
 from vdsim_gym.sil import protocol as wire
 
 
-def run_controller(address: tuple[str, int], controller: Callable[[np.ndarray], Any], *,
+def run_controller(link: tuple[str, int] | str, controller: Callable[[np.ndarray], Any], *,
                    timeout: float = 10.0) -> tuple[int, wire.EndReason]:
-    """Answers the server at ``address`` until its end message; returns the number of
-    observations answered and the end's reason. ``timeout`` [s]: how long to wait for
-    the server's next message (a server gone raises ``TimeoutError``)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sock.settimeout(timeout)
-    try:
-        sock.connect(address)  # datagrams from anyone else are not ours
-        sock.send(wire.hello())
+    """Answers the server at ``link`` until its end message; returns the number of
+    observations answered and the end's reason. ``link``: a UDP address ``(host, port)``
+    or ``"udp:HOST:PORT"``, or ``"shm:NAME"`` (the server's shared memory; waited for up
+    to ``timeout``). ``timeout`` [s]: how long to wait for the server's next message (a
+    server gone raises ``TimeoutError``)."""
+    with _open(link, timeout) as (send, recv):
+        send(wire.hello())
         answered = 0
         while True:
-            data = sock.recv(65536)
+            data = recv(timeout)
+            if data is None:
+                raise TimeoutError(f"no message from the SIL server within {timeout:g} s")
             if data[:4] == wire.END_MAGIC:
                 return answered, wire.parse_end(data)
             seq, _, _, values = wire.parse_observation(data)
             action = np.asarray(controller(values.astype(np.float32)), dtype=float).reshape(-1)
-            sock.send(wire.command(seq, action))
+            send(wire.command(seq, action))
             answered += 1
+
+
+@contextlib.contextmanager
+def _open(link: tuple[str, int] | str, timeout: float) -> Iterator[tuple[Any, Any]]:
+    """(send(data), recv(timeout) -> data or None) of a link, closed after."""
+    if isinstance(link, str) and link.startswith("shm:"):
+        shm = _open_shm(link[4:], timeout)
+        try:
+            yield shm.send, lambda t: (got[0] if (got := shm.recv(t, 0.02)) else None)
+        finally:
+            shm.close()
+        return
+    if isinstance(link, str):
+        host, sep, port = link.removeprefix("udp:").rpartition(":")
+        if not link.startswith("udp:") or not sep or not port.isdigit():
+            raise ValueError(f"link {link!r} is not (host, port), 'udp:HOST:PORT' or "
+                             "'shm:NAME'")
+        link = (host, int(port))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+
+    def recv(t: float) -> bytes | None:
+        sock.settimeout(t)
+        try:
+            return sock.recv(65536)
+        except TimeoutError:
+            return None
+
+    try:
+        sock.connect(link)  # datagrams from anyone else are not ours
+        yield sock.send, recv
     finally:
         sock.close()
+
+
+def _open_shm(name: str, timeout: float) -> Any:
+    """The server's region, waited for up to ``timeout`` seconds."""
+    from vdsim_gym import _core
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return _core.ShmLink(name, False)
+        except RuntimeError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
 
 
 def stanley_pi_args(env: Any, **kwargs: Any) -> list[str]:

@@ -6,6 +6,7 @@ counts and drops it, never crashes on it."""
 from __future__ import annotations
 
 import enum
+import functools
 import math
 import struct
 
@@ -57,13 +58,18 @@ def end(reason: int) -> bytes:
     return END.pack(END_MAGIC, VERSION, int(reason))
 
 
-def _values(data: bytes, head: struct.Struct, n: int, what: str) -> np.ndarray:
+@functools.lru_cache(maxsize=64)
+def _f64s(n: int) -> struct.Struct:
+    return struct.Struct(f"<{n}d")
+
+
+def _values(data: bytes, head: struct.Struct, n: int, what: str) -> tuple[float, ...]:
     if n > MAX_VALUES:
         raise Malformed(f"{what}: n = {n} values, more than {MAX_VALUES}")
     if len(data) != head.size + 8 * n:
         raise Malformed(f"{what}: {len(data)} bytes, a header and {n} f64 values are "
                         f"{head.size + 8 * n}")
-    return np.frombuffer(data, dtype="<f8", count=n, offset=head.size).astype(float)
+    return _f64s(n).unpack_from(data, head.size)
 
 
 def _head(data: bytes, head: struct.Struct, magic: bytes, what: str) -> tuple:
@@ -77,21 +83,21 @@ def _head(data: bytes, head: struct.Struct, magic: bytes, what: str) -> tuple:
     return fields
 
 
-def parse_command(data: bytes, n_actions: int) -> tuple[int, np.ndarray]:
+def parse_command(data: bytes, n_actions: int) -> tuple[int, tuple[float, ...]]:
     """(seq, action values) of a command with ``n_actions`` finite values."""
     _, _, n, seq = _head(data, COMMAND_HEAD, COMMAND_MAGIC, "command")
     if n != n_actions:
         raise Malformed(f"command: n = {n} values, the env's action has {n_actions}")
     values = _values(data, COMMAND_HEAD, n, "command")
-    if not all(math.isfinite(x) for x in values.tolist()):
-        raise Malformed(f"command {seq}: non-finite values {values.tolist()}")
+    if not all(math.isfinite(x) for x in values):
+        raise Malformed(f"command {seq}: non-finite values {list(values)}")
     return seq, values
 
 
 def parse_observation(data: bytes) -> tuple[int, int, float, np.ndarray]:
     """(seq, sample_tick, t_sample, values) of an observation."""
     _, _, n, seq, tick, t = _head(data, OBS_HEAD, OBS_MAGIC, "observation")
-    return seq, tick, t, _values(data, OBS_HEAD, n, "observation")
+    return seq, tick, t, np.array(_values(data, OBS_HEAD, n, "observation"))
 
 
 def parse_end(data: bytes) -> EndReason:

@@ -304,7 +304,8 @@ def _check_samples(samples: Any, kind: str) -> tuple[float, ...]:
 
 
 def _csv_column(path: Path, column: str) -> np.ndarray:
-    """The numbers in ``column`` of a CSV file with a header row."""
+    """The numbers in ``column`` of a CSV file with a header row; an empty cell (a sample
+    without a delay, such as one a run stopped before applying) is skipped."""
     import csv
 
     from vdsim_gym._files import open_csv
@@ -316,6 +317,8 @@ def _csv_column(path: Path, column: str) -> np.ndarray:
                               f"{', '.join(reader.fieldnames or [])}); pass column=...")
         out = []
         for line, row in enumerate(reader, start=2):
+            if row[column] == "":
+                continue
             try:
                 out.append(float(row[column]))
             except (TypeError, ValueError):
