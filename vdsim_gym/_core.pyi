@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'CycleSpeeds', 'DEFAULT_STEP_TOL', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'EvalStepper', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'Pcg64', 'PedalActuatorParams', 'RandomizationSpec', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'ShmLink', 'SimConfig', 'SingleTrackModel', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'draw_latency_seed', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'limit_long_accel', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'numpy_draws', 'predict_gap_obs', 'random_course', 'solve_box_qp', 'solve_spd_banded', 'tire4_build', 'tire_forces', 'tire_forces4', 'tire_forces_recorded', 'tire_fx_at', 'tire_fx_at4', 'whole_ticks']
+__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'CycleSpeeds', 'DEFAULT_STEP_TOL', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'EvalStepper', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'Pcg64', 'PedalActuatorParams', 'RandomizationSpec', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'ShmLink', 'SilCounters', 'SilExchange', 'SilLink', 'SimConfig', 'SingleTrackModel', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'UdpLink', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'draw_latency_seed', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'limit_long_accel', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'numpy_draws', 'predict_gap_obs', 'random_course', 'sil_sample', 'solve_box_qp', 'solve_spd_banded', 'tire4_build', 'tire_forces', 'tire_forces4', 'tire_forces_recorded', 'tire_fx_at', 'tire_fx_at4', 'whole_ticks']
 class Level:
     """
     Members:
@@ -2957,7 +2957,11 @@ class SingleTrackModel:
         """
         A path env's observation batch (float32 or float64) as doubles with e_y, e_psi, vx, vy, r replaced by their prediction across each row's delay (PredictedObservation; rows whose delay is 0 kept as they were)
         """
-class ShmLink:
+class SilLink:
+    """
+    A SIL transport (UdpLink or ShmLink)
+    """
+class ShmLink(SilLink):
     """
     One side of a SIL shared-memory region (docs/SIL.md): create=True makes it (the simulator), False opens it (a controller)
     """
@@ -2983,6 +2987,83 @@ class ShmLink:
     @property
     def name(self) -> str:
         ...
+class UdpLink(SilLink):
+    """
+    A UDP socket bound to an IPv4 address
+    """
+    def __init__(self, host: str, port: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def close(self) -> None:
+        ...
+    @property
+    def address(self) -> tuple[str, int]:
+        """
+        (host, port) bound
+        """
+    @property
+    def closed(self) -> bool:
+        ...
+class SilCounters:
+    @property
+    def n_commands(self) -> int:
+        ...
+    @property
+    def n_duplicate(self) -> int:
+        ...
+    @property
+    def n_failsafe(self) -> int:
+        ...
+    @property
+    def n_foreign(self) -> int:
+        ...
+    @property
+    def n_late(self) -> int:
+        ...
+    @property
+    def n_malformed(self) -> int:
+        ...
+    @property
+    def n_samples(self) -> int:
+        ...
+    @property
+    def n_stale(self) -> int:
+        ...
+class SilExchange:
+    """
+    The simulator's side of a SIL run over a link: the controller that said hello, each sample's command awaited, every other message counted by kind
+    """
+    COMMAND: typing.ClassVar[int] = 0
+    FAILSAFE: typing.ClassVar[int] = 1
+    STOPPED: typing.ClassVar[int] = 2
+    def __init__(self, link: SilLink, failsafe: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], spin: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    def ask(self, k: typing.SupportsInt | typing.SupportsIndex, tick: typing.SupportsInt | typing.SupportsIndex, t: typing.SupportsFloat | typing.SupportsIndex, obs: numpy.typing.NDArray[numpy.float32], timeout: typing.SupportsFloat | typing.SupportsIndex, action: numpy.typing.NDArray[numpy.float64], stopping: typing.Any = None) -> tuple[int, float]:
+        """
+        Sample k's observation sent, its command awaited into action: (answer, wall); answer 0: a command, 1: the fail-safe action (no answer in time), 2: stopped
+        """
+    def drain(self) -> None:
+        """
+        Counts what waits after the run, without waiting
+        """
+    def end(self, reason: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Sends the end message
+        """
+    def wait_hello(self, timeout: typing.SupportsFloat | typing.SupportsIndex, stopping: typing.Any = None) -> bool:
+        """
+        Waits for a controller's hello; False at the timeout
+        """
+    @property
+    def counters(self) -> SilCounters:
+        ...
+    @property
+    def has_client(self) -> bool:
+        ...
+    @property
+    def misses(self) -> int:
+        """
+        Fail-safe samples in a row
+        """
 def axle_tire(vehicle: VehicleParams, axle: typing.SupportsInt | typing.SupportsIndex) -> TireParams:
     """
     The tire an axle's wheels use (0 front, 1 rear): the vehicle's tire with the compliance steer's equivalent lateral stiffness (model_common.hpp).
@@ -3022,6 +3103,16 @@ def predict_gap_obs(obs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]
 def random_course(bit_generator: typing.Any, n: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsFloat | typing.SupportsIndex, k_bound: typing.SupportsFloat | typing.SupportsIndex, v_lo: typing.SupportsFloat | typing.SupportsIndex, v_hi: typing.SupportsFloat | typing.SupportsIndex, max_lat_accel: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], bool]:
     """
     A random course drawn from a numpy BitGenerator (vdsim/random_course.hpp): (path (n, 2), speed (n,), whether every value is finite)
+    """
+@typing.overload
+def sil_sample(runner: RealTimeRunner, core: EnvCoreBase, exchange: SilExchange, k: typing.SupportsInt | typing.SupportsIndex, slot: typing.SupportsFloat | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, timeout: typing.SupportsFloat | typing.SupportsIndex, terminal_mask: typing.SupportsInt | typing.SupportsIndex, obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64], action: numpy.typing.NDArray[numpy.float64], stopping: typing.Any = None) -> tuple[int, int, int, int, float, float, float]:
+    """
+    One wall-clock SIL sample: a sleep until slot [s of the runner's clock], the core's observation then sent, its command awaited and latched under the runner's mutex; (answer, flags, sample_tick, latch_tick, wake, wall, latched). answer -1: the episode had ended at the snapshot (nothing sent); -2: the runner had finished (nothing read)
+    """
+@typing.overload
+def sil_sample(runner: DynoRealTimeRunner, core: EnvCoreBase, exchange: SilExchange, k: typing.SupportsInt | typing.SupportsIndex, slot: typing.SupportsFloat | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, timeout: typing.SupportsFloat | typing.SupportsIndex, terminal_mask: typing.SupportsInt | typing.SupportsIndex, obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64], action: numpy.typing.NDArray[numpy.float64], stopping: typing.Any = None) -> tuple[int, int, int, int, float, float, float]:
+    """
+    One wall-clock SIL sample: a sleep until slot [s of the runner's clock], the core's observation then sent, its command awaited and latched under the runner's mutex; (answer, flags, sample_tick, latch_tick, wake, wall, latched). answer -1: the episode had ended at the snapshot (nothing sent); -2: the runner had finished (nothing read)
     """
 def solve_box_qp(hess: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lo: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], hi: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], fixed_idx: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], fixed_val: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rho: typing.SupportsFloat | typing.SupportsIndex, sigma: typing.SupportsFloat | typing.SupportsIndex = 1e-06, alpha: typing.SupportsFloat | typing.SupportsIndex = 1.6, max_iter: typing.SupportsInt | typing.SupportsIndex = 5000, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-06) -> tuple[numpy.typing.NDArray[numpy.float64], int, float, float]:
     """

@@ -167,6 +167,10 @@ class EnvCoreBase : public TickHook {
   virtual const RandomDraws* randomization_draws() const { return nullptr; }
   // A copy of this env core: its parameters, configuration and state.
   virtual std::unique_ptr<EnvCoreBase> clone() const = 0;
+  // Wall-clock mode C: the observation, info and flags of the plant now (no advance, no
+  // scoring); an action's command taking effect now.
+  virtual int peek(float* obs, double* info) = 0;
+  virtual void latch(const double* action) = 0;
 };
 
 namespace detail {
@@ -547,8 +551,12 @@ class EnvCore final : public EnvCoreBase {
   // Wall-clock mode C: the observation, info row and flags of the plant as it is now,
   // without advancing or scoring (a copy of the task evaluates, so its own state, e.g.
   // a projection hint or an episode statistic, is untouched).
-  int peek(float* obs, double* info) {
-    Task t = task_;
+  int peek(float* obs, double* info) override {
+    if (peek_.task)
+      *peek_.task = task_;
+    else
+      peek_.task = std::make_unique<Task>(task_);
+    Task& t = *peek_.task;
     const int flags = t.evaluate(plant_, action_.data(), prev_action_.data(), obs, nullptr,
                                  info, false);
     std::fill(info + task_info_, info + task_info_ + kTimingInfoSize, 0.0);
@@ -557,7 +565,7 @@ class EnvCore final : public EnvCoreBase {
   }
   // Wall-clock mode C: an action's command takes effect now (the previous action moves to
   // prev_action, as in step()).
-  void latch(const double* action) {
+  void latch(const double* action) override {
     prev_action_ = action_;
     for (int j = 0; j < kActions; ++j) action_[j] = std::clamp(action[j], -1.0, 1.0);
     plant_.command_now(task_.command_from_action(plant_, action_.data()));
@@ -716,6 +724,14 @@ class EnvCore final : public EnvCoreBase {
 
   Plant plant_;
   Task task_;
+  // peek()'s copy of the task, made at the first peek and reused (its buffers keep their
+  // capacity: no allocation in a wall-clock sample); a copy of the core starts without.
+  struct PeekScratch {
+    std::unique_ptr<Task> task;
+    PeekScratch() = default;
+    PeekScratch(const PeekScratch&) {}
+    PeekScratch& operator=(const PeekScratch&) { return *this; }
+  } peek_;
   // Shared by the cores of one task with equal specs (intern): its names are ~3 KiB, and
   // a vector env holds thousands of cores.
   std::shared_ptr<const EnvSpec> spec_;

@@ -469,7 +469,7 @@ class ClosedLoopEval:
         assert not isinstance(d, EnvPolicyRun) or isinstance(d, EnvWallclockDriver)
         t0 = time.perf_counter()
         try:
-            raw = d.call(obs, k, t)
+            raw = d.call(obs, t)
         except Exception as err:
             raise ControllerError(
                 f"controller raised at sample k={k}, t={t:.6g} s: {type(err).__name__}: {err}",

@@ -30,7 +30,7 @@ class _Driver(Protocol):
     def reset(self) -> None: ...
     def observe(self) -> Any: ...  # what the controller receives at the current tick
     def state_row(self, obs: Any) -> tuple[float, ...]: ...  # STATE_COLUMNS of an observation
-    def call(self, obs: Any, k: int, t: float) -> Any: ...  # the controller's raw output
+    def call(self, obs: Any, t: float) -> Any: ...  # the controller's raw output
     def check(self, raw: Any) -> Command: ...  # validated command; ValueError otherwise
     def command_now(self, command: Command) -> None: ...
     def schedule(self, apply_tick: int, command: Command, sample_tick: int = -1) -> None: ...
@@ -70,7 +70,7 @@ class _PlantDriver:
     def state_row(self, obs: dict[str, float]) -> tuple[float, ...]:
         return tuple(obs[c] for c in STATE_COLUMNS)
 
-    def call(self, obs: dict[str, float], k: int, t: float) -> Any:
+    def call(self, obs: dict[str, float], t: float) -> Any:
         return self.controller(obs, t)
 
     def check(self, raw: Any) -> Command:

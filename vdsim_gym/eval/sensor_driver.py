@@ -106,8 +106,8 @@ class SensorDriver:
         self._inner.advance(end - self._tick)
         self._tick = end
 
-    def call(self, obs: Any, k: int, t: float) -> Any:
-        return self._inner.call(obs, k, t)
+    def call(self, obs: Any, t: float) -> Any:
+        return self._inner.call(obs, t)
 
     def check(self, raw: Any) -> Any:
         return self._inner.check(raw)

@@ -13,6 +13,7 @@ the past).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sys
@@ -32,6 +33,23 @@ from vdsim_gym.sim.plant import realtime_runner
 from vdsim_gym.sim.timing import ceil_ticks
 
 RTF_BAND = 0.02  # quality "rtf_band": |rtf - 1| above this
+
+
+@dataclass
+class Taken:
+    """One mode-C sample: the wake at its slot [s of the runner's clock], the plant's tick
+    and state row when read; ``outcome`` when the episode had ended at that snapshot
+    (nothing called); else the command, the call's wall time, the tick it was latched at
+    (None: a stop came during the call, nothing latched) and the wall clock then."""
+
+    wake: float
+    tick: int
+    state: tuple[float, ...]
+    outcome: str | None = None
+    command: Any = None
+    wall: float = 0.0
+    latch_tick: int | None = None
+    latched: float | None = None  # the runner's wall clock at the latch (None: read now)
 _TERMINATED = TERMINATED
 
 
@@ -217,47 +235,32 @@ class WallclockRun:
 
     def _loop(self, runner: Any) -> None:
         d, dt, P, Tc, end = self.d, self.dt, self.P, self.Tc, self.end_tick
-        session = d.session
+        take = getattr(d, "take_sample", None) or self._take
         in_force: dict[str, Any] | None = None
         initial = (0.0,) * len(d.command_columns)
         k = 0
         while k * P < end and not self.stop.is_set() and not runner.finished:
             slot = k * Tc
-            runner.sleep_until(slot)
-            wake = runner.wall_now()
-            if self.stop.is_set() or runner.finished:
+            s = take(runner, k, slot)
+            if s is None:  # stopped, or the runner finished, before the slot
                 break
-            runner.lock()
-            try:
-                tick = session.tick
-                obs = d.observe()
-                state = d.state_row(obs)  # read under the lock too: the sim moves on
-            finally:
-                runner.unlock()
-            if tick >= end:
+            wake = s.wake
+            if s.tick >= end:
                 break
-            t_sample = tick * dt
-            self.rows.append((t_sample, state,
+            t_sample = s.tick * dt
+            self.rows.append((t_sample, s.state,
                               initial if in_force is None else in_force["command"], in_force))
-            ended = getattr(d, "ended", None)
-            if ended is not None:  # the env's episode ended at this snapshot
-                self.outcome = ended
+            if s.outcome is not None:  # the env's episode ended at this snapshot
+                self.outcome = s.outcome
                 runner.request_stop()
                 break
-            command, wall = self.call(obs, k, t_sample)
-            if self.stop.is_set():  # stopped during the call: the command is not latched
+            if s.latch_tick is None:  # stopped during the call: the command is not latched
                 self.samples.add(k=k, t_sample=t_sample, t_start=t_sample, t_call=t_sample,
-                                 c_k=wall, apply_tick=tick, overrun=False, command=command,
-                                 t_compute_s=wall, stopping=True)
+                                 c_k=s.wall, apply_tick=s.tick, overrun=False,
+                                 command=s.command, t_compute_s=s.wall, stopping=True)
                 break
-            runner.lock()
-            try:
-                d.command_now(command)
-                runner.note_command()
-                latch_tick = session.tick
-            finally:
-                runner.unlock()
-            latched = runner.wall_now()
+            command, wall, latch_tick = s.command, s.wall, s.latch_tick
+            latched = runner.wall_now() if s.latched is None else s.latched
             overrun = latched > slot + Tc
             age = getattr(d, "last_obs_age", None)  # with a sensor delay
             in_force = self.samples.add(k=k, t_sample=t_sample, t_start=t_sample,
@@ -271,6 +274,37 @@ class WallclockRun:
                 k = max(k + 1, math.ceil(latched / Tc - 1e-9))
             else:
                 k += 1
+
+    def _take(self, runner: Any, k: int, slot: float) -> Taken | None:
+        """A sample taken here: the wake at the slot, the plant read under the runner's
+        lock, the controller called, its command latched under the lock."""
+        d, session = self.d, self.d.session
+        runner.sleep_until(slot)
+        wake = runner.wall_now()
+        if self.stop.is_set() or runner.finished:
+            return None
+        runner.lock()
+        try:
+            tick = session.tick
+            obs = d.observe()
+            state = d.state_row(obs)  # read under the lock too: the sim moves on
+        finally:
+            runner.unlock()
+        ended = getattr(d, "ended", None)
+        if tick >= self.end_tick or ended is not None:
+            return Taken(wake, tick, state, outcome=ended)
+        command, wall = self.call(obs, k, tick * self.dt)
+        if self.stop.is_set():
+            return Taken(wake, tick, state, command=command, wall=wall)
+        runner.lock()
+        try:
+            d.command_now(command)
+            runner.note_command()
+            latch_tick = session.tick
+        finally:
+            runner.unlock()
+        return Taken(wake, tick, state, command=command, wall=wall, latch_tick=latch_tick,
+                     latched=runner.wall_now())
 
     # ------------------------------------------------------------------ stats
 
@@ -362,10 +396,16 @@ class EnvWallclockDriver(EnvPolicyRun):
         info = {k: float(self._info[self._col[k]]) for k in self.info_columns}
         return self._state_row(info)
 
-    def call(self, obs: np.ndarray, k: int, t: float) -> Any:
-        stamped = getattr(self.policy, "predict_sample", None)
-        if stamped is not None:  # a controller that stamps its messages (vdsim_gym.sil)
-            return stamped(obs, k, t)
+    @property
+    def take_sample(self) -> Callable[[Any, int, float], Taken | None] | None:
+        """A policy that takes a whole sample in one native call, ``take_sample(driver,
+        runner, k, slot)`` (the wake at the slot, observe, call and latch without Python
+        in between: a controller in another process, vdsim_gym.sil); None: the run's loop
+        takes it."""
+        native = getattr(self.policy, "take_sample", None)
+        return None if native is None else functools.partial(native, self)
+
+    def call(self, obs: np.ndarray, t: float) -> Any:
         action, _ = self.policy.predict(obs, episode_start=np.array([self._first]),
                                         deterministic=True)
         self._first = False
@@ -385,5 +425,5 @@ class EnvWallclockDriver(EnvPolicyRun):
         """Mode C latches at once: nothing is ever pending."""
 
 
-__all__ = ["EnvWallclockDriver", "WallclockOptions", "WallclockRun", "check_options",
+__all__ = ["EnvWallclockDriver", "Taken", "WallclockOptions", "WallclockRun", "check_options",
            "load1"]

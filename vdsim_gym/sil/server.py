@@ -1,13 +1,18 @@
-"""The SIL server: one env episode driven by a controller in its own process over a
-transport (UDP here; docs/SIL.md). The transport only moves datagrams; what the run does
-with them (the lockstep loop, the counters, the watchdog) is written once below.
+"""The SIL server: one env episode driven by a controller in its own process over UDP or
+shared memory (docs/SIL.md). The transports and the exchange (the controller that said
+hello, each sample's command awaited, every other message counted by kind) are the
+core's (csrc/vdsim/sil_link.hpp, sil_exchange.hpp); the two run modes are below.
 
 Lockstep (virtual time): the server sends the observation of sample k, waits for the
 command answering it, and steps the env with it, so the run is the same bit for bit
 whatever the controller's speed: it equals the same controller stepping the env in
 process. The command applies after the env's latency model (``LatencyModel.fixed(0)``
 by default: at once), or after the controller's measured wall time with
-``LatencyModel.measured()`` (mode B with a real controller)."""
+``LatencyModel.measured()`` (mode B with a real controller).
+
+Wall clock: mode C's real-time runner ticks the plant; each sample is read, sent,
+answered and latched in one native call (``_core.sil_sample``), so the delay measured is
+the controller's and its link's, not this module's."""
 
 from __future__ import annotations
 
@@ -15,35 +20,22 @@ import csv
 import ipaddress
 import json
 import math
-import os
-import select
-import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from vdsim_gym import _files
-from vdsim_gym._checks import ACTION_TOL
+from vdsim_gym.envs.core_env import TERMINATED
 from vdsim_gym.errors import ConfigError
+from vdsim_gym.eval.wallclock import Taken
 from vdsim_gym.sil import protocol as wire
 
 LOST_AFTER = 10  # failsafe samples in a row after which the controller counts as gone
-SPIN_S = 200e-6  # how long UdpTransport.recv polls before it sleeps [s]
-
-
-class Transport(Protocol):
-    """Datagrams in and out: ``recv`` waits at most ``timeout`` seconds (None: nothing
-    came), ``send`` answers an address."""
-
-    def recv(self, timeout: float) -> tuple[bytes, Any] | None: ...
-
-    def send(self, data: bytes, address: Any) -> None: ...
-
-    def close(self) -> None: ...
+SPIN_S = 200e-6  # how long a wait for the controller polls before it sleeps [s]
 
 
 class UdpTransport:
@@ -52,60 +44,30 @@ class UdpTransport:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *,
                  allow_remote: bool = False) -> None:
+        from vdsim_gym import _core
+
         try:
-            loopback = ipaddress.ip_address(host).is_loopback
+            ip = ipaddress.ip_address("127.0.0.1" if host == "localhost" else host)
         except ValueError:
-            loopback = host == "localhost"
-        if not loopback and not allow_remote:
+            raise ConfigError(f"--udp {host}:{port}: {host!r} is not an IPv4 address (e.g. "
+                              "127.0.0.1)") from None
+        if not ip.is_loopback and not allow_remote:
             raise ConfigError(f"--udp {host}:{port} is not a loopback address: a SIL server "
                               "listens on this machine only unless told otherwise; pass "
                               "--allow-remote to accept controllers from the network")
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
-            self.sock.bind((host, port))
-        except OSError as e:
-            self.sock.close()
-            raise ConfigError(f"cannot bind UDP {host}:{port}: {e.strerror}; choose another "
-                              "port (0: any free one)") from None
-        self.sock.setblocking(False)
+            self.link = _core.UdpLink(str(ip), port)
+        except (RuntimeError, ValueError) as e:
+            raise ConfigError(f"{e}; choose another address or port (0: any free one)") \
+                from None
 
     @property
     def address(self) -> tuple[str, int]:
-        return self.sock.getsockname()
-
-    def recv(self, timeout: float) -> tuple[bytes, Any] | None:
-        # Poll first for up to SPIN_S: a controller answering within it costs no sleep and
-        # wake-up of this thread (tens of microseconds each on a loaded machine).
-        spin_end = time.perf_counter() + min(SPIN_S, max(timeout, 0.0))
-        while True:
-            try:
-                return self.sock.recvfrom(65536)
-            except BlockingIOError:
-                pass
-            except ConnectionResetError:  # ICMP of a vanished peer
-                return None
-            if time.perf_counter() >= spin_end:
-                break
-            os.sched_yield()  # a controller on this core runs now, not after our slice
-        remaining = timeout - SPIN_S
-        if remaining <= 0:
-            return None
-        ready, _, _ = select.select([self.sock], [], [], remaining)
-        if not ready:
-            return None
-        try:
-            return self.sock.recvfrom(65536)
-        except (BlockingIOError, ConnectionResetError):
-            return None
-
-    def send(self, data: bytes, address: Any) -> None:
-        try:
-            self.sock.sendto(data, address)
-        except OSError:  # the controller's port is gone: the watchdog ends the run
-            pass
+        host, port = self.link.address
+        return host, port
 
     def close(self) -> None:
-        self.sock.close()
+        self.link.close()
 
 
 class ShmTransport:
@@ -127,14 +89,11 @@ class ShmTransport:
     def address(self) -> str:
         return f"shm:{self.name}"
 
-    def recv(self, timeout: float) -> tuple[bytes, Any] | None:
-        return self.link.recv(max(timeout, 0.0), SPIN_S)
-
-    def send(self, data: bytes, address: Any) -> None:
-        self.link.send(data)
-
     def close(self) -> None:
         self.link.close()
+
+
+Transport = UdpTransport | ShmTransport
 
 
 @dataclass
@@ -159,104 +118,19 @@ class SilStats:
     # the wall-clock mode's timing (mode C's: docs/EVAL_MODES.md, "C")
     wallclock: dict[str, Any] = field(default_factory=dict)
 
-
-class _Stopped(Exception):
-    """The run was asked to stop while a sample waited for its command."""
-
-
-class _Exchange:
-    """The controller's side of a run: sends each observation, waits for the command
-    answering it, and counts every other message by kind."""
-
-    def __init__(self, transport: Transport, client: Any, n_act: int, safe: np.ndarray,
-                 stats: SilStats, stopping: Callable[[], bool] = lambda: False) -> None:
-        self.transport, self.client, self.n_act, self.safe = transport, client, n_act, safe
-        self.stats, self.stopping = stats, stopping
-        self.answered: dict[int, bool] = {}  # seq -> True: a command applied, False: fail-safe
-        self.last_applied = -1
-        self.misses = 0  # fail-safe samples in a row
-
-    def ask(self, k: int, tick: int, t_sample: float, obs: Any, timeout: float
-            ) -> tuple[np.ndarray, bool, float]:
-        """Sample k's command, whether it is the fail-safe one (no answer within
-        ``timeout`` wall seconds), and the wall time from the send to the answer."""
-        self.transport.send(wire.observation(k, tick, t_sample, obs), self.client)
-        self.stats.n_samples += 1
-        sent = time.perf_counter()
-        action = self._await(k, sent + timeout)
-        wall = time.perf_counter() - sent
-        if action is None:
-            self.misses += 1
-            self.stats.n_failsafe += 1
-            self.answered[k] = False
-            return self.safe, True, wall
-        self.misses = 0
-        self.stats.n_commands += 1
-        self.answered[k] = True
-        self.last_applied = k
-        return action, False, wall
-
-    @property
-    def lost(self) -> bool:
-        return self.misses >= LOST_AFTER
-
-    def _await(self, k: int, deadline: float) -> np.ndarray | None:
-        """The command answering sample k, or None at the deadline; waits in slices of at
-        most 50 ms, between which a stop is noticed (``_Stopped``)."""
-        while True:
-            left = deadline - time.perf_counter()
-            got = self.transport.recv(min(left, 0.05))
-            if got is None:
-                if self.stopping():
-                    raise _Stopped
-                if left <= 0.05:
-                    return None
-                continue
-            values = self._classify(*got, k)
-            if values is not None:
-                return np.array(values)
-
-    def _classify(self, data: bytes, address: Any, k: int) -> tuple[float, ...] | None:
-        """The values of ``data`` if it is the command of sample k; else counts why not."""
-        stats = self.stats
-        if address != self.client:
-            stats.n_foreign += 1
-            return None
-        try:
-            seq, values = wire.parse_command(data, self.n_act)
-        except wire.Malformed:
-            stats.n_malformed += 1
-            return None
-        if any(abs(v) > ACTION_TOL for v in values):  # outside the action space: never applied
-            stats.n_malformed += 1
-            return None
-        if seq == k:
-            return values
-        answered = self.answered.get(seq)
-        if seq > k or answered is None:  # answers no sample sent
-            stats.n_malformed += 1
-        elif answered:
-            stats.n_duplicate += 1
-        elif seq < self.last_applied:
-            stats.n_stale += 1
-        else:
-            stats.n_late += 1
-        return None
-
-    def drain(self) -> None:
-        """Counts what is already in the transport after the run (a late answer to the
-        last sample), without waiting; an answer to the sample after the last, never
-        sent, is malformed."""
-        next_k = max(self.answered, default=-1) + 1
-        while (got := self.transport.recv(0.0)) is not None:
-            if self._classify(got[0], got[1], next_k) is not None:
-                self.stats.n_malformed += 1
-
-    def end(self, reason: str) -> None:
-        self.transport.send(wire.end(wire.EndReason[reason.upper()]), self.client)
+    def count(self, exchange: Any) -> None:
+        """The exchange's counters (``_core.SilExchange``) into these."""
+        c = exchange.counters
+        for name in ("n_samples", "n_commands", "n_late", "n_stale", "n_duplicate",
+                     "n_malformed", "n_foreign", "n_failsafe"):
+            setattr(self, name, int(getattr(c, name)))
 
 
-def _check_run(base: Any, failsafe: Sequence[float] | None, timeout: float) -> np.ndarray:
+def _exchange(base: Any, transport: Transport, failsafe: Sequence[float] | None,
+              timeout: float, hello_timeout: float, stopping: Any = None) -> Any:
+    """The run's exchange (``_core.SilExchange``) once a controller said hello."""
+    from vdsim_gym import _core
+
     n_act = len(base.action_names)
     safe = np.zeros(n_act) if failsafe is None else np.asarray(failsafe, dtype=float)
     if safe.shape != (n_act,) or not np.all(np.abs(safe) <= 1.0):
@@ -264,7 +138,15 @@ def _check_run(base: Any, failsafe: Sequence[float] | None, timeout: float) -> n
                           f"{base.action_names}), got {list(safe)}")
     if not (math.isfinite(timeout) and timeout > 0):
         raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    return safe
+    ex = _core.SilExchange(transport.link, safe.tolist(), SPIN_S)
+    if not ex.wait_hello(hello_timeout, stopping):
+        raise ConfigError(f"no controller said hello within {hello_timeout:g} s")
+    return ex
+
+
+def _end(ex: Any, stats: SilStats, reason: str) -> None:
+    stats.end_reason = reason
+    ex.end(int(wire.EndReason[reason.upper()]))
 
 
 def serve_lockstep(env: Any, transport: Transport, *, seed: int | None = 0,
@@ -278,93 +160,110 @@ def serve_lockstep(env: Any, transport: Transport, *, seed: int | None = 0,
     ``timeout`` [s, wall]: how long a sample waits for its command before the fail-safe
     command (``failsafe``, default zeros) applies; ``LOST_AFTER`` of those in a row end
     the run. ``duration`` [s, simulated]: end earlier than the episode."""
+    from vdsim_gym import _core
+
     base = env.unwrapped
-    safe = _check_run(base, failsafe, timeout)
+    stats = SilStats(mode="lockstep")
+    ex = _exchange(base, transport, failsafe, timeout, hello_timeout)
     max_samples = wire.SEQ_LIMIT - 1 if duration is None else \
         min(wire.SEQ_LIMIT - 1, math.ceil(duration / base.control_period - 1e-9))
-    stats = SilStats(mode="lockstep")
-    client = _wait_hello(transport, stats, hello_timeout)
-    ex = _Exchange(transport, client, len(base.action_names), safe, stats)
     obs, info = env.reset(seed=seed)
     measured = getattr(base, "_measured", False)
+    action = np.zeros(len(base.action_names))
     rows: list[tuple] = []
     k = 0
     start = time.perf_counter()
     try:
         while True:
             tick, t_sample = _sample_clock(base)
-            action, failsafe_used, wall = ex.ask(k, tick, t_sample, obs, timeout)
+            answer, wall = ex.ask(k, tick, t_sample, np.ascontiguousarray(obs, np.float32),
+                                  timeout, action)
             if measured:
                 base.set_next_delay(wall)
-            obs, _, terminated, truncated, info = env.step(action)
+            obs, _, terminated, truncated, info = env.step(action.copy())
             stats.n_overrun += bool(info.get("overrun", False))
             rows.append((k, tick, int(info.get("apply_tick", tick)), t_sample,
                          info.get("t_apply", t_sample), info.get("c_k", 0.0),
-                         int(failsafe_used), wall))
+                         int(answer == _core.SilExchange.FAILSAFE), wall))
             k += 1
             if terminated or truncated:
-                stats.end_reason = wire.EndReason.EPISODE_END.name.lower()
-                break
-            if k >= max_samples:
-                stats.end_reason = wire.EndReason.DURATION.name.lower()
-                break
-            if ex.lost:
-                stats.end_reason = wire.EndReason.CONTROLLER_LOST.name.lower()
-                break
+                reason = "episode_end"
+            elif k >= max_samples:
+                reason = "duration"
+            elif ex.misses >= LOST_AFTER:
+                reason = "controller_lost"
+            else:
+                continue
+            break
     except BaseException:  # Ctrl-C, SIGTERM, an error: the run so far is written
-        stats.end_reason = wire.EndReason.STOPPED.name.lower()
-        ex.end(stats.end_reason)
+        _end(ex, stats, "stopped")
+        stats.count(ex)
         _finish(stats, rows, start, base.substep_dt, out)
         raise
-    ex.end(stats.end_reason)
+    _end(ex, stats, reason)
     ex.drain()
+    stats.count(ex)
     _finish(stats, rows, start, base.substep_dt, out)
     return stats
 
 
 class _RemoteController:
-    """The policy of a wall-clock run (``ClosedLoopEval``'s env form, mode C): each sample
-    goes to the controller with its slot index and time (``predict_sample``); its answer,
-    or the fail-safe command, is what the run latches."""
+    """The policy of a wall-clock run (``ClosedLoopEval``'s env form, mode C): it takes
+    each sample in one native call (``take_sample``: the plant read, the observation sent,
+    the command awaited and latched, no Python in between), its answer or the fail-safe
+    command."""
 
-    def __init__(self, dt: float, timeout: float) -> None:
-        self.dt, self.timeout = dt, timeout
-        self.exchange: _Exchange | None = None  # set once the controller said hello
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.exchange: Any = None  # set once the controller said hello
+        self.stopping: Any = None  # the run's stop request
         self.on_lost: Callable[[], None] = lambda: None
         self.samples: dict[int, tuple[int, bool, float]] = {}  # k -> (tick, failsafe, wall)
 
     def predict(self, obs: Any, state: Any = None, episode_start: Any = None,
                 deterministic: bool = True) -> Any:
-        raise ConfigError("a SIL controller answers stamped samples (predict_sample): "
-                          "run it with ClosedLoopEval(mode='wallclock')")
+        raise ConfigError("a SIL controller takes whole samples (take_sample): run it with "
+                          "ClosedLoopEval(mode='wallclock')")
 
-    def predict_sample(self, obs: Any, k: int, t_sample: float) -> np.ndarray:
+    def take_sample(self, d: Any, runner: Any, k: int, slot: float) -> Taken | None:
+        from vdsim_gym import _core
+
         ex = self.exchange
-        assert ex is not None  # the run starts after the hello
-        tick = round(t_sample / self.dt)
-        try:
-            action, failsafe_used, wall = ex.ask(k, tick, t_sample, obs, self.timeout)
-        except _Stopped:  # the run stops: this sample's command is not latched
-            return ex.safe
-        self.samples[k] = (tick, failsafe_used, wall)
-        if ex.lost:
+        if self.stopping():
+            return None
+        action = np.zeros(d._n)
+        answer, flags, tick, latch_tick, wake, wall, latched = _core.sil_sample(
+            runner, d.core, ex, k, slot, d.substep_dt, self.timeout, TERMINATED, d._obs,
+            d._info, action, self.stopping)
+        if answer == -2:  # the runner finished before the slot
+            return None
+        state = d.state_row(None)
+        if answer == -1:  # the episode had ended at the snapshot: nothing sent
+            return Taken(wake, tick, state, outcome=d.base.outcome(flags))
+        self.samples[k] = (tick, answer == _core.SilExchange.FAILSAFE, wall)
+        if ex.misses >= LOST_AFTER:
             self.on_lost()
-        return action
+        command = tuple(action.tolist())
+        if answer == _core.SilExchange.STOPPED:
+            return Taken(wake, tick, state, command=command, wall=wall)
+        return Taken(wake, tick, state, command=command, wall=wall, latch_tick=latch_tick,
+                     latched=latched)
 
 
 def serve_wallclock(env: Any, transport: Transport, *, seed: int = 0,
                     duration: float | None = None, timeout: float = 1.0,
                     failsafe: Sequence[float] | None = None, hello_timeout: float = 60.0,
                     overrun: str = "skip", out: str | Path | None = None) -> SilStats:
-    """Runs one episode of ``env`` (a VDSim env without a latency model: the controller's
-    real delay is the one measured) on the wall clock with the controller that says hello
-    first: mode C (docs/EVAL_MODES.md) with the controller in its own process. Every
-    control period the run sends the plant's observation and waits for its command,
-    while the plant runs on; a command applies from the first substep after it arrives,
-    the previous one holding until then. ``overrun``: "skip" (the slots that fell due
-    while a sample waited are not taken) or "queue" (as mode C's). ``timeout`` [s]: the
-    fail-safe command applies to a sample without an answer by then; ``LOST_AFTER`` in a
-    row end the run. With ``out``: ``trace.vdtrace``, ``stats.json``, ``samples.csv``.
+    """Runs one episode of ``env`` (a VDSim env without a latency model or a sensor delay:
+    the controller's real delay is the one measured) on the wall clock with the
+    controller that says hello first: mode C (docs/EVAL_MODES.md) with the controller in
+    its own process. Every control period the run sends the plant's observation and waits
+    for its command, while the plant runs on; a command applies from the first substep
+    after it arrives, the previous one holding until then. ``overrun``: "skip" (the slots
+    that fell due while a sample waited are not taken) or "queue" (as mode C's).
+    ``timeout`` [s]: the fail-safe command applies to a sample without an answer by then;
+    ``LOST_AFTER`` in a row end the run. With ``out``: ``trace.vdtrace``, ``stats.json``,
+    ``samples.csv``.
 
     SIGINT and SIGTERM stop the run (on the main thread): its files are written, then
     KeyboardInterrupt is raised."""
@@ -372,17 +271,17 @@ def serve_wallclock(env: Any, transport: Transport, *, seed: int = 0,
     from vdsim_gym.eval.closed_loop import ClosedLoopEval
 
     base = env.unwrapped
-    safe = _check_run(base, failsafe, timeout)
-    remote = _RemoteController(base.substep_dt, timeout)
+    if getattr(base, "obs_delay", None) is not None:
+        raise ConfigError("the wall-clock SIL measures the controller's real link; drop the "
+                          "env's obs_delay (or run it in lockstep)")
+    remote = _RemoteController(timeout)
     folder = None if out is None else Path(out)
     ev = ClosedLoopEval(env=env, policy=remote, mode="wallclock", seed=seed,
                         duration=duration, overrun=overrun,
                         trace_path=None if folder is None else folder / "trace.vdtrace")
     stats = SilStats(mode="wallclock")
-    client = _wait_hello(transport, stats, hello_timeout)
-    remote.exchange = ex = _Exchange(transport, client, len(base.action_names), safe, stats,
-                                     stopping=ev.stop_requested)
-    remote.on_lost = ev.stop
+    remote.exchange = ex = _exchange(base, transport, failsafe, timeout, hello_timeout)
+    remote.stopping, remote.on_lost = ev.stop_requested, ev.stop
     start = time.perf_counter()
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
@@ -390,21 +289,22 @@ def serve_wallclock(env: Any, transport: Transport, *, seed: int = 0,
         try:
             result = ev.run()
         except BaseException:
-            stats.end_reason = wire.EndReason.STOPPED.name.lower()
-            ex.end(stats.end_reason)
+            _end(ex, stats, "stopped")
+            stats.count(ex)
             _finish(stats, _wallclock_rows(remote.samples, None, base), start,
                     base.substep_dt, out)
             raise
     if signalled:
-        stats.end_reason = wire.EndReason.STOPPED.name.lower()
-    elif ex.lost:
-        stats.end_reason = wire.EndReason.CONTROLLER_LOST.name.lower()
+        reason = "stopped"
+    elif ex.misses >= LOST_AFTER:
+        reason = "controller_lost"
     elif result.stats.get("outcome") is not None or duration is None:
-        stats.end_reason = wire.EndReason.EPISODE_END.name.lower()
+        reason = "episode_end"
     else:
-        stats.end_reason = wire.EndReason.DURATION.name.lower()
-    ex.end(stats.end_reason)
+        reason = "duration"
+    _end(ex, stats, reason)
     ex.drain()
+    stats.count(ex)
     rs = result.stats
     stats.wallclock = {key: rs.get(key) for key in (
         "rtf", "wake_jitter_s", "sample_to_apply_s", "sim_max_lag_s", "control_period_s",
@@ -453,21 +353,6 @@ def _sample_clock(base: Any) -> tuple[int, float]:
     k = int(base.core.next_sample[0])
     tick = k * base.ticks_per_period
     return tick, tick * base.substep_dt
-
-
-def _wait_hello(transport: Transport, stats: SilStats, timeout: float) -> Any:
-    deadline = time.perf_counter() + timeout
-    while True:
-        left = deadline - time.perf_counter()
-        got = transport.recv(min(left, 0.05))  # short waits: Ctrl-C gets through
-        if got is None:
-            if left <= 0.05:
-                raise ConfigError(f"no controller said hello within {timeout:g} s")
-            continue
-        data, address = got
-        if wire.is_hello(data):
-            return address
-        stats.n_malformed += 1
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:

@@ -1,4 +1,6 @@
-// The SIL shared-memory transport (docs/SIL.md, "Shared memory"): one POSIX shared-memory
+// The SIL transports (docs/SIL.md): UDP (UdpLink) and shared memory (ShmLink).
+//
+// Shared memory: one POSIX shared-memory
 // region with a sequence-locked slot per direction, each holding the newest message of
 // the wire format. The simulator creates the region (mode 0600: the same user only) and
 // removes its name when done; a controller opens it by name.
@@ -18,16 +20,23 @@
 #pragma once
 #include <atomic>
 #include <cerrno>
+#include <functional>
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/socket.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -39,7 +48,22 @@
 
 namespace vdsim {
 
-class ShmLink {
+// A SIL transport: whole messages out and in, each with its sender's address (UDP: the
+// IPv4 address and port packed as ip << 16 | port; shared memory: the writer's pid).
+class SilLink {
+ public:
+  virtual ~SilLink() = default;
+  // Sends a message to `to` (UDP; shared memory has one peer and ignores it).
+  virtual void send_to(const unsigned char* data, size_t n, uint64_t to) = 0;
+  // The next message's length (its bytes in buf, at most cap; a longer one reads as cap
+  // + 1 bytes: malformed) and sender; -1 when none came within timeout_s seconds, -2 when
+  // stop() said so (asked between waits of at most 50 ms). Polls for spin_s seconds,
+  // yielding the CPU between polls, before it sleeps.
+  virtual long recv_from(unsigned char* buf, size_t cap, double timeout_s, double spin_s,
+                         uint64_t& from, const std::function<bool()>& stop) = 0;
+};
+
+class ShmLink final : public SilLink {
  public:
   static constexpr uint16_t kVersion = 1;
   static constexpr size_t kHeader = 64;
@@ -127,7 +151,7 @@ class ShmLink {
     in_ = slot(create ? 1 : 0);
     last_in_ = seq(in_).load(std::memory_order_acquire) & ~1u;
   }
-  ~ShmLink() { close_link(); }
+  ~ShmLink() override { close_link(); }
   ShmLink(const ShmLink&) = delete;
   ShmLink& operator=(const ShmLink&) = delete;
 
@@ -142,7 +166,7 @@ class ShmLink {
   const std::string& name() const { return name_; }
 
   // Writes a message (at most kCapacity bytes) to this side's outgoing slot.
-  void send(const unsigned char* data, size_t n) {
+  void send_to(const unsigned char* data, size_t n, uint64_t /*to*/) override {
     check_open();
     if (n > kCapacity) throw std::invalid_argument("message longer than the slot");
     std::atomic<uint32_t>& s = seq(out_);
@@ -169,9 +193,8 @@ class ShmLink {
   // and writer pid; -1 when none came by the deadline. Spins for spin_s seconds, then
   // sleeps on the slot's futex in slices of at most 50 ms, calling stop() between them
   // (true: return -2).
-  template <class Stop>
-  long recv(unsigned char* buf, size_t cap, double timeout_s, double spin_s, uint32_t& writer,
-            Stop&& stop) {
+  long recv_from(unsigned char* buf, size_t cap, double timeout_s, double spin_s,
+                 uint64_t& from, const std::function<bool()>& stop) override {
     check_open();
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
@@ -181,9 +204,10 @@ class ShmLink {
     for (unsigned i = 0;; ++i) {
       const uint32_t v1 = s.load(std::memory_order_acquire);
       if (v1 != last_in_ && (v1 & 1u) == 0) {
-        uint32_t len = 0;
+        uint32_t len = 0, writer = 0;
         std::memcpy(&len, in_ + 8, 4);
         std::memcpy(&writer, in_ + 12, 4);
+        from = writer;
         const size_t n = len > kCapacity ? kCapacity + 1 : len;
         std::memcpy(buf, in_ + kSlotHead, n < cap ? n : cap);
         std::atomic_thread_fence(std::memory_order_acquire);
@@ -208,7 +232,7 @@ class ShmLink {
       waiters(in_).store(1, std::memory_order_seq_cst);
       if (s.load(std::memory_order_seq_cst) == v1) futex(&s, FUTEX_WAIT, v1, &ts);
       waiters(in_).store(0, std::memory_order_relaxed);
-      if (stop()) return -2;
+      if (stop && stop()) return -2;
     }
   }
 
@@ -247,6 +271,98 @@ class ShmLink {
   unsigned char* out_ = nullptr;
   unsigned char* in_ = nullptr;
   uint32_t last_in_ = 0;
+};
+
+// A UDP socket bound to an IPv4 address (port 0: a free one), non-blocking.
+class UdpLink final : public SilLink {
+ public:
+  UdpLink(const std::string& host, int port) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    if (port < 0 || port > 65535 || inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1)
+      throw std::invalid_argument("'" + host + ":" + std::to_string(port) +
+                                  "' is not an IPv4 address and port");
+    fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      const int err = errno;
+      close(fd_);
+      fd_ = -1;
+      throw std::runtime_error("cannot bind UDP " + host + ":" + std::to_string(port) + ": " +
+                               std::strerror(err));
+    }
+    socklen_t len = sizeof addr;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    bound_ = pack(addr);
+  }
+  ~UdpLink() override { close_link(); }
+  UdpLink(const UdpLink&) = delete;
+  UdpLink& operator=(const UdpLink&) = delete;
+
+  void close_link() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  bool closed() const { return fd_ < 0; }
+  uint64_t bound() const { return bound_; }
+
+  static uint64_t pack(const sockaddr_in& a) {
+    return (static_cast<uint64_t>(ntohl(a.sin_addr.s_addr)) << 16) | ntohs(a.sin_port);
+  }
+  static sockaddr_in unpack(uint64_t v) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(static_cast<uint32_t>(v >> 16));
+    a.sin_port = htons(static_cast<uint16_t>(v & 0xffff));
+    return a;
+  }
+
+  void send_to(const unsigned char* data, size_t n, uint64_t to) override {
+    if (fd_ < 0) throw std::runtime_error("the UDP link is closed");
+    const sockaddr_in a = unpack(to);
+    // A controller's port gone (an error): the watchdog ends the run.
+    (void)sendto(fd_, data, n, 0, reinterpret_cast<const sockaddr*>(&a), sizeof a);
+  }
+
+  long recv_from(unsigned char* buf, size_t cap, double timeout_s, double spin_s,
+                 uint64_t& from, const std::function<bool()>& stop) override {
+    if (fd_ < 0) throw std::runtime_error("the UDP link is closed");
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(bounded(timeout_s)));
+    const auto spin_end = start + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(bounded(spin_s)));
+    for (;;) {
+      sockaddr_in a{};
+      socklen_t len = sizeof a;
+      const ssize_t got = recvfrom(fd_, buf, cap, MSG_DONTWAIT | MSG_TRUNC,
+                                   reinterpret_cast<sockaddr*>(&a), &len);
+      if (got >= 0) {
+        from = pack(a);
+        return static_cast<size_t>(got) > cap ? static_cast<long>(cap) + 1 : static_cast<long>(got);
+      }
+      // EAGAIN: nothing yet; ECONNREFUSED: the ICMP of a controller gone (read past it)
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNREFUSED && errno != EINTR)
+        return -1;
+      const auto now = Clock::now();
+      if (now >= deadline) return -1;
+      if (now < spin_end) {
+        sched_yield();  // a controller on this core runs now, not after our time slice
+        continue;
+      }
+      const double left = std::chrono::duration<double>(deadline - now).count();
+      pollfd p{fd_, POLLIN, 0};
+      poll(&p, 1, static_cast<int>(std::ceil(1e3 * (left < 0.05 ? left : 0.05))));
+      if (stop && stop()) return -2;
+    }
+  }
+
+ private:
+  static double bounded(double s) { return s > 0 ? (s < 1e6 ? s : 1e6) : 0.0; }
+  int fd_ = -1;
+  uint64_t bound_ = 0;
 };
 
 }  // namespace vdsim
