@@ -1,13 +1,14 @@
 /* The raw round trip a SIL server is compared with (benchmarks/bench_sil.py): the
  * simulator's side of the wire format in C, with no simulator. It waits for a
  * controller's hello (examples/sil/zero_client.c), sends N observations of n values one
- * at a time, each answered before the next, at most one every PERIOD seconds (0: back to
- * back), sends the end message and prints the round trips' p50, p90, p99 and max in
+ * at a time, each answered before the next, one every PERIOD seconds (0: back to back),
+ * waiting for the next period by sleeping (as a real-time loop, and the SIL server, do)
+ * or spinning, sends the end message and prints the round trips' p50, p90, p99 and max in
  * microseconds. The transports are examples/sil/vdsim_sil.h's, the slots' roles swapped.
  *
  *   cc -O2 -I examples/sil -o sil_pingpong benchmarks/sil_pingpong.c
- *   ./sil_pingpong udp N n PERIOD     # prints "port P" first, then the round trips
- *   ./sil_pingpong shm:NAME N n PERIOD */
+ *   ./sil_pingpong udp N n PERIOD sleep|spin    # prints "port P" first, then the round trips
+ *   ./sil_pingpong shm:NAME N n PERIOD sleep|spin */
 #include "vdsim_sil.h"
 
 static int by_value(const void* a, const void* b) {
@@ -20,10 +21,12 @@ static double quantile(const double* sorted, long n, double q) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 5) {
-    fprintf(stderr, "usage: %s udp|shm:NAME N_SAMPLES N_VALUES PERIOD_S\n", argv[0]);
+  if (argc < 6) {
+    fprintf(stderr, "usage: %s udp|shm:NAME N_SAMPLES N_VALUES PERIOD_S sleep|spin\n",
+            argv[0]);
     return 2;
   }
+  const int sleeping = strcmp(argv[5], "sleep") == 0;
   const long n_samples = atol(argv[2]);
   const int n_values = atoi(argv[3]);
   const double period = atof(argv[4]);
@@ -78,6 +81,10 @@ int main(int argc, char** argv) {
   const size_t size = 28 + 8 * (size_t)n_values;
   double next = sil_now();
   for (long k = 0; k < n_samples; ++k) {
+    if (sleeping && period > 0) { /* to the absolute time next, as the server's runner */
+      struct timespec at = {(time_t)next, (long)((next - (time_t)next) * 1e9)};
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
+    }
     while (period > 0 && sil_now() < next) {
     }
     next += period;

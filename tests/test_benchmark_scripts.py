@@ -59,8 +59,12 @@ def test_bench_construction_resets():
 
 
 def test_bench_sil():
-    out = _run("bench_sil.py", "--repeats", "1", "--envs", "VDSim-Dyno-v0")
-    assert "lockstep UDP with the C client" in out
+    out = _run("bench_sil.py", "--repeats", "1", "--envs", "VDSim-Dyno-v0", "--seconds",
+               "0.2")
+    assert "lockstep VDSim-Dyno-v0: UDP" in out and "shared memory" in out
+    assert "wall clock Tc = 1 ms, udp" in out and "wall clock Tc = 1 ms, shm" in out
+    assert "server round trip (UDP) / raw C UDP ping-pong" in out
+    assert "shared memory / UDP round trip" in out
 
 
 def test_bench_offpolicy():

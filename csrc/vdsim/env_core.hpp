@@ -184,6 +184,12 @@ struct has_set_vehicle<P, std::void_t<decltype(std::declval<P&>().set_vehicle(
 template <class P, class = void>
 struct has_filtered_accel : std::false_type {};
 // Whether a task draws its episode's start in C++ (draw_start(plant, NumpyDraws&)).
+// Whether a task keeps a projection hint that peek() carries from copy to copy.
+template <class T, class = void>
+struct has_projection_hint : std::false_type {};
+template <class T>
+struct has_projection_hint<T, std::void_t<decltype(std::declval<T&>().carry_projection_hint(
+                                  int64_t{}, int64_t{}))>> : std::true_type {};
 template <class T, class = void>
 struct has_draw_start : std::false_type {};
 template <class T>
@@ -552,10 +558,18 @@ class EnvCore final : public EnvCoreBase {
   // without advancing or scoring (a copy of the task evaluates, so its own state, e.g.
   // a projection hint or an episode statistic, is untouched).
   int peek(float* obs, double* info) override {
-    if (peek_.task)
-      *peek_.task = task_;
-    else
+    if (peek_.task) {
+      if constexpr (detail::has_projection_hint<Task>::value) {
+        const int64_t hint = peek_.task->projection_hint();
+        const int64_t serial = peek_.task->course_serial();
+        *peek_.task = task_;
+        peek_.task->carry_projection_hint(hint, serial);
+      } else {
+        *peek_.task = task_;
+      }
+    } else {
       peek_.task = std::make_unique<Task>(task_);
+    }
     Task& t = *peek_.task;
     const int flags = t.evaluate(plant_, action_.data(), prev_action_.data(), obs, nullptr,
                                  info, false);

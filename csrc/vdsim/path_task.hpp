@@ -154,6 +154,14 @@ class PathTask {
   void set_random_course(const RandomCourseSpec& spec, double corridor_half_width);
   // Bumped at every new course (set_course_data, a drawn one): which course is this.
   int64_t course_serial() const { return course_serial_; }
+  // Wall-clock mode C's peek evaluates a fresh copy of this task each sample: it carries
+  // the projection hint of the previous copy (where the car was last seen on this same
+  // course), so the projection searches near the car, as a stepped task's does, instead
+  // of the whole course from the hint of the last step.
+  int64_t projection_hint() const { return hint_; }
+  void carry_projection_hint(int64_t hint, int64_t serial) {
+    if (hint >= 0 && serial == course_serial_) hint_ = hint;
+  }
   double start_speed() const { return start_speed_; }
   void obs_scale(const Session& plant, double* out) const {  // kPathObsSize values
     path_obs_scale(plant.vehicle().max_steer, out);

@@ -285,3 +285,34 @@ def test_sim_keeps_ticking_while_the_controller_blocks(how, overrun):
     i = int(np.flatnonzero(res.samples["t_sample"] == marks["start"])[0])
     ticks = round((res.samples["t_apply"][i] - res.samples["t_sample"][i]) / 5e-4)
     assert ticks >= 96, ticks
+
+
+@pytest.mark.parametrize("env_id,kw", [("VDSim-DLC-v0", {}),
+                                       ("VDSim-PathFollow-v0", {"course_length": 80.0})])
+def test_peek_tracks_the_car_as_a_fresh_projection_does(env_id: str, kw: dict) -> None:
+    """Mode C reads a path env by peek() while only the plant moves (the task is never
+    stepped): each peek carries the projection hint of the previous one, so it searches
+    near the car. Peeking every period gives the observation a single peek from the
+    reset's hint gives at the end (the projection's whole-course search), bit for bit."""
+    import gymnasium as gym
+
+    import vdsim_gym  # noqa: F401
+
+    cores = []
+    for _ in range(2):
+        env = gym.make(env_id, **kw)
+        env.reset(seed=3)
+        cores.append(env.unwrapped)
+    obs = [np.zeros(len(b.obs_names), np.float32) for b in cores]
+    info = [np.zeros(len(b.info_names)) for b in cores]
+    for b in cores:
+        b.core.latch(np.array([0.02, 0.3]))
+    period = cores[0].ticks_per_period
+    for _ in range(150):  # 3 s of driving
+        for b in cores:
+            b.core.session.advance(period)
+        cores[0].core.peek(obs[0], info[0])  # the hint follows the car
+    cores[1].core.peek(obs[1], info[1])  # one search from the reset's hint
+    np.testing.assert_array_equal(obs[0], obs[1])
+    np.testing.assert_array_equal(info[0], info[1])
+    assert info[0][cores[0].info_names.index("s")] > 30.0  # the car moved along the path
