@@ -505,8 +505,54 @@ def test_a_shared_memory_region_refuses_bad_names_and_a_second_server(tmp_path) 
     finally:
         first.close()
     assert not os.path.exists(f"/dev/shm/{name}")
-    with pytest.raises(RuntimeError, match="start the server"):
+    with pytest.raises(ConfigError, match="start the server"):
         run_controller(f"shm:{name}", lambda obs: obs, timeout=0.05)
+
+
+def test_a_hostile_slot_is_counted_never_read_past_its_end() -> None:
+    """Bytes written straight into the region's command slot, claiming a length past the
+    slot (and then garbage of the right length), by a writer whose stores are not the
+    protocol's single atomic ones (Python's struct writes: a torn seq can show the
+    slot's old message as new): every message read is malformed, none read past the
+    slot, and the run goes on with the real controller's commands."""
+    import mmap
+    import struct as _struct
+    import time as _time
+
+    from vdsim_gym import _core
+
+    env = gym.make("VDSim-Dyno-v0")
+    transport = ShmTransport(f"vdsim_test_{os.getpid()}_{next(_names)}")
+    slot = 64 + 8256  # the controller -> simulator slot (docs/SIL.md)
+
+    def hostile_then_answer() -> None:
+        link = _core.ShmLink(transport.name, False)
+        link.send(wire.hello())
+        first = link.recv(10.0)
+        assert first is not None
+        with open(f"/dev/shm/{transport.name}", "r+b") as f, \
+                mmap.mmap(f.fileno(), 0) as region:
+            for length, body in ((2**31, b""), (12, b"VDSCxxxxxxxx")):
+                seq = _struct.unpack_from("<I", region, slot)[0]
+                _struct.pack_into("<I", region, slot, seq + 1)  # taken
+                _struct.pack_into("<II", region, slot + 8, length, os.getpid())
+                region[slot + 16:slot + 16 + len(body)] = body
+                _struct.pack_into("<I", region, slot, seq + 2)  # whole
+                _time.sleep(0.1)  # read by the server (it polls, then wakes every 50 ms)
+        seq0 = wire.parse_observation(first[0])[0]
+        link.send(wire.command(seq0, np.array([0.1])))
+        while (got := link.recv(10.0)) is not None and got[0][:4] != wire.END_MAGIC:
+            link.send(wire.command(wire.parse_observation(got[0])[0], np.array([0.1])))
+        link.close()
+
+    t = threading.Thread(target=hostile_then_answer)
+    t.start()
+    try:
+        stats = serve_lockstep(env, transport, duration=1.0, timeout=5.0)
+    finally:
+        t.join(30)
+        transport.close()
+    assert stats.n_malformed >= 2 and stats.n_commands == stats.n_samples == 10, stats
 
 
 def test_a_second_shared_memory_writer_is_foreign(tmp_path) -> None:

@@ -316,6 +316,37 @@ def test_record_trace_wrapper_episodes(tmp_path):
     assert "reference" in first.overlays
 
 
+def test_record_trace_carries_the_command_schedule_with_a_latency(tmp_path):
+    """With a latency model on the env, each row carries the timing of the command in
+    force: its sample time, apply time and delay, from the step infos (the core's
+    schedule); without one, no timing channels."""
+    env = RecordTrace(gym.make("VDSim-DLC-v0", latency=LatencyModel.uniform(0.0, 0.03,
+                                                                           seed=4)),
+                      tmp_path / "lat.vdtrace")
+    env.reset(seed=0)
+    infos = [env.step(np.zeros(2))[4] for _ in range(20)]
+    env.close()
+    tr = read_trace(tmp_path / "lat.vdtrace")
+    dt = env.unwrapped.substep_dt
+    applied = sorted((i["apply_tick"], i["t_sample"], i["c_k"]) for i in infos)
+    checked = 0
+    for j, t in enumerate(tr["t"][:-1]):  # each row: the last command applied by then
+        in_force = [a for a in applied if a[0] <= round(t / dt)]
+        if not in_force:
+            assert np.isnan(tr["c_k"][j])
+            continue
+        tick, t_sample, c_k = in_force[-1]
+        assert (tr["t_sample"][j], tr["c_k"][j]) == (t_sample, c_k)
+        assert tr["t_apply"][j] == pytest.approx(tick * dt)
+        checked += 1
+    assert checked >= 30 and len({a[2] for a in applied}) > 5  # random delays
+    plain = RecordTrace(gym.make("VDSim-DLC-v0"), tmp_path / "plain.vdtrace")
+    plain.reset(seed=0)
+    plain.step(np.zeros(2))
+    plain.close()
+    assert "c_k" not in read_trace(tmp_path / "plain.vdtrace").channels
+
+
 def test_record_trace_keeps_recording_through_a_refused_action(tmp_path):
     """The env refuses a NaN action and stays as it was: the recording goes on, and the
     episode's trace holds every step (before, a refused action finalized the trace and

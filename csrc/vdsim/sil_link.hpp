@@ -208,8 +208,9 @@ class ShmLink final : public SilLink {
         std::memcpy(&len, in_ + 8, 4);
         std::memcpy(&writer, in_ + 12, 4);
         from = writer;
-        const size_t n = len > kCapacity ? kCapacity + 1 : len;
-        std::memcpy(buf, in_ + kSlotHead, n < cap ? n : cap);
+        const size_t n = len > kCapacity ? kCapacity + 1 : len;  // too long: malformed
+        const size_t copy = n < cap ? n : cap;
+        std::memcpy(buf, in_ + kSlotHead, copy < kCapacity ? copy : kCapacity);
         std::atomic_thread_fence(std::memory_order_acquire);
         if (s.load(std::memory_order_relaxed) == v1) {
           last_in_ = v1;

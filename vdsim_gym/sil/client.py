@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.sil import protocol as wire
 
 
@@ -52,8 +53,8 @@ def _open(link: tuple[str, int] | str, timeout: float) -> Iterator[tuple[Any, An
     if isinstance(link, str):
         host, sep, port = link.removeprefix("udp:").rpartition(":")
         if not link.startswith("udp:") or not sep or not port.isdigit():
-            raise ValueError(f"link {link!r} is not (host, port), 'udp:HOST:PORT' or "
-                             "'shm:NAME'")
+            raise ConfigError(f"link {link!r} is not (host, port), 'udp:HOST:PORT' or "
+                              "'shm:NAME'")
         link = (host, int(port))
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 
@@ -79,9 +80,9 @@ def _open_shm(name: str, timeout: float) -> Any:
     while True:
         try:
             return _core.ShmLink(name, False)
-        except RuntimeError:
+        except (RuntimeError, ValueError) as e:
             if time.monotonic() >= deadline:
-                raise
+                raise ConfigError(str(e)) from None
             time.sleep(0.01)
 
 

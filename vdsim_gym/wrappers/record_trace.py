@@ -17,6 +17,7 @@ from vdsim_gym.traces.recording import (
     course_overlays,
     default_decimation,
     dyno_channels,
+    timing_channels,
     vehicle_channels,
     write_trace,
 )
@@ -34,7 +35,10 @@ class RecordTrace(
     what ran (``stopped_early`` in its manifest when the episode had not ended), written
     atomically. ``path`` may contain ``{episode}`` (the episode count from 0), e.g.
     ``runs/dlc_{episode}.vdtrace``; without it each episode replaces the file. A path
-    env's course goes in as overlays (reference, cones). ``written`` lists the files.
+    env's course goes in as overlays (reference, cones). With a latency model on the env,
+    each row also carries the timing of the command in force (``t_sample``, ``t_apply``,
+    ``c_k``, ``overrun``: the core's command schedule, as a ClosedLoopEval trace does).
+    ``written`` lists the files.
     """
 
     def __init__(self, env: gym.Env, path: str | Path, *, decimation: int | None = None,
@@ -55,6 +59,7 @@ class RecordTrace(
         self.written: list[Path] = []
         self._open = False
         self._seed: int | None = None
+        self._timing: list[dict[str, Any]] = []  # the episode's applied commands
 
     def _session(self) -> Any:
         return self._base.core.session
@@ -67,6 +72,7 @@ class RecordTrace(
         obs, info = self.env.reset(seed=seed, options=options)
         self.episode += 1
         self._open, self._seed = True, seed
+        self._timing = []
         return obs, info
 
     def step(self, action: Any) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -83,6 +89,10 @@ class RecordTrace(
             if self._open:
                 self._write(stopped=True)
             raise
+        if info.get("apply_tick", -1) >= 0:  # a command scheduled (not lost)
+            self._timing.append({"apply_tick": int(info["apply_tick"]),
+                                 "t_sample": float(info["t_sample"]),
+                                 "c_k": float(info["c_k"]), "overrun": bool(info["overrun"])})
         if (terminated or truncated) and self._open:
             info["trace_path"] = str(self._write(stopped=False))
         return obs, reward, terminated, truncated, info
@@ -114,8 +124,10 @@ class RecordTrace(
                 "env_seed": self._seed, **plant_meta(p, None)}
         course = getattr(base, "course", None)
         path = Path(self.path_template.format(episode=self.episode))
+        timing = timing_channels(rows[:, 0], self._timing, p.substep_dt) \
+            if self._timing else None
         out = write_trace(path, channels, meta=meta, physics=p, decimation=self.decimation,
-                          seed=self._seed, stopped_early=stopped,
+                          seed=self._seed, timing=timing, stopped_early=stopped,
                           t_stop=float(session.time) if stopped else None,
                           overlays=course_overlays(course) if course is not None else ())
         self.written.append(out)
