@@ -56,13 +56,9 @@ def run(env_id: str, *, out: str | Path, env_kwargs: dict[str, Any],
     import gymnasium as gym
 
     import vdsim_gym.envs  # noqa: F401  (registration)
-    from vdsim_gym.sil.server import (
-        ShmTransport,
-        UdpTransport,
-        serve_lockstep,
-        serve_wallclock,
-    )
+    from vdsim_gym.sil.server import serve_lockstep, serve_wallclock
     from vdsim_gym.sim.latency import LatencyModel
+    from vdsim_gym.sim.links import ShmTransport, UdpTransport
     from vdsim_gym.wrappers import RecordTrace
 
     if (udp is None) == (shm is None):

@@ -74,15 +74,15 @@ def _open(link: tuple[str, int] | str, timeout: float) -> Iterator[tuple[Any, An
 
 def _open_shm(name: str, timeout: float) -> Any:
     """The server's region, waited for up to ``timeout`` seconds."""
-    from vdsim_gym import _core
+    from vdsim_gym.sim.links import open_shm
 
     deadline = time.monotonic() + timeout
     while True:
         try:
-            return _core.ShmLink(name, False)
-        except (RuntimeError, ValueError) as e:
+            return open_shm(name)
+        except ConfigError:
             if time.monotonic() >= deadline:
-                raise ConfigError(str(e)) from None
+                raise
             time.sleep(0.01)
 
 

@@ -17,7 +17,6 @@ the controller's and its link's, not this module's."""
 from __future__ import annotations
 
 import csv
-import ipaddress
 import json
 import math
 import time
@@ -33,67 +32,11 @@ from vdsim_gym.envs.core_env import TERMINATED
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.wallclock import Taken
 from vdsim_gym.sil import protocol as wire
+from vdsim_gym.sim import links
+from vdsim_gym.sim.links import Transport
 
 LOST_AFTER = 10  # failsafe samples in a row after which the controller counts as gone
 SPIN_S = 200e-6  # how long a wait for the controller polls before it sleeps [s]
-
-
-class UdpTransport:
-    """A UDP socket bound to ``host:port`` (port 0: a free one, see ``address``). Binds to
-    loopback unless ``allow_remote``: a controller on another machine must be asked for."""
-
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, *,
-                 allow_remote: bool = False) -> None:
-        from vdsim_gym import _core
-
-        try:
-            ip = ipaddress.ip_address("127.0.0.1" if host == "localhost" else host)
-        except ValueError:
-            raise ConfigError(f"--udp {host}:{port}: {host!r} is not an IPv4 address (e.g. "
-                              "127.0.0.1)") from None
-        if not ip.is_loopback and not allow_remote:
-            raise ConfigError(f"--udp {host}:{port} is not a loopback address: a SIL server "
-                              "listens on this machine only unless told otherwise; pass "
-                              "--allow-remote to accept controllers from the network")
-        try:
-            self.link = _core.UdpLink(str(ip), port)
-        except (RuntimeError, ValueError) as e:
-            raise ConfigError(f"{e}; choose another address or port (0: any free one)") \
-                from None
-
-    @property
-    def address(self) -> tuple[str, int]:
-        host, port = self.link.address
-        return host, port
-
-    def close(self) -> None:
-        self.link.close()
-
-
-class ShmTransport:
-    """The shared-memory region ``name`` (``/dev/shm/name``, mode 0600), created here and
-    removed on ``close``: a sequence-locked slot per direction holding one message of the
-    wire format (docs/SIL.md, "Shared memory"). A message's address is its writer's pid,
-    so a second controller's messages count as foreign as on UDP."""
-
-    def __init__(self, name: str) -> None:
-        from vdsim_gym import _core
-
-        try:
-            self.link = _core.ShmLink(name, True)
-        except (RuntimeError, ValueError) as e:
-            raise ConfigError(f"--shm {name}: {e}") from None
-        self.name = name
-
-    @property
-    def address(self) -> str:
-        return f"shm:{self.name}"
-
-    def close(self) -> None:
-        self.link.close()
-
-
-Transport = UdpTransport | ShmTransport
 
 
 @dataclass
@@ -129,8 +72,6 @@ class SilStats:
 def _exchange(base: Any, transport: Transport, failsafe: Sequence[float] | None,
               timeout: float, hello_timeout: float, stopping: Any = None) -> Any:
     """The run's exchange (``_core.SilExchange``) once a controller said hello."""
-    from vdsim_gym import _core
-
     n_act = len(base.action_names)
     safe = np.zeros(n_act) if failsafe is None else np.asarray(failsafe, dtype=float)
     if safe.shape != (n_act,) or not np.all(np.abs(safe) <= 1.0):
@@ -138,7 +79,7 @@ def _exchange(base: Any, transport: Transport, failsafe: Sequence[float] | None,
                           f"{base.action_names}), got {list(safe)}")
     if not (math.isfinite(timeout) and timeout > 0):
         raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    ex = _core.SilExchange(transport.link, safe.tolist(), SPIN_S)
+    ex = links.exchange(transport, safe.tolist(), SPIN_S)
     if not ex.wait_hello(hello_timeout, stopping):
         raise ConfigError(f"no controller said hello within {hello_timeout:g} s")
     return ex
@@ -160,8 +101,6 @@ def serve_lockstep(env: Any, transport: Transport, *, seed: int | None = 0,
     ``timeout`` [s, wall]: how long a sample waits for its command before the fail-safe
     command (``failsafe``, default zeros) applies; ``LOST_AFTER`` of those in a row end
     the run. ``duration`` [s, simulated]: end earlier than the episode."""
-    from vdsim_gym import _core
-
     base = env.unwrapped
     stats = SilStats(mode="lockstep")
     ex = _exchange(base, transport, failsafe, timeout, hello_timeout)
@@ -184,7 +123,7 @@ def serve_lockstep(env: Any, transport: Transport, *, seed: int | None = 0,
             stats.n_overrun += bool(info.get("overrun", False))
             rows.append((k, tick, int(info.get("apply_tick", tick)), t_sample,
                          info.get("t_apply", t_sample), info.get("c_k", 0.0),
-                         int(answer == _core.SilExchange.FAILSAFE), wall))
+                         int(answer == links.FAILSAFE), wall))
             k += 1
             if terminated or truncated:
                 reason = "episode_end"
@@ -226,25 +165,23 @@ class _RemoteController:
                           "ClosedLoopEval(mode='wallclock')")
 
     def take_sample(self, d: Any, runner: Any, k: int, slot: float) -> Taken | None:
-        from vdsim_gym import _core
-
         ex = self.exchange
         if self.stopping():
             return None
         action = np.zeros(d._n)
-        answer, flags, tick, latch_tick, wake, wall, latched = _core.sil_sample(
+        answer, flags, tick, latch_tick, wake, wall, latched = links.sample(
             runner, d.core, ex, k, slot, d.substep_dt, self.timeout, TERMINATED, d._obs,
             d._info, action, self.stopping)
-        if answer == -2:  # the runner finished before the slot
+        if answer == links.NOT_TAKEN:  # the runner finished before the slot
             return None
         state = d.state_row(None)
-        if answer == -1:  # the episode had ended at the snapshot: nothing sent
+        if answer == links.ENDED:  # the episode had ended at the snapshot: nothing sent
             return Taken(wake, tick, state, outcome=d.base.outcome(flags))
-        self.samples[k] = (tick, answer == _core.SilExchange.FAILSAFE, wall)
+        self.samples[k] = (tick, answer == links.FAILSAFE, wall)
         if ex.misses >= LOST_AFTER:
             self.on_lost()
         command = tuple(action.tolist())
-        if answer == _core.SilExchange.STOPPED:
+        if answer == links.STOPPED:
             return Taken(wake, tick, state, command=command, wall=wall)
         return Taken(wake, tick, state, command=command, wall=wall, latch_tick=latch_tick,
                      latched=latched)
