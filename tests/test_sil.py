@@ -48,6 +48,18 @@ def _policy(env: gym.Env) -> Any:
     return lambda obs: pol.predict(obs[None], deterministic=True)[0][0]
 
 
+def _serve_with(transport: Any, controller: Any, serve: Any) -> Any:
+    """``serve()`` while ``controller()`` runs in a thread; the thread joined and the
+    transport closed whatever happens."""
+    t = threading.Thread(target=controller)
+    t.start()
+    try:
+        return serve()
+    finally:
+        t.join(30)
+        transport.close()
+
+
 # ------------------------------------------------------------------ wire format
 
 def test_messages_have_the_documented_layout() -> None:
@@ -105,12 +117,9 @@ def test_a_lockstep_run_equals_the_controller_in_process(tmp_path, env_id: str,
     env = RecordTrace(gym.make(env_id, **kw), tmp_path / "sil.vdtrace")
     transport = UdpTransport()
     done: dict[str, Any] = {}
-    client = threading.Thread(target=lambda: done.update(
-        r=run_controller(transport.address, _policy(gym.make(env_id, **kw)))))
-    client.start()
-    stats = serve_lockstep(env, transport, seed=3, out=tmp_path / "run")
-    client.join(30)
-    transport.close()
+    stats = _serve_with(transport, lambda: done.update(
+        r=run_controller(transport.address, _policy(gym.make(env_id, **kw)))),
+        lambda: serve_lockstep(env, transport, seed=3, out=tmp_path / "run"))
     env.close()
     ref = RecordTrace(gym.make(env_id, **kw), tmp_path / "ref.vdtrace")
     ctrl = _policy(ref)
@@ -147,11 +156,8 @@ def test_measured_latency_applies_the_controllers_wall_time(tmp_path) -> None:
         _time.sleep(0.004)
         return np.zeros(2)
 
-    t = threading.Thread(target=lambda: run_controller(transport.address, slow))
-    t.start()
-    stats = serve_lockstep(env, transport, duration=0.3, out=tmp_path)
-    t.join(30)
-    transport.close()
+    stats = _serve_with(transport, lambda: run_controller(transport.address, slow),
+                        lambda: serve_lockstep(env, transport, duration=0.3, out=tmp_path))
     with open(tmp_path / "samples.csv") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == stats.n_samples == 15
@@ -205,11 +211,8 @@ def test_every_bad_datagram_is_counted_and_dropped(tmp_path) -> None:
         c.close()
         stranger.close()
 
-    t = threading.Thread(target=misbehave)
-    t.start()
-    stats = serve_lockstep(env, transport, timeout=1.0, duration=0.2, out=tmp_path)
-    t.join(30)
-    transport.close()
+    stats = _serve_with(transport, misbehave, lambda: serve_lockstep(
+        env, transport, timeout=1.0, duration=0.2, out=tmp_path))
     assert out["end"] == wire.EndReason.DURATION
     assert stats.n_samples == 10 and stats.n_failsafe == 1 and stats.n_commands == 9
     assert (stats.n_malformed, stats.n_foreign, stats.n_duplicate, stats.n_late) == \
@@ -481,14 +484,9 @@ def test_a_python_controller_on_the_wall_clock_over_shared_memory(tmp_path) -> N
     env = gym.make("VDSim-Dyno-v0")
     transport = ShmTransport(f"vdsim_test_{os.getpid()}_{next(_names)}")
     got: dict[str, Any] = {}
-    t = threading.Thread(target=lambda: got.update(
-        r=run_controller(transport.address, lambda obs: np.array([0.1]))))
-    t.start()
-    try:
-        stats = serve_wallclock(env, transport, duration=1.0, timeout=2.0)
-    finally:
-        t.join(30)
-        transport.close()
+    stats = _serve_with(transport, lambda: got.update(
+        r=run_controller(transport.address, lambda obs: np.array([0.1]))),
+        lambda: serve_wallclock(env, transport, duration=1.0, timeout=2.0))
     assert got["r"] == (stats.n_samples, wire.EndReason.DURATION)
     assert stats.n_commands == stats.n_samples > 0
 
@@ -545,13 +543,8 @@ def test_a_hostile_slot_is_counted_never_read_past_its_end() -> None:
             link.send(wire.command(wire.parse_observation(got[0])[0], np.array([0.1])))
         link.close()
 
-    t = threading.Thread(target=hostile_then_answer)
-    t.start()
-    try:
-        stats = serve_lockstep(env, transport, duration=1.0, timeout=5.0)
-    finally:
-        t.join(30)
-        transport.close()
+    stats = _serve_with(transport, hostile_then_answer,
+                        lambda: serve_lockstep(env, transport, duration=1.0, timeout=5.0))
     assert stats.n_malformed >= 2 and stats.n_commands == stats.n_samples == 10, stats
 
 
@@ -577,14 +570,9 @@ def test_a_second_shared_memory_writer_is_foreign(tmp_path) -> None:
                                              cwd=tempfile.gettempdir(), check=True)
         return np.array([0.1])
 
-    t = threading.Thread(target=lambda: got.update(
-        r=run_controller(transport.address, controller)))
-    t.start()
-    try:
-        stats = serve_lockstep(env, transport, duration=1.0, timeout=5.0)
-    finally:
-        t.join(30)
-        transport.close()
+    stats = _serve_with(transport, lambda: got.update(
+        r=run_controller(transport.address, controller)),
+        lambda: serve_lockstep(env, transport, duration=1.0, timeout=5.0))
     assert stats.n_foreign >= 1 and stats.n_commands == stats.n_samples
 
 
