@@ -449,6 +449,24 @@ def test_a_wallclock_run_applies_each_command_when_it_arrives(tmp_path, c_client
     assert len(model.samples) == len(latched)
 
 
+def test_a_wallclock_run_ends_with_the_episode(tmp_path, c_clients) -> None:
+    """Full lock leaves the DLC's corridor: the wall-clock run ends there, as the stepped
+    episode does, with the end message's reason episode_end."""
+    env = gym.make("VDSim-DLC-v0")
+    transport, where = _transport("shm")
+    client = subprocess.Popen([str(c_clients["zero_client"]), where, "2", "1.0", "0.3"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        stats = serve_wallclock(env, transport, out=tmp_path)
+        out, _ = client.communicate(timeout=30)
+    finally:
+        transport.close()
+    assert stats.end_reason == "episode_end"
+    assert out.split() == [str(stats.n_samples), str(int(wire.EndReason.EPISODE_END))]
+    trace = read_trace(tmp_path / "trace.vdtrace")
+    assert trace["t"][-1] < 2.0 and not trace.manifest["stopped_early"]
+
+
 def test_a_silent_controller_gets_the_failsafe_on_the_wall_clock(tmp_path) -> None:
     """A controller that says hello and never answers: each sample waits ``timeout``,
     then the fail-safe action is latched; LOST_AFTER in a row end the run (the trace

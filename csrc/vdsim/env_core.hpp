@@ -555,8 +555,11 @@ class EnvCore final : public EnvCoreBase {
   }
 
   // Wall-clock mode C: the observation, info row and flags of the plant as it is now,
-  // without advancing or scoring (a copy of the task evaluates, so its own state, e.g.
-  // a projection hint or an episode statistic, is untouched).
+  // without advancing it. A copy of the task evaluates and scores (so the terminal states
+  // a task finds only when scoring, a path task's off-corridor, spin-out, cone hit and
+  // course end, are reported), leaving the task's own state, e.g. its episode
+  // statistics, untouched. A state that needs time to build up (a path task's stall) is
+  // not seen: each copy starts from the task's state.
   int peek(float* obs, double* info) override {
     if (peek_.task) {
       if constexpr (detail::has_projection_hint<Task>::value) {
@@ -572,7 +575,7 @@ class EnvCore final : public EnvCoreBase {
     }
     Task& t = *peek_.task;
     const int flags = t.evaluate(plant_, action_.data(), prev_action_.data(), obs, nullptr,
-                                 info, false);
+                                 info, true);
     std::fill(info + task_info_, info + task_info_ + kTimingInfoSize, 0.0);
     write_history(obs);
     return flags;

@@ -316,3 +316,35 @@ def test_peek_tracks_the_car_as_a_fresh_projection_does(env_id: str, kw: dict) -
     np.testing.assert_array_equal(obs[0], obs[1])
     np.testing.assert_array_equal(info[0], info[1])
     assert info[0][cores[0].info_names.index("s")] > 30.0  # the car moved along the path
+
+
+def test_a_path_env_ends_its_wallclock_run_as_its_steps_end_the_episode():
+    """Mode C scores a copy of the task at each snapshot, so a path task's terminal states
+    (found only when scoring) end the run as they end a stepped episode: a full-lock
+    steer leaves the corridor about when the stepped env does; a good driver's run ends
+    at the course's end (the task's truncation), not at the duration."""
+    import gymnasium as gym
+
+    from vdsim_gym.controllers import stanley_pi
+
+    class FullLock:
+        def predict(self, obs, state=None, episode_start=None, deterministic=True):
+            return np.array([[1.0, 0.3]]), state
+
+    env = gym.make("VDSim-DLC-v0")
+    env.reset(seed=0)
+    steps = 0
+    while True:
+        _, _, term, trunc, info = env.step(np.array([1.0, 0.3]))
+        steps += 1
+        if term or trunc:
+            break
+    stepped_end = steps * env.unwrapped.control_period
+    res = ClosedLoopEval(env=env, policy=FullLock(), mode="wallclock", duration=4.0).run()
+    assert res.stats["outcome"] == info["outcome"] == "off_corridor"
+    assert abs(res.trace["t"][-1] - stepped_end) < 0.2  # the wall clock's own timing
+    short = gym.make("VDSim-PathFollow-v0", course_length=30.0)
+    res = ClosedLoopEval(env=short, policy=stanley_pi(short), mode="wallclock").run()
+    assert res.stats["outcome"] == "course_end" and not res.stats["stopped_early"]
+    assert res.trace["t"][-1] < short.unwrapped.time_limit
+    assert no_runner_threads()

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym._checks import check_integer, check_policy_action, check_seconds, is_integer
-from vdsim_gym.envs.core_env import TERMINATED
+from vdsim_gym.envs.core_env import TERMINATED, TRUNCATED
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.env_run import EnvPolicyRun
 from vdsim_gym.eval.result import _Samples
@@ -50,7 +50,7 @@ class Taken:
     wall: float = 0.0
     latch_tick: int | None = None
     latched: float | None = None  # the runner's wall clock at the latch (None: read now)
-_TERMINATED = TERMINATED
+ENDS = TERMINATED | TRUNCATED  # a task's flags that end a mode-C run (the episode's end)
 
 
 @dataclass(frozen=True)
@@ -347,10 +347,11 @@ class WallclockRun:
 
 class EnvWallclockDriver(EnvPolicyRun):
     """Mode C of the env form: the runner ticks the env core's plant; each sample peeks
-    the core's observation of the plant as it is (no advance, no scoring), the policy's
-    action is latched through the task's action-to-command mapping (``latch``). The run
-    ends at the duration, a stop(), or the first snapshot at which the task reports a
-    terminal state (``stats["outcome"]``)."""
+    the core's observation of the plant as it is (no advance; a copy of the task scores
+    it, the task itself is untouched), the policy's action is latched through the task's
+    action-to-command mapping (``latch``). The run ends at the duration, a stop(), or the
+    first snapshot at which the task ends the episode (terminated, or its own truncation
+    such as a course's end: ``stats["outcome"]``)."""
 
     def __init__(self, env: Any, policy: Any, seed: int, end_tick: int,
                  obs_delay: Any = None) -> None:
@@ -385,7 +386,7 @@ class EnvWallclockDriver(EnvPolicyRun):
 
     def observe(self) -> np.ndarray:
         flags = self.core.peek(self._obs, self._info)
-        if flags & _TERMINATED:
+        if flags & ENDS:
             self.ended = self.base.outcome(flags)
         if self.base.obs_delay is not None:  # the sensor's newest capture, its age
             c = self.core.sensor_read(self._obs)

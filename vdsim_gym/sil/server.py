@@ -28,9 +28,8 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym import _files
-from vdsim_gym.envs.core_env import TERMINATED
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.eval.wallclock import Taken
+from vdsim_gym.eval.wallclock import ENDS, Taken
 from vdsim_gym.sil import protocol as wire
 from vdsim_gym.sim import links
 from vdsim_gym.sim.links import Transport
@@ -170,7 +169,7 @@ class _RemoteController:
             return None
         action = np.zeros(d._n)
         answer, flags, tick, latch_tick, wake, wall, latched = links.sample(
-            runner, d.core, ex, k, slot, d.substep_dt, self.timeout, TERMINATED, d._obs,
+            runner, d.core, ex, k, slot, d.substep_dt, self.timeout, ENDS, d._obs,
             d._info, action, self.stopping)
         if answer == links.NOT_TAKEN:  # the runner finished before the slot
             return None
