@@ -20,9 +20,10 @@ using namespace vdsim;
 
 namespace {
 
-// A cycle's speeds, shared by the dyno cores that drive it (DriveCycleTask::Cycle).
+// A cycle's speeds, tolerance band and phases, shared by the dyno cores that drive it
+// (DriveCycleTask::Cycle).
 struct CycleSpeeds {
-  std::shared_ptr<const std::vector<double>> speed;
+  std::shared_ptr<const DriveCycleTask::CycleData> data;
 };
 
 // vdsim_gym.dyno.driver.MAX_DELAY_STEPS: the delay line stays finite.
@@ -154,16 +155,35 @@ void bind_dyno(py::module_& m) {
   m.attr("DYNO_TRACE_ROW_SIZE") = DynoSession::kTraceRowSize;
 
   using DArrayIn = py::array_t<double, py::array::c_style | py::array::forcecast>;
+  using IArrayIn = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
   py::class_<CycleSpeeds>(m, "CycleSpeeds",
-                          "A cycle's speed per control period [m/s], held once for every "
-                          "dyno core that drives it")
-      .def(py::init([](DArrayIn speed) {
-             if (speed.ndim() != 1 || speed.size() < 1)
+                          "A cycle's speed, speed-trace tolerance band (lower, upper) [m/s] "
+                          "and phase index (-1: none) per control period, held once for "
+                          "every dyno core that drives it")
+      .def(py::init([](DArrayIn speed, DArrayIn lower, DArrayIn upper, IArrayIn phase) {
+             const py::ssize_t n = speed.size();
+             if (speed.ndim() != 1 || n < 1)
                throw std::invalid_argument("cycle speed: 1-d, one value per control period");
-             return CycleSpeeds{std::make_shared<const std::vector<double>>(
-                 speed.data(), speed.data() + speed.size())};
-           }), py::arg("speed"))
-      .def("__len__", [](const CycleSpeeds& c) { return c.speed->size(); });
+             if (lower.size() != n || upper.size() != n || phase.size() != n)
+               throw std::invalid_argument("cycle: speed, lower, upper and phase need one "
+                                           "value per control period each");
+             auto d = std::make_shared<DriveCycleTask::CycleData>();
+             d->speed.assign(speed.data(), speed.data() + n);
+             d->lower.assign(lower.data(), lower.data() + n);
+             d->upper.assign(upper.data(), upper.data() + n);
+             d->phase.resize(static_cast<size_t>(n));
+             for (py::ssize_t i = 0; i < n; ++i) {
+               const int64_t p = phase.data()[i];
+               if (p < -1 || p >= DriveCycleTask::kMaxPhases)
+                 throw std::invalid_argument(
+                     "cycle phase index " + std::to_string(p) + " outside [-1, " +
+                     std::to_string(DriveCycleTask::kMaxPhases - 1) + "]");
+               d->phase[static_cast<size_t>(i)] = static_cast<int8_t>(p);
+             }
+             return CycleSpeeds{std::move(d)};
+           }), py::arg("speed"), py::arg("lower"), py::arg("upper"), py::arg("phase"))
+      .def("__len__", [](const CycleSpeeds& c) { return c.data->speed.size(); });
+  m.attr("DYNO_MAX_PHASES") = DriveCycleTask::kMaxPhases;
   vdsim_py::bind_env_core<DriveCycleTask>(m, "DynoEnvCore")
       .def(py::init([](const DriveCycleParams& p, const DynoParams& bench,
                        const DynoSimConfig& cfg) {
@@ -177,7 +197,7 @@ void bind_dyno(py::module_& m) {
              std::vector<DriveCycleTask::Cycle> cs;
              for (const py::tuple& t : cycles) {
                if (t.size() != 2) throw std::invalid_argument("a cycle is (CycleSpeeds, limit_ticks)");
-               cs.push_back({t[0].cast<const CycleSpeeds&>().speed, t[1].cast<int64_t>()});
+               cs.push_back({t[0].cast<const CycleSpeeds&>().data, t[1].cast<int64_t>()});
              }
              e.task().set_cycles(std::move(cs));
            }, py::arg("cycles"),

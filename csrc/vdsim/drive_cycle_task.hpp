@@ -43,6 +43,7 @@ class DriveCycleTask {
   static constexpr int kNonFinite = 4;  // flag bit
 
   static constexpr int kObsSize = 10;
+  static constexpr int kMaxPhases = 4;  // a cycle's phases with their own summary
 
   DriveCycleTask(const Params& params, const DynoSession& plant) : params_(params) {
     const double tc = static_cast<double>(params.ticks_per_period) * plant.config().substep_dt;
@@ -60,8 +61,13 @@ class DriveCycleTask {
     const Params d{};  // in term_names' order
     e.default_weights = {d.w_tracking, d.w_pedal_jerk, d.w_energy};
     e.info_names = {"reward", "speed", "cycle_speed", "speed_error", "pedal", "throttle",
-                    "brake", "torque_front", "torque_rear", "t"};
-    e.summary_names = {"rms_speed_error", "max_abs_speed_error", "energy_wh", "distance_m"};
+                    "brake", "torque_front", "torque_rear", "t", "phase", "out_of_band"};
+    e.summary_names = {"rms_speed_error", "max_abs_speed_error", "energy_wh", "distance_m",
+                       "trace_violations_s", "cycle_index"};
+    for (int p = 0; p < kMaxPhases; ++p)
+      e.summary_names.push_back("phase_rms_speed_error_" + std::to_string(p));
+    for (int p = 0; p < kMaxPhases; ++p)
+      e.summary_names.push_back("phase_trace_violations_s_" + std::to_string(p));
     e.flags = {{"non_finite", kNonFinite}};
     return e;
   }
@@ -74,34 +80,46 @@ class DriveCycleTask {
   int64_t ticks_per_period() const { return params_.ticks_per_period; }
   const Params& params() const { return params_; }
 
-  // The env's cycles: each one's speed per control period [m/s] (k = 0 at reset) and its
-  // episode time limit [substeps] (-1: the env's own limit applies). Shared, not copied,
-  // by the cores of a vector env. draw_start() picks one per episode.
+  // A cycle: its speed per control period [m/s] (k = 0 at reset), the speed-trace
+  // tolerance band around it per period (lower, upper [m/s]: the regulations' +-2 km/h
+  // and +-1 s), its phase per period (-1: none; at most kMaxPhases), shared, not copied,
+  // by the cores of a vector env.
+  struct CycleData {
+    std::vector<double> speed, lower, upper;
+    std::vector<int8_t> phase;
+  };
+  // The env's cycles, each with its episode time limit [substeps] (-1: the env's own
+  // limit applies). draw_start() picks one per episode.
   struct Cycle {
-    std::shared_ptr<const std::vector<double>> speed;
+    std::shared_ptr<const CycleData> data;
     int64_t limit_ticks = -1;
   };
   void set_cycles(std::vector<Cycle> cycles) {
     if (cycles.empty()) throw std::invalid_argument("set_cycles: no cycle");
-    for (const Cycle& c : cycles)
-      if (!c.speed || c.speed->empty()) throw std::invalid_argument("set_cycles: an empty cycle");
+    for (const Cycle& c : cycles) {
+      if (!c.data || c.data->speed.empty())
+        throw std::invalid_argument("set_cycles: an empty cycle");
+      const size_t n = c.data->speed.size();
+      if (c.data->lower.size() != n || c.data->upper.size() != n || c.data->phase.size() != n)
+        throw std::invalid_argument("set_cycles: speed, band and phase of different lengths");
+    }
     cycles_ = std::move(cycles);
     index_ = 0;
-    cycle_ = cycles_[0].speed.get();
+    cycle_ = cycles_[0].data.get();
   }
   // The episode's cycle: a uniform pick of the env's cycles (integers(n) from the env's
   // np_random, none drawn for one cycle); its first speed is the start.
   ResetState draw_start(const DynoSession&, NumpyDraws& rng) {
     if (cycles_.empty()) throw std::logic_error("the dyno core has no cycle (set_cycles)");
     index_ = cycles_.size() > 1 ? static_cast<size_t>(rng.integers(cycles_.size())) : 0;
-    cycle_ = cycles_[index_].speed.get();
-    return {cycle_->front()};
+    cycle_ = cycles_[index_].data.get();
+    return {cycle_->speed.front()};
   }
   int64_t episode_limit_ticks() const {
     return cycles_.empty() ? -1 : cycles_[index_].limit_ticks;
   }
   int64_t cycle_index() const { return static_cast<int64_t>(index_); }
-  int64_t periods() const { return cycle_ ? static_cast<int64_t>(cycle_->size()) : 0; }
+  int64_t periods() const { return cycle_ ? static_cast<int64_t>(cycle_->speed.size()) : 0; }
 
   // The reference (or pedal) an action in [-1, 1] stands for.
   double reference(double a) const {
@@ -120,6 +138,10 @@ class DriveCycleTask {
     plant.reset(st[0]);
     n_ = 0;
     sum_e2_ = max_abs_e_ = 0.0;
+    violations_ = 0.0;
+    phase_n_.fill(0);
+    phase_e2_.fill(0.0);
+    phase_violations_.fill(0.0);
     pedal_last_ = 0.0;
     energy_last_ = 0.0;
   }
@@ -165,10 +187,22 @@ class DriveCycleTask {
     }
     pedal_last_ = plant.pedal();
     energy_last_ = plant.energy_pos();
+    const size_t kc = index(k);
+    const int phase = cycle_ ? cycle_->phase[kc] : -1;
+    // Outside the speed-trace tolerance (a NaN speed is outside)
+    const bool out = cycle_ && !(v >= cycle_->lower[kc] && v <= cycle_->upper[kc]);
     if (score) {
       ++n_;
       sum_e2_ += e * e;
       max_abs_e_ = std::isfinite(e) ? fmax_inl(max_abs_e_, std::fabs(e)) : e;
+      const double tc =
+          static_cast<double>(params_.ticks_per_period) * plant.config().substep_dt;
+      if (out) violations_ += tc;
+      if (phase >= 0) {
+        ++phase_n_[static_cast<size_t>(phase)];
+        phase_e2_[static_cast<size_t>(phase)] += e * e;
+        if (out) phase_violations_[static_cast<size_t>(phase)] += tc;
+      }
     }
     const auto& s = plant.state();
     info[0] = reward;
@@ -181,6 +215,8 @@ class DriveCycleTask {
     info[7] = s.torque[0];
     info[8] = s.torque[1];
     info[9] = plant.time();
+    info[10] = static_cast<double>(phase);
+    info[11] = out ? 1.0 : 0.0;
     return flags;
   }
 
@@ -190,20 +226,31 @@ class DriveCycleTask {
     out[1] = n_ > 0 ? max_abs_e_ : nan;
     out[2] = plant.energy_pos() / 3600.0;
     out[3] = plant.distance();
+    out[4] = violations_;
+    out[5] = static_cast<double>(index_);
+    for (size_t p = 0; p < kMaxPhases; ++p) {
+      out[6 + p] = phase_n_[p] > 0 ? std::sqrt(phase_e2_[p] / static_cast<double>(phase_n_[p]))
+                                   : nan;
+      out[6 + kMaxPhases + p] = phase_n_[p] > 0 ? phase_violations_[p] : nan;
+    }
   }
 
  private:
-  double at(int64_t k) const {
-    if (!cycle_) return 0.0;
-    return (*cycle_)[static_cast<size_t>(std::min<int64_t>(k, periods() - 1))];
+  // The cycle's period k, held at its last after the end.
+  size_t index(int64_t k) const {
+    return static_cast<size_t>(std::clamp<int64_t>(k, 0, std::max<int64_t>(periods() - 1, 0)));
   }
+  double at(int64_t k) const { return cycle_ ? cycle_->speed[index(k)] : 0.0; }
   Params params_;
   std::array<int64_t, kCyclePreviewS.size()> offsets_{};
   std::vector<Cycle> cycles_;
   size_t index_ = 0;
-  const std::vector<double>* cycle_ = nullptr;  // cycles_[index_]'s speeds
+  const CycleData* cycle_ = nullptr;  // cycles_[index_]'s
   int64_t n_ = 0;
   double sum_e2_ = 0.0, max_abs_e_ = 0.0, pedal_last_ = 0.0, energy_last_ = 0.0;
+  double violations_ = 0.0;  // [s] outside the tolerance band
+  std::array<int64_t, kMaxPhases> phase_n_{};
+  std::array<double, kMaxPhases> phase_e2_{}, phase_violations_{};
 };
 
 using DynoEnvCore = EnvCore<DriveCycleTask>;

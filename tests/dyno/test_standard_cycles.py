@@ -105,3 +105,68 @@ def test_bad_cycle_files_are_clear_errors(tmp_path, text: str, match: str) -> No
     bad.write_text(text)
     with pytest.raises(ConfigError, match=match):
         load_cycle(bad)
+
+
+def _reference_band(cycle, dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """The tolerance band by brute force: the cycle's continuous speed sampled finely
+    within 1 s of each grid time, 2 km/h beyond its extremes."""
+    grid = np.arange(int(round(cycle.duration / dt)) + 1) * dt
+    lo, hi = [], []
+    for t in grid:
+        window = np.linspace(max(t - 1.0, 0.0), min(t + 1.0, cycle.duration), 401)
+        v = np.interp(window, cycle.time, cycle.speed)
+        lo.append(v.min() - 2 * KMH)
+        hi.append(v.max() + 2 * KMH)
+    return np.array(lo), np.array(hi)
+
+
+def test_the_speed_trace_tolerance_is_the_regulations_band() -> None:
+    c = load_cycle("nedc")
+    lo, hi = c.tolerance_band(0.1)
+    ref_lo, ref_hi = _reference_band(c, 0.1)
+    np.testing.assert_allclose(lo, ref_lo, atol=1e-9)
+    np.testing.assert_allclose(hi, ref_hi, atol=1e-9)
+
+
+def test_trace_violations_and_phases_count_what_the_infos_show(tmp_path) -> None:
+    """A driver that lags the cycle (a 1.5 s robot delay): the summary's violation seconds
+    and per-phase speed-error RMS are what the step infos give, recomputed here from the
+    infos' speeds against the brute-force band, phase by phase."""
+    path = tmp_path / "two.yaml"
+    path.write_text("unit: km/h\nphases: [[go, 0, 20], [stop, 20, 40]]\n"
+                    "points: [[0, 0], [8, 50], [20, 50], [28, 0], [30, 0], [34, 30], "
+                    "[40, 0]]\n")
+    env = gym.make("VDSim-Dyno-v0", cycle=str(path), driver={"delay_s": 1.5})
+    cycle = load_cycle(path)
+    dt = env.unwrapped.control_period
+    lo, hi = _reference_band(cycle, dt)
+    env.reset(seed=0)
+    infos = []
+    while True:
+        _, _, term, trunc, info = env.step(np.array([0.0]))  # 20 m/s asked, at once
+        infos.append(info)
+        if term or trunc:
+            break
+    s = info["episode_summary"]
+    k = np.array([round(i["t"] / dt) for i in infos])
+    speed = np.array([i["speed"] for i in infos])
+    out = (speed < lo[k] - 1e-12) | (speed > hi[k] + 1e-12)
+    np.testing.assert_array_equal(out, [i["out_of_band"] for i in infos])
+    assert s["trace_violations_s"] == pytest.approx(out.sum() * dt) and out.sum() > 10
+    phase = np.array([i["phase"] for i in infos])
+    np.testing.assert_array_equal(phase, (k * dt >= 20 - 1e-9).astype(int))
+    err = np.array([i["speed_error"] for i in infos])
+    for p, name in enumerate(("go", "stop")):
+        rms = float(np.sqrt(np.mean(err[phase == p] ** 2)))
+        assert s[f"phase_rms_speed_error_{p}"] == pytest.approx(rms, rel=1e-12)
+        assert env.unwrapped.phase_summary(s)[name]["trace_violations_s"] == pytest.approx(
+            out[phase == p].sum() * dt)
+    assert np.isnan(s["phase_rms_speed_error_2"]) and s["cycle_index"] == 0
+
+
+def test_a_cycle_with_more_phases_than_the_dyno_reports_is_refused(tmp_path) -> None:
+    path = tmp_path / "many.yaml"
+    path.write_text("points: [[0, 0], [5, 1]]\nphases: [[a, 0, 1], [b, 1, 2], [c, 2, 3], "
+                    "[d, 3, 4], [e, 4, 5]]\n")
+    with pytest.raises(ConfigError, match="5 phases; the dyno reports at most 4"):
+        gym.make("VDSim-Dyno-v0", cycle=str(path))

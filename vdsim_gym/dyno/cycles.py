@@ -24,6 +24,10 @@ MAX_SPEED = 100.0  # [m/s]
 
 
 KMH = 1.0 / 3.6  # [m/s] per km/h
+# The speed-trace tolerance of UN GTR No. 15 (Annex 6): 2 km/h above the highest and below
+# the lowest speed of the cycle within 1 s of each time.
+TRACE_TOLERANCE_KMH = 2.0
+TRACE_TOLERANCE_S = 1.0
 UNITS = {"m/s": 1.0, "km/h": KMH}
 
 
@@ -36,6 +40,29 @@ class DriveCycle:
     # (WLTC low, medium, high, extra_high; NEDC urban, extra_urban); () for none
     phases: tuple[tuple[str, float, float], ...] = ()
     source: str = ""  # where the speeds come from (a regulation, a measurement)
+
+    def tolerance_band(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """The speed-trace tolerance at 0, dt, 2 dt, ... (``resample``'s grid): lower and
+        upper [m/s], TRACE_TOLERANCE_KMH below the lowest and above the highest speed of
+        the cycle within TRACE_TOLERANCE_S of each time (GTR No. 15's band), taken over the
+        grid (exact when the cycle's points are on it: the standard cycles' whole seconds
+        with a control period that divides 1 s)."""
+        v = self.resample(dt)
+        w = max(1, floor_ticks(TRACE_TOLERANCE_S, dt))  # grid points either side
+        padded = np.pad(v, w, mode="edge")  # the window clipped to the cycle
+        windows = np.lib.stride_tricks.sliding_window_view(padded, 2 * w + 1)
+        tol = TRACE_TOLERANCE_KMH * KMH
+        return windows.min(axis=1) - tol, windows.max(axis=1) + tol
+
+    def phase_indices(self, dt: float) -> np.ndarray:
+        """The phase (its index in ``phases``; -1 without phases) at 0, dt, 2 dt, ...: the
+        one whose [start, end) holds the time, the last one its end too."""
+        grid = np.arange(floor_ticks(self.duration, dt) + 1) * dt
+        if not self.phases:
+            return np.full(grid.size, -1, dtype=np.int64)
+        starts = np.array([p[1] for p in self.phases])
+        return np.clip(np.searchsorted(starts, grid + 1e-9, "right") - 1, 0,
+                       len(self.phases) - 1).astype(np.int64)
 
     def distance(self, start: float = 0.0, end: float | None = None) -> float:
         """The distance [m] driven at the cycle's speed from ``start`` to ``end`` [s] (the

@@ -22,6 +22,8 @@ from vdsim_gym.envs.core_env import (
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.timing import ceil_ticks
 
+MAX_PHASES = int(_core.DYNO_MAX_PHASES)  # a cycle's phases with their own summary
+
 # The task's facts come from its C++ spec (drive_cycle_task.hpp), never copied here.
 _SPEC = _core.DynoEnvCore.default_spec()
 _PARAMS = _core.DriveCycleParams()  # the task's default parameters
@@ -65,7 +67,11 @@ class DynoEnv(CoreEnv):
     ## Episode End
     Truncated at the cycle's end (outcome "cycle_end"); terminated on a non-finite state.
     ``episode_summary``: rms_speed_error [m/s], max_abs_speed_error [m/s], energy_wh
-    (positive tractive energy at the wheels), distance_m.
+    (positive tractive energy at the wheels), distance_m, trace_violations_s (the seconds
+    outside the speed-trace tolerance: 2 km/h and 1 s), cycle_index, and per phase k of
+    the cycle (``cycle.phases[k]``; NaN for none) phase_rms_speed_error_k and
+    phase_trace_violations_s_k; ``phase_summary(summary)`` names them. Info per step
+    adds ``phase`` (-1: the cycle has none) and ``out_of_band``.
 
     ## Arguments
     ``cycle``, ``driver``, ``pedal_actuator`` ({"time_constant": s, "rate_limit":
@@ -82,10 +88,13 @@ class DynoEnv(CoreEnv):
     PHYSICS = DynoPhysics
     INFO_KEYS = (("speed", float), ("cycle_speed", float), ("speed_error", float),
                  ("pedal", float), ("throttle", float), ("brake", float),
-                 ("torque_front", float), ("torque_rear", float), ("t", float))
+                 ("torque_front", float), ("torque_rear", float), ("t", float),
+                 ("phase", int), ("out_of_band", bool))
     METRIC_LABELS = {"rms_speed_error": "speed error RMS [m/s]",
                      "max_abs_speed_error": "max |speed error| [m/s]",
-                     "energy_wh": "tractive energy [Wh]", "distance_m": "distance [m]"}
+                     "energy_wh": "tractive energy [Wh]", "distance_m": "distance [m]",
+                     "trace_violations_s": "outside the speed-trace tolerance [s]"}
+    SUMMARY_INT_KEYS = ("steps", "cycle_index")
     TASK_FLAGS = task_flags(_SPEC)  # non_finite
     TIME_LIMIT_OUTCOME = TRUNCATED_OUTCOME = "cycle_end"
     DEFAULT_TIME_LIMIT = None
@@ -100,7 +109,13 @@ class DynoEnv(CoreEnv):
         self.cycles = [load_cycle(c) for c in cycles]
         super().__init__(**kwargs)
         self._speeds = [c.resample(self.control_period) for c in self.cycles]
-        self._cycle_data = [_core.CycleSpeeds(v) for v in self._speeds]
+        for c in self.cycles:
+            if len(c.phases) > MAX_PHASES:
+                raise ConfigError(f"cycle {c.name!r} has {len(c.phases)} phases; the dyno "
+                                  f"reports at most {MAX_PHASES}")
+        self._cycle_data = [_core.CycleSpeeds(v, *c.tolerance_band(self.control_period),
+                                              c.phase_indices(self.control_period))
+                            for c, v in zip(self.cycles, self._speeds, strict=True)]
         self._set_cycles()
         self._episode_drawn = False  # a cycle drawn (a reset) since the core was built
 
@@ -118,6 +133,20 @@ class DynoEnv(CoreEnv):
     def cycle_index(self) -> int:
         """The index in ``cycles`` of this episode's cycle (0 before the first reset)."""
         return int(self._core.cycle_index)
+
+    def phase_summary(self, summary: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+        """An episode summary's per-phase fields by phase name (the summary's cycle's
+        ``phases``, a repeated name numbered from its second: ``low_2``):
+        ``{"low": {"rms_speed_error": ..., "trace_violations_s": ...}, ...}``."""
+        cycle = self.cycles[int(summary["cycle_index"])]
+        out: dict[str, dict[str, float]] = {}
+        for k, (name, _, _) in enumerate(cycle.phases):
+            key, n = name, 2
+            while key in out:
+                key, n = f"{name}_{n}", n + 1
+            out[key] = {"rms_speed_error": summary[f"phase_rms_speed_error_{k}"],
+                        "trace_violations_s": summary[f"phase_trace_violations_s_{k}"]}
+        return out
 
     @property
     def cycle(self) -> DriveCycle | None:
