@@ -32,7 +32,9 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#if defined(__linux__)
 #include <linux/futex.h>
+#endif
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
@@ -185,7 +187,7 @@ class ShmLink final : public SilLink {
     std::memcpy(out_ + 12, &pid, 4);
     std::memcpy(out_ + kSlotHead, data, n);
     s.store(v + 2, std::memory_order_seq_cst);
-    if (waiters(out_).load(std::memory_order_seq_cst) != 0) futex(&s, FUTEX_WAKE, INT_MAX, nullptr);
+    if (waiters(out_).load(std::memory_order_seq_cst) != 0) wake(&s);
   }
 
   // The next message in the incoming slot (a new, stable seq): its length (bytes in
@@ -231,7 +233,7 @@ class ShmLink final : public SilLink {
       const double nap = left < 0.05 ? left : 0.05;
       timespec ts{static_cast<time_t>(nap), static_cast<long>((nap - static_cast<time_t>(nap)) * 1e9)};
       waiters(in_).store(1, std::memory_order_seq_cst);
-      if (s.load(std::memory_order_seq_cst) == v1) futex(&s, FUTEX_WAIT, v1, &ts);
+      if (s.load(std::memory_order_seq_cst) == v1) wait(&s, v1, ts);
       waiters(in_).store(0, std::memory_order_relaxed);
       if (stop && stop()) return -2;
     }
@@ -251,8 +253,23 @@ class ShmLink final : public SilLink {
     std::this_thread::yield();
 #endif
   }
-  static long futex(std::atomic<uint32_t>* addr, int op, uint32_t val, const timespec* ts) {
-    return syscall(SYS_futex, reinterpret_cast<uint32_t*>(addr), op, val, ts, nullptr, 0);
+  // A sleep until the word changes from val (or ts passes), and its wake-up: a futex on
+  // Linux (shared between processes); elsewhere a short nap, the reader polling after it.
+  static void wait(std::atomic<uint32_t>* addr, uint32_t val, const timespec& ts) {
+#if defined(__linux__)
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(addr), FUTEX_WAIT, val, &ts, nullptr, 0);
+#else
+    (void)addr, (void)val, (void)ts;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+#endif
+  }
+  static void wake(std::atomic<uint32_t>* addr) {
+#if defined(__linux__)
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(addr), FUTEX_WAKE, INT_MAX, nullptr, nullptr,
+            0);
+#else
+    (void)addr;
+#endif
   }
   void check_open() const {
     if (base_ == nullptr) throw std::runtime_error("the shared-memory link is closed");
@@ -284,7 +301,15 @@ class UdpLink final : public SilLink {
     if (port < 0 || port > 65535 || inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1)
       throw std::invalid_argument("'" + host + ":" + std::to_string(port) +
                                   "' is not an IPv4 address and port");
+#if defined(SOCK_NONBLOCK) && defined(SOCK_CLOEXEC)
     fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+#else
+    fd_ = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd_ >= 0 && (fcntl(fd_, F_SETFL, O_NONBLOCK) != 0 || fcntl(fd_, F_SETFD, FD_CLOEXEC) != 0)) {
+      close(fd_);
+      fd_ = -1;
+    }
+#endif
     if (fd_ < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
     if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
       const int err = errno;
