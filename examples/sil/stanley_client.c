@@ -17,8 +17,6 @@
 
 #include "vdsim_sil.h"
 
-#define MAX_VALUES 1024
-
 typedef struct {
   int index;
   double scale;
@@ -56,7 +54,8 @@ static double physical(const double* obs, column c) {
 
 static double integral = 0.0; /* the PI's, in m (one episode per run) */
 
-static void control(const double* obs, double* action) {
+static void control(void* ctx, const double* obs, int n, double* action) {
+  (void)ctx, (void)n;
   const double e_y = physical(obs, c_ey), e_psi = physical(obs, c_epsi), vx = physical(obs, c_vx);
   const double kappa = physical(obs, c_kappa), r = physical(obs, c_r);
   const double e_front = e_y + cg_to_front * sin(e_psi);
@@ -85,41 +84,5 @@ int main(int argc, char** argv) {
     }
   sil_link link;
   if (sil_open(&link, argv[1]) != 0) return 1;
-
-  const uint16_t version = 1, n_act = 2;
-  unsigned char hello[6];
-  memcpy(hello, "VDSH", 4);
-  memcpy(hello + 4, &version, 2);
-  sil_send(&link, hello, sizeof hello);
-
-  static unsigned char in[28 + 8 * MAX_VALUES];
-  unsigned char out[12 + 16];
-  memcpy(out, "VDSC", 4);
-  memcpy(out + 4, &version, 2);
-  memcpy(out + 6, &n_act, 2);
-  double obs[MAX_VALUES], action[2];
-  long answered = 0;
-  for (;;) {
-    long got = sil_recv(&link, in, sizeof in, 10.0); /* a server silent for 10 s is gone */
-    if (got < 0) {
-      fprintf(stderr, "no message from the server within 10 s\n");
-      return 1;
-    }
-    if (got >= 8 && memcmp(in, "VDSE", 4) == 0) {
-      uint16_t reason;
-      memcpy(&reason, in + 6, 2);
-      printf("%ld %u\n", answered, reason);
-      return 0;
-    }
-    uint16_t n;
-    memcpy(&n, in + 6, 2);
-    if (got < 28 || memcmp(in, "VDSO", 4) != 0 || n > MAX_VALUES || got != 28 + 8 * (long)n)
-      continue; /* not an observation */
-    memcpy(obs, in + 28, 8 * (size_t)n);
-    control(obs, action);
-    memcpy(out + 8, in + 8, 4); /* seq: the observation answered */
-    memcpy(out + 12, action, 16);
-    sil_send(&link, out, sizeof out);
-    ++answered;
-  }
+  return sil_serve(&link, 2, control, NULL);
 }

@@ -6,6 +6,10 @@
  *   sil_send(&link, bytes, n);
  *   long got = sil_recv(&link, buf, sizeof buf, 10.0);    // -1: nothing within 10 s
  *
+ * or, for a controller, the whole exchange: sil_serve(&link, n_actions, control, ctx) says
+ * hello, answers every observation with control(ctx, obs, n, action) until the end
+ * message, and prints the observations answered and the end's reason code.
+ *
  * Both poll for SIL_SPIN_S seconds before they sleep (yielding the CPU between polls, so
  * a server on the same core runs at once): a real-time loop answers within microseconds
  * instead of paying a wake-up. Linux, GCC or Clang (their __atomic
@@ -179,6 +183,54 @@ static long sil_recv(sil_link* link, unsigned char* buf, size_t cap, double time
     __atomic_store_n(waiters, 1u, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(seq, __ATOMIC_SEQ_CST) == v1) sil_futex(seq, FUTEX_WAIT, v1, &ts);
     __atomic_store_n(waiters, 0u, __ATOMIC_RELAXED);
+  }
+}
+
+#define SIL_MAX_VALUES 1024
+
+/* A control law: the observation's n values in, the action's values out. */
+typedef void (*sil_control)(void* ctx, const double* obs, int n, double* action);
+
+/* The wire format (docs/SIL.md) written out with memcpy (little-endian host, no struct
+ * padding): the hello, then each observation ("VDSO", version, n, seq, sample tick,
+ * t_sample, n f64) answered with a command ("VDSC", version, n_act, the same seq, n_act
+ * f64) until the end message ("VDSE", version, reason). Prints "answered reason";
+ * returns 0, or 1 when the server is silent for 10 s. */
+static int sil_serve(sil_link* link, int n_act, sil_control control, void* ctx) {
+  static unsigned char in[28 + 8 * SIL_MAX_VALUES], out[12 + 8 * SIL_MAX_VALUES];
+  static double obs[SIL_MAX_VALUES], action[SIL_MAX_VALUES];
+  const uint16_t version = 1, n_out = (uint16_t)n_act;
+  unsigned char hello[6];
+  memcpy(hello, "VDSH", 4);
+  memcpy(hello + 4, &version, 2);
+  sil_send(link, hello, sizeof hello);
+  memcpy(out, "VDSC", 4);
+  memcpy(out + 4, &version, 2);
+  memcpy(out + 6, &n_out, 2);
+  long answered = 0;
+  for (;;) {
+    long got = sil_recv(link, in, sizeof in, 10.0); /* a server silent for 10 s is gone */
+    if (got < 0) {
+      fprintf(stderr, "no message from the server within 10 s\n");
+      return 1;
+    }
+    if (got >= 8 && memcmp(in, "VDSE", 4) == 0) {
+      uint16_t reason;
+      memcpy(&reason, in + 6, 2);
+      printf("%ld %u\n", answered, reason);
+      return 0;
+    }
+    uint16_t n;
+    memcpy(&n, in + 6, 2);
+    if (got < 28 || memcmp(in, "VDSO", 4) != 0 || n > SIL_MAX_VALUES ||
+        got != 28 + 8 * (long)n)
+      continue; /* not an observation */
+    memcpy(obs, in + 28, 8 * (size_t)n);
+    control(ctx, obs, n, action);
+    memcpy(out + 8, in + 8, 4); /* seq: the observation answered */
+    memcpy(out + 12, action, 8 * (size_t)n_act);
+    sil_send(link, out, 12 + 8 * (size_t)n_act);
+    ++answered;
   }
 }
 
