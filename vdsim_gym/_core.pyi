@@ -2354,6 +2354,7 @@ class CycleAction:
         ...
 class DriveCycleParams:
     action: CycleAction
+    observe_driver_delay: bool
     def __init__(self) -> None:
         ...
     @property

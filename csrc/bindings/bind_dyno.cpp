@@ -132,7 +132,8 @@ void bind_dyno(py::module_& m) {
       .def_readwrite("ref_decel_max", &DriveCycleParams::ref_decel_max)
       .def_readwrite("w_tracking", &DriveCycleParams::w_tracking)
       .def_readwrite("w_pedal_jerk", &DriveCycleParams::w_pedal_jerk)
-      .def_readwrite("w_energy", &DriveCycleParams::w_energy);
+      .def_readwrite("w_energy", &DriveCycleParams::w_energy)
+      .def_readwrite("observe_driver_delay", &DriveCycleParams::observe_driver_delay);
   m.attr("CYCLE_PREVIEW_S") = py::cast(std::vector<double>(kCyclePreviewS.begin(),
                                                           kCyclePreviewS.end()));
 

@@ -32,6 +32,9 @@ struct DriveCycleParams {
   double w_tracking = 1.0;      // -w ((v - v_cycle) / 2 m/s)^2
   double w_pedal_jerk = 0.1;    // -w (pedal change over the step)^2
   double w_energy = 0.05;       // -w (positive tractive work over the step [kJ])
+  // Observe the robot driver's transport delay [s] (a column "driver_delay" after
+  // prev_action): what the rig's owner knows of it, so one policy can serve a range.
+  bool observe_driver_delay = false;
 };
 
 class DriveCycleTask {
@@ -42,7 +45,8 @@ class DriveCycleTask {
   static constexpr int kActionSize = 1;
   static constexpr int kNonFinite = 4;  // flag bit
 
-  static constexpr int kObsSize = 10;
+  static constexpr int kBaseObs = 10;  // without the driver's delay
+  static constexpr int kMaxObs = kBaseObs + 1;
   static constexpr int kMaxPhases = 4;  // a cycle's phases with their own summary
 
   DriveCycleTask(const Params& params, const DynoSession& plant) : params_(params) {
@@ -55,6 +59,7 @@ class DriveCycleTask {
     EnvSpec e;
     e.obs_names = {"cycle_0s", "cycle_0.5s", "cycle_1s", "cycle_2s", "cycle_3s",
                    "cycle_5s", "speed", "accel", "pedal", "prev_action"};
+    if (params.observe_driver_delay) e.obs_names.emplace_back("driver_delay");
     // One name for both driver modes, so envs of either mode share a vector batch.
     e.action_names = {params.action == CycleAction::Pedal ? "pedal" : "reference"};
     e.term_names = {"tracking", "pedal_jerk", "energy"};
@@ -72,11 +77,12 @@ class DriveCycleTask {
     return e;
   }
   // The cycle previews and the speed / 30 m/s, the filtered acceleration / 3 m/s^2, the
-  // pedal and the previous action as they are.
+  // pedal, the previous action and the driver's delay [s] as they are.
   void obs_scale(const DynoSession&, double* out) const {
-    const double s[kObsSize] = {30.0, 30.0, 30.0, 30.0, 30.0, 30.0, 30.0, 3.0, 1.0, 1.0};
-    std::copy(s, s + kObsSize, out);
+    const double s[kMaxObs] = {30.0, 30.0, 30.0, 30.0, 30.0, 30.0, 30.0, 3.0, 1.0, 1.0, 1.0};
+    std::copy(s, s + n_obs(), out);
   }
+  int n_obs() const { return params_.observe_driver_delay ? kMaxObs : kBaseObs; }
   int64_t ticks_per_period() const { return params_.ticks_per_period; }
   const Params& params() const { return params_; }
 
@@ -152,18 +158,20 @@ class DriveCycleTask {
     const int64_t k = plant.tick() / params_.ticks_per_period;
     const double v = plant.speed();
     const double a_f = plant.filtered_accel();
+    const int n = n_obs();
     if (!std::isfinite(v) || !std::isfinite(a_f)) {
-      std::fill(obs, obs + kObsSize, 0.0f);
+      std::fill(obs, obs + n, 0.0f);
       return;
     }
-    double raw[kObsSize], scale[kObsSize];
+    double raw[kMaxObs], scale[kMaxObs];
     for (size_t i = 0; i < offsets_.size(); ++i) raw[i] = at(k + offsets_[i]);
     raw[6] = v;
     raw[7] = a_f;
     raw[8] = plant.pedal();
     raw[9] = action[0];
+    raw[10] = static_cast<double>(plant.config().delay_steps) * plant.config().substep_dt;
     obs_scale(plant, scale);
-    for (int j = 0; j < kObsSize; ++j)
+    for (int j = 0; j < n; ++j)
       obs[j] = static_cast<float>(std::clamp(raw[j] / scale[j], -kObsClip, kObsClip));
   }
 

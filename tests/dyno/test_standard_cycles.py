@@ -170,3 +170,59 @@ def test_a_cycle_with_more_phases_than_the_dyno_reports_is_refused(tmp_path) -> 
                     "[d, 3, 4], [e, 4, 5]]\n")
     with pytest.raises(ConfigError, match="5 phases; the dyno reports at most 4"):
         gym.make("VDSim-Dyno-v0", cycle=str(path))
+
+
+def test_a_sweep_reports_each_cycles_phases_by_name(tmp_path) -> None:
+    """``vdsim-gym sweep`` on the dyno: sweep_phases.csv and the printed table give each
+    cell's cycles phase by phase, named (a repeated name numbered), with the mean over the
+    episodes on that cycle of what each episode's own ``phase_summary`` gives; a cycle
+    without phases adds no row; the phase fields' labels name their phase."""
+    import csv
+
+    from vdsim_gym.cli.sweep import main
+    from vdsim_gym.controllers import cycle_follower
+    from vdsim_gym.eval.sweeps.report import metric_label
+
+    two = tmp_path / "two.yaml"
+    two.write_text("unit: km/h\nphases: [[go, 0, 10], [stop, 10, 16], [go, 16, 24]]\n"
+                   "points: [[0, 0], [6, 40], [10, 40], [14, 0], [16, 0], [20, 30], "
+                   "[24, 0]]\n")
+    scen = [{"cycle": [str(two), "urban_stop_and_go"], "driver": {"delay_s": 0.4}},
+            {"cycle": str(two), "driver": {"delay_s": 1.0}}]
+    lines: list[str] = []
+    res = main(["cycle_follower"], "VDSim-Dyno-v0", "0ms", seeds=4, num_envs=4,
+               scenarios=scen, out=tmp_path / "out", make_plot=False, progress=False,
+               echo=lines.append)["cycle_follower"]
+    with open(tmp_path / "out" / "sweep_phases.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    # the first cell's episodes on `two` (cycle 0), then the second cell's
+    on_two = [r for r in res.table if r.cell == 0 and r.metrics["cycle_index"] == 0]
+    assert 0 < len(on_two) < 4  # both cycles drawn among the four seeds
+    assert [(r["cell"], r["cycle"], r["name"], int(r["n"])) for r in rows] == [
+        ("0", "two", "go", len(on_two)), ("0", "two", "stop", len(on_two)),
+        ("0", "two", "go_2", len(on_two)), ("1", "two", "go", 4), ("1", "two", "stop", 4),
+        ("1", "two", "go_2", 4)]
+    for cell, d in ((0, 0.4), (1, 1.0)):  # each episode again, by hand
+        env = gym.make("VDSim-Dyno-v0", cycle=str(two), driver={"delay_s": d})
+        ctrl = cycle_follower(env)
+        obs, _ = env.reset(seed=0)
+        while True:
+            obs, _, term, trunc, info = env.step(ctrl.predict(obs)[0])
+            if term or trunc:
+                break
+        mine = env.unwrapped.phase_summary(info["episode_summary"])
+        got = {r["name"]: r for r in rows if r["cell"] == str(cell)}
+        assert set(mine) == set(got)
+        for name, m in mine.items():  # the cycle-follower is deterministic: every seed alike
+            assert float(got[name]["rms_speed_error_mean"]) == pytest.approx(
+                m["rms_speed_error"], rel=1e-9)
+            assert float(got[name]["trace_violations_s_mean"]) == pytest.approx(
+                m["trace_violations_s"], abs=1e-9)
+    assert any(float(r["trace_violations_s_mean"]) > 0 for r in rows)  # not all zeros
+    text = "\n".join(lines)
+    assert "Per phase:" in text and "go_2" in text
+    assert metric_label("VDSim-Dyno-v0", "phase_rms_speed_error_2", {"cycle": str(two)}) \
+        == "speed error RMS [m/s], phase 2 (go_2)"
+    assert metric_label("VDSim-Dyno-v0", "phase_trace_violations_s_0",
+                        {"cycle": [str(two), "nedc"]}) \
+        == "outside the speed-trace tolerance [s], phase 0"  # go / urban: no one name

@@ -365,6 +365,55 @@ def test_dyno_driver_delay_errors():
         env.unwrapped._core.set_driver_delay_steps(-1)
 
 
+def test_dyno_observe_driver_delay_is_the_episodes_delay_and_nothing_else_changes():
+    """``observe_driver_delay=True`` appends ``driver_delay`` [s]: each episode's drawn
+    delay (episode_params) at reset and every step, in the single and the vector env; the
+    other columns, rewards and infos are bit for bit the env without it."""
+    kw = {"cycle": "urban_stop_and_go", "time_limit": 20.0,
+          "randomize": {"driver_delay": [0.275, 0.525]}}
+    env = gym.make("VDSim-Dyno-v0", observe_driver_delay=True, **kw)
+    plain = gym.make("VDSim-Dyno-v0", **kw)
+    assert env.unwrapped.obs_names == (*plain.unwrapped.obs_names, "driver_delay")
+    assert env.observation_space.shape == (11,)
+    assert env.unwrapped.obs_scale[-1] == 1.0
+    seen = set()
+    for seed in range(5):
+        o1, i1 = _rollout(env, seed, 150)
+        o2, i2 = _rollout(plain, seed, 150)
+        d = env.unwrapped.episode_params.driver_delay
+        seen.add(round(d, 6))
+        np.testing.assert_array_equal(o1[:, :-1], o2)
+        np.testing.assert_array_equal(o1[:, -1], np.float32(d))
+        assert canon(i1) == canon(i2)
+    assert len(seen) >= 3  # the column does follow the draws
+    fixed = gym.make("VDSim-Dyno-v0", observe_driver_delay=True,
+                     driver={"mode": "speed", "delay_s": 0.35})
+    obs, _ = fixed.reset(seed=0)
+    assert obs[-1] == np.float32(0.35)
+    vec, ref = make_pair("VDSim-Dyno-v0", 3, "next_step", threads=2, time_limit=8.0,
+                         observe_driver_delay=True, randomize={"driver_delay": [0.3, 0.5]})
+    assert run_pair(vec, ref, seed=5, steps=200) >= 3
+    obs, infos = vec.reset(seed=6)
+    np.testing.assert_array_equal(obs[:, -1], infos["randomization"]["driver_delay"]
+                                  .astype(np.float32))
+    vec.close()
+    ref.close()
+
+
+def test_dyno_observe_driver_delay_errors():
+    with pytest.raises(ValueError, match=r"has none \(driver=None.*pass driver='speed'"):
+        gym.make("VDSim-Dyno-v0", driver=None, observe_driver_delay=True)
+    with pytest.raises(ValueError, match="observe_driver_delay must be True or False"):
+        gym.make("VDSim-Dyno-v0", observe_driver_delay="yes")
+    env = gym.make("VDSim-Dyno-v0", observe_driver_delay=True)
+    with pytest.raises(ValueError, match="observe_driver_delay=True observes"):
+        env.unwrapped.set_driver(None)
+    assert env.unwrapped.physics.driver is not None  # refused before any change
+    env.reset(seed=0)
+    obs, *_ = env.step(np.zeros(1, np.float32))
+    assert obs.shape == (11,)
+
+
 # ------------------------------------------------------- the draws in C++ against Python
 
 def _python_randomize_episode(env: Any) -> None:

@@ -123,7 +123,9 @@ def main(groups: Sequence[Sequence[str]], env_id: str | None, delays: str, *,
                          "failed_runs": int(not all(episode_succeeded(r) for r in eps)),
                          "per_run": ""})
     write_csv(out / "seeds_report.csv", rows)
-    label = metric_label(env_id, metric or "rms_e_y", env_kwargs)
+    # one scenario: labelled on its env (a dyno phase's field names that cycle's phase)
+    one = scenarios[0] if scenarios and len(scenarios) == 1 else {}
+    label = metric_label(env_id, metric or "rms_e_y", {**env_kwargs, **one})
     echo(table(rows, env_id, seeds, label))
     written = [out / "seeds_report.csv"]
     if make_plot:

@@ -19,7 +19,7 @@ from vdsim_gym.envs.core_env import CoreEnv
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.sweeps import _check_env_id, _check_seeds, sweep
 from vdsim_gym.eval.sweeps.lock import output_lock
-from vdsim_gym.eval.sweeps.report import plot, summary_table
+from vdsim_gym.eval.sweeps.report import phase_table, plot, summary_table
 from vdsim_gym.eval.sweeps.results import SweepResult, sweep_metrics, write_csv
 from vdsim_gym.policies import _check_algo, load_controller  # re-exported
 from vdsim_gym.sim.latency import (
@@ -250,6 +250,12 @@ def _sweep_all(loaded: list[tuple[str, Any]], env_id: str, latencies: Any, out: 
     echo(f"Sweep: {title}")
     echo(summary_table(results))
     written = [out / "sweep.csv", out / "sweep_summary.csv"]
+    phases = [{"controller": n, **p} for n, res in results.items() for p in res.phase_summary()]
+    if phases:  # the dyno's cycles, phase by phase (low, medium, ...)
+        write_csv(out / "sweep_phases.csv", phases)
+        written.insert(2, out / "sweep_phases.csv")
+        echo("\nPer phase:")
+        echo(phase_table(results))
     if make_plot:
         written.append(plot(results, out / "sweep.png", metric=metric, title=title))
     wall = sum(r.meta["wall_time_s"] for r in results.values())

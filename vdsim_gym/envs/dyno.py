@@ -54,7 +54,9 @@ class DynoEnv(CoreEnv):
     float32, ``obs_names``: the cycle's speed now and 0.5, 1, 2, 3, 5 s ahead / 30 m/s;
     speed / 30 m/s; filtered acceleration (first-order, the driver's accel_filter_s) /
     3 m/s^2; the pedal reaching the car (after delay and actuator, [-1, 1]); the previous
-    action.
+    action; with ``observe_driver_delay=True`` then the robot driver's transport delay [s]
+    (``driver_delay``: this episode's, drawn by ``randomize['driver_delay']`` or the
+    driver's ``delay_s``), what the rig's owner knows, so one policy serves a range.
 
     ## Rewards
     Named terms (``info["reward_terms"]``): tracking -w ((v - v_cycle) / 2 m/s)^2, pedal_jerk
@@ -76,8 +78,8 @@ class DynoEnv(CoreEnv):
     ## Arguments
     ``cycle``, ``driver``, ``pedal_actuator`` ({"time_constant": s, "rate_limit":
     pedal/s}), ``vehicle``, ``substep_dt``, ``control_period``, ``ref_speed_max``,
-    ``ref_accel_max``, ``ref_decel_max``, ``reward_weights``, ``latency``, ``overrun``,
-    ``time_limit`` (None: the cycle's end).
+    ``ref_accel_max``, ``ref_decel_max``, ``reward_weights``, ``observe_driver_delay``,
+    ``latency``, ``overrun``, ``time_limit`` (None: the cycle's end).
 
     ## Version History
     - v0: initial version.
@@ -134,19 +136,45 @@ class DynoEnv(CoreEnv):
         """The index in ``cycles`` of this episode's cycle (0 before the first reset)."""
         return int(self._core.cycle_index)
 
+    # The summary's per-phase fields: metric -> its slot k's field name.
+    PHASE_METRICS: dict[str, str] = {"rms_speed_error": "phase_rms_speed_error_{}",
+                                     "trace_violations_s": "phase_trace_violations_s_{}"}
+
+    @property
+    def cycle_phases(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Per cycle of ``cycles``: its name and its phases' names in summary slot order,
+        a repeated name numbered from its second (class 1's ``low``, ``medium``,
+        ``low_2``)."""
+        out = []
+        for c in self.cycles:
+            names: list[str] = []
+            for name, _, _ in c.phases:
+                key, n = name, 2
+                while key in names:
+                    key, n = f"{name}_{n}", n + 1
+                names.append(key)
+            out.append((c.name, tuple(names)))
+        return tuple(out)
+
     def phase_summary(self, summary: Mapping[str, Any]) -> dict[str, dict[str, float]]:
         """An episode summary's per-phase fields by phase name (the summary's cycle's
-        ``phases``, a repeated name numbered from its second: ``low_2``):
-        ``{"low": {"rms_speed_error": ..., "trace_violations_s": ...}, ...}``."""
-        cycle = self.cycles[int(summary["cycle_index"])]
-        out: dict[str, dict[str, float]] = {}
-        for k, (name, _, _) in enumerate(cycle.phases):
-            key, n = name, 2
-            while key in out:
-                key, n = f"{name}_{n}", n + 1
-            out[key] = {"rms_speed_error": summary[f"phase_rms_speed_error_{k}"],
-                        "trace_violations_s": summary[f"phase_trace_violations_s_{k}"]}
-        return out
+        ``cycle_phases``): ``{"low": {"rms_speed_error": ..., "trace_violations_s": ...},
+        ...}``."""
+        _, names = self.cycle_phases[int(summary["cycle_index"])]
+        return {name: {m: summary[f.format(k)] for m, f in self.PHASE_METRICS.items()}
+                for k, name in enumerate(names)}
+
+    def metric_label(self, metric: str) -> str:
+        """A summary field's label with its unit (``METRIC_LABELS``); a per-phase field's
+        names its phase: "speed error RMS [m/s], phase 3 (extra_high)" (the name when
+        every cycle of the env gives slot 3 the same one)."""
+        for m, f in self.PHASE_METRICS.items():
+            for k in range(MAX_PHASES):
+                if metric == f.format(k):
+                    names = {n[k] for _, n in self.cycle_phases if k < len(n)}
+                    which = f" ({names.pop()})" if len(names) == 1 else ""
+                    return f"{self.METRIC_LABELS[m]}, phase {k}{which}"
+        return self.METRIC_LABELS.get(metric, metric)
 
     @property
     def cycle(self) -> DriveCycle | None:
@@ -159,8 +187,16 @@ class DynoEnv(CoreEnv):
     def _make_core(self, physics: DynoPhysics, *, ref_speed_max: float = _PARAMS.ref_speed_max,  # type: ignore[override]
                    ref_accel_max: float = _PARAMS.ref_accel_max,
                    ref_decel_max: float = _PARAMS.ref_decel_max,
-                   reward_weights: Mapping[str, float] | None = None) -> Any:
+                   reward_weights: Mapping[str, float] | None = None,
+                   observe_driver_delay: bool = False) -> Any:
         weights = merge_reward_weights(DEFAULT_WEIGHTS, reward_weights)
+        if not isinstance(observe_driver_delay, (bool, np.bool_)):
+            raise ConfigError("observe_driver_delay must be True or False, got "
+                              f"{observe_driver_delay!r}")
+        if observe_driver_delay and physics.driver is None:
+            raise ConfigError("observe_driver_delay=True observes the robot driver's transport "
+                              "delay, and this bench has none (driver=None: the action is the "
+                              "pedal); pass driver='speed' or {'mode': 'pedal', 'delay_s': 0.3}")
         for name, value in (("ref_speed_max", ref_speed_max), ("ref_accel_max", ref_accel_max),
                             ("ref_decel_max", ref_decel_max)):
             if not is_real(value) \
@@ -171,6 +207,7 @@ class DynoEnv(CoreEnv):
         p.action = getattr(_core.CycleAction, physics.longitudinal)
         p.ref_speed_max, p.ref_accel_max = float(ref_speed_max), float(ref_accel_max)
         p.ref_decel_max = float(ref_decel_max)
+        p.observe_driver_delay = bool(observe_driver_delay)
         for k, v in weights.items():  # DriveCycleParams.w_<term>
             setattr(p, f"w_{k}", v)
         self.reward_weights = weights
@@ -201,8 +238,9 @@ class DynoEnv(CoreEnv):
             vehicle=self.physics.vehicle, substep_dt=self.substep_dt,
             control_period=self.control_period, driver=driver,
             pedal_actuator=self.physics.actuator)
+        core = self._make_core(physics, **self._task_kwargs)  # refuses before any change
         self.physics, self.longitudinal = physics, physics.longitudinal
-        self._core = self._make_core(physics, **self._task_kwargs)
+        self._core = core
         self._bind_core()
         self._set_time_limit_ticks()
         self._set_cycles()

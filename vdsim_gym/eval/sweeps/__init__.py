@@ -142,10 +142,16 @@ def sweep(
         _import_ray()  # fail before any work
 
     shared = {**env_kwargs, "overrun": overrun}
+    scenario_phases = []  # per scenario: its cycles' phases (the dyno's), or None
+    phase_metrics: dict[str, str] | None = None
     for sc in scens:  # argument errors now, in this process, with the env's own message
         probe = gym.make(env_id, **{**shared, **sc})
         base: Any = probe.unwrapped  # a CoreEnv: its own attributes
         labels = dict(base.METRIC_LABELS)
+        phases = getattr(base, "cycle_phases", None)
+        scenario_phases.append(None if phases is None or not any(n for _, n in phases)
+                               else [[c, list(n)] for c, n in phases])
+        phase_metrics = getattr(base, "PHASE_METRICS", None)
         probe.close()
     cells = tuple(_Cell(lat, sc, scenario_key(sc), latency_label(lat), mean_delay_ms(lat))
                   for sc in scens for lat in lats)
@@ -173,6 +179,9 @@ def sweep(
         "wall_time_s": time.perf_counter() - t0, "predict": predict,
         "vdsim_gym_version": _version(), "metrics": list(metric_names(rows)),
         "metric_labels": {**BASE_LABELS, **labels},
+        # per cell, its scenario's cycles as [name, [phase names]] (SweepResult.phase_summary)
+        "cell_phases": [scenario_phases[i // len(lats)] for i in range(len(cells))],
+        "phase_metrics": dict(phase_metrics) if phase_metrics else None,
     }
     return SweepResult(rows, summarize(rows), meta)
 

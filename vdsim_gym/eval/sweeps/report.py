@@ -28,13 +28,17 @@ def _labels(res: SweepResult) -> dict[str, str]:
 
 def metric_label(env_id: str, metric: str, env_kwargs: dict[str, Any] | None = None) -> str:
     """A metric's label with its unit on ``env_id`` (the env's METRIC_LABELS, e.g.
-    "e_y RMSE [m]"; the return and the overruns: BASE_LABELS), or its name: for the axes
-    and headers of reports that hold names only."""
+    "e_y RMSE [m]"; the return and the overruns: BASE_LABELS; a dyno phase's field by
+    its env's ``metric_label``: "speed error RMS [m/s], phase 3 (extra_high)"), or its
+    name: for the axes and headers of reports that hold names only."""
     import gymnasium as gym
 
     env = gym.make(env_id, **(env_kwargs or {}))
     try:
         labels = {**BASE_LABELS, **dict(getattr(env.unwrapped, "METRIC_LABELS", {}))}
+        own = getattr(env.unwrapped, "metric_label", None)  # the dyno's names its phases
+        if metric not in labels and own is not None:
+            return str(own(metric))
     finally:
         env.close()
     return labels.get(metric, metric)
@@ -71,6 +75,31 @@ def summary_table(results: dict[str, SweepResult]) -> str:
                 controller=name, scenario=s.scenario, latency=s.latency, n=s.n,
                 n_completed=s.n_completed, head=_fmt_interval(*s.interval(head)),
                 **{m: s.interval(m)[0] for m in (*task, *METRICS)}))
+    return _table.format_table(rows, columns)
+
+
+def phase_table(results: dict[str, SweepResult]) -> str:
+    """Text table of the per-phase summaries (``SweepResult.phase_summary``) of one or
+    more named sweeps: per controller, scenario, latency, cycle and phase, n and each
+    phase metric's mean with its 95 % interval, as a lab reports a cycle by phase. Empty
+    when no sweep has phases."""
+    from types import SimpleNamespace
+
+    first = next(iter(results.values()))
+    fields_ = first.meta.get("phase_metrics") or {}
+    labels = _labels(first)
+    rows = [SimpleNamespace(controller=name, **{k: v for k, v in p.items()},
+                            **{m: _fmt_interval(p[f"{m}_mean"], p[f"{m}_lo"], p[f"{m}_hi"])
+                               for m in fields_})
+            for name, res in results.items() for p in res.phase_summary()]
+    if not rows:
+        return ""
+    columns: list[_table.Column] = [
+        ("controller", "controller", "<14", ""), ("scenario", "scenario", "<10", ""),
+        ("latency", "latency", "<12", ""), ("cycle", "cycle", "<12", ""),
+        ("phase", "name", "<10", ""), ("n", "n", ">4", "d"),
+        *((labels.get(m, m), m, "<26", "") for m in fields_),
+    ]
     return _table.format_table(rows, columns)
 
 
@@ -141,4 +170,4 @@ def plot(results: dict[str, SweepResult], path: str | Path, *, metric: str | Non
     return path
 
 
-__all__ = ["headline_metric", "metric_label", "plot", "summary_table"]
+__all__ = ["headline_metric", "metric_label", "phase_table", "plot", "summary_table"]

@@ -156,6 +156,35 @@ class SweepResult:
                           ) -> Path:
         return write_csv(path, [{**(extra or {}), **s.as_dict()} for s in self.summary])
 
+    def phase_summary(self) -> list[dict[str, Any]]:
+        """Per cell, cycle and phase (an env whose cycles have phases, the dyno's: its
+        ``cycle_phases`` and ``PHASE_METRICS``, recorded in ``meta``), in grid order: the
+        cell's scenario and latency, the cycle's name, the phase's slot and name, n, and
+        per phase metric its mean and 95 % interval over the cell's episodes on that cycle
+        (``mean_interval``, as ``summary``). Empty for an env without phases."""
+        phases, fields_ = self.meta.get("cell_phases"), self.meta.get("phase_metrics")
+        if not phases or not fields_:
+            return []
+        groups: dict[tuple[int, int], list[SweepRow]] = {}
+        for r in self.table:
+            if phases[r.cell] is not None and not math.isnan(r.metrics.get("cycle_index",
+                                                                            math.nan)):
+                groups.setdefault((r.cell, int(r.metrics["cycle_index"])), []).append(r)
+        out = []
+        for (cell, ci), rows in sorted(groups.items()):
+            cycle, names = phases[cell][ci]
+            for k, name in enumerate(names):
+                row: dict[str, Any] = {"cell": cell, "scenario": rows[0].scenario,
+                                       "latency": rows[0].latency, "cycle": cycle,
+                                       "phase": k, "name": name, "n": len(rows)}
+                for m, f in fields_.items():
+                    values = [v for v in (r.metrics.get(f.format(k), math.nan) for r in rows)
+                              if not math.isnan(v)]
+                    mean, lo, hi = mean_interval(values)
+                    row.update({f"{m}_mean": mean, f"{m}_lo": lo, f"{m}_hi": hi})
+                out.append(row)
+        return out
+
 
 def write_csv(path: str | Path, rows: list[dict[str, Any]]) -> Path:
     """Rows of flat dicts as CSV, columns in the first row's order, written atomically
