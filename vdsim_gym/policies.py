@@ -343,13 +343,31 @@ def load_policy(run: str | Path, which: str = "model", *, env: Any = None,
             obs_rms = vn.obs_rms
             _check_stats_fit(stats, obs_rms, model, zip_path)
         clip, eps = vn.clip_obs, vn.epsilon
+    # what shapes the observation the model was trained on (its env's OBSERVATION_KWARGS)
+    required = {k: env_kwargs[k] for k in _observation_kwargs(config.get("env_id"))
+                if k in env_kwargs and k != "action_history"}
+    if history:
+        required["action_history"] = history
     policy = TrainedPolicy(model, obs_rms, clip, eps, name=str(zip_path),
-                           required_env_kwargs={"action_history": history} if history
-                           else None, env_kwargs=env_kwargs)
+                           required_env_kwargs=required or None, env_kwargs=env_kwargs)
     if residual:
         out = ResidualPolicy(policy, residual["env_id"], residual["base"], residual["scale"])
         return out.bind(env) if env is not None else out
     return policy
+
+
+def _observation_kwargs(env_id: Any) -> tuple[str, ...]:
+    """The gym.make keywords that shape ``env_id``'s observation (its class's
+    ``OBSERVATION_KWARGS``; none for an id not registered)."""
+    import gymnasium as gym
+    from gymnasium.envs.registration import load_env_creator
+
+    try:
+        entry = gym.spec(str(env_id)).entry_point
+    except gym.error.Error:
+        return ()
+    cls = load_env_creator(entry) if isinstance(entry, str) else entry
+    return tuple(getattr(cls, "OBSERVATION_KWARGS", ()))
 
 
 def check_algo_in(algo: Any, where: Path) -> str:

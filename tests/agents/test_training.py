@@ -463,6 +463,29 @@ def test_randomize_and_action_history_are_trained_recorded_and_rebuilt(tmp_path)
     assert plain.required_env_kwargs == {}
 
 
+def test_a_dyno_run_that_observes_the_driver_delay_requires_it_of_its_env(tmp_path):
+    """observe_driver_delay shapes the dyno's observation (OBSERVATION_KWARGS): a run
+    trained with it records it, load_policy requires it, and the sweep builds its env
+    with it (11 columns, the last the drawn delay) and refuses the env without it."""
+    from vdsim_gym.eval.sweeps import sweep
+
+    res = train("ppo", "VDSim-Dyno-v0", timesteps=2048, seed=0, hyperparams=SMALL,
+                randomize="driver_delay=0.3:0.5",
+                env_kwargs={"observe_driver_delay": True, "time_limit": 10.0},
+                out=tmp_path, run_name="dd", eval_freq=100_000, progress_bar=False,
+                tensorboard=False)
+    assert res.model.observation_space.shape == (11,)
+    policy = load_policy(res.run_dir)
+    assert policy.required_env_kwargs == {"observe_driver_delay": True}
+    result = sweep(policy, "VDSim-Dyno-v0", latencies=[None], seeds=2, num_envs=2,
+                   progress=False, time_limit=10.0, driver={"delay_s": 0.35})
+    assert result.meta["env_kwargs"]["observe_driver_delay"] is True
+    assert len(result.table) == 2
+    with pytest.raises(ValueError, match="trained with observe_driver_delay=True"):
+        sweep(policy, "VDSim-Dyno-v0", latencies=[None], seeds=1, progress=False,
+              observe_driver_delay=False)
+
+
 def test_randomize_options_and_their_errors(tmp_path):
     from vdsim_gym.training import parse_randomize
 

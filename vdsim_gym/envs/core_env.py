@@ -182,6 +182,10 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
     # C++ from np_random; nothing drawn in Python): the vector env then resets its rows
     # in C++ (resets_in_core).
     RESETS_IN_CORE: bool = False
+    # The gym.make keywords the observation's columns depend on: a policy trained with
+    # them requires them of the env it runs on (policies.load_policy's
+    # required_env_kwargs).
+    OBSERVATION_KWARGS: tuple[str, ...] = ("action_history",)
     # A vector env's row whose generators may live in its C++ session (seeded there:
     # VectorEnvCore.seed_rows): (session, row). np_random takes them over at first use.
     _row_rng: tuple[Any, int] | None = None

@@ -100,6 +100,8 @@ class DynoEnv(CoreEnv):
     TASK_FLAGS = task_flags(_SPEC)  # non_finite
     TIME_LIMIT_OUTCOME = TRUNCATED_OUTCOME = "cycle_end"
     DEFAULT_TIME_LIMIT = None
+    # the gym.make keywords the observation depends on (a trained policy requires them)
+    OBSERVATION_KWARGS = (*CoreEnv.OBSERVATION_KWARGS, "observe_driver_delay")
     RESETS_IN_CORE = True  # the cycle's pick is the whole draw (DriveCycleTask::draw_start)
 
     def __init__(self, *,
