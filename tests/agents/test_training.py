@@ -486,6 +486,46 @@ def test_a_dyno_run_that_observes_the_driver_delay_requires_it_of_its_env(tmp_pa
               observe_driver_delay=False)
 
 
+def test_eval_scenarios_evaluate_a_fixed_grid_one_episode_each(tmp_path):
+    """--eval-scenarios: every evaluation runs one episode per scenario, on the training
+    env's kwargs without its randomization and with the scenario's on top (here each
+    cycle at its own driver delay: the evaluation's metrics are the ones a sweep of the
+    same model gives), recorded in config.yml; --eval-episodes another number and a bad
+    scenario are refused before any run folder exists."""
+    from vdsim_gym.eval.sweeps import sweep
+
+    grid = [{"cycle": "urban_stop_and_go", "driver": {"delay_s": 0.3}},
+            {"cycle": "highway", "driver": {"delay_s": 0.5}}]
+    kw = {"driver": {"mode": "speed", "delay_s": 0.4}, "observe_driver_delay": True,
+          "cycle": ["urban_stop_and_go", "highway"]}
+    res = train("ppo", "VDSim-Dyno-v0", timesteps=2048, seed=0, hyperparams=SMALL,
+                randomize="driver_delay=0.3:0.5", env_kwargs=kw, residual="cycle_follower",
+                eval_scenarios=grid, eval_freq=1024, select_by="rms_speed_error",
+                out=tmp_path, run_name="grid", progress_bar=False, tensorboard=False)
+    cfg = yaml.safe_load((res.run_dir / "config.yml").read_text())
+    assert cfg["eval_scenarios"] == grid and cfg["eval_episodes"] == 2
+    got = np.load(res.run_dir / "eval_metrics.npz")["rms_speed_error"]
+    assert got.shape == (2, 2)  # two evaluations, one episode per scenario
+    best = yaml.safe_load((res.run_dir / "best.json").read_text())
+    policy = load_policy(res.run_dir, which="best_model")
+    again = sweep(policy, "VDSim-Dyno-v0", latencies=[None], seeds=1, progress=False,
+                  scenarios=grid, cycle="highway")
+    mine = [r.metrics["rms_speed_error"] for r in again.table]
+    assert best["rms_speed_error"] == pytest.approx(np.mean(mine), rel=1e-6)
+    with pytest.raises(TrainingError, match="one episode per scenario \\(2\\); drop "
+                                            "--eval-episodes 5"):
+        train("ppo", "VDSim-Dyno-v0", timesteps=64, eval_scenarios=grid, eval_episodes=5,
+              out=tmp_path / "no", progress_bar=False)
+    with pytest.raises(TrainingError, match=r"--eval-scenarios \[1\].*colour"):
+        train("ppo", "VDSim-Dyno-v0", timesteps=64, env_kwargs={"driver": "speed"},
+              eval_scenarios=[{}, {"colour": "red"}], out=tmp_path / "no",
+              progress_bar=False)
+    with pytest.raises(TrainingError, match="non-empty list of env-kwargs mappings"):
+        train("ppo", "VDSim-Dyno-v0", timesteps=64, eval_scenarios={"cycle": "highway"},
+              out=tmp_path / "no", progress_bar=False)
+    assert not (tmp_path / "no").exists() or not any((tmp_path / "no").iterdir())
+
+
 def test_randomize_options_and_their_errors(tmp_path):
     from vdsim_gym.training import parse_randomize
 

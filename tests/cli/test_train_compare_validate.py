@@ -31,7 +31,7 @@ TRAIN_OPTIONS = {
     "--algo": "ppo", "--env": "VDSim-DLC-v0", "--latency": None, "--randomize": None,
     "--action-history": 0, "--timesteps": None, "--seed": 0, "--out": "runs", "--name": None,
     "--hyperparams": None, "--conf": None, "--env-kwargs": None, "--eval-freq": 10_000,
-    "--eval-episodes": 5, "--num-threads": 1, "--no-progress": False,
+    "--eval-episodes": None, "--eval-scenarios": None, "--num-threads": 1, "--no-progress": False,
     "--residual": None, "--residual-scale": None, "--seeds": None, "--jobs": None,
     "--select-by": "return",
 }

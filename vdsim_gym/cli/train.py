@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from vdsim_gym.cli.options import _json_object_like, _out_dir, add_trust_option
+from vdsim_gym.cli.options import _json_object_like, _json_objects, _out_dir, add_trust_option
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.policies import ALGOS
 
@@ -49,7 +49,8 @@ def _train_command(args: argparse.Namespace) -> int:
                   hyperparams=args.hyperparams, hyperparams_file=args.conf,
                   eval_freq=args.eval_freq, eval_episodes=args.eval_episodes,
                   num_threads=args.num_threads, residual=args.residual,
-                  residual_scale=scale, select_by=args.select_by)
+                  residual_scale=scale, select_by=args.select_by,
+                  eval_scenarios=args.eval_scenarios)
     if args.seeds is not None:
         from vdsim_gym.training.seeds import train_seeds
 
@@ -111,7 +112,14 @@ def _add_train(sub: Any) -> None:
     p.add_argument("--env-kwargs", type=_json_object_like('\'{"level": "L1"}\''), default=None,
                    help='JSON object of gym.make kwargs, e.g. \'{"level": "L1"}\'')
     p.add_argument("--eval-freq", type=int, default=10_000, help="env steps between evaluations")
-    p.add_argument("--eval-episodes", type=int, default=5)
+    p.add_argument("--eval-episodes", type=int, default=None,
+                   help="episodes per evaluation (default 5; with --eval-scenarios one per "
+                        "scenario)")
+    p.add_argument("--eval-scenarios", type=_json_objects, default=None, metavar="JSON",
+                   help="evaluate on a fixed grid: a JSON array of env-kwargs objects over "
+                        "--env-kwargs (without --randomize), one episode each at every "
+                        "evaluation, e.g. '[{\"cycle\": \"highway\", \"driver\": "
+                        "{\"delay_s\": 0.3}}]' (docs/TRAINING.md)")
     p.add_argument("--num-threads", type=int, default=1,
                    help="torch threads (default 1: a small network gains nothing from more)")
     p.add_argument("--residual", default=None, metavar="BASE",

@@ -13,7 +13,7 @@ import json
 import platform
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,11 +67,13 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
           action_history: int = 0, env_kwargs: Mapping[str, Any] | None = None,
           hyperparams: Mapping[str, Any] | None = None,
           hyperparams_file: str | Path | None = None, out: str | Path = "runs",
-          eval_freq: int = 10_000, eval_episodes: int = 5, checkpoint_freq: int = 50_000,
+          eval_freq: int = 10_000, eval_episodes: int | None = None,
+          checkpoint_freq: int = 50_000,
           progress_bar: bool = True, tensorboard: bool | None = None, verbose: int = 0,
           run_name: str | None = None, num_threads: int | None = 1,
           residual: str | None = None, residual_scale: Any = 0.1,
-          select_by: str = "return") -> TrainResult:
+          select_by: str = "return",
+          eval_scenarios: Sequence[Mapping[str, Any]] | None = None) -> TrainResult:
     """Train ``algo`` on ``env_id``; returns the run folder and the model.
 
     ``timesteps`` overrides the file's n_timesteps; ``hyperparams`` overrides single keys
@@ -94,7 +96,12 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     best_model.zip: "return" (EvalCallback's rule, the highest mean return) or a task
     metric of the env ("rms_e_y", "rms_speed_error", ...: the lowest mean over the
     evaluation episodes, evaluations with fewer failed episodes first); best.json says
-    which evaluation it was."""
+    which evaluation it was. ``eval_scenarios``: the evaluation runs one episode per
+    scenario (a mapping of env kwargs over the training env's, without its
+    ``randomize``: a fixed grid, e.g. each training cycle at each end of a delay range),
+    all of them at every evaluation, so the pick compares the models on the same,
+    representative episodes; ``eval_episodes`` is then their number (giving another is
+    an error)."""
     previous = raise_on_sigterm()  # first: a stop during the start-up is an interrupt
     try:
         return _train(algo, env_id, timesteps=timesteps, seed=seed, latency=latency,
@@ -104,18 +111,37 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
                       eval_episodes=eval_episodes, checkpoint_freq=checkpoint_freq,
                       progress_bar=progress_bar, tensorboard=tensorboard, verbose=verbose,
                       run_name=run_name, num_threads=num_threads, residual=residual,
-                      residual_scale=residual_scale, select_by=select_by)
+                      residual_scale=residual_scale, select_by=select_by,
+                      eval_scenarios=eval_scenarios)
     finally:
         restore_sigterm(previous)
+
+
+def _eval_scenarios(scenarios: Sequence[Mapping[str, Any]] | None,
+                    eval_episodes: int | None) -> list[dict[str, Any]]:
+    """``train``'s ``eval_scenarios`` checked: a non-empty list of mappings (or None:
+    none), with no ``eval_episodes`` other than their number."""
+    if scenarios is None:
+        return []
+    if isinstance(scenarios, Mapping) or not isinstance(scenarios, Sequence) or not scenarios \
+            or not all(isinstance(sc, Mapping) for sc in scenarios):
+        raise TrainingError(f"eval_scenarios must be a non-empty list of env-kwargs mappings, "
+                            f"e.g. [{{\"cycle\": \"highway\"}}], got {scenarios!r}")
+    out = [dict(sc) for sc in scenarios]
+    if eval_episodes is not None and eval_episodes != len(out):
+        raise TrainingError(f"--eval-scenarios runs one episode per scenario ({len(out)}); "
+                            f"drop --eval-episodes {eval_episodes}")
+    return out
 
 
 def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency: str | None,
            randomize: Any, action_history: int, env_kwargs: Mapping[str, Any] | None,
            hyperparams: Mapping[str, Any] | None, hyperparams_file: str | Path | None,
-           out: str | Path, eval_freq: int, eval_episodes: int, checkpoint_freq: int,
+           out: str | Path, eval_freq: int, eval_episodes: int | None, checkpoint_freq: int,
            progress_bar: bool, tensorboard: bool | None, verbose: int,
            run_name: str | None, num_threads: int | None, residual: str | None,
-           residual_scale: Any, select_by: str) -> TrainResult:
+           residual_scale: Any, select_by: str,
+           eval_scenarios: Sequence[Mapping[str, Any]] | None) -> TrainResult:
     import time
 
     import stable_baselines3 as sb3
@@ -174,11 +200,24 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
         kwargs_env["randomize"] = rand
     if history:
         kwargs_env["action_history"] = history
+    scenarios = _eval_scenarios(eval_scenarios, eval_episodes)
+    eval_episodes = len(scenarios) if scenarios else 5 if eval_episodes is None \
+        else eval_episodes
+    # the evaluation env: the training one, or a fixed grid of scenarios over it
+    kwargs_eval = dict(kwargs_env) if not scenarios else {
+        **{k: v for k, v in kwargs_env.items() if k != "randomize"},
+        "per_env_kwargs": scenarios}
 
     # the options' own errors first, then a missing extra (the progress bar's tqdm and
     # rich, tensorboard); bad env options (and --select-by) fail before the run folder exists
     tensorboard = _check_extras(tensorboard, progress_bar)
     metric_labels, success_outcome = _probe_env(env_id, kwargs_env)
+    for k, sc in enumerate(scenarios):  # each evaluation env too, with the env's message
+        try:
+            _probe_env(env_id, {**{a: b for a, b in kwargs_eval.items()
+                                   if a != "per_env_kwargs"}, **sc})
+        except TrainingError as exc:
+            raise TrainingError(f"--eval-scenarios [{k}] {sc}: {exc}") from None
     select_by = check_select_by(select_by, metric_labels)
     residual_cfg = None if residual is None else _residual_config(env_id, kwargs_env,
                                                                   residual, residual_scale)
@@ -197,7 +236,8 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
         base: VecEnv = make_sb3_vec_env(env_id, n_envs, seed=seed, **kwargs_env)
         envs.append(base)
         metrics = tuple(base.get_attr("METRIC_LABELS", [0])[0])
-        base_eval: VecEnv = make_sb3_vec_env(env_id, 1, seed=seed + 10_000, **kwargs_env)
+        base_eval: VecEnv = make_sb3_vec_env(env_id, len(scenarios) or 1,
+                                             seed=seed + 10_000, **kwargs_eval)
         envs.append(base_eval)
         if residual_cfg is not None:
             from vdsim_gym.residual import ResidualVecEnv
@@ -249,7 +289,9 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
             "env_kwargs": _jsonable({k: v for k, v in kwargs_env.items()
                                      if k not in ("latency", "randomize", "action_history")}),
             "hyperparams": _jsonable(algo_kwargs), "eval_freq": eval_freq,
-            "eval_episodes": eval_episodes, "select_by": select_by, "num_threads": num_threads,
+            "eval_episodes": eval_episodes,
+            **({"eval_scenarios": _jsonable(scenarios)} if scenarios else {}),
+            "select_by": select_by, "num_threads": num_threads,
             "hyperparams_file": str(hyperparams_file or f"agents/hyperparams/{algo}.yml"),
             "versions": {"vdsim_gym": VERSION, "stable_baselines3": sb3.__version__,
                          "python": platform.python_version(), "numpy": np.__version__},
