@@ -512,6 +512,12 @@ def test_eval_scenarios_evaluate_a_fixed_grid_one_episode_each(tmp_path):
                   scenarios=grid, cycle="highway")
     mine = [r.metrics["rms_speed_error"] for r in again.table]
     assert best["rms_speed_error"] == pytest.approx(np.mean(mine), rel=1e-6)
+    # the commands' controller check builds a residual run's env as its observation needs
+    from vdsim_gym.cli.sweep import _load_all
+
+    [(_, factory)] = _load_all([str(res.run_dir)], None, env_id="VDSim-Dyno-v0",
+                               env_kwargs={"cycle": "highway"})
+    assert factory.required_env_kwargs == {"observe_driver_delay": True}
     with pytest.raises(TrainingError, match="one episode per scenario \\(2\\); drop "
                                             "--eval-episodes 5"):
         train("ppo", "VDSim-Dyno-v0", timesteps=64, eval_scenarios=grid, eval_episodes=5,

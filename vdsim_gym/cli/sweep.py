@@ -110,26 +110,28 @@ def _load_all(controllers: Sequence[str], algo: str | None,
     if env_id is not None and any(callable(pol) for _, pol in loaded):
         import gymnasium as gym
 
-        env = gym.make(env_id, **(env_kwargs or {}))
-        try:
-            for k, (name, pol) in enumerate(loaded):
-                if callable(pol):  # a baseline's factory (a trained model is loaded already)
-                    try:
-                        _probe(pol, env)
-                    except ImportError as exc:
-                        raise ConfigError(f"{options[1] if k else options[0]} {name}: "
-                                          f"{exc}") from None
-                    except (ValueError, KeyError, AttributeError, TypeError) as exc:
-                        drivers = _drivers(env)
-                        if name.partition(":")[0] in drivers:  # drives it; a bad parameter
-                            raise ConfigError(f"{options[1] if k else options[0]} {name}: "
-                                              f"{_one_line(exc)}") from None
-                        raise ConfigError(
-                            f"{options[1] if k else options[0]} {name}: does not drive "
-                            f"{env_id} ({_one_line(exc)}); the baselines that drive it: "
-                            f"{', '.join(drivers) or 'none'}") from None
-        finally:
-            env.close()
+        from vdsim_gym.policies import required_env_kwargs
+
+        for k, (name, pol) in enumerate(loaded):
+            if not callable(pol):  # a trained model is loaded already
+                continue
+            option = options[1] if k else options[0]
+            # a baseline's factory, or a residual run's (on the env its observation needs)
+            env = gym.make(env_id, **required_env_kwargs(pol, env_kwargs,
+                                                         f"{option} {name}: the env kwargs"))
+            try:
+                _probe(pol, env)
+            except ImportError as exc:
+                raise ConfigError(f"{option} {name}: {exc}") from None
+            except (ValueError, KeyError, AttributeError, TypeError) as exc:
+                drivers = _drivers(env)
+                if name.partition(":")[0] in drivers:  # drives it; a bad parameter
+                    raise ConfigError(f"{option} {name}: {_one_line(exc)}") from None
+                raise ConfigError(
+                    f"{option} {name}: does not drive {env_id} ({_one_line(exc)}); the "
+                    f"baselines that drive it: {', '.join(drivers) or 'none'}") from None
+            finally:
+                env.close()
     return loaded
 
 
