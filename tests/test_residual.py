@@ -235,18 +235,24 @@ def test_the_shipped_residual_policies_load_and_hold_their_results():
     assert all(r.completed and r.metrics["cone_hits"] == 0 for r in learned.table)
     assert learned.summary[0].stats["rms_e_y_mean"] < 0.8 * plain.summary[0].stats[
         "rms_e_y_mean"]
-    # the dyno residual, trained across 0.3-0.5 s of transport delay: below the robot
-    # driver's PI on both cycles at both ends (RESULTS.md: 0.16/0.10 against 0.23/0.10 at
-    # 0.3 s, 0.22/0.11 against 1.63/0.73 at 0.5 s)
+    # the dyno residual, trained across 0.3-0.5 s of transport delay on the two hand-made
+    # cycles and WLTC classes 1-3a: at least 3 % below the robot driver's PI, with no more
+    # seconds outside the speed-trace tolerance, at both ends of the range on the
+    # hand-made cycles, and at 0.3 s (where the PI is tuned) on the held-out WLTC class 3b
+    # and NEDC (RESULTS.md, "Dyno on the regulatory cycles": 0.091 / 0.075 against
+    # 0.101 / 0.087; at 0.5 s it is 15 times below there)
     _, dyno = load_controller(str(shipped_model("dyno_res")))
-    cycles = [{"cycle": "urban_stop_and_go"}, {"cycle": "highway"}]
-    for delay in (0.3, 0.5):
+    hand = [{"cycle": "urban_stop_and_go"}, {"cycle": "highway"}]
+    for delay, cycles in ((0.3, [*hand, {"cycle": "wltc_class3b"}, {"cycle": "nedc"}]),
+                          (0.5, hand)):
         kw = dict(latencies=[None], seeds=1, scenarios=cycles, progress=False,
                   driver={"mode": "speed", "delay_s": delay})
-        res = [r.metrics["rms_speed_error"] for r in sweep(dyno, "VDSim-Dyno-v0", **kw).table]
-        pi = [r.metrics["rms_speed_error"]
+        res = [(r.metrics["rms_speed_error"], r.metrics["trace_violations_s"])
+               for r in sweep(dyno, "VDSim-Dyno-v0", **kw).table]
+        pi = [(r.metrics["rms_speed_error"], r.metrics["trace_violations_s"])
               for r in sweep(cycle_follower, "VDSim-Dyno-v0", **kw).table]
-        assert all(a < 0.97 * b for a, b in zip(res, pi, strict=True)), (delay, res, pi)
+        assert all(a[0] < 0.97 * b[0] and a[1] <= b[1]
+                   for a, b in zip(res, pi, strict=True)), (delay, res, pi)
 
 
 def test_a_residual_training_with_a_base_that_cannot_drive_the_env_fails_first(tmp_path):
