@@ -212,10 +212,10 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
     # rich, tensorboard); bad env options (and --select-by) fail before the run folder exists
     tensorboard = _check_extras(tensorboard, progress_bar)
     metric_labels, success_outcome = _probe_env(env_id, kwargs_env)
+    shared_eval = {a: b for a, b in kwargs_eval.items() if a != "per_env_kwargs"}
     for k, sc in enumerate(scenarios):  # each evaluation env too, with the env's message
         try:
-            _probe_env(env_id, {**{a: b for a, b in kwargs_eval.items()
-                                   if a != "per_env_kwargs"}, **sc})
+            _probe_env(env_id, {**shared_eval, **sc})
         except TrainingError as exc:
             raise TrainingError(f"--eval-scenarios [{k}] {sc}: {exc}") from None
     select_by = check_select_by(select_by, metric_labels)

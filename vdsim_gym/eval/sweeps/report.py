@@ -88,7 +88,7 @@ def phase_table(results: dict[str, SweepResult]) -> str:
     first = next(iter(results.values()))
     fields_ = first.meta.get("phase_metrics") or {}
     labels = _labels(first)
-    rows = [SimpleNamespace(controller=name, **{k: v for k, v in p.items()},
+    rows = [SimpleNamespace(controller=name, **p,
                             **{m: _fmt_interval(p[f"{m}_mean"], p[f"{m}_lo"], p[f"{m}_hi"])
                                for m in fields_})
             for name, res in results.items() for p in res.phase_summary()]
