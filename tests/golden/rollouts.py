@@ -69,9 +69,9 @@ def cases() -> list[tuple[str, str, dict[str, Any]]]:
 
 
 # Physics pinned on a subset of the cases besides the reference: "default/..." the
-# default (no physics keywords; etd2 since 2026-12-04), "semi_implicit/..." the default
-# before it, which stays selectable and bit-identical.
-PINNED: dict[str, dict[str, Any]] = {"default": {},
+# default (no physics keywords), "etd2/..." and "semi_implicit/..." the defaults before
+# it, which stay selectable and bit-identical.
+PINNED: dict[str, dict[str, Any]] = {"default": {}, "etd2": {"integrator": "etd2"},
                                      "semi_implicit": {"integrator": "semi_implicit"}}
 
 
@@ -174,7 +174,8 @@ def fingerprint() -> dict[str, Any]:
 ACC_CASES: dict[str, dict[str, Any]] = {
     f"acc/{family}/{physics}/{lat}": {"scenario": family, **pkw, **lkw}
     for family in ("follow", "cut_in", "hard_brake", "stop_and_go")
-    for physics, pkw in (("default", {}), ("semi_implicit", {"integrator": "semi_implicit"}),
+    for physics, pkw in (("default", {}), ("etd2", {"integrator": "etd2"}),
+                         ("semi_implicit", {"integrator": "semi_implicit"}),
                          ("heun", REFERENCE))
     for lat, lkw in (("none", {}), ("uniform_skip", LATENCIES["uniform_skip"]))
     if lat == "none" or family in ("cut_in", "stop_and_go")
@@ -234,8 +235,10 @@ def task_digest(env_id: str, kwargs: dict[str, Any], seed: int = 11) -> str:
 RANDOM_CASES: dict[str, dict[str, Any]] = {
     f"{level}/{physics}/{vehicle}": {"level": level, **pkw, **vkw}
     for level in ("L1", "L2")
-    for physics, pkw in (("default", {}), ("semi_implicit", {"integrator": "semi_implicit"}),
-                         ("step_tol", {"step_tol": 6e-4}))
+    for physics, pkw in (("default", {}), ("etd2", {"integrator": "etd2"}),
+                         ("semi_implicit", {"integrator": "semi_implicit"}),
+                         ("step_tol", {"step_tol": 6e-4}),
+                         ("etd2_step_tol", {"integrator": "etd2", "step_tol": 6e-4}))
     for vehicle, vkw in (("sedan", {}), ("no_roll", {"vehicle": {"roll_stiffness_front":
                                                                  None}}))
 }
