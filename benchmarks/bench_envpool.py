@@ -68,13 +68,14 @@ def _stats(xs: list[float], fmt: str = ".3f") -> str:
     return f"{statistics.median(xs):{fmt}} ({min(xs):{fmt}}, {max(xs):{fmt}})"
 
 
-def _vdsim(num_envs: int, threads: int, steps: int) -> tuple[Any, dict[str, np.ndarray]]:
+def _vdsim(num_envs: int, threads: int, steps: int, env_kwargs: dict[str, Any]
+           ) -> tuple[Any, dict[str, np.ndarray]]:
     import gymnasium as gym
 
     import vdsim_gym  # noqa: F401  (registration)
     from vdsim_gym.controllers import stanley_pi
 
-    venv = gym.make_vec("VDSim-DLC-v0", num_envs=num_envs, threads=threads)
+    venv = gym.make_vec("VDSim-DLC-v0", num_envs=num_envs, threads=threads, **env_kwargs)
     policy = stanley_pi(venv.unwrapped.envs[0])
     obs, _ = venv.reset(seed=0)
     baseline = np.zeros((steps, num_envs, 2), np.float32)
@@ -110,11 +111,12 @@ def _block(env: Any, actions: np.ndarray, clock: Callable[[], float],
     return actions.shape[0] * actions.shape[1] / (clock() - t0)
 
 
-def throughput(num_envs: int, steps: int, repeats: int) -> list[str]:
+def throughput(num_envs: int, steps: int, repeats: int, env_kwargs: dict[str, Any] | None = None
+               ) -> list[str]:
     lines = []
     for threads, clock, what in ((1, time.process_time, "CPU time"),
                                  (2, time.perf_counter, "wall time")):
-        venv, streams = _vdsim(num_envs, threads, steps)
+        venv, streams = _vdsim(num_envs, threads, steps, env_kwargs or {})
         pool, pool_actions = _envpool(num_envs, threads, steps)
         rates: dict[str, list[float]] = {"envpool": [], **{name: [] for name in streams}}
 
@@ -163,12 +165,14 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=9, help="blocks per case")
     ap.add_argument("--construct", type=int, default=10_000, help="N for construction (0: skip)")
     ap.add_argument("--construct-repeats", type=int, default=3)
+    ap.add_argument("--env-kwargs", type=json.loads, default={},
+                    help='gym.make_vec keywords of the VDSim side, e.g. \'{"integrator": "etd2"}\'')
     args = ap.parse_args()
     try:
         import envpool  # noqa: F401
     except ImportError:
         sys.exit("bench_envpool: EnvPool is not installed; pip install envpool")
-    for line in throughput(args.num_envs, args.steps, args.repeats):
+    for line in throughput(args.num_envs, args.steps, args.repeats, args.env_kwargs):
         print(line, flush=True)
     if args.construct:
         for line in construction(args.construct, args.construct_repeats):

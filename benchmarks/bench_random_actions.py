@@ -13,10 +13,10 @@ CPU time; each figure is the best block, each ratio min / median / max over the 
 
     python benchmarks/bench_random_actions.py [--case dlc|acc] [--repeats 5] [--steps 2000]
 
-Why it matters: PPO's rollouts are such actions, and ``etd2`` (the default) sizes its
-steps by the error they make (docs/PHYSICS.md, "Step-size rule"): shorter under hard,
-changing commands. The ``etd2 tol 6e-4`` rows take a 4x looser tolerance
-(``step_tol=6e-4``), to show what the tolerance costs.
+Why it matters: PPO's rollouts are such actions, and ``etd3`` (the default) and ``etd2``
+(the default before it) size their steps by the error they make (docs/PHYSICS.md,
+"Step-size rule"): shorter under hard, changing commands. The ``etd3 tol 6e-4`` rows take
+a 3x looser tolerance (``step_tol=6e-4``), to show what the tolerance costs.
 """
 
 from __future__ import annotations
@@ -33,11 +33,12 @@ from vdsim_gym.cli.bench import _baseline_episode, replay_seconds
 from vdsim_gym.eval.noisy_gate import CASES as NOISY_CASES
 from vdsim_gym.eval.noisy_gate import record_stream
 
-# name: gym.make physics keywords; "etd2 tol 6e-4": the default with a 4x looser step-size
+# name: gym.make physics keywords; "etd3 tol 6e-4": the default with a 3x looser step-size
 # tolerance (docs/PHYSICS.md, "Step-size rule").
 CONFIGS: dict[str, dict[str, Any]] = {
+    "etd3": {"integrator": "etd3"},
+    "etd3 tol 6e-4": {"integrator": "etd3", "step_tol": 6e-4},
     "etd2": {"integrator": "etd2"},
-    "etd2 tol 6e-4": {"integrator": "etd2", "step_tol": 6e-4},
     "semi_implicit": {"integrator": "semi_implicit"},
     "heun": {"integrator": "heun"},
 }
@@ -90,12 +91,14 @@ def main() -> None:
         for label in streams:
             if label != "baseline":
                 ratio((name, label), (name, "baseline"), f"{name}: {label} / baseline actions")
-    ratio(("etd2", "random"), ("semi_implicit", "random"), "random actions: etd2 / semi_implicit")
-    ratio(("etd2", "noise 0.3"), ("semi_implicit", "noise 0.3"),
-          "noise 0.3: etd2 / semi_implicit")
-    ratio(("etd2 tol 6e-4", "random"), ("etd2", "random"),
-          "random actions: etd2 step_tol 6e-4 / etd2")
-    ratio(("heun", "random"), ("etd2", "random"), "random actions: heun 0.5 ms / etd2")
+    for label in streams:
+        ratio(("etd3", label), ("etd2", label), f"{label}: etd3 / etd2")
+    ratio(("etd3", "random"), ("semi_implicit", "random"), "random actions: etd3 / semi_implicit")
+    ratio(("etd3", "noise 0.3"), ("semi_implicit", "noise 0.3"),
+          "noise 0.3: etd3 / semi_implicit")
+    ratio(("etd3 tol 6e-4", "random"), ("etd3", "random"),
+          "random actions: etd3 step_tol 6e-4 / etd3")
+    ratio(("heun", "random"), ("etd3", "random"), "random actions: heun 0.5 ms / etd3")
 
 
 if __name__ == "__main__":

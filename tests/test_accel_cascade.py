@@ -66,8 +66,8 @@ def test_cascade_equals_python_reference_of_the_law(level, v0, pattern):
         targets = [3.0] * 600 + [-8.0] * 600  # beyond the power cap, then full brake
     ref = reference_pedals(level, v0, targets)
     # The discrete law runs under the sampled integrators (here semi_implicit, one
-    # substep per step); etd2 integrates the cascade in continuous time instead
-    # (ContinuousCascade; tests/test_etd2.py).
+    # substep per step); etd3 and etd2 integrate the cascade in continuous time instead
+    # (ContinuousCascade; tests/test_etd.py).
     plant = Plant(level=level, longitudinal="accel", control_period=5e-4,
                   integrator="semi_implicit")
     plant.reset({"vx": v0})
@@ -77,7 +77,7 @@ def test_cascade_equals_python_reference_of_the_law(level, v0, pattern):
 
 # (physics, settling time [s]): the reference configuration runs the cascade every
 # 0.5 ms substep (2 kHz); semi_implicit every integration step (5 ms, a 200 Hz
-# controller), whose slightly slower transient settles 0.1 s later; the default (etd2)
+# controller), whose slightly slower transient settles 0.1 s later; the default (etd3)
 # integrates it in continuous time, the sampled law's limit (docs/PHYSICS.md).
 SETTLING = [({"integrator": "heun"}, 0.5), ({"integrator": "semi_implicit"}, 0.6),
             ({}, 0.5)]

@@ -38,8 +38,9 @@ def test_bench_vector_ends(mode):
 def test_bench_random_actions(case):
     out = _run("bench_random_actions.py", "--repeats", "1", "--steps", "30", "--case", case)
     assert ("VDSim-ACC-v0" if case == "acc" else "VDSim-DLC-v0") in out
-    assert "etd2 tol 6e-4  random" in out and "random actions: etd2 / semi_implicit" in out
-    assert "etd2           noise 0.3" in out and "etd2: noise 0.5 / baseline actions" in out
+    assert "etd3 tol 6e-4  random" in out and "random actions: etd3 / semi_implicit" in out
+    assert "etd3           noise 0.3" in out and "etd3: noise 0.5 / baseline actions" in out
+    assert "baseline: etd3 / etd2" in out and "random: etd3 / etd2" in out
 
 
 def test_compare_builds_against_itself():

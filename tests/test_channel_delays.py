@@ -28,7 +28,7 @@ def _state(session) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("integrator", ["etd2", "heun"])
+@pytest.mark.parametrize("integrator", ["etd3", "etd2", "heun"])
 @pytest.mark.parametrize("steer_ticks, lon_ticks", [(40, 0), (0, 120), (60, 20), (7, 13)])
 def test_a_channel_dead_time_shifts_that_channel_exactly(integrator, steer_ticks, lon_ticks):
     """The session with dead times (d_s, d_l) against one without, fed whole commands at
@@ -38,7 +38,7 @@ def test_a_channel_dead_time_shifts_that_channel_exactly(integrator, steer_ticks
     bit, tick by tick (the state compared at every period end)."""
     cmds = _commands()
     dt = 5e-4
-    step_ticks = 10 if integrator == "etd2" else 1
+    step_ticks = {"etd3": 20, "etd2": 10}.get(integrator, 1)
     kw = dict(level="L2", vehicle=Plant().vehicle, substep_dt=dt, longitudinal="pedal",
               actuator=None, integrator=integrator, step_ticks=step_ticks)
     delayed = make_session(**kw, channel_delays=(steer_ticks * dt, lon_ticks * dt))

@@ -353,7 +353,7 @@ def test_differential_coupling_from_open_to_locked() -> None:
     import dataclasses
 
     with pytest.raises(ValueError,
-                       match=r"too stiff for integrator='heun'.*'etd2' \(the default\)"):
+                       match=r"too stiff for integrator='heun'.*'etd3' \(the default\)"):
         vdsim_gym.Plant(vehicle=dataclasses.replace(V, diff_coupling_rear=1e5),
                         integrator="heun")
 

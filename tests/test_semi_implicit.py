@@ -154,8 +154,10 @@ def test_max_step_one_substep_and_actuator_fallback_are_bit_identical():
     # one substep: as before max_step existed (heun: its default)
     assert _run(Plant(integrator="heun", max_step=5e-4), cmds) == \
         _run(Plant(integrator="heun"), cmds)
-    # the default: etd2 with steps of up to 5 ms
-    assert _run(Plant(integrator="etd2", max_step=5e-3), cmds) == _run(Plant(), cmds)
+    # the default: etd3 with steps of up to 10 ms
+    assert _run(Plant(integrator="etd3", max_step=1e-2), cmds) == _run(Plant(), cmds)
+    assert _run(Plant(integrator="etd2", max_step=5e-3), cmds) == \
+        _run(Plant(integrator="etd2"), cmds)
     act = {"time_constant": 0.05, "rate_limit": 1.0}
     with_chain = _run(Plant(integrator="semi_implicit", actuator=act, max_step=5e-3), cmds)
     per_tick = _run(Plant(integrator="semi_implicit", actuator=act, max_step=5e-4), cmds)
@@ -176,15 +178,15 @@ def test_max_step_with_the_cascade_and_bad_values():
 
 def test_trace_recording_leaves_the_run_bit_identical():
     """Trace rows never end a multirate step: recording at any decimation gives the same
-    run (semi_implicit and the default, etd2), and a row inside a step is the linear
-    interpolation of the step's ends (semi_implicit; etd2 retakes a step through a wheel
-    event on one-tick steps, whose rows are then exact)."""
+    run (semi_implicit, etd2 and the default, etd3), and a row inside a step is the linear
+    interpolation of the step's ends (semi_implicit)."""
     from vdsim_gym import Plant
 
     cmds = [(0.03, 0.3)] * 15 + [(-0.02, -0.4)] * 15
-    for integrator in ("etd2", "semi_implicit"):
+    for integrator in ("etd3", "etd2", "semi_implicit"):
         plain, traced = Plant(integrator=integrator), Plant(integrator=integrator)
-        assert plain.physics.step_ticks == 10  # 5 ms steps on the 0.5 ms grid
+        # 10 ms (etd3) or 5 ms steps on the 0.5 ms grid
+        assert plain.physics.step_ticks == (20 if integrator == "etd3" else 10)
         traced.session.trace_decimation = 5  # rows at the middle of every step
         assert _run(traced, cmds) == _run(plain, cmds), integrator
     rows = traced.session.take_trace()

@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'CycleSpeeds', 'DEFAULT_STEP_TOL', 'DYNO_MAX_PHASES', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'EvalStepper', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'Pcg64', 'PedalActuatorParams', 'RandomizationSpec', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'ShmLink', 'SilCounters', 'SilExchange', 'SilLink', 'SimConfig', 'SingleTrackModel', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'UdpLink', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'disc_hits_footprint', 'draw_latency_seed', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'limit_long_accel', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'numpy_draws', 'predict_gap_obs', 'random_course', 'sil_sample', 'solve_box_qp', 'solve_spd_banded', 'tire4_build', 'tire_forces', 'tire_forces4', 'tire_forces_recorded', 'tire_fx_at', 'tire_fx_at4', 'whole_ticks']
+__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'CycleSpeeds', 'DYNO_MAX_PHASES', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'EvalStepper', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'Pcg64', 'PedalActuatorParams', 'RandomizationSpec', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'ShmLink', 'SilCounters', 'SilExchange', 'SilLink', 'SimConfig', 'SingleTrackModel', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'UdpLink', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'default_step_tol', 'disc_hits_footprint', 'draw_latency_seed', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'limit_long_accel', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'numpy_draws', 'predict_gap_obs', 'random_course', 'sil_sample', 'solve_box_qp', 'solve_spd_banded', 'tire4_build', 'tire_forces', 'tire_forces4', 'tire_forces_recorded', 'tire_fx_at', 'tire_fx_at4', 'whole_ticks']
 class Level:
     """
     Members:
@@ -116,9 +116,12 @@ class Integrator:
       semi_implicit
     
       etd2
+    
+      etd3
     """
     __members__: typing.ClassVar[dict[str, Integrator]]
     etd2: typing.ClassVar[Integrator]
+    etd3: typing.ClassVar[Integrator]
     euler: typing.ClassVar[Integrator]
     heun: typing.ClassVar[Integrator]
     rk4: typing.ClassVar[Integrator]
@@ -3071,6 +3074,10 @@ def axle_tire(vehicle: VehicleParams, axle: typing.SupportsInt | typing.Supports
     """
 def ceil_ticks(seconds: typing.SupportsFloat | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex) -> int:
     ...
+def default_step_tol(integrator: Integrator) -> float:
+    """
+    The step-size rule's default tolerance [m/s] for an integrator (SimConfig::step_tol 0)
+    """
 def disc_hits_footprint(cx: typing.SupportsFloat | typing.SupportsIndex, cy: typing.SupportsFloat | typing.SupportsIndex, radius: typing.SupportsFloat | typing.SupportsIndex, x: typing.SupportsFloat | typing.SupportsIndex, y: typing.SupportsFloat | typing.SupportsIndex, psi: typing.SupportsFloat | typing.SupportsIndex, front: typing.SupportsFloat | typing.SupportsIndex, rear: typing.SupportsFloat | typing.SupportsIndex, half_width: typing.SupportsFloat | typing.SupportsIndex) -> bool:
     ...
 def draw_latency_seed(bit_generator: typing.Any, model_seed: typing.SupportsInt | typing.SupportsIndex) -> int:
@@ -3141,7 +3148,6 @@ def whole_ticks(seconds: typing.SupportsFloat | typing.SupportsIndex, dt: typing
     ...
 AUX_SIZE: int = 22
 CYCLE_PREVIEW_S: list[float] = [0.0, 0.5, 1.0, 2.0, 3.0, 5.0]
-DEFAULT_STEP_TOL: float = 0.0001
 DYNO_MAX_PHASES: int = 4
 DYNO_TRACE_ROW_SIZE: int = 10
 ENV_FLAGS: dict[str, int] = {'terminated': 1, 'truncated': 2, 'time_limit': 65536}

@@ -40,7 +40,8 @@ void bind_params(py::module_& m) {
       .value("heun", Integrator::Heun)
       .value("rk4", Integrator::RK4)
       .value("semi_implicit", Integrator::SemiImplicit)
-      .value("etd2", Integrator::Etd2);
+      .value("etd2", Integrator::Etd2)
+      .value("etd3", Integrator::Etd3);
 
   py::class_<MFCurve>(m, "MFCurve").def(py::init<>()) RW(MFCurve, B) RW(MFCurve, C)
       RW(MFCurve, D) RW(MFCurve, E);

@@ -36,7 +36,9 @@ void bind_session(py::module_& m) {
       .def_readwrite("longitudinal", &Command::longitudinal);
 
   m.attr("STATE_SIZE") = static_cast<int>(kStateSize);
-  m.attr("DEFAULT_STEP_TOL") = kDefaultStepTol;  // SimConfig::step_tol [m/s]
+  m.def("default_step_tol", &vdsim::default_step_tol, py::arg("integrator"),
+        "The step-size rule's default tolerance [m/s] for an integrator (SimConfig::step_tol "
+        "0)");
   m.attr("AUX_SIZE") = kAuxSize;
   m.attr("TRACE_ROW_SIZE") = Session::kTraceRowSize;
 

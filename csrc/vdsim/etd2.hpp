@@ -36,10 +36,13 @@
 
 namespace vdsim {
 
-// phi1, phi2, phi3 at z <= 0: Taylor series near 0 (where the closed forms cancel; |z| <
-// 0.1, error below 1e-16), else phi1 = (e^z - 1) / z and phi_k+1 = (phi_k - 1/k!) / z.
-inline void phi123(double z, double p[3]) {
+// phi1..phi4 at z <= 0: Taylor series near 0 (where the closed forms cancel; |z| < 0.1,
+// error below 1e-16), else phi1 = (e^z - 1) / z and phi_k+1 = (phi_k - 1/k!) / z (phi4,
+// used by etd3's phi3 of the body's row, to about 1e-12 relative at |z| = 0.1).
+inline void phi1234(double z, double p[4]) {
   if (std::fabs(z) < 0.1) {
+    p[3] = 1.0 / 24 + z * (1.0 / 120 + z * (1.0 / 720 + z * (1.0 / 5040 + z * (1.0 / 40320 +
+           z * (1.0 / 362880 + z * (1.0 / 3628800 + z / 39916800))))));
     p[0] = 1.0 + z * (1.0 / 2 + z * (1.0 / 6 + z * (1.0 / 24 + z * (1.0 / 120 + z * (1.0 / 720 +
            z * (1.0 / 5040 + z / 40320))))));
     p[1] = 0.5 + z * (1.0 / 6 + z * (1.0 / 24 + z * (1.0 / 120 + z * (1.0 / 720 + z * (1.0 /
@@ -52,6 +55,12 @@ inline void phi123(double z, double p[3]) {
   p[0] = (std::exp(z) - 1.0) * iz;
   p[1] = (p[0] - 1.0) * iz;
   p[2] = (p[1] - 0.5) * iz;
+  p[3] = (p[2] - 1.0 / 6) * iz;
+}
+inline void phi123(double z, double p[3]) {
+  double q[4];
+  phi1234(z, q);
+  p[0] = q[0], p[1] = q[1], p[2] = q[2];
 }
 
 // phi1, phi2 at z <= 0 (z = 0 exactly: 1, 1/2 without the series).
@@ -69,17 +78,17 @@ inline void phi12(double z, double p[2]) {
 // cascade filter's rates are constant, and so are most steps' lengths.
 class Phi12Memo {
  public:
-  void get(double z, double p[2]) {
+  void get(double z, double p[3]) {
     if (!(z == z_)) {  // NaN (the first call) never matches
-      phi12(z, p_);
+      phi123(z, p_);
       z_ = z;
     }
-    p[0] = p_[0], p[1] = p_[1];
+    p[0] = p_[0], p[1] = p_[1], p[2] = p_[2];
   }
 
  private:
   double z_ = std::numeric_limits<double>::quiet_NaN();
-  double p_[2] = {1.0, 0.5};
+  double p_[3] = {1.0, 0.5, 1.0 / 6};
 };
 
 // What etd2_step keeps between steps (a session's own): phi12 of the constant rates.
@@ -105,30 +114,30 @@ class Etd2Linear {
     inv_r_ = 1.0 / hub.radius;
     for (int i = 0; i < 4; ++i)
       for (int c = 0; c < 3; ++c) et_[i][c] = held[i] ? 0.0 : hub.et[i][c];
-    double q[3];
+    double q[4];
     for (int i = 0; i < 4; ++i) {
       lam_[i] = lam[i];
       for (int c = 0; c < 3; ++c) G_[i][c] = G[i][c];
-      phi123(dt * lam[i], q);
-      for (int k = 0; k < 3; ++k) pu_[k][i] = q[k];
+      phi1234(dt * lam[i], q);
+      for (int k = 0; k < 4; ++k) pu_[k][i] = q[k];
     }
     for (int pair = 0; pair < 2; ++pair) {
       kc_[pair] = kc[pair];
       if (kc[pair] != 0.0) block_phi(pair);
     }
-    phi12(-dt * lag_rate, lag_p_);
+    phi123(-dt * lag_rate, lag_p_);
     // The cascade's filter of the body's ax, driven by the slips: its row of phi_k(dt L).
     filter_dd();
     if (memo) {
       memo->transfer.get(-dt * transfer_rate, transfer_p_);
       memo->filter.get(-dt * filter_rate, filter_p_);
     } else {
-      phi12(-dt * transfer_rate, transfer_p_);
-      phi12(-dt * filter_rate, filter_p_);
+      phi123(-dt * transfer_rate, transfer_p_);
+      phi123(-dt * filter_rate, filter_p_);
     }
   }
 
-  // v = phi_k(dt L) v (k = 0: phi1, 1: phi2).
+  // v = phi_k+1(dt L) v (k = 0: phi1, 1: phi2, 2: phi3).
   void apply(State& v, int k) const {
     double u[4], w[4];
     to_slips(v, u);
@@ -145,7 +154,7 @@ class Etd2Linear {
     }
     apply_slips(u, k);
     apply_slips(w, k + 1);
-    const double c = k == 0 ? 1.0 : 0.5;  // phi_k(0): the explicit states
+    const double c = k == 0 ? 1.0 : k == 1 ? 0.5 : 1.0 / 6;  // phi_k+1(0): the explicit states
     for (int i = kX; i <= kR; ++i) v[i] *= c;
     for (int i = n_; i < 4; ++i) v[kW0 + i] *= c;
     v[kAxF] *= transfer_p_[k];
@@ -216,7 +225,7 @@ class Etd2Linear {
       v[kW0 + i] = (u[i] + et_[i][0] * v[kVx] + et_[i][1] * v[kVy] +
                     et_[i][2] * v[kR]) * inv_r_;
   }
-  // x = phi_k(dt Lambda) x (k = 0, 1, 2: phi1, phi2, phi3).
+  // x = phi_k+1(dt Lambda) x (k = 0..3: phi1..phi4).
   void apply_slips(double x[4], int k) const { apply_modes(pu_[k], block_[k], x); }
   // x = F x for a function F of the slips' modes given as its diagonal pu (uncoupled
   // wheels) and each coupled pair's symmetric 2x2 block (m0, m1; m1, m2).
@@ -237,7 +246,7 @@ class Etd2Linear {
   // A coupled pair's block, dt [[l0 - kc, kc], [kc, l1 - kc]] = [[b0, c], [c, b1]], its
   // eigenvalues m1 > m2 and their phi_1..3 (block_phi).
   struct Eigen2 {
-    double b0 = 0.0, b1 = 0.0, c = 0.0, m1 = 0.0, m2 = 0.0, q1[3] = {}, q2[3] = {};
+    double b0 = 0.0, b1 = 0.0, c = 0.0, m1 = 0.0, m2 = 0.0, q1[4] = {}, q2[4] = {};
     // f(B) from f(m1), f(m2): f(m2) I + (f(m1) - f(m2)) / (m1 - m2) (B - m2 I)
     void function(double f1, double f2, double out[3]) const {
       const double sk = (f1 - f2) / (m1 - m2);
@@ -254,9 +263,9 @@ class Etd2Linear {
     e.c = dt_ * kc_[pair];
     const double mean = 0.5 * (e.b0 + e.b1), rad = std::hypot(0.5 * (e.b0 - e.b1), e.c);
     e.m1 = mean + rad, e.m2 = mean - rad;
-    phi123(e.m1, e.q1);
-    phi123(e.m2, e.q2);
-    for (int k = 0; k < 3; ++k) e.function(e.q1[k], e.q2[k], block_[k][pair]);
+    phi1234(e.m1, e.q1);
+    phi1234(e.m2, e.q2);
+    for (int k = 0; k < 4; ++k) e.function(e.q1[k], e.q2[k], block_[k][pair]);
   }
 
   // The cascade filter's row against the slips: phi_k(dt L) in (filter, slips) is block
@@ -267,40 +276,40 @@ class Etd2Linear {
   // (phi_k(a) - phi_k(x)) / (a - x) for k = 1, 2 from pa = phi_1..3(a), px = phi_1..3(x)
   // (x nudged off a where they meet).
   static void divided(double a, const double pa[3], double x, const double px[3],
-                      double out[2]) {
+                      double out[3]) {
     const double tiny = 1e-6 * fmax_inl(1.0, std::fabs(a));
     if (std::fabs(a - x) < tiny) {
       double q[3];
       x = a - tiny;
       phi123(x, q);
-      for (int k = 0; k < 2; ++k) out[k] = (pa[k] - q[k]) / (a - x);
+      for (int k = 0; k < 3; ++k) out[k] = (pa[k] - q[k]) / (a - x);
       return;
     }
-    for (int k = 0; k < 2; ++k) out[k] = (pa[k] - px[k]) / (a - x);
+    for (int k = 0; k < 3; ++k) out[k] = (pa[k] - px[k]) / (a - x);
   }
   void filter_dd() {
     if (filter_rate_ == 0.0) return;
     const double a = -dt_ * filter_rate_;
-    double pa[3], q[2];
+    double pa[3], q[3];
     phi123(a, pa);
     for (int i = 0; i < 4; ++i) {
       const double px[3] = {pu_[0][i], pu_[1][i], pu_[2][i]};
       divided(a, pa, dt_ * lam_[i], px, q);
-      for (int k = 0; k < 2; ++k) filter_pu_[k][i] = q[k];
+      for (int k = 0; k < 3; ++k) filter_pu_[k][i] = q[k];
     }
     for (int pair = 0; pair < 2; ++pair) {
       if (kc_[pair] == 0.0) continue;
       const Eigen2& e = eig_[pair];
-      double q1[2], q2[2];
+      double q1[3], q2[3];
       divided(a, pa, e.m1, e.q1, q1);
       divided(a, pa, e.m2, e.q2, q2);
-      for (int k = 0; k < 2; ++k) e.function(q1[k], q2[k], filter_block_[k][pair]);
+      for (int k = 0; k < 3; ++k) e.function(q1[k], q2[k], filter_block_[k][pair]);
     }
   }
   Eigen2 eig_[2];
   // the cascade filter's divided differences (filter_dd; k = 0, 1: phi1, phi2)
-  double filter_pu_[2][4];
-  double filter_block_[2][2][3];
+  double filter_pu_[3][4];
+  double filter_block_[3][2][3];
 
   double et_[4][3];
   double radius_ = 1.0;
@@ -309,9 +318,9 @@ class Etd2Linear {
   int n_ = 4;
   double inv_r_ = 1.0;
   double lam_[4], G_[4][3], kc_[2];
-  double pu_[3][4];
-  double block_[3][2][3];  // set by block_phi for the coupled pairs, read for those only
-  double lag_p_[2], transfer_p_[2], filter_p_[2];
+  double pu_[4][4];
+  double block_[4][2][3];  // set by block_phi for the coupled pairs, read for those only
+  double lag_p_[3], transfer_p_[3], filter_p_[3];
 };
 
 // J_i = d(omega_i')/d(omega_i) for the first n wheels at s (f: the rates there), clipped

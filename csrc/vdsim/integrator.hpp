@@ -3,7 +3,7 @@
 #pragma once
 #include <cmath>
 
-#include "etd2.hpp"
+#include "etd3.hpp"
 #include "fminmax.hpp"
 #include "params.hpp"
 #include "state.hpp"
@@ -40,14 +40,19 @@ inline void integrate_step(Integrator method, State& s, double dt, Deriv&& deriv
                            const WheelCoupling& coupling = {}, const SlipLag& lag = {},
                            double transfer_rate = 0.0, double filter_rate = 0.0,
                            Etd2Memo* memo = nullptr, State* start = nullptr,
-                           bool start_ready = false, State* correction = nullptr) {
+                           bool start_ready = false, State* correction = nullptr,
+                           Etd2Memo* half_memo = nullptr) {
+  auto lag_rate = [&](const State& x) {
+    return lag.inv_length > 0.0 ? fmax_inl(std::fabs(x[kVx]), lag.floor) * lag.inv_length
+                                : 0.0;
+  };
+  if (method == Integrator::Etd3) {
+    etd3_step(s, dt, deriv, end_deriv, wheel_deriv, hub_coupling, coupling.k, lag_rate,
+              transfer_rate, filter_rate, memo, half_memo, start, start_ready, correction);
+    return;
+  }
   if (method == Integrator::Etd2) {
-    etd2_step(s, dt, deriv, end_deriv, wheel_deriv, hub_coupling, coupling.k,
-              [&](const State& x) {
-                return lag.inv_length > 0.0
-                           ? fmax_inl(std::fabs(x[kVx]), lag.floor) * lag.inv_length
-                           : 0.0;
-              },
+    etd2_step(s, dt, deriv, end_deriv, wheel_deriv, hub_coupling, coupling.k, lag_rate,
               transfer_rate, filter_rate, memo, start, start_ready, correction);
     return;
   }

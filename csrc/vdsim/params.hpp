@@ -117,6 +117,10 @@ struct ActuatorParams {
 
 enum class Level { L1 = 1, L2 = 2 };
 enum class Longitudinal { Force = 0, Pedal = 1, Accel = 2 };
-enum class Integrator { Euler = 0, Heun = 1, RK4 = 2, SemiImplicit = 3, Etd2 = 4 };
+enum class Integrator { Euler = 0, Heun = 1, RK4 = 2, SemiImplicit = 3, Etd2 = 4, Etd3 = 5 };
+
+// etd2 and etd3: the exponential integrators (etd2.hpp, etd3.hpp), with the step-size
+// rule, the continuous cascade and the fast tire algebra.
+inline bool exponential(Integrator m) { return m == Integrator::Etd2 || m == Integrator::Etd3; }
 
 }  // namespace vdsim

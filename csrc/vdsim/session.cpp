@@ -12,6 +12,7 @@ namespace vdsim {
 
 Session::Session(const VehicleParams& vehicle, const SimConfig& config)
     : vehicle_(vehicle), config_(config) {
+  if (!(config_.step_tol > 0.0)) config_.step_tol = default_step_tol(config_.integrator);
   ctx_.vehicle = &vehicle_;
   ctx_.low = &config_.low;
   derive_from_vehicle();
@@ -33,9 +34,9 @@ void Session::derive_from_vehicle() {
   ctx_.lanes = TireLanes::of(front, rear);
   ctx_.shape = TireShape::from(vehicle_.tire);
   ctx_.shape.use_fast(config_.integrator == Integrator::SemiImplicit ||
-                          config_.integrator == Integrator::Etd2,
+                          exponential(config_.integrator),
                       vehicle_.tire);
-  ctx_.shape.use_fast_algebra(config_.integrator == Integrator::Etd2, vehicle_.tire);
+  ctx_.shape.use_fast_algebra(exponential(config_.integrator), vehicle_.tire);
   ctx_.inv_mass = 1.0 / vehicle_.mass;
   ctx_.inv_yaw_inertia = 1.0 / vehicle_.yaw_inertia;
   ctx_.inv_r2 = 1.0 / (vehicle_.wheel_radius * vehicle_.wheel_radius);
@@ -152,10 +153,11 @@ void Session::advance(int64_t n) {
   const int n_wheels = config_.level == Level::L1 ? 2 : 4;
   const int64_t end = tick_ + n;
   const bool multirate = config_.step_ticks > 1 && !config_.actuator.enabled;
-  // etd2's steps are sized by the error they make (step_error); a rejected step is retaken
-  // from the same state with the same inputs: its start derivative (rates and pts_) stands,
-  // only the step length changes.
-  const bool adaptive = multirate && config_.integrator == Integrator::Etd2;
+  // etd2's and etd3's steps are sized by the error they make (step_error); a rejected step
+  // is retaken from the same state with the same inputs: its start derivative (rates and
+  // pts_) stands, only the step length changes.
+  const bool adaptive = multirate && exponential(config_.integrator);
+  const bool third_order = config_.integrator == Integrator::Etd3;
   bool retake = false;
   for (int64_t k = 0; tick_ < end; ++k) {
     poll_stop(k);  // a very long advance (a huge delay) can be interrupted
@@ -192,7 +194,7 @@ void Session::advance(int64_t n) {
     if (trace_decimation_ > 0 && tick_ % trace_decimation_ == 0) record_trace_row();
     // The step's start, kept for a retake and for trace rows interpolated inside it.
     const bool interpolate = m > 1 && trace_decimation_ > 0;
-    const bool reuse = config_.integrator == Integrator::Etd2;
+    const bool reuse = exponential(config_.integrator);
     const bool may_redo = adaptive && m > 1;
     State start;
     if (interpolate || may_redo) start = state_;
@@ -249,13 +251,17 @@ void Session::advance(int64_t n) {
         [&](const State& s, State& ds) { full_deriv(s, ds, nullptr); },  // etd2's end
         coupling_, lag_, 1.0 / vehicle_.load_transfer_tau,
         cascade ? 1.0 / vehicle_.accel_filter_tau : 0.0, &etd2_memo_,
-        reuse ? &start_rates_ : nullptr, start_ready, adaptive ? &correction : nullptr);
+        reuse ? &start_rates_ : nullptr, start_ready, adaptive ? &correction : nullptr,
+        &etd3_half_memo_);
     if (adaptive) {
       // The step-size rule: a step whose error exceeds the tolerance is taken again,
       // shorter; one through a braked wheel's lock is taken again to end at the lock.
       const double err = step_error(correction);
-      // The correction of a first-order predictor: its error goes as dt^2.
-      const double fac = err > 0.0 ? std::clamp(0.9 / std::sqrt(err), 0.2, 5.0) : 5.0;
+      // The correction is etd2's first-order predictor's error, O(dt^2), or etd3's
+      // second-order embedded solution's, O(dt^3).
+      const double fac = err > 0.0 ? std::clamp(third_order ? 0.9 / std::cbrt(err)
+                                                            : 0.9 / std::sqrt(err), 0.2, 5.0)
+                                   : 5.0;
       int64_t redo = m;
       bool crossing = false;
       if (m > 1) {

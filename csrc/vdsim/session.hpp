@@ -15,15 +15,16 @@
 
 namespace vdsim {
 
-// The default of SimConfig::step_tol [m/s] (vdsim_gym's DEFAULT_STEP_TOL; docs/PHYSICS.md,
-// "Step-size rule").
-inline constexpr double kDefaultStepTol = 1e-4;
+// The step-size rule's default tolerance [m/s] for an integrator (docs/PHYSICS.md,
+// "Step-size rule"): etd3's 2e-4 and etd2's 1e-4, each chosen with the noisy-command and
+// closed-loop gates; the others have no rule (1e-4, unused).
+inline double default_step_tol(Integrator m) { return m == Integrator::Etd3 ? 2e-4 : 1e-4; }
 
 struct SimConfig {
   Level level = Level::L2;
   double substep_dt = 5e-4;  // [s]
-  // The reference configuration; Python's default is etd2 with 5 ms steps
-  // (vdsim_gym/plant.py, docs/PHYSICS.md).
+  // The reference configuration; Python's default is etd3 with the step-size rule
+  // (vdsim_gym/sim/plant.py, docs/PHYSICS.md).
   Integrator integrator = Integrator::Heun;
   Longitudinal longitudinal = Longitudinal::Force;
   ActuatorParams actuator{};
@@ -35,12 +36,13 @@ struct SimConfig {
   // 1 (default): every tick. With a steering actuator the steps stay one tick (its chain
   // runs per tick).
   int64_t step_ticks = 1;
-  // etd2 with multirate steps: the step-size rule's tolerance [m/s], the local error a step
+  // etd2 and etd3 with multirate steps: the step-size rule's tolerance [m/s], the local error a step
   // may make in the body's velocities (the other states by their weights in
   // Session::step_error). Steps are whole ticks from 1 to step_ticks, sized by the error
   // they make (docs/PHYSICS.md, "Step-size rule"). The semi-implicit multirate steps are
   // fixed (step_ticks).
-  double step_tol = kDefaultStepTol;
+  // 0: the integrator's default_step_tol.
+  double step_tol = 0.0;
   // Per-channel actuation dead times [ticks]: a command's steer reaches the vehicle this
   // many ticks after the command applies (its apply tick, or command_now), its
   // longitudinal component after the other (e.g. electric power steering against
@@ -141,10 +143,10 @@ class Session {
   // inputs_ from the command in force; in Accel mode through the cascade (substep: one
   // cascade step, else its preview without updating it).
   void update_inputs(bool substep, double dt = 0.0);
-  // longitudinal = Accel with integrator = Etd2: the cascade in continuous time, its
+  // longitudinal = Accel with integrator = Etd2 or Etd3: the cascade in continuous time, its
   // states kAm, kAi integrated with the vehicle (accel_cascade.hpp).
   // The step-size rule (SimConfig::step_tol): the error of a step's correction c (etd2's
-  // embedded estimate) in units of the tolerance, max over the states that matter.
+  // or etd3's embedded estimate) in units of the tolerance, max over the states that matter.
   double step_error(const State& c) const;
   // The retake of a step whose braked wheel locks inside it: its length [ticks] so that it
   // ends at the lock (the spin's zero crossing, interpolated), or m when none locks before.
@@ -158,12 +160,13 @@ class Session {
   int64_t steps_rejected() const { return n_rejected_; }
  private:
   int64_t n_steps_ = 0, n_rejected_ = 0;
-  WheelPoints pts_;  // etd2: what the last step's start derivative captured (wheel_rates)
-  State start_rates_{};  // etd2: the last step's start rates (a retaken step reuses them)
-  Etd2Memo etd2_memo_;  // etd2: phi of the constant rates, kept between steps
+  WheelPoints pts_;  // etd2, etd3: what the last step's start derivative captured (wheel_rates)
+  State start_rates_{};  // etd2, etd3: the last step's start rates (a retaken step reuses them)
+  Etd2Memo etd2_memo_;  // etd2, etd3: phi of the constant rates, kept between steps
+  Etd2Memo etd3_half_memo_;  // etd3: the same at half the step
   SteerTrig steer_trig_;  // cos and sin of the steer, kept while it holds
   bool continuous_cascade() const {
-    return config_.longitudinal == Longitudinal::Accel && config_.integrator == Integrator::Etd2;
+    return config_.longitudinal == Longitudinal::Accel && exponential(config_.integrator);
   }
 
   VehicleParams vehicle_;

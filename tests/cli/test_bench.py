@@ -15,13 +15,13 @@ def test_ratio_statistics_are_per_block_ratios():
 def test_rows_cover_the_default_the_previous_default_and_the_reference():
     rows, ratios = core_and_env_rows("VDSim-DLC-v0", "L1", repeats=2)
     assert len(rows) == 11
-    assert "reference (heun 0.5 ms)" in rows[4].name and "semi_implicit" in rows[6].name
+    assert "reference (heun 0.5 ms)" in rows[4].name and "etd2" in rows[6].name
     assert "every delay" in rows[8].name
     assert "noisy actions" in rows[9].name and "uniform random" in rows[10].name
     assert all(r.per_call_us > 0 and r.calls_per_s > 0 for r in rows)
     assert [r.name for r in ratios] == [
-        "L1: env step, semi_implicit (default before)",
-        "L1: C++ core step, semi_implicit (default before)",
+        "L1: env step, etd2 (default before)",
+        "L1: C++ core step, etd2 (default before)",
         "L1: env step, reference (heun 0.5 ms)", "L1: C++ core step, reference (heun 0.5 ms)",
         "L1: env step with every delay (sensor 25 ms, compute 10 ms, network 5 % loss, "
         "steer 10 ms) / without",

@@ -18,7 +18,7 @@ def test_gate_row_error_and_verdict():
 
 @pytest.mark.parametrize("level", ["L2", "L1"])
 def test_default_physics_passes_the_closed_loop_gate_on_the_path_envs(level):
-    rows = run_gate(cases=PATH_CASES, levels=(level,))  # the default physics (etd2)
+    rows = run_gate(cases=PATH_CASES, levels=(level,))  # the default physics (etd3)
     assert len(rows) == len(PATH_CASES) * 5 * 2
     assert all(r.passes for r in rows), summary(rows)
 

@@ -83,7 +83,7 @@ def test_the_gate_sees_semi_implicits_lag_under_noise():
 
 
 def test_default_physics_passes_a_subset():
-    """etd2 with its step-size rule (the default) on the hardest streams of both path envs
+    """etd3 with its step-size rule (the default) on the hardest streams of both path envs
     and the ACC (the full gate: the validation marker)."""
     rows = run_gate(cases=("dlc", "path_follow", "acc"), levels=("L2",),
                     streams=("uniform", "noise_0.3"), seeds=(1,))

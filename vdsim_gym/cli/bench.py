@@ -1,7 +1,7 @@
 """Throughput measured side by side in one run (``vdsim-gym bench``).
 
-Reports, for L2 and L1 and for the default physics (etd2), the default before it
-(semi_implicit) and the reference configuration (heun on every 0.5 ms substep), agent
+Reports, for L2 and L1 and for the default physics (etd3), the default before it
+(etd2) and the reference configuration (heun on every 0.5 ms substep), agent
 steps through ``gym.make``, the env's own C++ core step and the physics alone over the
 same substeps (the baseline's DLC episode replayed through each, resets untimed); the
 default env's step under the commands RL sends (the baseline's actions plus N(0, 0.3),
@@ -146,10 +146,10 @@ def _baseline_episode(env: Any) -> list[np.ndarray]:
     return actions
 
 
-# The reference configuration (heun every substep); the default before 2026-12-04 (first
-# order).
+# The reference configuration (heun every substep); the default before (etd2, second order,
+# until 2026-12-06).
 REFERENCE: dict[str, Any] = {"integrator": "heun"}
-PREVIOUS: dict[str, Any] = {"integrator": "semi_implicit"}
+PREVIOUS: dict[str, Any] = {"integrator": "etd2"}
 
 
 @dataclass(frozen=True)
@@ -257,15 +257,13 @@ def core_and_env_rows(env_id: str, level: str, repeats: int
              "  same env, latency fixed 10 ms (skip)",
              f"gym.make {level} step, reference (heun 0.5 ms)",
              f"  its C++ core step, reference ({level})",
-             f"gym.make {level} step, semi_implicit (before)",
-             f"  its C++ core step, semi_implicit ({level})",
+             f"gym.make {level} step, etd2 (before)",
+             f"  its C++ core step, etd2 ({level})",
              "  same env, every delay (sensor 25 ms, ...)",
              "  same env, noisy actions (baseline + N(0, 0.3))",
              "  same env, uniform random actions"]
-    ratios = [Ratio.of(f"{level}: env step, semi_implicit (default before)", times[6],
-                       times[0]),
-              Ratio.of(f"{level}: C++ core step, semi_implicit (default before)", times[7],
-                       times[1]),
+    ratios = [Ratio.of(f"{level}: env step, etd2 (default before)", times[6], times[0]),
+              Ratio.of(f"{level}: C++ core step, etd2 (default before)", times[7], times[1]),
               Ratio.of(f"{level}: env step, reference (heun 0.5 ms)", times[4], times[0]),
               Ratio.of(f"{level}: C++ core step, reference (heun 0.5 ms)", times[5],
                        times[1]),
@@ -380,7 +378,7 @@ def run(calls: int = 2000, repeats: int = 5, highway: bool = True, sac: bool = T
         rows += level_rows
         # aims: the default no dearer than the default before it, and >= 5x cheaper
         # than the reference
-        ratios += [r.line() + ("  (aim >= 1)" if "semi_implicit" in r.name else
+        ratios += [r.line() + ("  (aim >= 1)" if "default before" in r.name else
                                "  (aim <= 2.5)" if "actions" in r.name else
                                "" if "every delay" in r.name else "  (aim >= 5)")
                    for r in physics_ratios]

@@ -470,8 +470,9 @@ def _add_accuracy(sub: Any) -> None:
     acc.add_argument("--max-step", type=float, default=None,
                      help="with --closed-loop or --noisy: the longest integration step [s]")
     acc.add_argument("--step-tol", type=float, default=None,
-                     help="with --closed-loop or --noisy: etd2's step-size tolerance [m/s] "
-                          "(default 1e-4; docs/PHYSICS.md, \"Step-size rule\")")
+                     help="with --closed-loop or --noisy: etd3's or etd2's step-size "
+                          "tolerance [m/s] (default 2e-4 and 1e-4; docs/PHYSICS.md, "
+                          "\"Step-size rule\")")
     acc.add_argument("--cases", default=None,
                      help="with --closed-loop or --noisy: comma-separated case names "
                           "(default: all)")

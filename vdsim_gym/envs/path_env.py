@@ -123,15 +123,18 @@ SHARED_ARGS = """
     - ``substep_dt=5e-4`` [s]; ``control_period=0.02`` [s], a whole multiple of it.
     - ``longitudinal="pedal"``: "pedal" or "force" (see Action Space).
     - ``actuator=None``: steering actuator chain (ActuatorConfig or mapping).
-    - ``integrator="etd2"``: second order with the stiff wheel spins, tire lags and
-      filters exponential; or "semi_implicit" (first order, the default until
+    - ``integrator="etd3"``: third order with the stiff wheel spins, tire lags and
+      filters exponential; or "etd2" (the same at second order, the default from
+      2026-12-04 to 2026-12-06), "semi_implicit" (first order, the default until
       2026-12-04), "heun" (every substep: the reference configuration), "euler", "rk4"
       (the accuracy gates: docs/PHYSICS.md).
-    - ``max_step=None`` [s]: the longest integration step (None: 5 ms for etd2 and
-      semi_implicit, one substep otherwise); commands and delays stay on the substep grid.
-    - ``step_tol=None`` [m/s]: etd2's step-size tolerance, the local error a step may
-      make in the body's velocities (None: 1e-4, within 1 % of the fine reference in the
-      closed-loop and noisy-command gates; docs/PHYSICS.md, "Step-size rule").
+    - ``max_step=None`` [s]: the longest integration step (None: 10 ms for etd3, 5 ms for
+      etd2 and semi_implicit, one substep otherwise); commands and delays stay on the
+      substep grid.
+    - ``step_tol=None`` [m/s]: etd3's (or etd2's) step-size tolerance, the local error a
+      step may make in the body's velocities (None: 2e-4 for etd3, 1e-4 for etd2, each
+      within 1 % of the fine reference in the closed-loop and noisy-command gates;
+      docs/PHYSICS.md, "Step-size rule").
     - ``reward_weights=None``: mapping of term name -> weight overriding the defaults.
     - ``terminate_on_cone=True``: end the episode at the first cone hit.
     - ``stall_time=2.0`` [s]: terminate ("stalled") once vx has stayed below a quarter of

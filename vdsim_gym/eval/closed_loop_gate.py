@@ -14,7 +14,7 @@ The reference is ``integrator="heun", substep_dt=1e-4`` (the dyno: its bench cut
 from it, never from the method under test.
 
     from vdsim_gym.eval.closed_loop_gate import run_gate
-    rows = run_gate({"integrator": "etd2"}, cases=("dlc_iso3888_1",), levels=("L2",))
+    rows = run_gate({"integrator": "etd3"}, cases=("dlc_iso3888_1",), levels=("L2",))
 """
 
 from __future__ import annotations

@@ -32,23 +32,35 @@ from vdsim_gym.traces.provenance import accel_conversion  # noqa: F401  (importa
 
 LEVELS = ("L1", "L2")
 LONGITUDINAL_MODES = ("force", "pedal", "accel")
-INTEGRATORS = ("euler", "heun", "rk4", "semi_implicit", "etd2")
+INTEGRATORS = ("euler", "heun", "rk4", "semi_implicit", "etd2", "etd3")
 # Integrators that treat the stiff wheel spins (and a differential's coupling) implicitly.
-IMPLICIT_INTEGRATORS = ("semi_implicit", "etd2")
+IMPLICIT_INTEGRATORS = ("semi_implicit", "etd2", "etd3")
+# Integrators whose steps are sized by the error they make (step_tol).
+ADAPTIVE_INTEGRATORS = ("etd2", "etd3")
 # Chosen by the closed-loop gate (every env's task metric under its baseline across
-# delays within 1 % of the fine reference) at the cost of the previous default
-# (docs/PHYSICS.md, "Second-order stepping"); every plant and env defaults to it.
-# semi_implicit (the default until 2026-12-04: first order, it lags like an extra delay)
-# and heun on every 0.5 ms substep (the reference configuration) stay selectable.
-DEFAULT_INTEGRATOR = "etd2"
-# The longest integration step when max_step is not given: etd2 and semi_implicit take
-# steps of up to 5 ms between events (commands, delays and traces stay on the substep
+# delays within 1 % of the fine reference) and the noisy-command gate (open-loop replays of
+# RL-like commands), at the lowest cost under both smooth and noisy commands
+# (docs/PHYSICS.md, "Default integration"); every plant and env defaults to it. etd2 (the
+# default from 2026-12-04 to 2026-12-06: second order, 3-4 times the cost under noisy
+# commands), semi_implicit (the default until 2026-12-04: first order, it lags like an
+# extra delay) and heun on every 0.5 ms substep (the reference configuration) stay
+# selectable.
+DEFAULT_INTEGRATOR = "etd3"
+# The longest integration step when max_step is not given: etd3 up to 10 ms, etd2 and
+# semi_implicit up to 5 ms between events (commands, delays and traces stay on the substep
 # grid); the explicit integrators step every substep (their stability needs it).
-DEFAULT_MAX_STEP = {"semi_implicit": 5e-3, "etd2": 5e-3}
-# etd2's steps are sized by the error they make: each may err by this much in the body's
-# velocities [m/s] (the core's default; docs/PHYSICS.md, "Step-size rule"). Chosen with the
-# noisy-command gate and the closed-loop gate.
-DEFAULT_STEP_TOL: float = _core.DEFAULT_STEP_TOL
+DEFAULT_MAX_STEP = {"semi_implicit": 5e-3, "etd2": 5e-3, "etd3": 1e-2}
+# etd3's (and etd2's) steps are sized by the error they make: each may err by this much in
+# the body's velocities [m/s] (the core's default_step_tol: etd3 2e-4, etd2 1e-4;
+# docs/PHYSICS.md, "Step-size rule"). Chosen with the noisy-command gate and the
+# closed-loop gate.
+DEFAULT_STEP_TOL: float = _core.default_step_tol(getattr(_core.Integrator, DEFAULT_INTEGRATOR))
+
+
+def default_step_tol(integrator: str) -> float:
+    """The step-size rule's default tolerance [m/s] for ``integrator`` (etd3 2e-4, etd2
+    1e-4; the others have no rule and carry etd2's value, unused)."""
+    return float(_core.default_step_tol(getattr(_core.Integrator, integrator)))
 # The longest control period [s]: a step integrates it in one call (at 0.5 ms, 20 000
 # substeps); a controller slower than this is not a control loop.
 MAX_CONTROL_PERIOD_S = 10.0
@@ -116,7 +128,7 @@ def make_session(
     cfg.integrator = getattr(_core.Integrator, integrator)
     cfg.longitudinal = getattr(_core.Longitudinal, longitudinal)
     cfg.step_ticks = step_ticks
-    cfg.step_tol = DEFAULT_STEP_TOL if step_tol is None else step_tol
+    cfg.step_tol = default_step_tol(integrator) if step_tol is None else step_tol
     if actuator is not None:
         cfg.actuator, cfg.actuator_dead_ticks = actuator_params(actuator, substep_dt)
     cfg.steer_dead_ticks = whole_ticks(channel_delays[0], substep_dt, "channel_delays['steer']",
@@ -167,25 +179,27 @@ def actuator_params(actuator: ActuatorConfig, substep_dt: float
 
 
 def check_step_tol(step_tol: float | None, integrator: str) -> float:
-    """etd2's step-size tolerance [m/s] (docs/PHYSICS.md, "Step-size rule"): the default
-    for None, else a finite positive number; other integrators take none."""
+    """etd3's or etd2's step-size tolerance [m/s] (docs/PHYSICS.md, "Step-size rule"): the
+    integrator's default for None, else a finite positive number; other integrators take
+    none."""
     if step_tol is None:
-        return DEFAULT_STEP_TOL
-    if integrator != "etd2" and integrator in INTEGRATORS:  # make_session names the others
-        raise ConfigError(f"step_tol applies to integrator='etd2' only (its steps are sized "
-                          f"by the error they make), got integrator={integrator!r}; drop "
-                          "step_tol")
+        return default_step_tol(integrator) if integrator in INTEGRATORS else DEFAULT_STEP_TOL
+    if integrator not in ADAPTIVE_INTEGRATORS and integrator in INTEGRATORS:
+        # (make_session names the unknown ones)
+        raise ConfigError(f"step_tol applies to integrator='etd3' or 'etd2' only (their steps "
+                          f"are sized by the error they make), got integrator={integrator!r}; "
+                          "drop step_tol")
     if not is_real(step_tol) \
             or not math.isfinite(step_tol) or step_tol <= 0.0:
         raise ConfigError(f"step_tol must be a positive finite number [m/s], got "
-                          f"{step_tol!r}; the default is {DEFAULT_STEP_TOL:g}")
+                          f"{step_tol!r}; the default is {default_step_tol(integrator):g}")
     return float(step_tol)
 
 
 def default_step_ticks(integrator: str, substep_dt: float) -> int:
-    """Substeps per integration step when ``max_step`` is not given: for etd2 and
-    semi_implicit as many whole substeps as fit in 5 ms (at least one), for the others
-    one."""
+    """Substeps per integration step when ``max_step`` is not given: as many whole
+    substeps as fit in DEFAULT_MAX_STEP (etd3 10 ms, etd2 and semi_implicit 5 ms; at least
+    one), for the others one."""
     limit = DEFAULT_MAX_STEP.get(integrator)
     if limit is None:
         return 1
@@ -206,7 +220,7 @@ class PhysicsSpec:
     step_ticks: int = 1  # multirate: integration steps of up to this many substeps
     # per-channel actuation dead times [s] (steer, longitudinal), whole substeps
     channel_delays: tuple[float, float] = (0.0, 0.0)
-    step_tol: float = DEFAULT_STEP_TOL  # etd2: the step-size rule's tolerance [m/s]
+    step_tol: float = DEFAULT_STEP_TOL  # etd3, etd2: the step-size rule's tolerance [m/s]
 
     @classmethod
     def build(
@@ -231,10 +245,10 @@ class PhysicsSpec:
         dead times [s], ``{"steer": 0.02, "longitudinal": 0.06}`` (each key optional, 0 by
         default; whole substeps, at most 1 s): a command's steer and longitudinal parts
         reach the vehicle that long after the command applies, on top of any computation
-        latency (docs/ENVS.md, "Latency"). ``step_tol`` [m/s] (etd2 only): the local error
-        a step may make in the body's velocities; etd2's steps, whole substeps up to
-        max_step, are sized by it (None: DEFAULT_STEP_TOL; docs/PHYSICS.md, "Step-size
-        rule")."""
+        latency (docs/ENVS.md, "Latency"). ``step_tol`` [m/s] (etd3 and etd2 only): the
+        local error a step may make in the body's velocities; their steps, whole substeps up
+        to max_step, are sized by it (None: the integrator's default_step_tol;
+        docs/PHYSICS.md, "Step-size rule")."""
         dt = check_substep_dt(substep_dt)
         delays = check_channel_delays(channel_delays, dt)
         if is_real(control_period) \
@@ -279,7 +293,7 @@ class PhysicsSpec:
                 raise ConfigError(
                     f"diff_coupling_{axle} = {c:g} N m s/rad is too stiff for integrator="
                     f"{self.integrator!r} at {dt * 1e3:g} ms steps (stable up to wheel_inertia"
-                    f" / dt = {limit:g}); use integrator='etd2' (the default), which treats the "
+                    f" / dt = {limit:g}); use integrator='etd3' (the default), which treats the "
                     "coupling implicitly, or a smaller substep_dt")
 
     @property
@@ -315,17 +329,19 @@ class Plant:
             torque without the powertrain) or "accel" (target acceleration [m/s^2] in
             [-max_deceleration, max_acceleration], turned into a pedal every integration step by
             the core's cascade; docs/PHYSICS.md). One default for the Plant and every env.
-        integrator: "etd2" (default: second order, within 1 % of the fine reference in
-            closed loop) | "semi_implicit" (first order, the default until 2026-12-04) |
-            "heun" | "euler" | "rk4" (see docs/PHYSICS.md for the accuracy gates; "heun"
-            with max_step=None is the reference configuration).
-        max_step: the longest integration step [s], a whole number of substeps (None: 5 ms
-            for etd2 and semi_implicit, one substep for the others); commands and delays
-            stay on the substep grid (multirate).
+        integrator: "etd3" (default: third order, within 1 % of the fine reference in
+            closed loop and under noisy commands) | "etd2" (second order, the default from
+            2026-12-04 to 2026-12-06) | "semi_implicit" (first order, the default until
+            2026-12-04) | "heun" | "euler" | "rk4" (see docs/PHYSICS.md for the accuracy
+            gates; "heun" with max_step=None is the reference configuration).
+        max_step: the longest integration step [s], a whole number of substeps (None: 10
+            ms for etd3, 5 ms for etd2 and semi_implicit, one substep for the others);
+            commands and delays stay on the substep grid (multirate).
         channel_delays: None or {"steer": s, "longitudinal": s}: each channel's actuation
             dead time after a command applies (whole substeps, at most 1 s).
-        step_tol: etd2's step-size tolerance [m/s], the local error a step may make in the
-            body's velocities (None: DEFAULT_STEP_TOL; docs/PHYSICS.md, "Step-size rule").
+        step_tol: etd3's or etd2's step-size tolerance [m/s], the local error a step may
+            make in the body's velocities (None: the integrator's default_step_tol, 2e-4 or
+            1e-4; docs/PHYSICS.md, "Step-size rule").
     """
 
     def __init__(

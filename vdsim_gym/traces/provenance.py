@@ -73,9 +73,10 @@ def _physics_dict(physics: Any, vehicle: Any) -> dict[str, Any]:
     step_ticks = getattr(physics, "step_ticks", 1)
     if step_ticks != 1:  # only when set: the hashes of earlier results stay as they were
         d["step_ticks"] = step_ticks
-    step_tol = getattr(physics, "step_tol", _core.DEFAULT_STEP_TOL)
-    if step_tol != _core.DEFAULT_STEP_TOL:  # the same
-        d["step_tol"] = step_tol
+    kind = getattr(_core.Integrator, str(physics.integrator), None)  # None: the dyno's bench
+    step_tol = getattr(physics, "step_tol", None)
+    if step_tol is not None and kind is not None and step_tol != _core.default_step_tol(kind):
+        d["step_tol"] = step_tol  # only when not the integrator's default, as step_ticks
     out: dict[str, Any] = _canonical(d)
     out["vehicle"] = vehicle
     return out

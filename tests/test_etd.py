@@ -1,5 +1,7 @@
-"""integrator="etd2": stiff parts exact, body as Heun, low speed monotone (docs/PHYSICS.md,
-"etd2"). References are heun on fine substeps, never etd2 itself."""
+"""integrator="etd3" (the default) and "etd2": stiff parts exact, the body third and second
+order, low speed monotone, steps sized by the error they make (docs/PHYSICS.md, "Default
+integration", "Step-size rule"). References are heun on fine substeps or RK4, never the
+method itself."""
 
 from __future__ import annotations
 
@@ -12,14 +14,18 @@ from vdsim_gym.config import load_vehicle
 from vdsim_gym.plant import make_session
 
 LEVELS = ("L2", "L1")
+ETD = ("etd3", "etd2")
+# each one's default longest step on the 0.5 ms grid: 10 and 5 ms
+TICKS = {"etd3": 20, "etd2": 10}
 
 
 def _run(level: str, integrator: str, substep: float, step_ticks: int, schedule,
-         v0: float, longitudinal: str = "pedal", n: int = 100, dt: float = 0.01):
+         v0: float, longitudinal: str = "pedal", n: int = 100, dt: float = 0.01,
+         **physics):
     """(t, vx, omega_0, omega_1) every dt under schedule(t) -> (steer, longitudinal)."""
     s = make_session(level=level, vehicle=load_vehicle(), substep_dt=substep,
                      longitudinal=longitudinal, actuator=None, integrator=integrator,
-                     step_ticks=step_ticks)
+                     step_ticks=step_ticks, **physics)
     s.reset(0.0, 0.0, 0.0, v0, 0.0, 0.0)
     state, out = np.zeros(_core.STATE_SIZE), np.empty((n, 3))
     for k in range(n):
@@ -30,10 +36,40 @@ def _run(level: str, integrator: str, substep: float, step_ticks: int, schedule,
     return out
 
 
+def test_etd3_is_third_order_and_etd2_second():
+    """Fixed steps (no step-size rule) on a smooth sine steer and pedal at 20 m/s, against
+    RK4 at 0.025 ms: halving the step divides the body's velocity error by about 8 (etd3)
+    and 4 (etd2)."""
+    def body(integrator, substep, ticks, **physics):
+        def sched(t):
+            return 0.04 * np.sin(np.pi * t), 0.2 + 0.2 * np.sin(0.6 * np.pi * t)
+        s = make_session(level="L2", vehicle=load_vehicle(), substep_dt=substep,
+                         longitudinal="pedal", actuator=None, integrator=integrator,
+                         step_ticks=ticks, **physics)
+        s.reset(0.0, 0.0, 0.0, 20.0, 0.0, 0.0)
+        state, out = np.zeros(_core.STATE_SIZE), []
+        for k in range(100):
+            s.command_now(*sched(0.02 * k))
+            s.advance(round(0.02 / substep))
+            s.get_state(state)
+            out.append(state[3:6].copy())
+        return np.array(out)
+
+    ref = body("rk4", 2.5e-5, 1)
+    for integrator, order in (("etd3", 3), ("etd2", 2)):
+        errs = [np.max(np.abs(body(integrator, 5e-4, ticks, step_tol=1e9) - ref), axis=0)
+                for ticks in (10, 5)]
+        ratio = errs[0] / errs[1]  # vx, vy, r
+        assert np.all(ratio > 0.8 * 2 ** order) and np.all(ratio < 1.25 * 2 ** order), \
+            (integrator, ratio)
+    assert np.all(errs[1] > 0)
+
+
+@pytest.mark.parametrize("integrator", ETD)
 @pytest.mark.parametrize("level", LEVELS)
-def test_etd2_low_speed_cases_match_the_reference(level):
+def test_low_speed_cases_match_the_reference(level, integrator):
     ref = low_speed_checks("heun", 5e-4, level)
-    got = low_speed_checks("etd2", 5e-4, level, step_ticks=10)
+    got = low_speed_checks(integrator, 5e-4, level, step_ticks=TICKS[integrator])
     for case, r in ref.items():
         g = got[case]
         assert g["flips"] == 0, case
@@ -42,40 +78,43 @@ def test_etd2_low_speed_cases_match_the_reference(level):
         assert abs(g["vx_end"] - r["vx_end"]) <= 1e-3 * max(1.0, abs(r["vx_end"])), case
 
 
+@pytest.mark.parametrize("integrator", ETD)
 @pytest.mark.parametrize("level", LEVELS)
-def test_etd2_releases_a_locked_wheel_as_the_reference(level):
+def test_releases_a_locked_wheel_as_the_reference(level, integrator):
     # Full brake locks the wheels at 12 m/s; a light brake then releases them. A tangent-only
     # Jacobian left the front wheel stalled at -19 % slip here (its tire's flat top).
     sched = lambda t: (0.0, -1.0 if t < 0.5 else -0.06)  # noqa: E731
     ref = _run(level, "heun", 1e-4, 1, sched, 12.0)
-    got = _run(level, "etd2", 5e-4, 10, sched, 12.0)
+    got = _run(level, integrator, 5e-4, TICKS[integrator], sched, 12.0)
     late = slice(60, None)  # 100 ms after the release
     assert np.max(np.abs(got[late, 1:] - ref[late, 1:])) < 0.1  # rad/s
     assert np.max(np.abs(got[:, 0] - ref[:, 0])) < 0.02  # m/s
 
 
+@pytest.mark.parametrize("integrator", ETD)
 @pytest.mark.parametrize("pedal", [0.3, -0.03])
-def test_etd2_rolls_up_from_a_lock_at_walking_speed_without_oscillating(pedal):
+def test_rolls_up_from_a_lock_at_walking_speed_without_oscillating(pedal, integrator):
     # From a full-brake lock at 3 m/s, throttle or a light brake at about 0.5 m/s: below the
     # slip-speed floor the wheel and the body are stiffly coupled; without the body's row in
     # the linear part the front wheel's spin flipped sign from step to step.
     sched = lambda t: (0.0, -1.0 if t < 0.3 else pedal)  # noqa: E731
     ref = _run("L1", "heun", 1e-4, 1, sched, 3.0, n=100, dt=0.005)
-    got = _run("L1", "etd2", 5e-4, 10, sched, 3.0, n=100, dt=0.005)
+    got = _run("L1", integrator, 5e-4, TICKS[integrator], sched, 3.0, n=100, dt=0.005)
     assert np.all(got[70:, 1:] >= 0.0)
     assert np.max(np.abs(got[70:, 1:] - ref[70:, 1:])) < 0.05
     assert np.max(np.abs(got[:, 0] - ref[:, 0])) < 0.01
 
 
-def test_etd2_accel_cascade_is_the_sampled_law_in_its_limit():
-    # The continuous cascade at 5 ms steps against the sampled one on 0.1 ms heun steps: a
-    # target step and a braking target.
+@pytest.mark.parametrize("integrator", ETD)
+def test_accel_cascade_is_the_sampled_law_in_its_limit(integrator):
+    # The continuous cascade at 10 or 5 ms steps against the sampled one on 0.1 ms heun
+    # steps: a target step and a braking target.
     sched = lambda t: (0.02, 2.0 if t < 1.0 else -4.0)  # noqa: E731
     ref = _run("L2", "heun", 1e-4, 1, sched, 15.0, longitudinal="accel", n=200)
-    got = _run("L2", "etd2", 5e-4, 10, sched, 15.0, longitudinal="accel", n=200)
-    # 2.2e-3 m/s at the end of 1 s of braking under the step-size rule (0.06 % of the
-    # speed change)
-    assert np.max(np.abs(got[:, 0] - ref[:, 0])) < 3e-3  # m/s
+    got = _run("L2", integrator, 5e-4, TICKS[integrator], sched, 15.0, longitudinal="accel",
+               n=200)
+    # 1.6e-4 m/s over the run under the step-size rule (both; 0.004 % of the speed change)
+    assert np.max(np.abs(got[:, 0] - ref[:, 0])) < 1e-3  # m/s
     # The sampled law at 5 ms steps (semi_implicit) lags by a measurable amount.
     coarse = _run("L2", "semi_implicit", 5e-4, 10, sched, 15.0, longitudinal="accel", n=200)
     assert np.max(np.abs(coarse[:, 0] - ref[:, 0])) > 5 * np.max(np.abs(got[:, 0] - ref[:, 0]))
@@ -97,19 +136,20 @@ def _accel_targets(integrator: str, substep: float, step_ticks: int, n: int = 10
     return np.array(vx), s.steps_taken / n
 
 
-def test_the_cascade_follows_the_slips_through_its_filter_and_integral():
+@pytest.mark.parametrize("integrator,max_steps", [("etd3", 8), ("etd2", 18)])
+def test_the_cascade_follows_the_slips_through_its_filter_and_integral(integrator, max_steps):
     # Each target jump moves the pedal, the driven wheels' slip settles within milliseconds
     # and the CG's ax with it; the cascade's filter (a_m) and integral see that transient
-    # through etd2's linear part (docs/PHYSICS.md, "Default integration"), not as an
-    # explicit forcing. Without those rows the rule took 31 steps per 20 ms here, limited
-    # by a_m, and was 2.3e-3 m/s off; with them 14 steps and 1.6e-3 m/s.
+    # through the linear part (docs/PHYSICS.md, "Default integration"), not as an explicit
+    # forcing. Without those rows etd2's rule took 31 steps per 20 ms here, limited by a_m,
+    # and was 2.3e-3 m/s off; with them 15 steps and 1.6e-3 m/s (etd3: 6 steps, 6e-4 m/s).
     ref, _ = _accel_targets("heun", 1e-4, 1)
-    got, steps = _accel_targets("etd2", 5e-4, 10)
+    got, steps = _accel_targets(integrator, 5e-4, TICKS[integrator])
     assert np.max(np.abs(got - ref)) < 2e-3  # m/s, over a 2.7 m/s swing
-    assert steps < 18, steps
+    assert steps < max_steps, steps
 
 
-def test_etd2_tire_algebra_matches_the_plain_evaluation():
+def test_the_fast_tire_algebra_matches_the_plain_evaluation():
     tire = load_vehicle().to_core().tire
     worst = 0.0
     for fz in (500.0, 2500.0, 4000.0, 6500.0, 9000.0):
@@ -122,13 +162,14 @@ def test_etd2_tire_algebra_matches_the_plain_evaluation():
     assert worst < 1e-12
 
 
-def test_etd2_is_deterministic_and_matches_across_vector_threads():
+@pytest.mark.parametrize("integrator", ETD)
+def test_is_deterministic_and_matches_across_vector_threads(integrator):
     import gymnasium as gym
 
     import vdsim_gym  # noqa: F401
     out = []
     for threads in (1, 2):
-        vec = gym.make_vec("VDSim-DLC-v0", num_envs=4, threads=threads, integrator="etd2")
+        vec = gym.make_vec("VDSim-DLC-v0", num_envs=4, threads=threads, integrator=integrator)
         obs, _ = vec.reset(seed=3)
         rng = np.random.default_rng(0)
         rows = [obs]
@@ -143,7 +184,7 @@ def test_etd2_is_deterministic_and_matches_across_vector_threads():
 # ---------------------------------------------------------------- step-size rule
 
 
-def _random_rollout(**physics):
+def _random_rollout(**physics: object) -> np.ndarray:
     """Observations of VDSim-DLC-v0 at L2 under seeded uniform random actions (full pedal
     and steer swings: wheel locks, releases and large slips nearly every step)."""
     import gymnasium as gym
@@ -160,24 +201,48 @@ def _random_rollout(**physics):
     return np.array(out)
 
 
-def _session(**kw):
+def _session(integrator: str = "etd2", **kw: object) -> _core.Session:
     from vdsim_gym.sim.plant import make_session
 
     return make_session(level="L2", vehicle=load_vehicle(), substep_dt=5e-4,
-                        longitudinal="pedal", actuator=None, integrator="etd2", step_ticks=10,
-                        **kw)
+                        longitudinal="pedal", actuator=None, integrator=integrator,
+                        step_ticks=TICKS[integrator], **kw)
 
 
-def test_the_default_tolerance_is_the_cores():
-    from vdsim_gym.sim.plant import DEFAULT_STEP_TOL
+def test_the_default_tolerances_are_the_cores():
+    from vdsim_gym.sim.plant import DEFAULT_INTEGRATOR, DEFAULT_STEP_TOL, default_step_tol
 
-    assert DEFAULT_STEP_TOL == _core.SimConfig().step_tol == _core.DEFAULT_STEP_TOL
+    assert DEFAULT_INTEGRATOR == "etd3"
+    assert DEFAULT_STEP_TOL == default_step_tol("etd3") == 2e-4
+    assert default_step_tol("etd2") == 1e-4
+    assert _core.SimConfig().step_tol == 0.0  # the integrator's default
+
+    def steps(integrator: str, tol: float) -> int:
+        cfg = _core.SimConfig()
+        cfg.level, cfg.substep_dt = _core.Level.L2, 5e-4
+        cfg.integrator = getattr(_core.Integrator, integrator)
+        cfg.longitudinal, cfg.step_ticks = _core.Longitudinal.pedal, TICKS[integrator]
+        if tol:
+            cfg.step_tol = tol
+        s = _core.Session(load_vehicle().to_core(), cfg)
+        s.reset(0.0, 0.0, 0.0, 20.0, 0.0, 0.0)
+        for steer, pedal in np.random.default_rng(0).uniform(-1.0, 1.0, size=(20, 2)):
+            s.command_now(0.3 * steer, pedal)
+            s.advance(40)
+        return int(s.steps_taken)
+
+    for integrator in ETD:
+        tol = default_step_tol(integrator)
+        assert steps(integrator, 0.0) == steps(integrator, tol) > steps(integrator, 2 * tol)
 
 
-def test_smooth_commands_take_the_longest_steps_and_noisy_ones_shorter():
+@pytest.mark.parametrize("integrator", ETD)
+def test_smooth_commands_take_the_longest_steps_and_noisy_ones_shorter(integrator):
     """Steps are sized by the error they make: cruising with a small steady command takes
-    5 ms steps; a hard steer and pedal change every 20 ms takes shorter ones after each."""
-    s = _session()
+    the longest steps (10 ms etd3, 5 ms etd2); a hard steer and pedal change every 20 ms
+    takes shorter ones after each."""
+    ticks = TICKS[integrator]
+    s = _session(integrator)
     s.reset(0.0, 0.0, 0.0, 20.0, 0.0, 0.0)
     s.command_now(0.005, 0.05)
     s.advance(400)  # settle
@@ -186,28 +251,31 @@ def test_smooth_commands_take_the_longest_steps_and_noisy_ones_shorter():
     s.advance(40)
     s.advance(400)
     steady = s.steps_taken
-    assert s.steps_rejected <= 2 and steady <= 440 // 10 + 6, steady
+    assert s.steps_rejected <= 2 and steady <= 440 // ticks + 6, steady
     rng = np.random.default_rng(0)
     s.reset(0.0, 0.0, 0.0, 20.0, 0.0, 0.0)
     for steer, pedal in rng.uniform(-1.0, 1.0, size=(20, 2)):
         s.command_now(0.3 * steer, pedal)
         s.advance(40)
-    assert 20 * 40 // 10 * 2 < s.steps_taken < 20 * 40  # shorter, yet not every tick
+    assert 20 * 40 // ticks * 2 < s.steps_taken < 20 * 40  # shorter, yet not every tick
     assert s.steps_rejected > 0
 
 
-def test_a_tighter_tolerance_takes_more_steps_and_comes_closer_to_the_reference():
+@pytest.mark.parametrize("integrator", ETD)
+def test_a_tighter_tolerance_takes_more_steps_and_comes_closer_to_the_reference(integrator):
     from vdsim_gym.eval.noisy_gate import run_gate
+    from vdsim_gym.sim.plant import default_step_tol
 
     errs, steps = [], []
     rng = np.random.default_rng(1)
     commands = rng.uniform(-1.0, 1.0, size=(25, 2))
-    for tol in (6e-4, 1e-4, 2e-5):
-        rows = run_gate({"step_tol": tol}, cases=("dlc",), levels=("L2",),
-                        streams=("noise_0.3",), seeds=(1,))
+    for scale in (6.0, 1.0, 0.2):
+        tol = scale * default_step_tol(integrator)
+        rows = run_gate({"integrator": integrator, "step_tol": tol}, cases=("dlc",),
+                        levels=("L2",), streams=("noise_0.3",), seeds=(1,))
         # the trajectory error: the metric's own error can cancel between signs
         errs.append(next(r.traj_err for r in rows if r.signal == "e_y"))
-        s = _session(step_tol=tol)
+        s = _session(integrator, step_tol=tol)
         s.reset(0.0, 0.0, 0.0, 20.0, 0.0, 0.0)
         for steer, pedal in commands:
             s.command_now(0.3 * steer, pedal)
@@ -217,15 +285,17 @@ def test_a_tighter_tolerance_takes_more_steps_and_comes_closer_to_the_reference(
     assert steps[0] < steps[1] < steps[2], steps
 
 
-def test_a_braked_wheels_lock_ends_a_step():
+@pytest.mark.parametrize("integrator", ETD)
+def test_a_braked_wheels_lock_ends_a_step(integrator):
     """Full braking from 10 m/s locks the wheels near walking speed; the step through each
     lock is taken again to end there (its zero crossing), and the car stops with every
     wheel held, as on one-tick steps."""
     from vdsim_gym.sim.plant import make_session
 
-    rule = _session()
+    rule = _session(integrator)
     fine = make_session(level="L2", vehicle=load_vehicle(), substep_dt=5e-4,
-                        longitudinal="pedal", actuator=None, integrator="etd2", step_ticks=1)
+                        longitudinal="pedal", actuator=None, integrator=integrator,
+                        step_ticks=1)
     state = np.zeros(_core.STATE_SIZE)
     stops = []
     for s in (fine, rule):
@@ -238,19 +308,20 @@ def test_a_braked_wheels_lock_ends_a_step():
     assert stops[1] == pytest.approx(stops[0], abs=0.02)  # the stopping distance [m]
 
 
-def test_the_rule_is_deterministic_and_steps_only_on_the_grid():
-    a, b = _random_rollout(), _random_rollout()
+@pytest.mark.parametrize("integrator", ETD)
+def test_the_rule_is_deterministic_and_steps_only_on_the_grid(integrator):
+    a, b = _random_rollout(integrator=integrator), _random_rollout(integrator=integrator)
     assert np.array_equal(a, b)
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"step_tol": 1e-4, "integrator": "semi_implicit"}, "integrator='etd2' only"),
+    ({"step_tol": 1e-4, "integrator": "semi_implicit"}, "integrator='etd3' or 'etd2' only"),
     ({"step_tol": 0.0}, "positive finite number"),
     ({"step_tol": -1e-4}, "positive finite number"),
     ({"step_tol": float("nan")}, "positive finite number"),
     ({"step_tol": True}, "positive finite number"),
     ({"step_tol": "1e-4"}, "positive finite number"),
-    ({"step_tol": 1e-4, "integrator": "etd3"}, "integrator must be one of"),  # the typo named
+    ({"step_tol": 1e-4, "integrator": "etd4"}, "integrator must be one of"),  # the typo named
 ])
 def test_step_tol_refuses_bad_values(kwargs, match):
     import gymnasium as gym
@@ -261,14 +332,21 @@ def test_step_tol_refuses_bad_values(kwargs, match):
         gym.make("VDSim-DLC-v0", **kwargs)
 
 
-def test_step_tol_enters_the_physics_hash_only_when_set():
+@pytest.mark.parametrize("integrator", ETD)
+def test_step_tol_enters_the_physics_hash_only_when_set(integrator):
     import gymnasium as gym
 
-    from vdsim_gym.sim.plant import DEFAULT_STEP_TOL
-    from vdsim_gym.traces.provenance import param_hash
+    from vdsim_gym.sim.plant import default_step_tol
+    from vdsim_gym.traces.provenance import param_hash, physics_dict
 
-    default = param_hash(gym.make("VDSim-DLC-v0").unwrapped.physics)
-    same = param_hash(gym.make("VDSim-DLC-v0", step_tol=DEFAULT_STEP_TOL).unwrapped.physics)
-    other = param_hash(gym.make("VDSim-DLC-v0", step_tol=1e-3).unwrapped.physics)
+    def physics(**kw: object) -> object:
+        return gym.make("VDSim-DLC-v0", integrator=integrator, **kw).unwrapped.physics
+
+    default = param_hash(physics())
+    same = param_hash(physics(step_tol=default_step_tol(integrator)))
+    other = param_hash(physics(step_tol=1e-3))
     assert default == same != other
-    assert not np.array_equal(_random_rollout(step_tol=1e-3), _random_rollout())
+    assert "step_tol" not in physics_dict(physics())
+    assert physics_dict(physics(step_tol=1e-3))["step_tol"] == 1e-3
+    assert not np.array_equal(_random_rollout(integrator=integrator, step_tol=1e-3),
+                              _random_rollout(integrator=integrator))
