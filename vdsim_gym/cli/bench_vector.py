@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,12 +149,15 @@ def reference_rows(steps: int, repeats: int) -> list[VRow]:
 
 
 def ppo_env_share(num_envs: int = 8, total_timesteps: int = 16384, light: bool = True,
-                  **env_kwargs: Any) -> tuple[float, float]:
+                  hyper: Mapping[str, Any] | None = None, **env_kwargs: Any
+                  ) -> tuple[float, float]:
     """(learn wall time [s], share of it inside the env) for SB3 PPO on
     ``make_sb3_vec_env(ENV_ID, num_envs)``: the VecEnv's step_wait and reset timed inside
     SB3's own loop. ``light``: 256 steps per env and rollout, batch 256, 4 epochs, so the
     env's share is not flattered by a heavy update; else SB3's defaults (2048 steps per
-    env, batch 64, 10 epochs). torch runs on one thread, as training does."""
+    env, batch 64, 10 epochs). ``hyper``: PPO keywords instead (e.g. ``{"n_steps": 2048,
+    "batch_size": 2048, "n_epochs": 1}``, one epoch of whole-rollout batches). torch runs on
+    one thread, as training does."""
     import torch
     from stable_baselines3 import PPO
 
@@ -174,7 +177,8 @@ def ppo_env_share(num_envs: int = 8, total_timesteps: int = 16384, light: bool =
 
     venv.step_wait = timed(venv.step_wait)  # type: ignore[method-assign]
     venv.reset = timed(venv.reset)  # type: ignore[method-assign]
-    hyper: dict[str, Any] = {"n_steps": 256, "batch_size": 256, "n_epochs": 4} if light else {}
+    if hyper is None:
+        hyper = {"n_steps": 256, "batch_size": 256, "n_epochs": 4} if light else {}
     # torch on one thread, as `vdsim-gym train` runs it (docs/BENCHMARKS.md, "Torch threads
     # in training and sweeps"); restored after.
     threads = torch.get_num_threads()
