@@ -10,7 +10,7 @@
 // L = 0 it is exactly Heun's method: the body is stepped as by Heun while the stiff parts
 // decay monotonically at any step (phi1, phi2 > 0 for real z <= 0: no sign flips).
 //
-// L (docs/PHYSICS.md, "Default integration"):
+// L (docs/PHYSICS.md, "Second-order stepping"):
 // - each wheel's slip velocity u_i = R omega_i - et_i . (vx, vy, r) (HubCoupling) decays at
 //   lambda_i = J_i (1 + kself_i), J_i = d(omega_i')/d(omega_i), and moves the body, b' =
 //   G_i u_i. In the coordinates (b, u) this part of L is block upper triangular, so its
