@@ -362,6 +362,28 @@ inline void etd2_wheel_jacobian(const State& s, const State& f, Rates&& rates,
   for (int i = n; i < 4; ++i) j[i] = 0.0;
 }
 
+// The linear part's wheel modes at a step's start s (f0: the rates there): each wheel's
+// slip rate lam_i, its coupling to the body G_i and whether it is held at rest (etd2_step,
+// etd3_step).
+template <class Rates>
+inline void etd_wheel_modes(const State& s, const State& f0, const HubCoupling& hc,
+                            Rates&& rates, const double kc[2], double dt, bool held[4],
+                            double lam[4], double G[4][3]) {
+  double j[4];
+  etd2_wheel_jacobian(s, f0, rates, kc, hc.j_lin, dt, hc.n_wheels, j);
+  for (int i = 0; i < 4; ++i) {
+    held[i] = i >= hc.n_wheels || (s[kW0 + i] == 0.0 && f0[kW0 + i] == 0.0);
+    if (held[i]) {
+      // A wheel held at rest (a brake within its capacity, a parked wheel) neither follows
+      // its hub nor moves the body through it: its J is the brake's stiction.
+      lam[i] = j[i];
+      continue;
+    }
+    lam[i] = j[i] * (1.0 + hc.kself[i]);
+    for (int c = 0; c < 3; ++c) G[i][c] = j[i] * hc.gb[i][c];
+  }
+}
+
 // One etd2 step of s over dt. deriv(state, ds): the full rates at the step's start;
 // end_deriv(state, ds): the same at its end (a caller may capture less there: no rates or
 // hub reads follow it); rates(state, ds): the spin rates at a state that differs from the
@@ -387,20 +409,9 @@ inline void etd2_step(State& s, double dt, Deriv&& deriv, EndDeriv&& end_deriv, 
   State& f0 = start ? *start : f0_local;
   if (!(start && start_ready)) deriv(s, f0);
   const HubCoupling& hc = hub(s);
-  double j[4], lam[4], G[4][3] = {};
+  double lam[4], G[4][3] = {};
   bool held[4];
-  etd2_wheel_jacobian(s, f0, rates, kc, hc.j_lin, dt, hc.n_wheels, j);
-  for (int i = 0; i < 4; ++i) {
-    held[i] = i >= hc.n_wheels || (s[kW0 + i] == 0.0 && f0[kW0 + i] == 0.0);
-    if (held[i]) {
-      // A wheel held at rest (a brake within its capacity, a parked wheel) neither follows
-      // its hub nor moves the body through it: its J is the brake's stiction.
-      lam[i] = j[i];
-      continue;
-    }
-    lam[i] = j[i] * (1.0 + hc.kself[i]);
-    for (int c = 0; c < 3; ++c) G[i][c] = j[i] * hc.gb[i][c];
-  }
+  etd_wheel_modes(s, f0, hc, rates, kc, dt, held, lam, G);
   const Etd2Linear L(hc, held, lam, G, kc, lag_rate(s), transfer_rate, filter_rate, dt, memo,
                      f0[kAi] != 0.0);
   d = f0;

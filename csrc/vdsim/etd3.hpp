@@ -30,18 +30,9 @@ inline void etd3_step(State& s, double dt, Deriv&& deriv, EndDeriv&& end_deriv, 
   State& f0 = start ? *start : f0_local;
   if (!(start && start_ready)) deriv(s, f0);
   const HubCoupling& hc = hub(s);
-  double j[4], lam[4], G[4][3] = {};
+  double lam[4], G[4][3] = {};
   bool held[4];
-  etd2_wheel_jacobian(s, f0, rates, kc, hc.j_lin, dt, hc.n_wheels, j);
-  for (int i = 0; i < 4; ++i) {
-    held[i] = i >= hc.n_wheels || (s[kW0 + i] == 0.0 && f0[kW0 + i] == 0.0);
-    if (held[i]) {
-      lam[i] = j[i];
-      continue;
-    }
-    lam[i] = j[i] * (1.0 + hc.kself[i]);
-    for (int c = 0; c < 3; ++c) G[i][c] = j[i] * hc.gb[i][c];
-  }
+  etd_wheel_modes(s, f0, hc, rates, kc, dt, held, lam, G);
   const bool integral = f0[kAi] != 0.0;
   const double lr = lag_rate(s);
   const Etd2Linear L(hc, held, lam, G, kc, lr, transfer_rate, filter_rate, dt, memo, integral);
