@@ -13,7 +13,10 @@ DT = 5e-4  # one substep per Plant.step, so every substep is observed
 
 
 def realized(actuator, commands, level: str = "L2") -> tuple[list[float], list[dict]]:
-    p = vdsim_gym.Plant(level=level, substep_dt=DT, control_period=DT, actuator=actuator)
+    # max_step of one substep: the stepping an actuator forces (its chain runs per tick),
+    # so a run without one integrates alike
+    p = vdsim_gym.Plant(level=level, substep_dt=DT, control_period=DT, actuator=actuator,
+                        max_step=DT)
     p.reset({"vx": 15.0})
     obs = [p.step((c, 0.0)) for c in commands]
     return [o["delta_rw"] for o in obs], obs
