@@ -384,6 +384,24 @@ inline void etd_wheel_modes(const State& s, const State& f0, const HubCoupling& 
   }
 }
 
+// What etd2_step and etd3_step take at a step's start s: the rates f0 there (evaluated
+// unless ready), the wheels' coupling to the body and the wheel modes.
+struct EtdStart {
+  const HubCoupling* hc = nullptr;
+  double lam[4] = {};
+  double G[4][3] = {};
+  bool held[4] = {};
+};
+template <class Deriv, class Rates, class Hub>
+inline EtdStart etd_start(const State& s, double dt, State& f0, bool ready, Deriv&& deriv,
+                          Rates&& rates, Hub&& hub, const double kc[2]) {
+  if (!ready) deriv(s, f0);
+  EtdStart st;
+  st.hc = &hub(s);
+  etd_wheel_modes(s, f0, *st.hc, rates, kc, dt, st.held, st.lam, st.G);
+  return st;
+}
+
 // One etd2 step of s over dt. deriv(state, ds): the full rates at the step's start;
 // end_deriv(state, ds): the same at its end (a caller may capture less there: no rates or
 // hub reads follow it); rates(state, ds): the spin rates at a state that differs from the
@@ -407,13 +425,9 @@ inline void etd2_step(State& s, double dt, Deriv&& deriv, EndDeriv&& end_deriv, 
                       State* correction = nullptr) {
   State f0_local, f1, a, d;
   State& f0 = start ? *start : f0_local;
-  if (!(start && start_ready)) deriv(s, f0);
-  const HubCoupling& hc = hub(s);
-  double lam[4], G[4][3] = {};
-  bool held[4];
-  etd_wheel_modes(s, f0, hc, rates, kc, dt, held, lam, G);
-  const Etd2Linear L(hc, held, lam, G, kc, lag_rate(s), transfer_rate, filter_rate, dt, memo,
-                     f0[kAi] != 0.0);
+  const EtdStart st = etd_start(s, dt, f0, start && start_ready, deriv, rates, hub, kc);
+  const Etd2Linear L(*st.hc, st.held, st.lam, st.G, kc, lag_rate(s), transfer_rate,
+                     filter_rate, dt, memo, f0[kAi] != 0.0);
   d = f0;
   L.apply(d, 0);
   for (int i = 0; i < kStateSize; ++i) {

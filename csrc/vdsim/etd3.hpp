@@ -28,16 +28,13 @@ inline void etd3_step(State& s, double dt, Deriv&& deriv, EndDeriv&& end_deriv, 
                       bool start_ready = false, State* correction = nullptr) {
   State f0_local, f1, a, p1, da, db, x, y;
   State& f0 = start ? *start : f0_local;
-  if (!(start && start_ready)) deriv(s, f0);
-  const HubCoupling& hc = hub(s);
-  double lam[4], G[4][3] = {};
-  bool held[4];
-  etd_wheel_modes(s, f0, hc, rates, kc, dt, held, lam, G);
+  const EtdStart st = etd_start(s, dt, f0, start && start_ready, deriv, rates, hub, kc);
   const bool integral = f0[kAi] != 0.0;
   const double lr = lag_rate(s);
-  const Etd2Linear L(hc, held, lam, G, kc, lr, transfer_rate, filter_rate, dt, memo, integral);
-  const Etd2Linear H(hc, held, lam, G, kc, lr, transfer_rate, filter_rate, 0.5 * dt,
-                     half_memo, integral);
+  const Etd2Linear L(*st.hc, st.held, st.lam, st.G, kc, lr, transfer_rate, filter_rate, dt,
+                     memo, integral);
+  const Etd2Linear H(*st.hc, st.held, st.lam, st.G, kc, lr, transfer_rate, filter_rate,
+                     0.5 * dt, half_memo, integral);
   // a = y + dt/2 phi1(dt L / 2) f(y), Da = N(a) - N(y)
   p1 = f0;
   H.apply(p1, 0);
