@@ -12,6 +12,7 @@ sigma 0.3 and 0.5, clipped (the noisy-command gate's streams,
 CPU time; each figure is the best block, each ratio min / median / max over the blocks.
 
     python benchmarks/bench_random_actions.py [--case dlc|acc] [--repeats 5] [--steps 2000]
+        [--extra '{"etd3 20 ms": {"max_step": 0.02}}']
 
 Why it matters: PPO's rollouts are such actions, and ``etd3`` (the default) and ``etd2``
 (the default before it) size their steps by the error they make (docs/PHYSICS.md,
@@ -22,6 +23,7 @@ a 3x looser tolerance (``step_tol=6e-4``), to show what the tolerance costs.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 from typing import Any
 
@@ -54,15 +56,19 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--case", choices=("dlc", "acc"), default="dlc")
+    ap.add_argument("--extra", type=json.loads, default={},
+                    help="more configurations beside the fixed ones: a JSON object of name -> "
+                         "gym.make physics keywords")
     args = ap.parse_args()
+    configs = {**CONFIGS, **args.extra}
     case = NOISY_CASES[args.case]
     if args.case == "dlc":
         envs = {name: gym.make("VDSim-DLC-v0", level="L2", terminate_on_cone=False, **kw)
-                for name, kw in CONFIGS.items()}
+                for name, kw in configs.items()}
         smooth = np.array(_baseline_episode(envs["heun"]))
     else:
         envs = {name: gym.make(case.env_id, level="L2", **case.env_kwargs, **kw)
-                for name, kw in CONFIGS.items()}
+                for name, kw in configs.items()}
         smooth = record_stream(case, "L2", "noise_0", seed=0)
     dim = smooth.shape[1]
     space = envs["heun"].action_space
@@ -87,7 +93,7 @@ def main() -> None:
         print(f"  {what:54s} {statistics.median(r):6.2f} ({min(r):.2f}, {max(r):.2f})")
 
     print("ratios, median (min, max) over the blocks:")
-    for name in CONFIGS:
+    for name in configs:
         for label in streams:
             if label != "baseline":
                 ratio((name, label), (name, "baseline"), f"{name}: {label} / baseline actions")
@@ -96,6 +102,9 @@ def main() -> None:
     ratio(("etd3", "random"), ("semi_implicit", "random"), "random actions: etd3 / semi_implicit")
     ratio(("etd3", "noise 0.3"), ("semi_implicit", "noise 0.3"),
           "noise 0.3: etd3 / semi_implicit")
+    for name in args.extra:
+        for label in streams:
+            ratio((name, label), ("etd3", label), f"{label}: {name} / etd3")
     ratio(("etd3 tol 6e-4", "random"), ("etd3", "random"),
           "random actions: etd3 step_tol 6e-4 / etd3")
     ratio(("heun", "random"), ("etd3", "random"), "random actions: heun 0.5 ms / etd3")
