@@ -36,12 +36,11 @@ struct SimConfig {
   // 1 (default): every tick. With a steering actuator the steps stay one tick (its chain
   // runs per tick).
   int64_t step_ticks = 1;
-  // etd2 and etd3 with multirate steps: the step-size rule's tolerance [m/s], the local error a step
-  // may make in the body's velocities (the other states by their weights in
-  // Session::step_error). Steps are whole ticks from 1 to step_ticks, sized by the error
-  // they make (docs/PHYSICS.md, "Step-size rule"). The semi-implicit multirate steps are
-  // fixed (step_ticks).
-  // 0: the integrator's default_step_tol.
+  // etd2 and etd3 with multirate steps: the step-size rule's tolerance [m/s], the local
+  // error a step may make in the body's velocities (the other states by their weights in
+  // Session::step_error); 0: the integrator's default_step_tol. Steps are whole ticks from
+  // 1 to step_ticks, sized by the error they make (docs/PHYSICS.md, "Step-size rule"). The
+  // semi-implicit multirate steps are fixed (step_ticks).
   double step_tol = 0.0;
   // Per-channel actuation dead times [ticks]: a command's steer reaches the vehicle this
   // many ticks after the command applies (its apply tick, or command_now), its

@@ -55,12 +55,6 @@ DEFAULT_MAX_STEP = {"semi_implicit": 5e-3, "etd2": 5e-3, "etd3": 1e-2}
 # docs/PHYSICS.md, "Step-size rule"). Chosen with the noisy-command gate and the
 # closed-loop gate.
 DEFAULT_STEP_TOL: float = _core.default_step_tol(getattr(_core.Integrator, DEFAULT_INTEGRATOR))
-
-
-def default_step_tol(integrator: str) -> float:
-    """The step-size rule's default tolerance [m/s] for ``integrator`` (etd3 2e-4, etd2
-    1e-4; the others have no rule and carry etd2's value, unused)."""
-    return float(_core.default_step_tol(getattr(_core.Integrator, integrator)))
 # The longest control period [s]: a step integrates it in one call (at 0.5 ms, 20 000
 # substeps); a controller slower than this is not a control loop.
 MAX_CONTROL_PERIOD_S = 10.0
@@ -128,7 +122,8 @@ def make_session(
     cfg.integrator = getattr(_core.Integrator, integrator)
     cfg.longitudinal = getattr(_core.Longitudinal, longitudinal)
     cfg.step_ticks = step_ticks
-    cfg.step_tol = default_step_tol(integrator) if step_tol is None else step_tol
+    if step_tol is not None:  # else the core takes the integrator's default_step_tol
+        cfg.step_tol = step_tol
     if actuator is not None:
         cfg.actuator, cfg.actuator_dead_ticks = actuator_params(actuator, substep_dt)
     cfg.steer_dead_ticks = whole_ticks(channel_delays[0], substep_dt, "channel_delays['steer']",
@@ -176,6 +171,12 @@ def actuator_params(actuator: ActuatorConfig, substep_dt: float
     a.rate_limit = actuator.rate_limit
     a.max_angle = actuator.max_angle
     return a, whole_ticks(actuator.dead_time, substep_dt, "actuator dead_time", allow_zero=True)
+
+
+def default_step_tol(integrator: str) -> float:
+    """The step-size rule's default tolerance [m/s] for ``integrator`` (etd3 2e-4, etd2
+    1e-4; the others have no rule and carry etd2's value, unused)."""
+    return float(_core.default_step_tol(getattr(_core.Integrator, integrator)))
 
 
 def check_step_tol(step_tol: float | None, integrator: str) -> float:
