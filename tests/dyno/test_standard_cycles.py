@@ -1,8 +1,9 @@
 """The standard cycles a dyno lab runs (envs/cycles): WLTC classes 1, 2, 3a and 3b (UN
 GTR No. 15, Annex 1) and the NEDC (UNECE R83, Annex 4a), checked against the published
 facts a reader can look up: each phase's duration and maximum speed, the class 3b
-phases' distances and the NEDC's; and the cycle-file formats (speeds at dt, points,
-km/h, phases) with their errors."""
+phases' distances and the NEDC's, every WLTC phase's speed checksum as the JRC's `wltp`
+package publishes it; and the cycle-file formats (speeds at dt, points, km/h, phases)
+with their errors."""
 
 from __future__ import annotations
 
@@ -53,6 +54,36 @@ def test_the_wltc_class_3b_and_nedc_distances_are_the_published_ones() -> None:
     assert n.distance() == pytest.approx(11007, rel=1e-3)
     urban = [n.distance(195 * k, 195 * (k + 1)) for k in range(4)]  # four ECE-15 cycles
     assert max(urban) - min(urban) < 1e-9
+
+
+# Each phase's sum of the 1 Hz speeds [km/h] and the whole cycle's, as the JRC's `wltp`
+# package (github.com/JRCSTU/wltp, wltp/cycles/class1.py, class2.py, class3.py at commit
+# 18650f3: `part_checksums` and `checksum`) publishes them for the GTR's tables; class 2
+# lists three parts, its extra-high phase is the total less them. Every phase starts and
+# ends at standstill, so a phase's distance is its checksum / 3.6 m.
+JRC_CHECKSUMS = {
+    "wltc_class1": ([11988.4, 17162.8, 11988.4], 41139.6),
+    "wltc_class2": ([11162.2, 17054.3, 24450.6, 81536.9 - 11162.2 - 17054.3 - 24450.6],
+                    81536.9),
+    "wltc_class3a": ([11140.3, 16995.7, 25646.0, 29714.9], 83496.9),
+    "wltc_class3b": ([11140.3, 17121.2, 25782.2, 29714.9], 83758.6),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JRC_CHECKSUMS))
+def test_every_wltc_phase_has_the_published_speed_checksum_and_distance(name: str) -> None:
+    """The distances of classes 1, 2 and 3a follow: 3,330.1 / 4,767.4 / 3,330.1 m;
+    3,100.6 / 4,737.3 / 6,791.8 / 8,019.4 m; 3,094.5 / 4,721.0 / 7,123.9 / 8,254.1 m."""
+    c = load_cycle(name)
+    parts, total = JRC_CHECKSUMS[name]
+    np.testing.assert_array_equal(np.diff(c.time), 1.0)  # the GTR's 1 Hz rows
+    kmh = c.speed / KMH
+    assert kmh.sum() == pytest.approx(total, abs=0.05)
+    for (phase, start, end), checksum in zip(c.phases, parts, strict=True):
+        rows = kmh[int(start):int(end) + 1]
+        assert rows[0] == 0.0 and rows[-1] == 0.0, phase  # at standstill at both ends
+        assert rows.sum() == pytest.approx(checksum, abs=0.05), phase
+        assert c.distance(start, end) == pytest.approx(checksum / 3.6, rel=1e-9), phase
 
 
 def test_distance_is_the_interpolation_integral() -> None:
