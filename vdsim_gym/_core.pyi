@@ -2953,13 +2953,17 @@ class SingleTrackModel:
     """
     def __init__(self, mass: typing.SupportsFloat | typing.SupportsIndex, yaw_inertia: typing.SupportsFloat | typing.SupportsIndex, cg_to_front: typing.SupportsFloat | typing.SupportsIndex, cg_to_rear: typing.SupportsFloat | typing.SupportsIndex, front: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], rear: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], sigma: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
-    def predict(self, cols: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    def predict(self, cols: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], max_step: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
-        (5, N) e_y, e_psi, vx, vy, r after each row's horizon (cols: (8, N) e_y, e_psi, vx, vy, r, delta, kappa, horizon), by `steps` RK4 steps per row; the GIL released, Ctrl-C polled
+        (5, N) e_y, e_psi, vx, vy, r after each row's horizon (cols: (8, N) e_y, e_psi, vx, vy, r, delta, kappa, horizon), by each row's RK4 steps (`steps`); the GIL released, Ctrl-C polled
         """
-    def predict_obs(self, obs: numpy.ndarray, cols: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], scale: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], max_steer: typing.SupportsFloat | typing.SupportsIndex, delays: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    def predict_obs(self, obs: numpy.ndarray, cols: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], scale: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], max_steer: typing.SupportsFloat | typing.SupportsIndex, delays: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], max_step: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
         A path env's observation batch (float32 or float64) as doubles with e_y, e_psi, vx, vy, r replaced by their prediction across each row's delay (PredictedObservation; rows whose delay is 0 kept as they were)
+        """
+    def steps(self, horizon: typing.SupportsFloat | typing.SupportsIndex, vx: typing.SupportsFloat | typing.SupportsIndex, max_step: typing.SupportsFloat | typing.SupportsIndex) -> int:
+        """
+        The RK4 steps of a row with this horizon [s] at speed vx [m/s]: the fewest of at most max_step and of at most 1.5 over the model's fastest rate there
         """
 class SilLink:
     """

@@ -11,6 +11,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -379,11 +380,12 @@ void bind_baselines(py::module_& m) {
           "predict",
           [](const vdsim::SingleTrackModel& p,
              const py::array_t<double, py::array::c_style | py::array::forcecast>& cols,
-             int64_t steps) {
+             double max_step) {
             if (cols.ndim() != 2 || cols.shape(0) != 8)
               throw std::invalid_argument(
                   "cols: an (8, N) array of e_y, e_psi, vx, vy, r, delta, kappa, horizon");
-            if (steps < 0) throw std::invalid_argument("steps must be >= 0");
+            if (!(max_step > 0.0) || !std::isfinite(max_step))
+              throw std::invalid_argument("max_step must be a positive number of seconds");
             const int64_t n = cols.shape(1);
             py::array_t<double> out({int64_t{5}, n});
             const double* base = cols.data();
@@ -391,22 +393,30 @@ void bind_baselines(py::module_& m) {
             for (int k = 0; k < 8; ++k) in[k] = base + k * n;
             double* o = out.mutable_data();
             vdsim_py::run_interruptible([&] {
-              vdsim::single_track_predict(p, in, n, steps, o);
+              vdsim::single_track_predict(p, in, n, max_step, o);
               return 0;
             });
             return out;
           },
-          py::arg("cols"), py::arg("steps"),
+          py::arg("cols"), py::arg("max_step"),
           "(5, N) e_y, e_psi, vx, vy, r after each row's horizon (cols: (8, N) e_y, e_psi, "
-          "vx, vy, r, delta, kappa, horizon), by `steps` RK4 steps per row; the GIL "
+          "vx, vy, r, delta, kappa, horizon), by each row's RK4 steps (`steps`); the GIL "
           "released, Ctrl-C polled")
+      .def(
+          "steps",
+          [](const vdsim::SingleTrackModel& p, double horizon, double vx, double max_step) {
+            return vdsim::single_track_steps(p, horizon, vx, max_step);
+          },
+          py::arg("horizon"), py::arg("vx"), py::arg("max_step"),
+          "The RK4 steps of a row with this horizon [s] at speed vx [m/s]: the fewest of at "
+          "most max_step and of at most 1.5 over the model's fastest rate there")
       .def(
           "predict_obs",
           [](const vdsim::SingleTrackModel& p, const py::array& obs,
              const std::vector<int64_t>& cols, const std::vector<double>& scale,
              double max_steer,
              const py::array_t<double, py::array::c_style | py::array::forcecast>& delays,
-             int64_t steps) {
+             double max_step) {
             if (obs.ndim() != 2) throw std::invalid_argument("obs: an (N, n_obs) batch");
             if (cols.size() != 7 || scale.size() != 7)
               throw std::invalid_argument(
@@ -416,7 +426,8 @@ void bind_baselines(py::module_& m) {
               if (c < 0 || c >= n_obs) throw std::invalid_argument("a column is out of range");
             if (delays.ndim() != 1 || (delays.size() != 1 && delays.size() != n))
               throw std::invalid_argument("delays: one for every row, or one per row");
-            if (steps < 0) throw std::invalid_argument("steps must be >= 0");
+            if (!(max_step > 0.0) || !std::isfinite(max_step))
+              throw std::invalid_argument("max_step must be a positive number of seconds");
             const bool per_row = delays.size() == n && n != 1;
             py::array_t<double> out({n, n_obs});
             double* o = out.mutable_data();
@@ -429,7 +440,7 @@ void bind_baselines(py::module_& m) {
               vdsim_py::run_interruptible([&] {
                 vdsim::single_track_predict_obs<T>(p, data, n, n_obs, cols.data(),
                                                    scale.data(), max_steer, d, per_row,
-                                                   steps, o);
+                                                   max_step, o);
                 return 0;
               });
             };
@@ -439,7 +450,7 @@ void bind_baselines(py::module_& m) {
             return out;
           },
           py::arg("obs"), py::arg("cols"), py::arg("scale"), py::arg("max_steer"),
-          py::arg("delays"), py::arg("steps"),
+          py::arg("delays"), py::arg("max_step"),
           "A path env's observation batch (float32 or float64) as doubles with e_y, e_psi, "
           "vx, vy, r replaced by their prediction across each row's delay "
           "(PredictedObservation; rows whose delay is 0 kept as they were)");

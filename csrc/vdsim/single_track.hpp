@@ -1,10 +1,11 @@
 // The delay-compensating controllers' model (vdsim_gym/controllers/prediction.py,
 // SingleTrackPredictor): the nonlinear single-track model in path coordinates, each axle's
 // lateral force a Magic Formula curve at its static load, the tire's relaxation length as
-// a first-order lag of each axle's slip, the speed held, integrated by RK4 in n equal steps
-// per row (n from the longest horizon of the batch). The same operations in the same order
-// as the numpy version (tests/controllers: within 1e-12 of it on recorded observations),
-// one row at a time instead of one operation over all rows.
+// a first-order lag of each axle's slip, the speed held, integrated by RK4 in equal steps
+// per row (single_track_steps: each row's own, from its horizon and speed). The same
+// operations in the same order as the numpy version (tests/test_delay_compensation.py:
+// within 1e-12 of it on recorded observations), one row at a time instead of one
+// operation over all rows.
 #pragma once
 #include <algorithm>
 #include <array>
@@ -35,7 +36,22 @@ struct SingleTrackModel {
   double cg_to_front = 0.0, cg_to_rear = 0.0;
   AxleTireCurve axle[2];
   double sigma = 0.0;  // the relaxation length [m] (0: kinematic slips)
+  // An upper bound of the model's fastest linear rate [1/s] at the speed floor u =
+  // max(|vx|, 1 m/s): the slips' relaxation u / sigma, and the lateral and yaw modes'
+  // (Cf + Cr) / (m u) + (a^2 Cf + b^2 Cr) / (Iz u) (the linear single track's damping
+  // terms, whose sum bounds its eigenvalues' magnitude from above).
+  double fastest_rate(double u) const {
+    const double cf = axle[0].stiffness, cr = axle[1].stiffness;
+    const double lateral = ((cf + cr) / mass + (cg_to_front * cg_to_front * cf +
+                                                 cg_to_rear * cg_to_rear * cr) / yaw_inertia) / u;
+    return sigma > 0.0 ? fmax_inl(u / sigma, lateral) : lateral;
+  }
 };
+
+// RK4's steps keep h times the model's fastest rate at most this (RK4 is stable to 2.78
+// on a real decaying mode; at 1.5 it damps that mode by 0.27 a step against the exact
+// 0.22, and the modes that carry the prediction are an order slower).
+constexpr double kSingleTrackStepRate = 1.5;
 
 namespace single_track_detail {
 
@@ -80,17 +96,24 @@ inline X deriv(const SingleTrackModel& p, const X& x, double c, double s, double
 
 }  // namespace single_track_detail
 
-// The number of RK4 steps for a batch whose longest horizon is `longest` (> 0).
-inline int64_t single_track_steps(double longest, double max_step) {
-  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(longest / max_step - 1e-9)));
+// The RK4 steps of a row whose horizon is `horizon` [s] at speed vx: the fewest of at most
+// max_step [s] and of at most kSingleTrackStepRate over the model's fastest rate there (0:
+// a horizon of 0 or less, the row stays where it is). A row's steps are its own: a batch's
+// other rows do not change them.
+inline int64_t single_track_steps(const SingleTrackModel& p, double horizon, double vx,
+                                  double max_step) {
+  if (!(horizon > 0.0)) return 0;
+  const double u = fmax_inl(std::fabs(vx), single_track_detail::kMinSpeed);
+  const double h = fmin_inl(max_step, kSingleTrackStepRate / p.fastest_rate(u));
+  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(horizon / h - 1e-9)));
 }
 
 // For each of the n rows (columns of `in`: e_y, e_psi, vx, vy, r, delta, kappa, horizon;
 // each a pointer to n values) the state after its horizon with delta held, written to
-// out[k * n + i] (k = 0..4: e_y, e_psi, vx, vy, r). `steps`: the RK4 steps of every row
-// (single_track_steps of the batch's longest horizon; 0: the rows stay where they are).
+// out[k * n + i] (k = 0..4: e_y, e_psi, vx, vy, r), by single_track_steps(max_step) equal
+// RK4 steps.
 inline void single_track_predict(const SingleTrackModel& p, const double* const in[8],
-                                 int64_t n, int64_t steps, double* out) {
+                                 int64_t n, double max_step, double* out) {
   using single_track_detail::X;
   int64_t work = 0;  // RK4 steps done: Ctrl-C is polled every kPollEvery of them
   for (int64_t i = 0; i < n; ++i) {
@@ -98,6 +121,7 @@ inline void single_track_predict(const SingleTrackModel& p, const double* const 
     const double c = std::cos(delta), s = std::sin(delta);
     X x{in[0][i], in[1][i], in[2][i], in[3][i], in[4][i], 0.0, 0.0};
     single_track_detail::slips(p, x[2], x[3], x[4], c, s, x[5], x[6]);
+    const int64_t steps = single_track_steps(p, in[7][i], in[2][i], max_step);
     const double h = steps > 0 ? in[7][i] / static_cast<double>(steps) : 0.0;
     for (int64_t k = 0; k < steps; ++k) {
       poll_stop(work++);
@@ -128,7 +152,7 @@ template <class T>
 inline void single_track_predict_obs(const SingleTrackModel& p, const T* obs, int64_t n,
                                      int64_t n_obs, const int64_t cols[7],
                                      const double scale[7], double max_steer,
-                                     const double* delays, bool per_row, int64_t steps,
+                                     const double* delays, bool per_row, double max_step,
                                      double* out) {
   std::vector<double> in(8 * static_cast<size_t>(n));
   double* col[8];
@@ -146,7 +170,7 @@ inline void single_track_predict_obs(const SingleTrackModel& p, const T* obs, in
   }
   std::vector<double> x(5 * static_cast<size_t>(n));
   const double* cin[8] = {col[0], col[1], col[2], col[3], col[4], col[5], col[6], col[7]};
-  single_track_predict(p, cin, n, steps, x.data());
+  single_track_predict(p, cin, n, max_step, x.data());
   for (int64_t i = 0; i < n; ++i) {
     if (per_row && delays[i] == 0.0) continue;
     for (int k = 0; k < 5; ++k) out[i * n_obs + cols[k]] = x[k * n + i] / scale[k];

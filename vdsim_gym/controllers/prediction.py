@@ -14,8 +14,12 @@ lateral force from the vehicle's own Magic Formula curve at its static load (the
 Fz, the curve's shape C and E, its slope matched to the axle's cornering stiffness with
 compliance steer, ``analysis.handling.cornering_stiffness``), the tire's relaxation
 length as a first-order lag of each axle's slip, and the speed held. Integrated by RK4
-in steps of at most ``max_step`` (2.5 ms), in the core (vdsim/single_track.hpp, the GIL
-released; tests/test_delay_compensation.py keeps the numpy version as the reference). It
+in each row's own equal steps of at most ``max_step`` (20 ms) and of at most 1.5 over the
+model's fastest rate at the row's speed (the slips' relaxation u / sigma, the lateral and
+yaw modes' damping), in the core (vdsim/single_track.hpp, the GIL released;
+tests/test_delay_compensation.py keeps the numpy version as the reference). The
+compensating Stanley's e_y on ISO 3888-1 and the random courses is that of 2.5 ms steps
+within 5e-5 relative (docs/CONTROLLERS.md, "Delay compensation"). It
 is the controller's model, not the plant's: no load transfer, no longitudinal slip, one
 tire per axle. ``tests/test_delay_compensation.py`` checks what it predicts against the
 L2 plant over 20-60 ms.
@@ -64,11 +68,12 @@ class SingleTrackPredictor:
     Args:
         vehicle: the vehicle (a VehicleConfig or a packaged name).
         relaxation: model the tires' relaxation length (the vehicle's; on by default).
-        max_step: the longest RK4 step [s].
+        max_step: the longest RK4 step [s] (shorter where the model's fastest rate asks:
+            ``steps``).
     """
 
     def __init__(self, vehicle: VehicleConfig | str, *, relaxation: bool = True,
-                 max_step: float = 2.5e-3) -> None:
+                 max_step: float = 0.02) -> None:
         from vdsim_gym.analysis.handling import cornering_stiffness
 
         v = load_vehicle(vehicle)
@@ -109,17 +114,18 @@ class SingleTrackPredictor:
         """(5, N) array: e_y, e_psi, vx, vy, r after ``horizon`` seconds (one for all rows,
         or one per row) with the road-wheel steer ``delta`` [rad] held and the path's
         curvature ``kappa`` [1/m]; the tires' lagged slips start at the kinematic ones.
-        Every row takes the same number of RK4 steps, from the longest horizon; a row's
-        steps are its horizon over that number (a row with horizon 0 stays where it is).
-        Computed in the core (vdsim/single_track.hpp), one call for the batch."""
+        Each row takes its own equal RK4 steps (``steps``; a row with horizon 0 stays
+        where it is). Computed in the core (vdsim/single_track.hpp), one call for the
+        batch."""
         cols = np.broadcast_arrays(*(np.atleast_1d(np.asarray(c, dtype=float)) for c in
                                      (e_y, e_psi, vx, vy, r, delta, kappa, horizon)))
-        return self.kernel().predict(np.stack(cols), self.steps(float(np.max(cols[7]))))
+        return self.kernel().predict(np.stack(cols), self.max_step)
 
-    def steps(self, longest: float) -> int:
-        """RK4 steps of a batch whose longest horizon is ``longest`` [s]: the fewest of
-        at most ``max_step`` (0 when no row moves)."""
-        return max(1, math.ceil(longest / self.max_step - 1e-9)) if longest > 0.0 else 0
+    def steps(self, horizon: float, vx: float) -> int:
+        """The RK4 steps of a row with this horizon [s] at speed vx [m/s]: the fewest of
+        at most ``max_step`` and of at most 1.5 over the model's fastest rate at the speed
+        floor max(|vx|, 1 m/s) (0 for a horizon of 0)."""
+        return int(self.kernel().steps(float(horizon), float(vx), self.max_step))
 
 
 def loop_delay(env: gym.Env | Any, *, steer: bool = True) -> float:
@@ -229,23 +235,22 @@ class PredictedObservation(DelayedObservation):
                       for n in self.COLUMNS}
         self._idx = [i for i, _ in self._cols.values()]
         self._scales = [s for _, s in self._cols.values()]
-        self._one: tuple[float, Any, int] = (math.nan, None, 0)  # (delay, [delay], steps)
+        self._one: tuple[float, Any] = (math.nan, None)  # (delay, [delay])
 
     def _predict(self, obs: np.ndarray, d: Any) -> np.ndarray:
         """One core call (``SingleTrackModel.predict_obs``): the columns in the batch's
-        dtype times their scales (numpy's arithmetic), the steps of
-        ``SingleTrackPredictor.predict``, the batch back as float64 with the five
+        dtype times their scales (numpy's arithmetic), each row's steps as
+        ``SingleTrackPredictor.predict``'s, the batch back as float64 with the five
         predicted columns over their scales."""
         p = self.predictor
-        if isinstance(d, float):  # one delay for every row: its array and steps kept
+        if isinstance(d, float):  # one delay for every row: its array kept
             if d != self._one[0]:
-                self._one = (d, np.array([d]), p.steps(d))
-            delays, steps = self._one[1], self._one[2]
+                self._one = (d, np.array([d]))
+            delays = self._one[1]
         else:
             delays = np.atleast_1d(np.asarray(d, dtype=float))
-            steps = p.steps(float(delays.max()))
         batch = obs if obs.dtype in (np.float32, np.float64) else obs.astype(float)
         return p.kernel().predict_obs(batch, self._idx, self._scales, p.vehicle.max_steer,
-                                      delays, steps)
+                                      delays, p.max_step)
 
 
