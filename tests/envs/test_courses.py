@@ -563,3 +563,17 @@ def test_random_course_core_data_and_its_checks() -> None:
     with pytest.raises(ValueError, match="path must be finite"):
         _core.CourseData(np.array([[0.0, 0.0], [np.inf, 0.0]]), np.ones(2), np.zeros((0, 2)),
                          3.0, 1.0)
+
+
+@pytest.mark.parametrize("n", [4, 9, 71, 160])
+def test_the_smooth_lines_difference_gram_is_the_exact_product(n):
+    """The smooth reference's Hessian terms D^T D, built band by band in integers (no
+    BLAS call, whose threads would spin on after it), equal the float product of the
+    difference matrices exactly."""
+    from vdsim_gym.envs.reference_line import _difference_gram
+
+    for order in (2, 3):
+        d = np.diff(np.eye(n), order, axis=0)
+        got = _difference_gram(order, n)
+        assert got.dtype == np.int64
+        assert np.array_equal(got, d.T @ d)

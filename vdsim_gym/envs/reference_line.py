@@ -81,6 +81,19 @@ def _body_rows(
     return np.asarray(rows), np.asarray(lo), np.asarray(hi)
 
 
+def _difference_gram(order: int, n: int) -> np.ndarray:
+    """D^T D of the order-th difference matrix D of n nodes (np.diff(np.eye(n), order,
+    axis=0)), band by band in integers: exact, as a float matmul of D would be, but
+    without BLAS (whose threads a dense product wakes, then spin on the other cores)."""
+    stencil = np.diff(np.eye(order + 1, dtype=np.int64), order, axis=0)[0]
+    gram = np.zeros((n, n), np.int64)
+    rows = np.arange(n - order)
+    for a in range(order + 1):
+        for b in range(order + 1):
+            gram[rows + a, rows + b] += stencil[a] * stencil[b]
+    return gram
+
+
 def _solve_qp(
     hess: np.ndarray, a: np.ndarray, lo: np.ndarray, hi: np.ndarray, fixed: dict[int, float]
 ) -> np.ndarray:
@@ -174,10 +187,7 @@ def smooth_lateral(
     n_in = int(round((x_last - x_first) / h))
     xn = x_first + h * np.arange(-pad, n_in + pad + 1)
     n = len(xn)
-    d2 = np.diff(np.eye(n), 2, axis=0)
-    d3 = np.diff(np.eye(n), 3, axis=0)
-    # Integer entries: these products are exact in any summation order (BLAS-safe).
-    hess = d2.T @ d2 / h**3 + SMOOTH_JERK_WEIGHT * d3.T @ d3 / h**5
+    hess = _difference_gram(2, n) / h**3 + SMOOTH_JERK_WEIGHT * _difference_gram(3, n) / h**5
     fixed = {k: (lanes[0].y if xn[k] <= x_first + 1e-9 else lanes[-1].y)
              for k in range(n) if xn[k] <= x_first + 1e-9 or xn[k] >= x_last - 1e-9}
     tighten = 0.0

@@ -501,7 +501,9 @@ class VDSimVectorEnv(VectorEnv):
             with_model = np.array([m is not None for m in models], bool)
             # each row's latency stream: SeedSequence([seed, _LATENCY_STREAM])'s words
             stream = np.array(_entropy_words(_LATENCY_STREAM), np.uint32)
-            if with_model.all() and len(task_words) == len(rows):  # one word per seed
+            if not with_model.any():  # no latency stream to seed
+                latency_words = np.zeros(0, np.uint32)
+            elif with_model.all() and len(task_words) == len(rows):  # one word per seed
                 latency_words = np.column_stack(
                     [task_words, np.broadcast_to(stream, (len(rows), len(stream)))]).ravel()
             else:
