@@ -1869,9 +1869,9 @@ class AccEnvCore(EnvCoreBase):
         ...
 class VectorEnvCore:
     @staticmethod
-    def replicate(first: typing.Any, n: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> VectorEnvCore:
+    def replicate(firsts: collections.abc.Sequence, group: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> VectorEnvCore:
         """
-        A session of n rows: `first` and n - 1 copies of it (its parameters, configuration and state), owned by the session; threads as the constructor's
+        A session of len(group) rows: row i a copy of firsts[group[i]] (its parameters, configuration and state) owned by the session, the first row of each group that core itself; threads as the constructor's
         """
     def __init__(self, cores: collections.abc.Sequence, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """

@@ -233,29 +233,45 @@ void bind_vector(py::module_& m) {
              return out;
            }), py::arg("cores"), py::arg("threads") = 0,
            "N env cores (one spec) stepped together; threads=0: all cores from 16 envs up, else inline; 1: inline")
-      .def_static("replicate", [](py::object first, int64_t n, int threads) {
-             // Row 0 is `first` (kept alive here); rows 1..n-1 are copies of it made now
-             // (EnvCoreBase::clone: its parameters, configuration and state), owned by the
-             // session: no Python object per row unless row_core asks for one.
-             if (n < 1) throw std::invalid_argument("replicate: n must be >= 1");
+      .def_static("replicate", [](py::sequence firsts, const std::vector<int64_t>& group,
+                                  int threads) {
+             // Row i is a copy of firsts[group[i]] (EnvCoreBase::clone: its parameters,
+             // configuration and state) made now and owned by the session, except the
+             // first row of each group, which is that core itself (kept alive here): no
+             // Python object per copied row unless row_core asks for one.
              auto out = std::make_unique<PyVectorEnvCore>();
-             out->cores = py::make_tuple(first);
-             auto* proto = first.cast<EnvCoreBase*>();
-             std::vector<EnvCoreBase*> ptrs{proto};
-             ptrs.reserve(static_cast<size_t>(n));
-             out->owned.reserve(static_cast<size_t>(n - 1));
+             out->cores = py::tuple(firsts);
+             const int64_t k = static_cast<int64_t>(out->cores.size());
+             if (group.empty()) throw std::invalid_argument("replicate: no rows");
+             std::vector<EnvCoreBase*> protos;
+             for (auto c : out->cores) protos.push_back(c.cast<EnvCoreBase*>());
+             std::vector<bool> seen(static_cast<size_t>(k), false);
+             for (int64_t g : group)
+               if (g < 0 || g >= k)
+                 throw std::invalid_argument("replicate: a row's group is not one of firsts");
+             std::vector<EnvCoreBase*> ptrs;
+             ptrs.reserve(group.size());
+             out->owned.reserve(group.size());
              {
                py::gil_scoped_release release;
-               for (int64_t i = 1; i < n; ++i) {
-                 out->owned.push_back(proto->clone());
+               for (int64_t g : group) {
+                 if (!seen[static_cast<size_t>(g)]) {
+                   seen[static_cast<size_t>(g)] = true;
+                   ptrs.push_back(protos[static_cast<size_t>(g)]);
+                   continue;
+                 }
+                 out->owned.push_back(protos[static_cast<size_t>(g)]->clone());
                  ptrs.push_back(out->owned.back().get());
                }
              }
+             for (size_t g = 0; g < seen.size(); ++g)
+               if (!seen[g]) throw std::invalid_argument("replicate: a core of firsts has no row");
              open_session(*out, std::move(ptrs), threads);
              return out;
-           }, py::arg("first"), py::arg("n"), py::arg("threads") = 0,
-           "A session of n rows: `first` and n - 1 copies of it (its parameters, "
-           "configuration and state), owned by the session; threads as the constructor's")
+           }, py::arg("firsts"), py::arg("group"), py::arg("threads") = 0,
+           "A session of len(group) rows: row i a copy of firsts[group[i]] (its parameters, "
+           "configuration and state) owned by the session, the first row of each group that "
+           "core itself; threads as the constructor's")
       .def("row_core", [](PyVectorEnvCore& v, int64_t i) -> EnvCoreBase* {
              if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
              return const_cast<EnvCoreBase*>(&v.impl->core(i));

@@ -303,6 +303,29 @@ def test_vector_per_env_latency_rows_match_single_envs(mode: str) -> None:
     vec.close()
 
 
+@pytest.mark.parametrize("mode", ["next_step", "same_step"])
+def test_vector_rows_with_equal_kwargs_are_copies_of_their_groups_first(mode: str) -> None:
+    """A latency grid of several rows per cell (a sweep's batch): one env per distinct
+    per_env_kwargs is built, the cell's other rows are copies of its core, and every row
+    is the single env built with its kwargs; a copied row's env, built when asked for,
+    carries its own kwargs."""
+    cells = [{}, {"latency": LatencyModel.fixed(0.03), "overrun": "queue"},
+             {"latency": LatencyModel.uniform(0.0, 0.06, seed=9)}]
+    grid = [cells[i % 3] for i in range(7)]
+    kw = {**SHORT, "max_episode_steps": 30}
+    vec = gym.make_vec("VDSim-PathFollow-v0", num_envs=7, autoreset_mode=mode,
+                       per_env_kwargs=grid, **kw)
+    assert vec.unwrapped.envs.n_built() == 3
+    ref = SyncVectorEnv([lambda g=g: gym.make("VDSim-PathFollow-v0", **kw, **g) for g in grid],
+                        autoreset_mode=AutoresetMode(vec.metadata["autoreset_mode"]))
+    assert run_pair(vec, ref, seed=1, steps=80) >= 14
+    assert vec.unwrapped.envs[5].latency == cells[2]["latency"]
+    assert vec.unwrapped.envs[4].overrun == "queue"
+    assert vec.unwrapped.envs.n_built() == 5
+    vec.close()
+    ref.close()
+
+
 def test_vector_seed_list_and_unseeded_reset() -> None:
     vec = gym.make_vec("VDSim-PathFollow-v0", num_envs=2, **SHORT)
     a, _ = vec.reset(seed=[5, 3])

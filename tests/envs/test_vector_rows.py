@@ -41,7 +41,7 @@ def test_a_row_copy_steps_as_its_original(env_id: str) -> None:
     for a in acts[:10]:
         original.step(a.astype(np.float32))
         reference.step(a.astype(np.float32))
-    session = _core.VectorEnvCore.replicate(original.core, 3, 1)
+    session = _core.VectorEnvCore.replicate([original.core], [0, 0, 0], 1)
     copy = session.row_core(2)
     assert copy is not original.core and type(copy) is type(original.core)
     if env_id != "VDSim-Dyno-v0":  # the dyno has no vehicle parameters
@@ -132,6 +132,20 @@ def test_rows_of_their_own_are_built_with_the_vector_env() -> None:
                        per_env_kwargs=[{"speed": 15.0}, {"speed": 18.0}, {"speed": 20.0}])
     assert vec.unwrapped.envs.n_built() == 3
     vec.close()
+
+
+def test_rows_whose_kwargs_do_not_compare_are_built_apart() -> None:
+    """Rows with equal per_env_kwargs are one group (numpy scalars compare); a value that
+    compares to no single truth value (an array) keeps its rows apart."""
+    from vdsim_gym.envs.vector import _same_kwargs
+
+    vec = gym.make_vec("VDSim-DLC-v0", num_envs=2, per_env_kwargs=[
+        {"reward_weights": {"tracking": np.float64(2.0)}},
+        {"reward_weights": {"tracking": np.float64(2.0)}}])
+    assert vec.unwrapped.envs.n_built() == 1
+    vec.close()
+    assert not _same_kwargs({"a": np.zeros(2)}, {"a": np.zeros(2)})
+    assert _same_kwargs({"a": 1.0}, {"a": 1.0})
 
 
 def test_randomized_rows_are_copies_too() -> None:

@@ -5,10 +5,10 @@
 worker pool steps every env's core (``EnvCore<Task>``) by one env step (latency schedule included)
 and writes observations, rewards, flags, reward terms and info scalars into numpy buffers
 this class owns. No per-env Python runs on the hot path. Rows reset, autoreset and seed
-in C++ (their episode draws, randomization included, are their cores'); built from the
-same kwargs, they are copies of row 0's core made in C++ (``VectorEnvCore.replicate``)
-and their single env objects (``envs[i]``) are built only when asked for. Rows of their
-own (``per_env_kwargs``) are single envs from the start. See docs/VECTOR.md.
+in C++ (their episode draws, randomization included, are their cores'); rows built from
+the same kwargs (all of them, or those with equal ``per_env_kwargs``) are copies of the
+first such row's core made in C++ (``VectorEnvCore.replicate``), and their single env
+objects (``envs[i]``) are built only when asked for. See docs/VECTOR.md.
 """
 
 from __future__ import annotations
@@ -96,12 +96,13 @@ class VDSimVectorEnv(VectorEnv):
                 "the vector env does not render; render a single env "
                 f"(gym.make({env_id!r}, render_mode='rgb_array'))"
             )
-        built, make_row = _build_envs(spec, n, kwargs, per_env_kwargs)
-        env0 = built[0]
-        for i, env in enumerate(built):
+        reps, group, makes = _build_envs(spec, n, kwargs, per_env_kwargs)
+        env0 = reps[0]
+        for g, env in enumerate(reps):
             if env.latency is not None and env.latency.kind == "measured":
                 raise ConfigError(
-                    f"env {i}: LatencyModel.measured() needs a delay per step from the caller; "
+                    f"env {group.index(g)}: LatencyModel.measured() needs a delay per step "
+                    "from the caller; "
                     "the vector env draws delays from the model: use fixed/uniform/normal"
                 )
         self.single_observation_space = env0.observation_space
@@ -131,15 +132,18 @@ class VDSimVectorEnv(VectorEnv):
         self._elapsed = np.zeros(n, np.int64)
         self._autoreset = np.zeros(n, bool)  # NEXT_STEP: ended last step, reset at this one
         # rows that report the timing keys: a latency model, a network or a sensor delay
-        self._latency_rows = _per_row(built, n, lambda e: e.reports_timing)
+        self._latency_rows = _per_row(reps, group, lambda e: e.reports_timing)
         self._has_latency = bool(self._latency_rows.any())
         self._needs_reset = True
         self._in_use = threading.Lock()  # held through reset() and step()
-        # Rows alike (make_row): row 0's core and n - 1 copies of it, made in C++ before
-        # any reset; their single envs are built on demand (RowEnvs).
-        self._session = _core.VectorEnvCore([e.core for e in built], threads) \
-            if make_row is None else _core.VectorEnvCore.replicate(env0.core, n, threads)
-        self.envs: RowEnvs = RowEnvs(self, built, make_row)
+        # Rows alike: the first row of each group on its env's core, the others copies of
+        # it made in C++ before any reset; their single envs are built on demand (RowEnvs).
+        cores = [e.core for e in reps]
+        self._session = _core.VectorEnvCore(cores, threads) if len(reps) == n \
+            else _core.VectorEnvCore.replicate(cores, group, threads)
+        self._group = np.asarray(group, np.int64)
+        self._reps = reps
+        self.envs: RowEnvs = RowEnvs(self, reps, group, makes)
         self._env0 = env0
         self.threads: int = self._session.threads
         kinds = {float: 0, int: 1, bool: 2}
@@ -156,15 +160,15 @@ class VDSimVectorEnv(VectorEnv):
         # Rows whose episode draw is their core's (CoreEnv.resets_in_core): their
         # autoresets run in C++, inside the batch step (NEXT_STEP) or in one call
         # (SAME_STEP), from their envs' generators (set_row_rng after each Python reset).
-        self._core_resets = _per_row(built, n, lambda e: e.resets_in_core)
+        self._core_resets = _per_row(reps, group, lambda e: e.resets_in_core)
         self._all_core_resets = bool(self._core_resets.all())
         # rows whose reset info reports randomization draws
-        self._randomized = _per_row(built, n, lambda e: e.randomize is not None)
+        self._randomized = _per_row(reps, group, lambda e: e.randomize is not None)
         self._has_rng = np.zeros(n, bool)  # the row has generators (seeded or reset once)
         # The seed of each row's last seeded reset in C++ (what a row env built later
         # reports as np_random_seed; None where its env's own reset seeded it).
         self._row_seeds: list[int | None] = [None] * n
-        for i, env in enumerate(built):
+        for i, env in self.envs.built_items():
             if self._core_resets[i]:
                 env._row_rng = (self._session, i)
 
@@ -531,12 +535,13 @@ class VDSimVectorEnv(VectorEnv):
 
     def _latency_models(self, rows: list[int]) -> list[Any]:
         """The latency model whose seed each row's delays start from (CoreEnv.
-        _latency_model): its env's, row 0's for rows not built (copies of row 0)."""
-        model0 = self._env0._latency_model()
-        if self.envs.n_built() == 1:
-            return [model0] * len(rows)
+        _latency_model): its env's, or its group's for a row whose env is not built (a
+        copy of that group's core)."""
+        models = [e._latency_model() for e in self._reps]
+        if self.envs.n_built() == len(self._reps):  # the groups' envs alone
+            return [models[g] for g in self._group[rows].tolist()]
         return [env._latency_model() if (env := self.envs.built_at(i)) is not None
-                else model0 for i in rows]
+                else models[self._group[i]] for i in rows]
 
     def _reset_rows(self, mask: np.ndarray) -> dict[int, dict[str, Any]]:
         """The autoresets of the masked rows (no seed, no options): in one C++ call for the
@@ -572,7 +577,7 @@ class VDSimVectorEnv(VectorEnv):
         draws, from its core (``{}`` without randomization)."""
         if not self._randomized[i]:
             return {}
-        env = self.envs.built_at(i) or self._env0
+        env = self.envs.built_at(i) or self._reps[self._group[i]]
         assert env.randomize is not None
         return {"randomization": env.randomize.values_of(self._session.row_draws(i))}
 
@@ -632,12 +637,11 @@ class VDSimVectorEnv(VectorEnv):
         return infos
 
 
-def _per_row(built: list[CoreEnv], n: int, flag: Callable[[CoreEnv], bool]) -> np.ndarray:
-    """``flag`` of every row: of each built env, or row 0's for all when only it is built
-    (the others are copies of its core)."""
-    if len(built) == n:
-        return np.array([flag(e) for e in built], bool)
-    return np.full(n, flag(built[0]))
+def _per_row(reps: list[CoreEnv], group: list[int], flag: Callable[[CoreEnv], bool]
+             ) -> np.ndarray:
+    """``flag`` of every row: its group's env's (a group's other rows are copies of its
+    core)."""
+    return np.array([flag(e) for e in reps], bool)[np.asarray(group, np.int64)]
 
 
 def _entropy_ints(n: int) -> list[int]:
@@ -703,16 +707,20 @@ def _same_space(a: Any, b: Any) -> bool:
 
 class RowEnvs(Sequence[CoreEnv]):
     """A vector env's rows as single envs (``venv.envs``): ``envs[i]`` is row i's
-    ``CoreEnv``, on the row's own core in the batch. Rows copied in C++ from row 0
-    (``VectorEnvCore.replicate``) get theirs when first asked for (``_row_env``: the
-    row's core, generators and seed); the others are built with the vector env."""
+    ``CoreEnv``, on the row's own core in the batch. The first row of each group of rows
+    alike has the env built with the vector env; the group's other rows, copied in C++
+    (``VectorEnvCore.replicate``), get theirs when first asked for (``_row_env``: the
+    row's core, generators and seed)."""
 
-    def __init__(self, venv: VDSimVectorEnv, built: list[CoreEnv],
-                 make: Callable[[], CoreEnv] | None) -> None:
+    def __init__(self, venv: VDSimVectorEnv, reps: list[CoreEnv], group: list[int],
+                 makes: list[Callable[[], CoreEnv] | None]) -> None:
         self._venv = venv
-        self._make = make
-        self._envs: list[CoreEnv | None] = list(built) + [None] * (venv.num_envs - len(built))
-        self._n_built = len(built)
+        self._group = group
+        self._makes = makes
+        self._envs: list[CoreEnv | None] = [None] * venv.num_envs
+        for g, env in enumerate(reps):
+            self._envs[group.index(g)] = env
+        self._n_built = len(reps)
 
     def __len__(self) -> int:
         return len(self._envs)
@@ -723,8 +731,9 @@ class RowEnvs(Sequence[CoreEnv]):
         env = self._envs[i]  # IndexError and negative indices as a list's
         if env is None:
             j = range(len(self._envs))[i]
-            assert self._make is not None
-            env = self._envs[j] = self._venv._row_env(j, self._make)
+            make = self._makes[self._group[j]]
+            assert make is not None
+            env = self._envs[j] = self._venv._row_env(j, make)
             self._n_built += 1
         return env
 
@@ -748,10 +757,12 @@ class RowEnvs(Sequence[CoreEnv]):
 
 def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
                 per_env_kwargs: Sequence[Mapping[str, Any]] | None
-                ) -> tuple[list[CoreEnv], Callable[[], CoreEnv] | None]:
-    """The rows' single envs built now, and how to build the others' on demand: with no
-    per_env_kwargs and rows that reset in C++, row 0 alone (the others are copies of its
-    core, their envs from ``make``, None otherwise)."""
+                ) -> tuple[list[CoreEnv], list[int], list[Callable[[], CoreEnv] | None]]:
+    """The rows' plan: one single env built now per group of rows alike (``reps``), each
+    row's group, and how to build another env of a group on demand (``makes``). Rows
+    alike have the same kwargs (all rows without per_env_kwargs; with them, equal
+    mappings) and a task that resets in C++: their group's other rows are copies of its
+    env's core (``VectorEnvCore.replicate``). Every other row is a group of its own."""
     if per_env_kwargs is not None:
         if isinstance(per_env_kwargs, Mapping) or len(per_env_kwargs) != n:
             raise ConfigError(
@@ -763,33 +774,51 @@ def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
                 raise ConfigError(f"per_env_kwargs[{i}] must be a mapping, got {kw!r}")
     creator = load_env_creator(spec.entry_point)
     shared = {**spec.kwargs, **kwargs}
-    envs: list[CoreEnv] = []
+    reps: list[CoreEnv] = []
+    own: list[Mapping[str, Any]] = []  # each group's per-row kwargs
+    makes: list[Callable[[], CoreEnv] | None] = []
+    group: list[int] = []
     kw0: dict[str, Any] = {}
     for i in range(n):
-        kw = {**shared, **(per_env_kwargs[i] if per_env_kwargs is not None else {})}
-        # Load the vehicle file once, not per row (YAML parsing costs ~10 ms): rows that
+        mine = per_env_kwargs[i] if per_env_kwargs is not None else {}
+        g = next((g for g, theirs in enumerate(own)
+                  if makes[g] is not None and _same_kwargs(mine, theirs)), None)
+        if g is not None:
+            group.append(g)
+            continue
+        kw = {**shared, **mine}
+        # Load the vehicle file once, not per group (YAML parsing costs ~10 ms): groups that
         # name the same vehicle as row 0 get row 0's (frozen) VehicleConfig.
         if i == 0:
             kw0 = kw
         elif kw.get("vehicle", _UNSET) == kw0.get("vehicle", _UNSET):
-            kw = {**kw, "vehicle": envs[0].vehicle}
+            kw = {**kw, "vehicle": reps[0].vehicle}
         env = creator(**kw)
         if not isinstance(env, CoreEnv):
             raise UnsupportedEnvError(f"{spec.id}: the vector env runs envs on a VDSim env "
                                       f"core (CoreEnv) only, got {type(env).__name__}")
-        if i == 0 and per_env_kwargs is None and env.resets_in_core:
-            make: Callable[[], Any] = functools.partial(creator, **{**kw0, "vehicle": env.vehicle})
-            return [env], make
         # Rows built from the same kwargs have row 0's spaces; rows of their own may not.
-        if envs and per_env_kwargs is not None and not (
-                _same_space(env.observation_space, envs[0].observation_space)
-                and _same_space(env.action_space, envs[0].action_space)):
+        if reps and not (_same_space(env.observation_space, reps[0].observation_space)
+                         and _same_space(env.action_space, reps[0].action_space)):
             raise ConfigError(f"per_env_kwargs[{i}] changes the observation or action space")
-        if envs:  # equal spaces: the rows share row 0's objects (~3 KiB a row otherwise)
-            env.observation_space = envs[0].observation_space
-            env.action_space = envs[0].action_space
-        envs.append(env)
-    return envs, None
+        if reps:  # equal spaces: the rows share row 0's objects (~3 KiB a row otherwise)
+            env.observation_space = reps[0].observation_space
+            env.action_space = reps[0].action_space
+        group.append(len(reps))
+        reps.append(env)
+        own.append(mine)
+        make: Callable[[], Any] = functools.partial(creator, **{**kw, "vehicle": env.vehicle})
+        makes.append(make if env.resets_in_core else None)
+    return reps, group, makes
+
+
+def _same_kwargs(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Two rows' own kwargs are equal (values that do not compare to one truth value,
+    such as arrays, count as different: such rows are built apart)."""
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 def _autoreset_mode(mode: str | AutoresetMode) -> AutoresetMode:
