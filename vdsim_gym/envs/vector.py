@@ -718,8 +718,11 @@ class RowEnvs(Sequence[CoreEnv]):
         self._group = group
         self._makes = makes
         self._envs: list[CoreEnv | None] = [None] * venv.num_envs
-        for g, env in enumerate(reps):
-            self._envs[group.index(g)] = env
+        placed = 0
+        for i, g in enumerate(group):  # each group's env at its first row
+            if g == placed:
+                self._envs[i] = reps[g]
+                placed += 1
         self._n_built = len(reps)
 
     def __len__(self) -> int:
