@@ -778,14 +778,16 @@ def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
     creator = load_env_creator(spec.entry_point)
     shared = {**spec.kwargs, **kwargs}
     reps: list[CoreEnv] = []
-    own: list[Mapping[str, Any]] = []  # each group's per-row kwargs
     makes: list[Callable[[], CoreEnv] | None] = []
     group: list[int] = []
+    by_key: dict[Any, int] = {}  # a group's per-row kwargs, frozen -> the group
+    unkeyed: list[tuple[Mapping[str, Any], int]] = []  # those that do not freeze
     kw0: dict[str, Any] = {}
     for i in range(n):
         mine = per_env_kwargs[i] if per_env_kwargs is not None else {}
-        g = next((g for g, theirs in enumerate(own)
-                  if makes[g] is not None and _same_kwargs(mine, theirs)), None)
+        key = _frozen(mine)
+        g = by_key.get(key) if key is not None else next(
+            (g for theirs, g in unkeyed if _same_kwargs(mine, theirs)), None)
         if g is not None:
             group.append(g)
             continue
@@ -808,11 +810,36 @@ def _build_envs(spec: Any, n: int, kwargs: dict[str, Any],
             env.observation_space = reps[0].observation_space
             env.action_space = reps[0].action_space
         group.append(len(reps))
+        if env.resets_in_core:  # its rows alike can be copies of its core
+            if key is not None:
+                by_key[key] = len(reps)
+            else:
+                unkeyed.append((mine, len(reps)))
         reps.append(env)
-        own.append(mine)
         make: Callable[[], Any] = functools.partial(creator, **{**kw, "vehicle": env.vehicle})
         makes.append(make if env.resets_in_core else None)
     return reps, group, makes
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for a row's kwargs (mappings and sequences made tuples), equal
+    where the kwargs are equal; None where a value does not hash (the rows are then
+    compared one by one, ``_same_kwargs``)."""
+    try:
+        if isinstance(value, Mapping):
+            return ("map", tuple(sorted((str(k), _frozen_item(v)) for k, v in value.items())))
+        return _frozen_item(value)
+    except TypeError:
+        return None
+
+
+def _frozen_item(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return ("map", tuple(sorted((str(k), _frozen_item(v)) for k, v in value.items())))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_frozen_item(v) for v in value))
+    hash(value)  # TypeError where it does not hash (an array)
+    return value
 
 
 def _same_kwargs(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
