@@ -343,6 +343,17 @@ def test_each_rows_steps_follow_its_speed_and_horizon():
     assert bound > 0  # the rate bound shortened some steps
 
 
+def test_a_horizon_that_is_not_finite_seconds_is_refused():
+    p = SingleTrackPredictor("generic_sedan")
+    for bad in (math.inf, math.nan, -0.01):
+        with pytest.raises(ConfigError, match="horizon must be finite"):
+            p.predict(0.0, 0.0, 20.0, 0.0, 0.0, 0.0, 0.0, bad)
+    with pytest.raises(ValueError, match="too many steps"):  # the core's own guard
+        p.kernel().predict(np.array([[0.0]] * 7 + [[1e15]]), p.max_step)
+    with pytest.raises(ValueError, match="too many steps"):
+        p.steps(1e15, 20.0)
+
+
 def test_the_rate_bound_keeps_fast_tires_stable():
     """A tire with a short relaxation length at 60 m/s relaxes at 1,200 /s: fixed 20 ms
     RK4 steps (z = -24) would diverge; the row's own steps stay within 1e-6 of 0.1 ms

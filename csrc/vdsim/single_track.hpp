@@ -11,6 +11,8 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "fminmax.hpp"
@@ -105,7 +107,11 @@ inline int64_t single_track_steps(const SingleTrackModel& p, double horizon, dou
   if (!(horizon > 0.0)) return 0;
   const double u = fmax_inl(std::fabs(vx), single_track_detail::kMinSpeed);
   const double h = fmin_inl(max_step, kSingleTrackStepRate / p.fastest_rate(u));
-  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(horizon / h - 1e-9)));
+  const double n = std::ceil(horizon / h - 1e-9);
+  if (!(n < 1e12))  // an infinite or absurd horizon: no step count (and no overflow)
+    throw std::invalid_argument("single-track prediction: a horizon of " +
+                                std::to_string(horizon) + " s takes too many steps");
+  return std::max<int64_t>(1, static_cast<int64_t>(n));
 }
 
 // For each of the n rows (columns of `in`: e_y, e_psi, vx, vy, r, delta, kappa, horizon;

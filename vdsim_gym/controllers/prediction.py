@@ -119,6 +119,9 @@ class SingleTrackPredictor:
         batch."""
         cols = np.broadcast_arrays(*(np.atleast_1d(np.asarray(c, dtype=float)) for c in
                                      (e_y, e_psi, vx, vy, r, delta, kappa, horizon)))
+        if not (np.isfinite(cols[7]).all() and (cols[7] >= 0.0).all()):
+            raise ConfigError(f"horizon must be finite seconds >= 0 (a delay to predict "
+                              f"across), got {horizon!r:.100}")
         return self.kernel().predict(np.stack(cols), self.max_step)
 
     def steps(self, horizon: float, vx: float) -> int:
