@@ -826,8 +826,6 @@ def _frozen(value: Any) -> Any:
     where the kwargs are equal; None where a value does not hash (the rows are then
     compared one by one, ``_same_kwargs``)."""
     try:
-        if isinstance(value, Mapping):
-            return ("map", tuple(sorted((str(k), _frozen_item(v)) for k, v in value.items())))
         return _frozen_item(value)
     except TypeError:
         return None
