@@ -192,3 +192,14 @@ def test_a_second_thread_is_refused_while_a_step_is_in_flight() -> None:
     env.step(np.zeros((2, 2), np.float32))  # free again for this thread
     env.close()
     ref.close()
+
+
+def test_the_sb3_adapter_builds_no_row_env_it_is_not_asked_for():
+    """SB3's VecEnv constructor asks every row for its render_mode: the answer is the
+    vector env's, so rows copied in C++ stay without a Python env until asked."""
+    venv = make_sb3_vec_env("VDSim-DLC-v0", 6, seed=0)
+    assert venv.venv.envs.n_built() == 1
+    assert venv.get_attr("render_mode") == [None] * 6 and venv.render_mode is None
+    assert venv.get_attr("control_period", [3]) == [venv.venv.envs[3].control_period]
+    assert venv.venv.envs.n_built() == 2
+    venv.close()

@@ -132,8 +132,12 @@ class VDSimSB3VecEnv(VecEnv):
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """Configuration of the single envs (e.g. ``obs_names``, ``control_period``,
-        ``latency``, ``render_mode``)."""
-        return [getattr(self.venv.envs[i], attr_name) for i in self._get_indices(indices)]
+        ``latency``, ``render_mode``). ``render_mode`` is the vector env's (None: it
+        renders no row), so SB3's constructor, which asks for it, builds no row env."""
+        rows = self._get_indices(indices)
+        if attr_name == "render_mode":
+            return [self.venv.render_mode for _ in rows]
+        return [getattr(self.venv.envs[i], attr_name) for i in rows]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         raise NotImplementedError(
