@@ -51,11 +51,12 @@ void bind_courses(py::module_& m) {
         if (n < 2) throw std::invalid_argument("random_course: need n >= 2 points");
         RandomCourseSpec spec{n, length, k_bound, v_lo, v_hi, max_lat_accel};
         NumpyDraws rng(vdsim_py::np_bitgen(bit_generator));
-        std::vector<double> path, speed;
-        const bool finite = draw_random_course(spec, rng, path, speed);
+        std::vector<double> x, y, speed, kappa;
+        const bool finite = draw_random_course(spec, rng, x, y, speed, kappa);
         py::array_t<double> p({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(2)});
         py::array_t<double> v(static_cast<py::ssize_t>(n));
-        std::copy(path.begin(), path.end(), p.mutable_data());
+        double* out = p.mutable_data();
+        for (int64_t i = 0; i < n; ++i) out[2 * i] = x[i], out[2 * i + 1] = y[i];
         std::copy(speed.begin(), speed.end(), v.mutable_data());
         return py::make_tuple(std::move(p), std::move(v), finite);
       },

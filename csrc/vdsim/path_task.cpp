@@ -70,16 +70,23 @@ void PathTask::set_random_course(const RandomCourseSpec& spec, double corridor_h
 
 PathTask::ResetState PathTask::draw_start(const Session&, NumpyDraws& rng) {
   if (random_course_) {
-    if (!draw_random_course(random_spec_, rng, course_xy_, course_v_))
+    // In place when only this task holds the last drawn course (drawn_, and path_ when it
+    // is the course in use).
+    if (!drawn_ || drawn_.use_count() != (path_ == drawn_ ? 2 : 1))
+      drawn_ = std::make_shared<PathTracker>();
+    thread_local std::vector<double> kappa;  // the draw's scratch
+    const bool ok = drawn_->refill([&](std::vector<double>& x, std::vector<double>& y,
+                                       std::vector<double>& v) {
+      return draw_random_course(random_spec_, rng, x, y, v, kappa);
+    });
+    path_ = drawn_;
+    if (!ok)
       throw std::domain_error("the random course drawn is not finite (a path too short for "
                               "its curvature's scale, or bounds that are not finite)");
-    auto path = std::make_shared<PathTracker>();
-    path->set(course_xy_.data(), course_v_.data(), random_spec_.n);
-    path_ = std::move(path);
     static const ConeField kNoCones;
     cones_.share_from(kNoCones);
     params_.corridor_half_width = random_corridor_;
-    start_speed_ = course_v_.front();
+    start_speed_ = drawn_->speed_at(0);
     hint_ = -1;
     ++course_serial_;
   }

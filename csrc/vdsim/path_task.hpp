@@ -179,7 +179,9 @@ class PathTask {
   RandomCourseSpec random_spec_;
   double random_corridor_ = 0.0;
   int64_t course_serial_ = 0;
-  std::vector<double> course_xy_, course_v_;  // the drawn course's buffers
+  // The tracker of the last drawn course: the next is drawn into it in place unless
+  // something else holds it (a copy of this task, e.g. a replicated row).
+  std::shared_ptr<PathTracker> drawn_;
   ConeField cones_;
   int64_t hint_ = -1;
   double s_prev_ = 0.0;

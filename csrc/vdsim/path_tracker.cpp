@@ -12,12 +12,19 @@ void PathTracker::set(const double* xy, const double* speed, int64_t n) {
   x_.resize(n);
   y_.resize(n);
   v_.assign(speed, speed + n);
-  s_.assign(n, 0.0);
-  seg_len_.assign(n > 1 ? n - 1 : 0, 0.0);
   for (int64_t i = 0; i < n; ++i) {
     x_[i] = xy[2 * i];
     y_[i] = xy[2 * i + 1];
   }
+  set_lengths();
+}
+
+void PathTracker::set_lengths() {
+  const int64_t n = size();
+  // resize keeps old values: every element is written below
+  s_.resize(n);
+  seg_len_.resize(n > 1 ? n - 1 : 0);
+  if (n > 0) s_[0] = 0.0;
   for (int64_t i = 0; i + 1 < n; ++i) {
     seg_len_[i] = std::hypot(x_[i + 1] - x_[i], y_[i + 1] - y_[i]);
     s_[i + 1] = s_[i] + seg_len_[i];

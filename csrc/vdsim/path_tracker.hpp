@@ -31,6 +31,18 @@ struct Projection {
 class PathTracker {
  public:
   void set(const double* xy, const double* speed, int64_t n);  // xy: n x 2, row-major
+  // A new course written in place (its buffers reused: no allocation once they are big
+  // enough): draw(x, y, speed) resizes and fills this tracker's point vectors and returns
+  // whether it succeeded; the arc lengths follow. On failure the tracker is left empty.
+  template <class Draw>
+  bool refill(Draw&& draw) {
+    if (!draw(x_, y_, v_)) {
+      x_.clear(), y_.clear(), v_.clear(), s_.clear(), seg_len_.clear();
+      return false;
+    }
+    set_lengths();
+    return true;
+  }
   // Local search in a window around hint (segment index); hint < 0 or a minimum at the
   // window's edge falls back to a search over the whole path.
   Projection project(double x, double y, int64_t hint) const;
@@ -62,6 +74,8 @@ class PathTracker {
   // Best segment in [lo, hi); writes squared distance and parameter t.
   int64_t search(double x, double y, int64_t lo, int64_t hi, double& best_d2) const;
   void segment_param(int64_t i, double x, double y, double& t, double& d2) const;
+
+  void set_lengths();  // s_ and seg_len_ from x_ and y_
 
   std::vector<double> x_, y_, s_, seg_len_, v_;
 };

@@ -55,9 +55,25 @@ inline double np_maximum(double a, double b) {
 // from the C library's values (the rotation's roundings, at most kRandomCourseAnchor - 1
 // of them), the same doubles on every CPU (plain IEEE operations, no FMA on the baseline
 // target). The rows rotate side by side, so their recurrences overlap.
-void sum_sinusoids(const std::vector<double>& s, double step, const double* amp,
-                   const double* lam, const double* phase, int m, double* out) {
-  const int64_t n = static_cast<int64_t>(s.size());
+// np.linspace(0.0, length, n)'s points, computed when asked: arange(n) * (length / (n - 1))
+// + 0.0, the last = length; a step that underflows to 0 divides first (numpy's gh-5437
+// branch).
+struct Linspace {
+  int64_t n;
+  double length, div, step;
+  Linspace(int64_t n_points, double len)
+      : n(n_points), length(len), div(static_cast<double>(n_points - 1)),
+        step((len - 0.0) / div) {}
+  double operator[](int64_t i) const {
+    if (i == n - 1) return length;
+    return step == 0.0 ? (static_cast<double>(i) / div) * (length - 0.0) + 0.0
+                       : static_cast<double>(i) * step + 0.0;
+  }
+};
+
+void sum_sinusoids(const Linspace& s, double step, const double* amp, const double* lam,
+                   const double* phase, int m, double* out) {
+  const int64_t n = s.n;
   double ct[4], st[4], sn[4] = {}, cs[4] = {};
   for (int r = 0; r < m; ++r) {
     const double turn = kTwoPi * step / lam[r];
@@ -97,22 +113,17 @@ inline void small_sincos(double d, double& sn, double& cs) {
 
 }  // namespace
 
-bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<double>& path,
-                        std::vector<double>& v) {
+bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<double>& x_out,
+                        std::vector<double>& y_out, std::vector<double>& v,
+                        std::vector<double>& shape) {
   const int64_t n = c.n;
   double d[kRandomCourseDraws] = {};
   for (int k = 0; k < 12; ++k) d[k] = rng.random();  // curvature wavelengths, amps, phases
-  // np.linspace(0.0, length, n): arange(n) * (length / (n - 1)) + 0.0, the last = length;
-  // a step that underflows to 0 divides first (numpy's gh-5437 branch).
-  std::vector<double> s(static_cast<size_t>(n)), shape(static_cast<size_t>(n));
-  const double delta = c.length - 0.0;
-  const double div = static_cast<double>(n - 1);
-  const double step = delta / div;
-  for (int64_t i = 0; i < n; ++i)
-    s[i] = step == 0.0 ? (static_cast<double>(i) / div) * delta + 0.0
-                       : static_cast<double>(i) * step + 0.0;
-  s[n - 1] = c.length;
+  const Linspace s(n, c.length);
+  const double step = s.step;
   const double ds = s[1] - s[0];
+  // resize keeps the values of the last course (overwritten below): no fill
+  shape.resize(static_cast<size_t>(n));
   // The curvature's shape: the sum of its sines over the amplitudes' sum, faded in by the
   // quintic ramp t^3 (10 - 15 t + 6 t^2), t = clip(s / ramp, 0, 1).
   double amp[kRandomCourseRows], lam[kRandomCourseRows], phase[kRandomCourseRows];
@@ -153,7 +164,10 @@ bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<
   // The mid heading's cos and sin: the C library's every kRandomCourseAnchor-th segment
   // (and after a turn wider than kSmallAngle), rotated by the turn between (its Taylor
   // series) in between.
-  path.assign(2 * static_cast<size_t>(n), 0.0);
+  x_out.resize(static_cast<size_t>(n));
+  y_out.resize(static_cast<size_t>(n));
+  x_out[0] = 0.0;
+  y_out[0] = 0.0;
   bool ok = true;
   double psi_prev = 0.0, x = 0.0, y = 0.0, mid_prev = 0.0, cm = 1.0, sm = 0.0;
   for (int64_t j = 0; j + 1 < n; ++j) {
@@ -177,14 +191,14 @@ bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<
     const double dx = ds * cm, dy = ds * sm;
     x = j == 0 ? dx : x + dx;  // cumsum: the first element is the first term
     y = j == 0 ? dy : y + dy;
-    path[2 * (j + 1)] = x;
-    path[2 * (j + 1) + 1] = y;
+    x_out[j + 1] = x;
+    y_out[j + 1] = y;
   }
   // Speed: v_lo + (v_hi - v_lo) * 0.5 * (1 + sines3), capped by sqrt(a_lat / |kappa|),
   // clipped to [v_lo, v_hi], limited to +-long_accel along the path.
   const double amp3 = (amp[4] + amp[5]) + amp[6];
   const double f = (c.v_hi - c.v_lo) * 0.5;
-  v.assign(static_cast<size_t>(n), 0.0);
+  v.resize(static_cast<size_t>(n));
   sum_sinusoids(s, step, amp + 4, lam + 4, phase + 4, kRandomCourseRows - 4, v.data());
   for (int64_t i = 0; i < n; ++i) {
     const double sum = v[i];

@@ -37,10 +37,13 @@ struct RandomCourseSpec {
   double length = 0.0, k_bound = 0.0, v_lo = 0.0, v_hi = 0.0, max_lat_accel = 0.0;
 };
 
-// Draws a course from `rng`: path (n x 2, row-major) and speed (n); false when a value
-// is not finite (e.g. a path so short that the curvature's scale overflows).
-bool draw_random_course(const RandomCourseSpec& spec, NumpyDraws& rng,
-                        std::vector<double>& path, std::vector<double>& speed);
+// Draws a course from `rng` into x, y and speed (n points each; `kappa`: the curvature,
+// the draw's scratch); false when a value is not finite (e.g. a path so short that the
+// curvature's scale overflows). The vectors keep their capacity: a caller that draws a
+// course every episode into the same buffers allocates nothing.
+bool draw_random_course(const RandomCourseSpec& spec, NumpyDraws& rng, std::vector<double>& x,
+                        std::vector<double>& y, std::vector<double>& speed,
+                        std::vector<double>& kappa);
 
 // pow(x, 2) as the C library computes it, without the call where that is certain.
 // x * x is x^2 correctly rounded; its rounding error lo is exact by Dekker's product
