@@ -111,6 +111,20 @@ inline void small_sincos(double d, double& sn, double& cs) {
           (1.0 - d2 / 90.0 * (1.0 - d2 / 132.0)))));
 }
 
+// small_sincos of every turn mids[j + 1] - mids[j], j = 0 .. n - 2, into sts[j + 1] and
+// cts[j + 1] (a turn wider than kSmallAngle gets a value that is not used). The same IEEE
+// operations in every lane of any vector width: the same doubles as one at a time.
+void small_sincos_turns(const double* __restrict mids, int64_t n, double* __restrict sts,
+                        double* __restrict cts) {
+  for (int64_t j = 0; j + 1 < n; ++j) {
+    const double d = mids[j + 1] - mids[j];
+    double st, ct;
+    small_sincos(d, st, ct);
+    sts[j + 1] = st;
+    cts[j + 1] = ct;
+  }
+}
+
 }  // namespace
 
 bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<double>& x_out,
@@ -166,23 +180,35 @@ bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<
   // series) in between.
   x_out.resize(static_cast<size_t>(n));
   y_out.resize(static_cast<size_t>(n));
-  x_out[0] = 0.0;
-  y_out[0] = 0.0;
+  v.resize(static_cast<size_t>(n));
   bool ok = true;
-  double psi_prev = 0.0, x = 0.0, y = 0.0, mid_prev = 0.0, cm = 1.0, sm = 0.0;
+  // Three passes, so that the Taylor series (divisions, independent across segments) do
+  // not wait on the serial rotation: the mid headings into x_out[1..] (x_out[0] = 0, the
+  // first segment's previous mid), the turns' sines and cosines into y_out[1..] and
+  // v[1..] (scratch: overwritten below), then the rotation and the path.
+  double* const mids = x_out.data();
+  double* const sts = y_out.data();
+  double* const cts = v.data();
+  mids[0] = 0.0;
+  double psi_prev = 0.0;
   for (int64_t j = 0; j + 1 < n; ++j) {
     const double e = 0.5 * (kappa[j + 1] + kappa[j]) * ds;
     const double psi_next = j == 0 ? e : psi_prev + e;
     const double mid = 0.5 * (psi_next + psi_prev);
     ok = ok && std::isfinite(mid);
     psi_prev = psi_next;
+    mids[j + 1] = mid;
+  }
+  small_sincos_turns(mids, n, sts, cts);
+  double x = 0.0, y = 0.0, mid_prev = 0.0, cm = 1.0, sm = 0.0;
+  for (int64_t j = 0; j + 1 < n; ++j) {
+    const double mid = mids[j + 1];
     const double turn = mid - mid_prev;
     if (j % kRandomCourseAnchor == 0 || !(std::fabs(turn) <= kSmallAngle)) {
       cm = std::cos(mid);
       sm = std::sin(mid);
     } else {
-      double st, ct;
-      small_sincos(turn, st, ct);
+      const double st = sts[j + 1], ct = cts[j + 1];
       const double next_sm = sm * ct + cm * st;
       cm = cm * ct - sm * st;
       sm = next_sm;
@@ -194,11 +220,12 @@ bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<
     x_out[j + 1] = x;
     y_out[j + 1] = y;
   }
+  x_out[0] = 0.0;
+  y_out[0] = 0.0;
   // Speed: v_lo + (v_hi - v_lo) * 0.5 * (1 + sines3), capped by sqrt(a_lat / |kappa|),
   // clipped to [v_lo, v_hi], limited to +-long_accel along the path.
   const double amp3 = (amp[4] + amp[5]) + amp[6];
   const double f = (c.v_hi - c.v_lo) * 0.5;
-  v.resize(static_cast<size_t>(n));
   sum_sinusoids(s, step, amp + 4, lam + 4, phase + 4, kRandomCourseRows - 4, v.data());
   for (int64_t i = 0; i < n; ++i) {
     const double sum = v[i];
