@@ -1,5 +1,6 @@
 #include "vdsim/random_course.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -36,25 +37,20 @@ inline void row_draws(int r, int& lam, int& amp, int& phase) {
   }
 }
 
-// numpy's minimum (NaN-propagating) and clip (minimum(maximum(x, lo), hi)).
+// numpy's minimum and maximum (NaN-propagating: a NaN a, else a NaN b, else the smaller
+// (larger), a on a tie), as selects of one comparison each, so that loops of them
+// vectorize.
 inline double np_minimum(double a, double b) {
-  if (std::isnan(a)) return a;
-  if (std::isnan(b)) return b;
-  return a <= b ? a : b;
+  double r = b < a ? b : a;
+  r = b != b ? b : r;
+  return a != a ? a : r;
 }
 inline double np_maximum(double a, double b) {
-  if (std::isnan(a)) return a;
-  if (std::isnan(b)) return b;
-  return a >= b ? a : b;
+  double r = b > a ? b : a;
+  r = b != b ? b : r;
+  return a != a ? a : r;
 }
 
-// The sum of the sinusoids amp[r] * sin(kTwoPi * s[i] / lam[r] + phase[r]), r = 0 .. m - 1
-// (m <= 4), at every point, added in r's order into out[i]. Every kRandomCourseAnchor-th
-// point takes the C library's sin and cos of each angle; the points between rotate the
-// previous one by the step's angle (its sin and cos from the C library once): a few ulps
-// from the C library's values (the rotation's roundings, at most kRandomCourseAnchor - 1
-// of them), the same doubles on every CPU (plain IEEE operations, no FMA on the baseline
-// target). The rows rotate side by side, so their recurrences overlap.
 // np.linspace(0.0, length, n)'s points, computed when asked: arange(n) * (length / (n - 1))
 // + 0.0, the last = length; a step that underflows to 0 divides first (numpy's gh-5437
 // branch).
@@ -71,32 +67,55 @@ struct Linspace {
   }
 };
 
+// The sum of the sinusoids amp[r] * sin(kTwoPi * s[i] / lam[r] + phase[r]), r = 0 .. M - 1,
+// at every point, added in r's order into out[i]. Every kRandomCourseAnchor-th point takes
+// the C library's sin and cos of each angle; the points between rotate the previous one by
+// the step's angle (its sin and cos from the C library once): a few ulps from the C
+// library's values (the rotation's roundings, at most kRandomCourseAnchor - 1 of them),
+// the same doubles on every CPU (plain IEEE operations, no FMA on the baseline target).
+// The anchors cut the points into independent blocks: two blocks rotate side by side as
+// the lanes of SSE2 pairs, so that the rotations' latencies overlap. Each lane's
+// operations are the scalar ones: the doubles do not depend on the pairing.
+typedef double Pair __attribute__((vector_size(16)));
+
+template <int M>
 void sum_sinusoids(const Linspace& s, double step, const double* amp, const double* lam,
-                   const double* phase, int m, double* out) {
+                   const double* phase, double* out) {
+  constexpr int64_t kA = kRandomCourseAnchor;
   const int64_t n = s.n;
-  double ct[4], st[4], sn[4] = {}, cs[4] = {};
-  for (int r = 0; r < m; ++r) {
+  Pair ct[M], st[M], a[M];
+  for (int r = 0; r < M; ++r) {
     const double turn = kTwoPi * step / lam[r];
-    ct[r] = std::cos(turn);
-    st[r] = std::sin(turn);
+    const double c = std::cos(turn), sn = std::sin(turn);
+    ct[r] = Pair{c, c}, st[r] = Pair{sn, sn}, a[r] = Pair{amp[r], amp[r]};
   }
-  for (int64_t i = 0; i < n; ++i) {
-    if (i % kRandomCourseAnchor == 0) {
-      for (int r = 0; r < m; ++r) {
-        const double angle = kTwoPi * s[i] / lam[r] + phase[r];
-        sn[r] = std::sin(angle);
-        cs[r] = std::cos(angle);
+  for (int64_t i0 = 0; i0 < n; i0 += 2 * kA) {
+    const int64_t i1 = i0 + kA;  // the second lane's block (past the end: not stored)
+    Pair sn[M], cs[M];
+    for (int r = 0; r < M; ++r) {
+      const double angle0 = kTwoPi * s[i0] / lam[r] + phase[r];
+      double sn1 = 0.0, cs1 = 0.0;
+      if (i1 < n) {
+        const double angle1 = kTwoPi * s[i1] / lam[r] + phase[r];
+        sn1 = std::sin(angle1);
+        cs1 = std::cos(angle1);
       }
-    } else {
-      for (int r = 0; r < m; ++r) {
-        const double next_sn = sn[r] * ct[r] + cs[r] * st[r];
-        cs[r] = cs[r] * ct[r] - sn[r] * st[r];
-        sn[r] = next_sn;
-      }
+      sn[r] = Pair{std::sin(angle0), sn1};
+      cs[r] = Pair{std::cos(angle0), cs1};
     }
-    double sum = amp[0] * sn[0];
-    for (int r = 1; r < m; ++r) sum = sum + amp[r] * sn[r];
-    out[i] = sum;
+    for (int64_t k = 0; k < kA && i0 + k < n; ++k) {
+      if (k > 0) {
+        for (int r = 0; r < M; ++r) {
+          const Pair next = sn[r] * ct[r] + cs[r] * st[r];
+          cs[r] = cs[r] * ct[r] - sn[r] * st[r];
+          sn[r] = next;
+        }
+      }
+      Pair sum = a[0] * sn[0];
+      for (int r = 1; r < M; ++r) sum = sum + a[r] * sn[r];
+      out[i0 + k] = sum[0];
+      if (i1 + k < n) out[i1 + k] = sum[1];
+    }
   }
 }
 
@@ -125,6 +144,42 @@ void small_sincos_turns(const double* __restrict mids, int64_t n, double* __rest
   }
 }
 
+// The largest |x[i]| of the points that are not NaN (0 without any), and whether one is
+// NaN; four partial maxima (a maximum does not depend on the order), a loop that
+// vectorizes.
+void abs_peak(const double* __restrict x, int64_t n, double& peak, bool& any_nan) {
+  double m[4] = {0.0, 0.0, 0.0, 0.0};
+  int nan[4] = {0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    for (int k = 0; k < 4; ++k) {
+      const double a = std::fabs(x[i + k]);
+      nan[k] |= a != a;
+      m[k] = a > m[k] ? a : m[k];  // a NaN a leaves it
+    }
+  }
+  for (; i < n; ++i) {
+    const double a = std::fabs(x[i]);
+    nan[0] |= a != a;
+    m[0] = a > m[0] ? a : m[0];
+  }
+  peak = std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
+  any_nan = (nan[0] | nan[1] | nan[2] | nan[3]) != 0;
+}
+
+// The speed before its acceleration limit, in place: from the sines' sum v[i], v_lo + f (1
+// + v[i] / amp3), capped by sqrt(a_lat / |kappa[i]|), clipped to [v_lo, v_hi] (numpy's
+// minimum and maximum).
+void speed_caps(double* __restrict v, const double* __restrict kappa, int64_t n,
+                const RandomCourseSpec& c, double f, double amp3) {
+  const double v_lo = c.v_lo, v_hi = c.v_hi, lat = c.max_lat_accel;
+  for (int64_t i = 0; i < n; ++i) {
+    const double vi = v_lo + f * (1.0 + v[i] / amp3);
+    const double cap = std::sqrt(lat / std::fabs(kappa[i]));
+    v[i] = np_minimum(np_maximum(np_minimum(vi, cap), v_lo), v_hi);
+  }
+}
+
 }  // namespace
 
 bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<double>& x_out,
@@ -149,20 +204,26 @@ bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<
   for (int r = 0; r < 4; ++r) row(r);
   const double amp4 = ((amp[0] + amp[1]) + amp[2]) + amp[3];
   double peak = 0.0;
-  bool nan_peak = false;
+  bool nan_peak = false;  // some point is NaN
   volatile double three = 3.0;  // numpy's t ** 3 is the C library's pow, never folded
-  sum_sinusoids(s, step, amp, lam, phase, 4, shape.data());
-  for (int64_t i = 0; i < n; ++i) {
+  sum_sinusoids<4>(s, step, amp, lam, phase, shape.data());
+  auto ramp_point = [&](int64_t i) {
     const double sum = shape[i];
     const double ti = np_minimum(np_maximum(s[i] / kRandomCourseRamp, 0.0), 1.0);
     // past the ramp t = 1: pow(1, 3) = 1 exactly, without the call
     const double cube = ti == 1.0 ? 1.0 : std::pow(ti, three);
     const double ramp = cube * ((10.0 - 15.0 * ti) + 6.0 * (ti * ti));
     shape[i] = (sum / amp4) * ramp;
-    const double a = std::fabs(shape[i]);
-    if (std::isnan(a)) nan_peak = true;
-    else if (a > peak) peak = a;
-  }
+  };
+  // The ramp's points, then those past it (s >= kRandomCourseRamp, so s / ramp >= 1, t = 1
+  // and the ramp's factor (10 - 15) + 6 = 1 exactly: the shape is sum / amp4, a loop that
+  // vectorizes). linspace's points before the last rise with i; the last is the general
+  // case.
+  int64_t i = 0;
+  for (; i < n - 1 && !(s[i] >= kRandomCourseRamp); ++i) ramp_point(i);
+  for (; i < n - 1; ++i) shape[i] = shape[i] / amp4;
+  ramp_point(n - 1);
+  abs_peak(shape.data(), n, peak, nan_peak);
   if (nan_peak) peak = std::nan("");
   // The curvature's scale is drawn only for a shape with a nonzero point (the 13th
   // uniform); the speed's draws follow.
@@ -226,13 +287,8 @@ bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<
   // clipped to [v_lo, v_hi], limited to +-long_accel along the path.
   const double amp3 = (amp[4] + amp[5]) + amp[6];
   const double f = (c.v_hi - c.v_lo) * 0.5;
-  sum_sinusoids(s, step, amp + 4, lam + 4, phase + 4, kRandomCourseRows - 4, v.data());
-  for (int64_t i = 0; i < n; ++i) {
-    const double sum = v[i];
-    const double vi = c.v_lo + f * (1.0 + sum / amp3);
-    const double cap = std::sqrt(c.max_lat_accel / std::fabs(kappa[i]));
-    v[i] = np_minimum(np_maximum(np_minimum(vi, cap), c.v_lo), c.v_hi);
-  }
+  sum_sinusoids<kRandomCourseRows - 4>(s, step, amp + 4, lam + 4, phase + 4, v.data());
+  speed_caps(v.data(), kappa.data(), n, c, f, amp3);
   limit_long_accel(v.data(), n, ds, kRandomCourseLongAccel);
   for (int64_t i = 0; i < n; ++i) ok = ok && std::isfinite(v[i]);
   return ok;
