@@ -68,12 +68,29 @@ void PathTracker::segment_param(int64_t i, double x, double y, double& t, double
 int64_t PathTracker::search(double x, double y, int64_t lo, int64_t hi, double& best_d2) const {
   int64_t best = lo;
   best_d2 = std::numeric_limits<double>::infinity();
+  // A long search (the whole path: a reset's first projection) skips the segments that
+  // cannot come closer than the best so far: an inner segment lies within its length of
+  // its start, so its distance is at least |P - start| - length. The margin (1e-7 of the
+  // distances, and 1e-9 of the coordinates' size) is far above the roundings of either
+  // distance, so a skipped segment's d2 would have been larger than the best's: the same
+  // segment is found. The end segments extend as rays and are never skipped.
+  const bool prune = hi - lo > 4 * kWindow;
+  const int64_t last = size() - 2;
+  double reach = std::numeric_limits<double>::infinity();  // sqrt(best_d2), with margin
   for (int64_t i = lo; i < hi; ++i) {
+    if (prune && i > 0 && i < last) {
+      const double ex = x - x_[i], ey = y - y_[i];
+      const double size =
+          1.0 + std::fabs(x) + std::fabs(y) + std::fabs(x_[i]) + std::fabs(y_[i]);
+      const double bound = reach + seg_len_[i] * (1.0 + 1e-7) + 1e-9 * size;
+      if (ex * ex + ey * ey > bound * bound) continue;
+    }
     double t, d2;
     segment_param(i, x, y, t, d2);
     if (d2 < best_d2) {
       best_d2 = d2;
       best = i;
+      reach = std::sqrt(d2) * (1.0 + 1e-7);
     }
   }
   return best;

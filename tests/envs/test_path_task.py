@@ -132,6 +132,49 @@ def test_path_task_projection_matches_brute_force() -> None:
                 assert value == pytest.approx(ref[key], abs=TOL), (key, x, y, hint)
 
 
+def _segment_d2(path: np.ndarray, i: int, x: float, y: float) -> float:
+    """PathTracker::segment_param's squared distance, the same float operations."""
+    x0, y0 = float(path[i, 0]), float(path[i, 1])
+    dx, dy = float(path[i + 1, 0]) - x0, float(path[i + 1, 1]) - y0
+    l2 = dx * dx + dy * dy
+    t = ((x - x0) * dx + (y - y0) * dy) / l2 if l2 > 0.0 else 0.0
+    if t < 0.0 and i > 0:
+        t = 0.0
+    if t > 1.0 and i < len(path) - 2:
+        t = 1.0
+    if t == 0.0:
+        qx, qy = x0, y0
+    elif t == 1.0:
+        qx, qy = float(path[i + 1, 0]), float(path[i + 1, 1])
+    else:
+        qx, qy = x0 + t * dx, y0 + t * dy
+    return (x - qx) * (x - qx) + (y - qy) * (y - qy)
+
+
+@pytest.mark.parametrize("kw", [{}, {"length": 200.0, "spacing": 1.0, "max_curvature": 0.5,
+                                     "speed_range": (2.0, 10.0)}],
+                         ids=["default", "looping"])
+def test_the_whole_path_search_finds_the_first_nearest_segment_exactly(kw) -> None:
+    """The search over the whole path (a reset's first projection, hint -1) skips segments
+    by a distance bound; it must find exactly the segment a plain scan over every segment
+    finds (the first of the smallest d2), on courses that loop back over themselves too,
+    from points near the path, on it and far away."""
+    from vdsim_gym.envs.courses import random_course
+
+    rng = np.random.default_rng(1)
+    for seed in range(6):
+        course = random_course(np.random.default_rng(seed), **kw)
+        path, speed = course.path, course.speed
+        tracker = _core.PathTracker(path, speed)
+        near = path[rng.integers(0, len(path), 60)] + rng.normal(0.0, 2.0, (60, 2))
+        on = path[rng.integers(0, len(path), 20)]
+        far = rng.uniform(-500.0, 500.0, (20, 2))
+        for x, y in np.concatenate([near, on, far]).tolist():
+            d2 = [_segment_d2(path, i, x, y) for i in range(len(path) - 1)]
+            want = int(np.argmin(d2))  # the first of the smallest
+            assert tracker.project(x, y, -1)[1] == want, (seed, x, y)
+
+
 def test_path_task_projection_sign_and_ends() -> None:
     path = np.c_[np.linspace(0.0, 10.0, 11), np.zeros(11)]
     tracker = _core.PathTracker(path, np.full(11, 5.0))
