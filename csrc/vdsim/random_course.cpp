@@ -205,13 +205,12 @@ bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<
   const double amp4 = ((amp[0] + amp[1]) + amp[2]) + amp[3];
   double peak = 0.0;
   bool nan_peak = false;  // some point is NaN
-  volatile double three = 3.0;  // numpy's t ** 3 is the C library's pow, never folded
   sum_sinusoids<4>(s, step, amp, lam, phase, shape.data());
   auto ramp_point = [&](int64_t i) {
     const double sum = shape[i];
     const double ti = np_minimum(np_maximum(s[i] / kRandomCourseRamp, 0.0), 1.0);
-    // past the ramp t = 1: pow(1, 3) = 1 exactly, without the call
-    const double cube = ti == 1.0 ? 1.0 : std::pow(ti, three);
+    // numpy's t ** 3: the C library's pow (past the ramp pow(1, 3) = 1 exactly)
+    const double cube = ti == 1.0 ? 1.0 : libm_cube(ti);
     const double ramp = cube * ((10.0 - 15.0 * ti) + 6.0 * (ti * ti));
     shape[i] = (sum / amp4) * ramp;
   };

@@ -74,6 +74,44 @@ inline double libm_square(double x) {
   return std::pow(x, two);
 }
 
+// pow(x, 3) as the C library computes it, without the call where that is certain, as
+// libm_square: the exact cube is hi + lo with hi = fl(fl(x * x) * x), from Dekker's
+// products (x * x = sq + sq_lo and sq * x = hi + prod_lo exactly) and lo = prod_lo +
+// sq_lo * x (whose roundings are below 1e-15 ulp of hi). r = fl(hi + lo) is then the
+// double nearest x^3 and rem = (hi - r) + lo its distance (hi - r exact). When |rem| <
+// 0.45 ulp of r, every other double lies more than 0.55 ulp from x^3 and pow, erring by
+// at most 0.54 ulp, returns r. Otherwise (near a midpoint or a power of two, NaN, out of
+// the splits' range) pow is called.
+inline bool cube_without_pow(double x, double& out) {  // libm_cube's certain case
+  const double ax = std::fabs(x);
+  if (!(ax > 1e-90 && ax < 1e90)) return false;
+  const double sq = x * x, hi = sq * x;
+  const double c = 134217729.0 * x;  // 2^27 + 1
+  const double xh = c - (c - x), xl = x - xh;
+  const double sq_lo = ((xh * xh - sq) + 2.0 * xh * xl) + xl * xl;
+  const double cs = 134217729.0 * sq;
+  const double sh = cs - (cs - sq), sl = sq - sh;
+  const double prod_lo = ((sh * xh - hi) + sh * xl + sl * xh) + sl * xl;
+  const double lo = prod_lo + sq_lo * x;
+  const double r = hi + lo;
+  const double rem = (hi - r) + lo;
+  uint64_t bits;
+  std::memcpy(&bits, &r, sizeof bits);
+  if ((bits & 0x000fffffffffffffULL) == 0) return false;  // a power of two
+  const uint64_t ulp_bits = (bits & 0x7ff0000000000000ULL) - (52ULL << 52);
+  double ulp;
+  std::memcpy(&ulp, &ulp_bits, sizeof ulp);
+  if (!(std::fabs(rem) < 0.45 * ulp)) return false;
+  out = r;
+  return true;
+}
+inline double libm_cube(double x) {
+  double r;
+  if (cube_without_pow(x, r)) return r;
+  volatile double three = 3.0;
+  return std::pow(x, three);
+}
+
 // v lowered so that |v dv/ds| <= accel: a backward (braking) then a forward
 // (accelerating) pass, v[i] = min(v[i], sqrt(pow(v[i +- 1], 2) + 2 accel ds)), with
 // Python's min and the C library's pow (as numpy's scalar v ** 2), bit for bit the plain
