@@ -1344,6 +1344,11 @@ class PathEnvCore(EnvCoreBase):
     def control_period(self) -> float:
         ...
     @property
+    def course_points_built(self) -> int:
+        """
+        Points of the course built so far: a drawn course is built as far as it is read (its whole length once asked for: course_arrays, path_length)
+        """
+    @property
     def course_serial(self) -> int:
         """
         Bumped at every new course

@@ -263,6 +263,10 @@ void bind_task(py::module_& m) {
              return hits_array(e.task().cones()); })
       .def_property_readonly("path_length", [](const PathEnvCore& e) {
              return e.task().path().length(); })
+      .def_property_readonly("course_points_built", [](const PathEnvCore& e) {
+             return e.task().path().points_built(); },
+             "Points of the course built so far: a drawn course is built as far as it is "
+             "read (its whole length once asked for: course_arrays, path_length)")
       .def_property_readonly("task", [](const PathEnvCore& e) { return e.task().params(); });
 
   vdsim_py::bind_env_core<SpeedTask>(m, "SpeedEnvCore")

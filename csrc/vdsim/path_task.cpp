@@ -76,8 +76,8 @@ PathTask::ResetState PathTask::draw_start(const Session&, NumpyDraws& rng) {
       drawn_ = std::make_shared<PathTracker>();
     thread_local std::vector<double> kappa;  // the draw's scratch
     const bool ok = drawn_->refill([&](std::vector<double>& x, std::vector<double>& y,
-                                       std::vector<double>& v) {
-      return draw_random_course(random_spec_, rng, x, y, v, kappa);
+                                       std::vector<double>& v, CoursePathBuilder& b) {
+      return draw_random_course(random_spec_, rng, x, y, v, kappa, b);
     });
     path_ = drawn_;
     if (!ok)
@@ -87,7 +87,7 @@ PathTask::ResetState PathTask::draw_start(const Session&, NumpyDraws& rng) {
     cones_.share_from(kNoCones);
     params_.corridor_half_width = random_corridor_;
     start_speed_ = drawn_->speed_at(0);
-    hint_ = -1;
+    start_on_drawn_ = true;
     ++course_serial_;
   }
   require_course();
@@ -139,7 +139,15 @@ Command PathTask::command_from_action(const Session& plant, const double* action
 void PathTask::reset(Session& plant, const ResetState& st) {
   plant.reset(st[0], st[1], st[2], st[3], st[4], st[5]);
   cones_.reset_hits();
-  hint_ = -1;
+  // A drawn course's car starts on its first point (draw_start, within 1 m of it): the
+  // first projection searches around it, so that a short episode builds only the start
+  // of its course. A search of the whole path (hint -1: any other start) would build all
+  // of it; around the start it differs only on a course that passes its own start again
+  // within the car's offset from it.
+  const bool at_start = start_on_drawn_ && path_->size() > 0 &&
+                        std::hypot(st[0] - path_->x_at(0), st[1] - path_->y_at(0)) <= 1.0;
+  hint_ = at_start ? 0 : -1;
+  start_on_drawn_ = false;
   n_scored_ = 0;
   sum_e2_ = max_abs_e_ = pass_speed_ = 0.0;
   passed_ = false;
@@ -231,7 +239,7 @@ int PathTask::evaluate(Session& session, const double* action, const double* pre
     } else {
       slow_since_ = -1.0;
     }
-    if (p.s >= path_->length() && !(flags & kTerminated)) {
+    if (path_->past_end(p.s) && !(flags & kTerminated)) {
       flags |= kTruncated;
       passed_ = true;
       pass_speed_ = vx;

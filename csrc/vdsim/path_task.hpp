@@ -184,6 +184,7 @@ class PathTask {
   std::shared_ptr<PathTracker> drawn_;
   ConeField cones_;
   int64_t hint_ = -1;
+  bool start_on_drawn_ = false;  // draw_start placed the car on a drawn course's start
   double s_prev_ = 0.0;
   int64_t n_scored_ = 0;
   double sum_e2_ = 0.0, max_abs_e_ = 0.0, pass_speed_ = 0.0;

@@ -8,6 +8,15 @@ namespace vdsim {
 
 // ---------------------------------------------------------------- PathTracker
 
+PathTracker& PathTracker::operator=(const PathTracker& other) {
+  if (this == &other) return *this;
+  std::lock_guard<std::mutex> lock(other.grow_);
+  x_ = other.x_, y_ = other.y_, s_ = other.s_, seg_len_ = other.seg_len_, v_ = other.v_;
+  builder_ = other.builder_;
+  built_.store(other.built_.load(std::memory_order_acquire), std::memory_order_release);
+  return *this;
+}
+
 void PathTracker::set(const double* xy, const double* speed, int64_t n) {
   x_.resize(n);
   y_.resize(n);
@@ -16,25 +25,42 @@ void PathTracker::set(const double* xy, const double* speed, int64_t n) {
     x_[i] = xy[2 * i];
     y_[i] = xy[2 * i + 1];
   }
-  set_lengths();
-}
-
-void PathTracker::set_lengths() {
-  const int64_t n = size();
-  // resize keeps old values: every element is written below
   s_.resize(n);
   seg_len_.resize(n > 1 ? n - 1 : 0);
   if (n > 0) s_[0] = 0.0;
-  for (int64_t i = 0; i + 1 < n; ++i) {
+  set_lengths(0, n > 1 ? n - 1 : 0);
+  built_.store(n, std::memory_order_release);
+}
+
+void PathTracker::set_lengths(int64_t from, int64_t to) const {
+  for (int64_t i = from; i < to; ++i) {
     seg_len_[i] = std::hypot(x_[i + 1] - x_[i], y_[i + 1] - y_[i]);
     s_[i + 1] = s_[i] + seg_len_[i];
   }
+}
+
+void PathTracker::grow(int64_t points) const {
+  std::lock_guard<std::mutex> lock(grow_);
+  const int64_t n = size(), built = built_.load(std::memory_order_relaxed);
+  if (points <= built) return;
+  // At least 64 more points at a time: a step reads a few past the last.
+  const int64_t upto = std::min(n, std::max(points, built + 64));
+  builder_.build(upto - 1, x_.data(), y_.data());
+  set_lengths(built - 1, upto - 1);
+  built_.store(upto, std::memory_order_release);
+}
+
+bool PathTracker::past_end(double s) const {
+  const int64_t built = built_.load(std::memory_order_acquire);
+  if (built > 0 && built < size() && s < s_[built - 1]) return false;  // length >= s_[built - 1]
+  return s >= length();
 }
 
 double PathTracker::heading_at(int64_t i) const {
   const int64_t n = size();
   if (n < 2) return 0.0;
   const int64_t a = i > 0 ? i - 1 : 0, b = i + 1 < n ? i + 1 : n - 1;
+  ensure(b + 1);
   return std::atan2(y_[b] - y_[a], x_[b] - x_[a]);
 }
 
@@ -42,6 +68,7 @@ double PathTracker::kappa_at(int64_t i) const {
   const int64_t n = size();
   if (n < 3) return 0.0;
   i = std::clamp<int64_t>(i, 1, n - 2);  // the ends take their neighbour's
+  ensure(i + 2);
   const double ax = x_[i] - x_[i - 1], ay = y_[i] - y_[i - 1];
   const double bx = x_[i + 1] - x_[i], by = y_[i + 1] - y_[i];
   const double cx = x_[i + 1] - x_[i - 1], cy = y_[i + 1] - y_[i - 1];
@@ -103,12 +130,18 @@ Projection PathTracker::project(double x, double y, int64_t hint) const {
   if (hint >= 0 && hint < nseg) {
     const int64_t lo = std::max<int64_t>(0, hint - kWindow);
     const int64_t hi = std::min<int64_t>(nseg, hint + kWindow + 1);
+    ensure(hi + 1);
     i = search(x, y, lo, hi, d2);
     // A minimum on the window's edge may continue outside it: search everything.
-    if ((i == lo && lo > 0) || (i == hi - 1 && hi < nseg)) i = search(x, y, 0, nseg, d2);
+    if ((i == lo && lo > 0) || (i == hi - 1 && hi < nseg)) {
+      ensure(nseg + 1);
+      i = search(x, y, 0, nseg, d2);
+    }
   } else {
+    ensure(nseg + 1);
     i = search(x, y, 0, nseg, d2);
   }
+  ensure(std::min(nseg + 1, i + 3));  // the headings and curvatures at i and i + 1
   double t;
   segment_param(i, x, y, t, d2);
   const double dx = x_[i + 1] - x_[i], dy = y_[i + 1] - y_[i];
@@ -128,8 +161,14 @@ Projection PathTracker::project(double x, double y, int64_t hint) const {
 }
 
 void PathTracker::point_at(double s, double& x, double& y) const {
-  const int64_t nseg = size() - 1;
-  int64_t i = std::upper_bound(s_.begin(), s_.end(), s) - s_.begin() - 1;
+  const int64_t n = size(), nseg = n - 1;
+  // Built until the path reaches past s (s_ rises: the points past hold no smaller s).
+  int64_t built = built_.load(std::memory_order_acquire);
+  while (built < n && !(built > 0 && s < s_[built - 1])) {
+    ensure(built + 64);
+    built = built_.load(std::memory_order_acquire);
+  }
+  int64_t i = std::upper_bound(s_.begin(), s_.begin() + built, s) - s_.begin() - 1;
   i = std::clamp<int64_t>(i, 0, nseg - 1);
   const double t = seg_len_[i] > 0.0 ? (s - s_[i]) / seg_len_[i] : 0.0;
   x = x_[i] + t * (x_[i + 1] - x_[i]);

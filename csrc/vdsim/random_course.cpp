@@ -130,18 +130,12 @@ inline void small_sincos(double d, double& sn, double& cs) {
           (1.0 - d2 / 90.0 * (1.0 - d2 / 132.0)))));
 }
 
-// small_sincos of every turn mids[j + 1] - mids[j], j = 0 .. n - 2, into sts[j + 1] and
-// cts[j + 1] (a turn wider than kSmallAngle gets a value that is not used). The same IEEE
-// operations in every lane of any vector width: the same doubles as one at a time.
-void small_sincos_turns(const double* __restrict mids, int64_t n, double* __restrict sts,
-                        double* __restrict cts) {
-  for (int64_t j = 0; j + 1 < n; ++j) {
-    const double d = mids[j + 1] - mids[j];
-    double st, ct;
-    small_sincos(d, st, ct);
-    sts[j + 1] = st;
-    cts[j + 1] = ct;
-  }
+// small_sincos of the turns d[k], k = 0 .. m - 1, into st[k] and ct[k] (a turn wider than
+// kSmallAngle gets a value that is not used). The same IEEE operations in every lane of
+// any vector width: the same doubles as one at a time.
+void small_sincos_turns(const double* __restrict d, int64_t m, double* __restrict st,
+                        double* __restrict ct) {
+  for (int64_t k = 0; k < m; ++k) small_sincos(d[k], st[k], ct[k]);
 }
 
 // The largest |x[i]| of the points that are not NaN (0 without any), and whether one is
@@ -184,7 +178,7 @@ void speed_caps(double* __restrict v, const double* __restrict kappa, int64_t n,
 
 bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<double>& x_out,
                         std::vector<double>& y_out, std::vector<double>& v,
-                        std::vector<double>& shape) {
+                        std::vector<double>& shape, CoursePathBuilder& path) {
   const int64_t n = c.n;
   double d[kRandomCourseDraws] = {};
   for (int k = 0; k < 12; ++k) d[k] = rng.random();  // curvature wavelengths, amps, phases
@@ -242,14 +236,9 @@ bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<
   y_out.resize(static_cast<size_t>(n));
   v.resize(static_cast<size_t>(n));
   bool ok = true;
-  // Three passes, so that the Taylor series (divisions, independent across segments) do
-  // not wait on the serial rotation: the mid headings into x_out[1..] (x_out[0] = 0, the
-  // first segment's previous mid), the turns' sines and cosines into y_out[1..] and
-  // v[1..] (scratch: overwritten below), then the rotation and the path.
+  // The mid headings into x_out[1..] (x_out[0] = 0: the start point); the points follow
+  // from them when asked (CoursePathBuilder::build).
   double* const mids = x_out.data();
-  double* const sts = y_out.data();
-  double* const cts = v.data();
-  mids[0] = 0.0;
   double psi_prev = 0.0;
   for (int64_t j = 0; j + 1 < n; ++j) {
     const double e = 0.5 * (kappa[j + 1] + kappa[j]) * ds;
@@ -259,29 +248,10 @@ bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<
     psi_prev = psi_next;
     mids[j + 1] = mid;
   }
-  small_sincos_turns(mids, n, sts, cts);
-  double x = 0.0, y = 0.0, mid_prev = 0.0, cm = 1.0, sm = 0.0;
-  for (int64_t j = 0; j + 1 < n; ++j) {
-    const double mid = mids[j + 1];
-    const double turn = mid - mid_prev;
-    if (j % kRandomCourseAnchor == 0 || !(std::fabs(turn) <= kSmallAngle)) {
-      cm = std::cos(mid);
-      sm = std::sin(mid);
-    } else {
-      const double st = sts[j + 1], ct = cts[j + 1];
-      const double next_sm = sm * ct + cm * st;
-      cm = cm * ct - sm * st;
-      sm = next_sm;
-    }
-    mid_prev = mid;
-    const double dx = ds * cm, dy = ds * sm;
-    x = j == 0 ? dx : x + dx;  // cumsum: the first element is the first term
-    y = j == 0 ? dy : y + dy;
-    x_out[j + 1] = x;
-    y_out[j + 1] = y;
-  }
   x_out[0] = 0.0;
   y_out[0] = 0.0;
+  path = CoursePathBuilder{};
+  path.ds = ds;
   // Speed: v_lo + (v_hi - v_lo) * 0.5 * (1 + sines3), capped by sqrt(a_lat / |kappa|),
   // clipped to [v_lo, v_hi], limited to +-long_accel along the path.
   const double amp3 = (amp[4] + amp[5]) + amp[6];
@@ -291,6 +261,52 @@ bool draw_random_course(const RandomCourseSpec& c, NumpyDraws& rng, std::vector<
   limit_long_accel(v.data(), n, ds, kRandomCourseLongAccel);
   for (int64_t i = 0; i < n; ++i) ok = ok && std::isfinite(v[i]);
   return ok;
+}
+
+bool draw_random_course(const RandomCourseSpec& spec, NumpyDraws& rng, std::vector<double>& x,
+                        std::vector<double>& y, std::vector<double>& speed,
+                        std::vector<double>& kappa) {
+  CoursePathBuilder path;
+  const bool ok = draw_random_course(spec, rng, x, y, speed, kappa, path);
+  path.build(spec.n - 1, x.data(), y.data());
+  return ok;
+}
+
+void CoursePathBuilder::build(int64_t upto, double* x_out, double* y_out) {
+  // In chunks: the chunk's turns' Taylor series first (divisions independent across
+  // segments, as vector pairs), then the serial rotation and the path. Segment j's mid
+  // heading is x_out[j + 1] until the segment is built. The state in locals: the outputs
+  // may not alias it.
+  constexpr int64_t kChunk = 64;
+  double turn[kChunk], st[kChunk], ct[kChunk];
+  int64_t j0 = next;
+  double mp = mid_prev, c = cm, sn = sm, px = x, py = y;
+  while (j0 < upto) {
+    const int64_t m = std::min(kChunk, upto - j0);
+    turn[0] = x_out[j0 + 1] - mp;
+    for (int64_t k = 1; k < m; ++k) turn[k] = x_out[j0 + k + 1] - x_out[j0 + k];
+    small_sincos_turns(turn, m, st, ct);
+    for (int64_t k = 0; k < m; ++k) {
+      const int64_t j = j0 + k;
+      const double mid = x_out[j + 1];
+      if (j % kRandomCourseAnchor == 0 || !(std::fabs(turn[k]) <= kSmallAngle)) {
+        c = std::cos(mid);
+        sn = std::sin(mid);
+      } else {
+        const double next_sn = sn * ct[k] + c * st[k];
+        c = c * ct[k] - sn * st[k];
+        sn = next_sn;
+      }
+      mp = mid;
+      const double dx = ds * c, dy = ds * sn;
+      px = j == 0 ? dx : px + dx;  // cumsum: the first element is the first term
+      py = j == 0 ? dy : py + dy;
+      x_out[j + 1] = px;
+      y_out[j + 1] = py;
+    }
+    j0 += m;
+  }
+  next = j0, mid_prev = mp, cm = c, sm = sn, x = px, y = py;
 }
 
 void limit_long_accel(double* v, int64_t n, double ds, double accel) {

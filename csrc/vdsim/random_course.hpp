@@ -37,13 +37,28 @@ struct RandomCourseSpec {
   double length = 0.0, k_bound = 0.0, v_lo = 0.0, v_hi = 0.0, max_lat_accel = 0.0;
 };
 
+// The path of a drawn course, built segment by segment when asked (the heading's rotation
+// is serial; a short episode reads the start of its course only). Segments [0, next) are
+// built: points 0 .. next final in x and y; segment j's mid heading waits in x[j + 1].
+struct CoursePathBuilder {
+  int64_t next = 0;
+  double ds = 0.0, mid_prev = 0.0, cm = 1.0, sm = 0.0, x = 0.0, y = 0.0;
+  // Builds segments [next, upto) (upto <= n - 1): the points x[j + 1], y[j + 1]. The same
+  // doubles however the building is split.
+  void build(int64_t upto, double* x, double* y);
+};
+
 // Draws a course from `rng` into x, y and speed (n points each; `kappa`: the curvature,
 // the draw's scratch); false when a value is not finite (e.g. a path so short that the
 // curvature's scale overflows). The vectors keep their capacity: a caller that draws a
-// course every episode into the same buffers allocates nothing.
+// course every episode into the same buffers allocates nothing. With `path`, only the
+// start point of x and y is set (x holds the mid headings): `path.build` makes the rest.
 bool draw_random_course(const RandomCourseSpec& spec, NumpyDraws& rng, std::vector<double>& x,
                         std::vector<double>& y, std::vector<double>& speed,
-                        std::vector<double>& kappa);
+                        std::vector<double>& kappa, CoursePathBuilder& path);
+bool draw_random_course(const RandomCourseSpec& spec, NumpyDraws& rng, std::vector<double>& x,
+                        std::vector<double>& y, std::vector<double>& speed,
+                        std::vector<double>& kappa);  // the whole path built
 
 // pow(x, 2) as the C library computes it, without the call where that is certain.
 // x * x is x^2 correctly rounded; its rounding error lo is exact by Dekker's product

@@ -531,6 +531,46 @@ def test_random_course_refuses_a_non_finite_course(length) -> None:
         random_course(np.random.default_rng(0), length=length)
 
 
+def _path_follow_episode(seed: int, build_first: bool, **kw):
+    import gymnasium as gym
+
+    from vdsim_gym.controllers import stanley_pi
+
+    env = gym.make("VDSim-PathFollow-v0", **kw)
+    core = env.unwrapped._core
+    obs, _ = env.reset(seed=seed)
+    built_at_reset = core.course_points_built
+    if build_first:
+        env.unwrapped.course  # noqa: B018  (reads the whole course: builds it)
+    policy = stanley_pi(env)
+    rows = [obs.tobytes()]
+    while True:
+        obs, reward, terminated, truncated, info = env.step(policy.predict(obs)[0])
+        rows.append((obs.tobytes(), reward, terminated, truncated, info["s"], info["e_y"]))
+        if terminated or truncated:
+            break
+    n = len(env.unwrapped.course.path)
+    env.close()
+    return rows, info, built_at_reset, n
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_drawn_course_built_as_read_gives_the_episode_built_at_once(seed) -> None:
+    """PathFollow builds its course's path as far as it is read (the projection's window,
+    the previews 30 m ahead, the end check). An episode must not depend on when the path
+    is built: the same seed gives the same steps, bit for bit, with the whole course built
+    right after the reset, to the course's end; and a reset builds only its start."""
+    kw = {"course_length": 60.0}  # short: the car reaches the end
+    lazy, info, built, n = _path_follow_episode(seed, False, **kw)
+    eager, _, _, _ = _path_follow_episode(seed, True, **kw)
+    assert lazy == eager
+    assert info["outcome"] == "course_end"
+    assert 2 <= built < n
+    # The default course: a reset builds a small part of its 601 points.
+    _, _, built, n = _path_follow_episode(seed, False, time_limit=0.1)
+    assert n == 601 and built <= 130
+
+
 def test_path_follow_names_a_non_finite_course_at_reset() -> None:
     """The env's core draws the course (PathTask::draw_start): a non-finite one is the same
     ConfigError, and the env stays usable."""
