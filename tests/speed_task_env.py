@@ -14,7 +14,7 @@ from gymnasium.envs.registration import register, registry
 from vdsim_gym import _core
 from vdsim_gym.envs.core_env import CoreEnv, task_flags
 from vdsim_gym.envs.vector import VDSimVectorEnv
-from vdsim_gym.plant import PhysicsSpec
+from vdsim_gym.sim.plant import PhysicsSpec
 
 ENV_ID = "VDSimTest-Speed-v0"
 # The task's facts from its C++ spec (speed_task.hpp): flag bits, default weights.

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from vdsim_gym import LatencyModel, Plant
-from vdsim_gym.config import ConfigError, load_vehicle
 from vdsim_gym.eval import ClosedLoopEval, sweep
-from vdsim_gym.latency import MAX_DELAY_S
-from vdsim_gym.timing import whole_ticks
+from vdsim_gym.sim.config import ConfigError, load_vehicle
+from vdsim_gym.sim.latency import MAX_DELAY_S
+from vdsim_gym.sim.timing import whole_ticks
 
 DLC = {"preset": "lane_change_3p5_30"}
 
@@ -250,8 +250,8 @@ def test_durations_lengths_and_files_have_bounds_checked_before_allocating(tmp_p
     path (a reset builds it whole) or sensor file; a FIFO is refused, not read."""
     import os
 
-    from vdsim_gym.config import ConfigError
     from vdsim_gym.envs import acc_scenarios
+    from vdsim_gym.sim.config import ConfigError
 
     with pytest.raises(ConfigError, match=r"'dead_time' = 1000000.0 s is longer than the "
                                           r"bound of 1 s"):

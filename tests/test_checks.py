@@ -50,10 +50,10 @@ def test_every_error_is_a_vdsim_error_and_keeps_its_builtin_class():
     assert issubclass(errors.VDSimWarning, UserWarning)
     # The old import paths are the same classes.
     from vdsim_gym import ConfigError
-    from vdsim_gym.config import ConfigError as ConfigError2
     from vdsim_gym.dyno import ActuatorError, DelayRoundingWarning
     from vdsim_gym.eval import ControllerError
-    from vdsim_gym.trace import TraceError
+    from vdsim_gym.sim.config import ConfigError as ConfigError2
+    from vdsim_gym.traces.trace import TraceError
 
     assert ConfigError is ConfigError2 is errors.ConfigError
     assert (TraceError, ActuatorError, ControllerError, DelayRoundingWarning) == (
@@ -240,8 +240,8 @@ def test_the_former_bare_errors_raise_the_new_classes(monkeypatch):
 def test_plant_commands_and_trace_writes_use_the_hierarchy(tmp_path):
     """A Plant command is the plant's action (InvalidActionError); the trace writer's
     refusals are TraceErrors: both still ValueErrors."""
-    from vdsim_gym.plant import Plant
-    from vdsim_gym.trace import TraceWriter
+    from vdsim_gym.sim.plant import Plant
+    from vdsim_gym.traces.trace import TraceWriter
 
     plant = Plant()
     plant.reset()

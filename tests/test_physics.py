@@ -10,8 +10,8 @@ import pytest
 
 import vdsim_gym
 from vdsim_gym.cli import accuracy
-from vdsim_gym.config import load_vehicle
-from vdsim_gym.plant import WHEELS
+from vdsim_gym.sim.config import load_vehicle
+from vdsim_gym.sim.plant import WHEELS
 
 G = 9.80665
 V = load_vehicle()
@@ -256,7 +256,7 @@ def test_accuracy_gate_full_table() -> None:
 
 
 def test_linear_understeer_gradient_of_handling_matches_the_closed_form() -> None:
-    from vdsim_gym.handling import understeer_gradient
+    from vdsim_gym.analysis.handling import understeer_gradient
 
     assert understeer_gradient("generic_sedan") == pytest.approx(K_US, rel=1e-9)
 
@@ -264,12 +264,12 @@ def test_linear_understeer_gradient_of_handling_matches_the_closed_form() -> Non
 @pytest.mark.parametrize("share", [None, 0.6, 0.8])
 def test_roll_stiffness_split_steady_turns_match_the_axle_balance(share) -> None:
     """L2 steady turns at 20 m/s against the quasi-static axle balance
-    (vdsim_gym.handling: the lateral transfer m ay h / t split by roll_stiffness_front,
+    (vdsim_gym.analysis.handling: the lateral transfer m ay h / t split by roll_stiffness_front,
     each axle's slip angle from two tires of the Magic Formula): K = (delta - L r / V) / ay
     within 0.1 deg/g at ay ~1.2 and ~3.3 m/s^2; more front share, more understeer."""
     import dataclasses
 
-    from vdsim_gym.handling import understeer_gradient
+    from vdsim_gym.analysis.handling import understeer_gradient
 
     v = dataclasses.replace(V, roll_stiffness_front=share)
     for delta in (0.01, 0.03):
@@ -284,8 +284,8 @@ def test_roll_stiffness_split_steady_turns_match_the_axle_balance(share) -> None
 def test_front_roll_stiffness_share_raises_understeer_and_is_validated() -> None:
     import dataclasses
 
-    from vdsim_gym.config import ConfigError
-    from vdsim_gym.handling import understeer_gradient
+    from vdsim_gym.analysis.handling import understeer_gradient
+    from vdsim_gym.sim.config import ConfigError
 
     ks = [understeer_gradient(dataclasses.replace(V, roll_stiffness_front=f), 4.0)
           for f in (0.4, 0.55, 0.7, 0.85)]
@@ -304,11 +304,11 @@ def test_front_roll_stiffness_share_raises_understeer_and_is_validated() -> None
 def test_l1_equivalent_axle_follows_l2_with_a_roll_stiffness_split(share) -> None:
     """With roll_stiffness_front set, L1's axle curve is its two tires at half the axle
     load -+ the axle's share of the lateral transfer: its steady turns then match L2's
-    and the axle balance (vdsim_gym.handling) within 0.1 deg/g up to ~0.5 g, where
+    and the axle balance (vdsim_gym.analysis.handling) within 0.1 deg/g up to ~0.5 g, where
     without it L1 would stay near the linear gradient."""
     import dataclasses
 
-    from vdsim_gym.handling import understeer_gradient
+    from vdsim_gym.analysis.handling import understeer_gradient
 
     v = dataclasses.replace(V, roll_stiffness_front=share)
     ks = {}
@@ -411,7 +411,7 @@ def test_compliance_steer_is_the_equivalent_axle_stiffness() -> None:
     so 1 / C_eff = 1 / C + c exactly in the linear range; the rear (c = 0) keeps the tire
     as it is; the force peak is unchanged."""
     from vdsim_gym import _core
-    from vdsim_gym.handling import cornering_stiffness
+    from vdsim_gym.analysis.handling import cornering_stiffness
 
     fz_f = 0.5 * M * G * B / L
     c_axle = 2 * cornering_stiffness(V, fz_f)
@@ -447,7 +447,7 @@ def test_compliance_steer_adds_its_understeer_in_steady_turns(level: str) -> Non
 
 
 def test_compliance_steer_bad_values_are_refused() -> None:
-    from vdsim_gym.config import ConfigError
+    from vdsim_gym.sim.config import ConfigError
 
     with pytest.raises(ConfigError, match="compliance_steer_front.*use a compliance above"):
         load_vehicle({"compliance_steer_front": -5e-5})
@@ -460,7 +460,7 @@ def test_steady_state_ramp_measures_the_axle_balance_gradient(level: str) -> Non
     """The ramp's fitted gradient (ay 0.5-4 m/s^2) lies between the quasi-static axle
     balance's secant K at the band's ends (it grows with ay), and the generic sedan
     understeers at its limit, between 0.7 and 0.9 g."""
-    from vdsim_gym.handling import steady_state_ramp, understeer_gradient
+    from vdsim_gym.analysis.handling import steady_state_ramp, understeer_gradient
 
     res = steady_state_ramp(V, level)
     assert understeer_gradient(V, 0.5) * 0.98 <= res.understeer_gradient
@@ -471,7 +471,7 @@ def test_steady_state_ramp_measures_the_axle_balance_gradient(level: str) -> Non
 def test_step_steer_metrics_follow_their_definitions() -> None:
     """The reported metrics recomputed from the returned histories (ISO 7401: times from
     the steer's 50 % point); the response reaches the commanded ay within 5 %."""
-    from vdsim_gym.handling import step_steer
+    from vdsim_gym.analysis.handling import step_steer
 
     res = step_steer(V, "L2", ay=4.0)
     t50 = 0.05

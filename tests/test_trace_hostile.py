@@ -15,7 +15,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from vdsim_gym.trace import MAX_MEMBER_BYTES, TraceError, read_trace
+from vdsim_gym.traces.trace import MAX_MEMBER_BYTES, TraceError, read_trace
 
 T = np.arange(5, dtype="<f8") * 0.01
 

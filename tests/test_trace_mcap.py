@@ -1,4 +1,4 @@
-"""MCAP export of traces (vdsim_gym.trace_mcap, ``vdsim-gym export``; docs/TRACES.md "Open
+"""MCAP export of traces (vdsim_gym.traces.mcap, ``vdsim-gym export``; docs/TRACES.md "Open
 a run in Foxglove or PlotJuggler"): real recorded traces (a DLC episode with the reference
 and cones, a dyno episode) written and read back with mcap's reader, every message checked
 against its schema and against the trace it came from."""
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from vdsim_gym.cli import main
-from vdsim_gym.trace import TraceWriter, read_trace
+from vdsim_gym.traces.trace import TraceWriter, read_trace
 from vdsim_gym.wrappers import RecordTrace
 
 mcap_reader = pytest.importorskip("mcap.reader")
@@ -74,7 +74,7 @@ def test_a_vehicle_run_exports_its_pose_scene_and_signals(traces, tmp_path):
     n = len(tr["t"])
     assert n > 20 and np.ptp(tr["pose"][:, 2]) > 1e-3  # the car yawed: psi is checked
     out = tmp_path / "dlc.mcap"
-    from vdsim_gym.trace import to_mcap  # the lazy re-export
+    from vdsim_gym.traces.trace import to_mcap  # the lazy re-export
 
     assert to_mcap(tr.path, out) == out
     summary, msgs, schemas, meta = read_back(out)
@@ -144,7 +144,7 @@ def test_a_vehicle_run_exports_its_pose_scene_and_signals(traces, tmp_path):
 def test_a_dyno_run_exports_its_signals_only(traces, tmp_path):
     tr = read_trace(traces["dyno"])
     out = tmp_path / "dyno.mcap"
-    from vdsim_gym.trace_mcap import to_mcap
+    from vdsim_gym.traces.mcap import to_mcap
 
     to_mcap(tr, out)  # a Trace, not a path
     summary, msgs, schemas, _ = read_back(out)
@@ -183,7 +183,7 @@ def small(path: Path) -> Path:
 
 def test_nan_null_arrays_regions_and_a_start_time(tmp_path):
     tr = read_trace(small(tmp_path / "s.vdtrace"))
-    from vdsim_gym.trace_mcap import to_mcap
+    from vdsim_gym.traces.mcap import to_mcap
 
     start = 1_767_225_600 * 10**9
     to_mcap(tr, tmp_path / "s.mcap", start_time_ns=start)
@@ -204,8 +204,8 @@ def test_nan_null_arrays_regions_and_a_start_time(tmp_path):
 
 def test_the_write_is_atomic(traces, tmp_path, monkeypatch):
     """A write that fails midway leaves the previous file as it was and no temporary."""
-    import vdsim_gym._mcap_writer as writer
-    import vdsim_gym.trace_mcap as tm
+    import vdsim_gym.traces._mcap_writer as writer
+    import vdsim_gym.traces.mcap as tm
 
     out = tmp_path / "run.mcap"
     out.write_bytes(b"the previous export")
@@ -225,7 +225,7 @@ def test_the_write_is_atomic(traces, tmp_path, monkeypatch):
 
 
 def test_reading_traces_does_not_import_mcap(tmp_path):
-    code = ("import sys, vdsim_gym.trace as t, vdsim_gym.trace_mcap; "
+    code = ("import sys, vdsim_gym.traces.trace as t, vdsim_gym.traces.mcap; "
             "assert 'mcap' not in sys.modules, 'mcap imported'; print(callable(t.to_mcap))")
     # cwd outside the checkout: from its root, a non-editable install's Python would import
     # the source tree (no compiled core) instead of the installed package

@@ -32,7 +32,7 @@ from vdsim_gym import LatencyModel
 from vdsim_gym.cli import main
 from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.eval import ClosedLoopEval
-from vdsim_gym.trace import read_trace
+from vdsim_gym.traces.trace import read_trace
 from vdsim_gym.wrappers import RecordTrace
 
 
@@ -366,7 +366,7 @@ def test_render_with_nothing_to_draw_is_one_clear_line(tmp_path, dlc_trace, caps
 def test_a_course_with_nan_coordinates_names_the_row(tmp_path, dlc_trace):
     """An overlay (a course's reference or cones) with a NaN point: refused naming the
     overlay, the row and the fix; the trace is left as it was."""
-    from vdsim_gym.trace import TraceError, attach_overlay
+    from vdsim_gym.traces.trace import TraceError, attach_overlay
 
     path = tmp_path / "run.vdtrace"
     path.write_bytes(dlc_trace.read_bytes())

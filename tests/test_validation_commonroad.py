@@ -9,7 +9,7 @@ import math
 import pytest
 
 from vdsim_gym import _core
-from vdsim_gym.config import default_vehicle
+from vdsim_gym.sim.config import default_vehicle
 
 pytestmark = pytest.mark.validation
 
@@ -115,7 +115,7 @@ def test_linear_step_steer_matches_commonroad_single_track(level: str, speed: fl
     import numpy as np
 
     import vdsim_gym
-    from vdsim_gym.config import load_vehicle
+    from vdsim_gym.sim.config import load_vehicle
 
     v = load_vehicle(SINGLE_TRACK_MAPPING)
     steer = 0.01
@@ -170,7 +170,7 @@ def test_l1_step_steer_matches_commonroad_single_track_drift(steer: float, tol: 
     import numpy as np
 
     import vdsim_gym
-    from vdsim_gym.config import load_vehicle
+    from vdsim_gym.sim.config import load_vehicle
 
     v = load_vehicle(SINGLE_TRACK_MAPPING)
     ref = np.array(_commonroad_std(v, 20.0, steer))
@@ -180,7 +180,7 @@ def test_l1_step_steer_matches_commonroad_single_track_drift(steer: float, tol: 
     assert np.max(np.abs(ours - ref)) <= tol * np.max(np.abs(ref))
 
 
-# --- vdsim_gym.validation: CommonRoad's vehicle 2 mapped onto ours, five maneuvers, L1
+# --- vdsim_gym.analysis.validation: CommonRoad's vehicle 2 mapped onto ours, five maneuvers, L1
 # against the drift model and L2 against the multi-body model (docs/PHYSICS.md, "Against
 # CommonRoad's drift and multi-body models"). The runs are cached per session
 # (validation.cached_run), so the tests below share them.
@@ -190,9 +190,9 @@ def test_commonroad_mapping_states_every_vehicle_field() -> None:
     """The mapping states every VehicleConfig field (a field added to the sedan's config
     must be decided in the mapping, not leak in from the sedan), with the derived values
     of the module doc."""
-    from vdsim_gym import validation as val
-    from vdsim_gym.config import VehicleConfig
-    from vdsim_gym.validation.commonroad import _field_paths, _flatten
+    from vdsim_gym.analysis import validation as val
+    from vdsim_gym.analysis.validation.commonroad import _field_paths, _flatten
+    from vdsim_gym.sim.config import VehicleConfig
 
     p = val.parameters_vehicle2()
     assert _flatten(val.commonroad_mapping(p)) == _field_paths(VehicleConfig)
@@ -215,7 +215,7 @@ def test_mapped_tire_matches_commonroad_tire() -> None:
     sign) and the combined-slip weightings at the same angle, within 1e-9."""
     from vehiclemodels.utils import tire_model as tm
 
-    from vdsim_gym import validation as val
+    from vdsim_gym.analysis import validation as val
 
     p = val.commonroad_params_as_run()
     ours = val.commonroad_vehicle().to_core().tire
@@ -240,7 +240,7 @@ def test_mapped_tire_matches_commonroad_tire() -> None:
 def _within(level: str, maneuver: str, metrics: tuple[str, ...] = ()) -> None:
     """Every metric of ``maneuver`` (or those whose label starts with one of ``metrics``)
     in its band (validation.METRICS); the message lists each row outside."""
-    from vdsim_gym import validation as val
+    from vdsim_gym.analysis import validation as val
 
     rows = [r for r in val.comparison([level], [maneuver])
             if not metrics or r.metric.startswith(metrics)]
@@ -279,7 +279,7 @@ def test_step_steer(level: str) -> None:
     time (+-10 ms; measured -4 and -1 ms: our 5 ms semi-implicit steps respond a few
     ms early) and the overshoot (+-0.5 points; both ~0.2 %). Both start settled: no yaw
     before the step."""
-    from vdsim_gym import validation as val
+    from vdsim_gym.analysis import validation as val
 
     for side in ("commonroad", "ours"):
         run = val.cached_run(side, level, "step")
@@ -307,9 +307,9 @@ def test_straight_braking(level: str) -> None:
 
 
 def test_validation_cli_prints_the_table_and_writes_the_plot(tmp_path, capsys) -> None:
-    """``python -m vdsim_gym.validation --plot PNG`` (main): the Markdown table of every
+    """``python -m vdsim_gym.analysis.validation --plot PNG`` (main): the Markdown table of every
     metric and level, exit 0 while all are within tolerance, and the PNG."""
-    from vdsim_gym import validation as val
+    from vdsim_gym.analysis import validation as val
 
     png = tmp_path / "img" / "validation.png"
     assert val.main(["--plot", str(png)]) == 0

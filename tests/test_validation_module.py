@@ -1,4 +1,4 @@
-"""vdsim_gym.validation without the validation extra: importable, and a clear error
+"""vdsim_gym.analysis.validation without the validation extra: importable, and a clear error
 naming the extra when CommonRoad's models are needed (the comparisons themselves run
 under ``pytest -m validation``: tests/test_validation_commonroad.py)."""
 
@@ -10,7 +10,7 @@ import pytest
 
 
 def test_validation_names_the_extra_when_commonroad_is_missing(monkeypatch) -> None:
-    from vdsim_gym import validation
+    from vdsim_gym.analysis import validation
 
     monkeypatch.setitem(sys.modules, "vehiclemodels", None)  # import raises ImportError
     with pytest.raises(ImportError, match=r"pip install 'vdsim-gym\[validation\]'"):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from vdsim_gym import _moved  # installs the old paths: vdsim_gym.plant, .trace, ...
-
 try:
     from vdsim_gym import _core  # noqa: F401  (a missing build fails here, explained below)
 except ImportError as _exc:  # the source tree without a build (or a broken install)
@@ -39,12 +37,3 @@ __all__ = [
     "make_sb3_vec_env",
 ]
 
-
-def __getattr__(name: str) -> object:
-    """``vdsim_gym.plant`` and the other moved modules as attributes of the package, as
-    they were before they moved (loaded on first use, vdsim_gym._moved)."""
-    if name in _moved.MOVED:
-        import importlib
-
-        return importlib.import_module(f"vdsim_gym.{name}")
-    raise AttributeError(f"module 'vdsim_gym' has no attribute {name!r}")

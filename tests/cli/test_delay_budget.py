@@ -84,7 +84,7 @@ def test_cli_writes_table_csv_and_plot(tmp_path, capsys):
     assert rows[0]["ey_rmse_m"] == rows[1]["ey_rmse_m"]
     assert (tmp_path / "delay_budget.png").stat().st_size > 10_000
     assert (tmp_path / "delay_budget_overlay.png").stat().st_size > 10_000
-    from vdsim_gym.trace import read_trace
+    from vdsim_gym.traces.trace import read_trace
 
     traces = sorted(p.name for p in (tmp_path / "traces").iterdir())
     assert len(traces) == len(rows) and "b_fixed_10_ms.vdtrace" in traces

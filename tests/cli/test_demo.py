@@ -23,7 +23,7 @@ def test_demo_writes_table_and_plot_and_baseline_completes(tmp_path, capsys):
     assert all(int(r["cone_hits"]) == 0 for r in rows), rows
     assert all(float(r["ey_rmse_m"]) < 0.15 for r in rows), rows
     assert "e_y RMSE" in capsys.readouterr().out
-    from vdsim_gym.trace import read_trace  # every run as a trace (docs/TRACES.md)
+    from vdsim_gym.traces.trace import read_trace  # every run as a trace (docs/TRACES.md)
 
     for r in rows:
         tr = read_trace(tmp_path / "traces" / f"{r['preset']}.vdtrace")

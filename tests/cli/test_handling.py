@@ -6,8 +6,8 @@ import csv
 
 import pytest
 
+from vdsim_gym.analysis.handling import deg_per_g, steady_state_ramp, understeer_gradient
 from vdsim_gym.cli import main
-from vdsim_gym.handling import deg_per_g, steady_state_ramp, understeer_gradient
 
 
 def test_handling_writes_the_table_csv_and_plot(tmp_path, capsys):

@@ -1,5 +1,5 @@
 """``vdsim-gym train``, ``vdsim-gym compare`` and ``vdsim-gym validate`` (issue 28): the
-options of agents/train.py, agents/compare.py and ``python -m vdsim_gym.validation``
+options of agents/train.py, agents/compare.py and ``python -m vdsim_gym.analysis.validation``
 (which call the same code), a tiny real run of train and compare, one-line errors for
 bad values and missing extras, Ctrl-C. The validation's real run is under ``-m
 validation``; the scripts' own runs are tests/agents/test_training.py's."""
@@ -69,7 +69,7 @@ def test_the_commands_have_the_scripts_options(command, expected, capsys):
 
 
 def test_the_scripts_are_the_commands_under_their_own_names(capsys):
-    from vdsim_gym import validation
+    from vdsim_gym.analysis import validation
 
     for command, prog in (("train", "agents/train.py"), ("compare", "agents/compare.py")):
         script, cmd = command_parser(command, prog), build_parser().commands[command]
@@ -77,7 +77,7 @@ def test_the_scripts_are_the_commands_under_their_own_names(capsys):
                 script._actions] == [(a.option_strings, a.default, a.help, a.choices)
                                      for a in cmd._actions]
         assert script.prog == prog and script.description == cmd.description
-    # python -m vdsim_gym.validation: its parser holds the same options
+    # python -m vdsim_gym.analysis.validation: its parser holds the same options
     ap = argparse.ArgumentParser()
     validation.add_arguments(ap)
     assert _options(ap) == VALIDATE_OPTIONS
@@ -212,7 +212,7 @@ def test_the_scripts_print_the_same_one_line_under_their_names(tmp_path):
 @pytest.mark.parametrize("command, module, name", [
     ("train", "vdsim_gym.training", "train"),
     ("compare", "vdsim_gym.cli.sweep", "main"),
-    ("validate", "vdsim_gym.validation", "comparison"),
+    ("validate", "vdsim_gym.analysis.validation", "comparison"),
 ])
 def test_ctrl_c_prints_interrupted_and_exits_130(command, module, name, monkeypatch,
                                                  tmp_path, capsys):

@@ -16,7 +16,7 @@ from _helpers import canon
 from test_vector import assert_same_infos, make_pair, run_pair
 
 from vdsim_gym import LatencyModel, load_vehicle
-from vdsim_gym.randomization import Randomization, parse_randomize_text
+from vdsim_gym.sim.randomization import Randomization, parse_randomize_text
 from vdsim_gym.wrappers import LatencyWrapper
 
 FULL = {"mass": [0.9, 1.15], "cg_x": [-0.1, 0.1], "friction": [0.8, 1.0],

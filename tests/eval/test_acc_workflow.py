@@ -16,7 +16,7 @@ from vdsim_gym._data import data_dir, scenarios_dir
 from vdsim_gym.controllers.acc import ACCController, ACCGains, load_gains
 from vdsim_gym.eval.acc_metrics import read_results, segmented_metrics, segments
 from vdsim_gym.eval.acc_workflow import COLUMNS, load_config, run_workflow
-from vdsim_gym.plant import Plant
+from vdsim_gym.sim.plant import Plant
 
 CONFIG = {
     "vehicle": {"max_acceleration": 3.0, "max_deceleration": 8.0},

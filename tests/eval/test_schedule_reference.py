@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from vdsim_gym.eval import ClosedLoopEval
-from vdsim_gym.latency import LatencyModel
+from vdsim_gym.sim.latency import LatencyModel
 
 TOL = 1e-9
 

@@ -4,8 +4,7 @@ robot driver's loop margins on the dyno (``margins``: ``LoopModel``, ``loop_marg
 models (``validation``, the validation extra).
 
 ``vdsim_gym.analysis`` was the loop-margins module: its names stay importable from here
-(loaded on first use), and ``vdsim_gym.handling`` and ``vdsim_gym.validation`` are these
-packages' modules under their old paths.
+(loaded on first use).
 """
 
 from __future__ import annotations

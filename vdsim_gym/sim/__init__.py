@@ -1,8 +1,6 @@
 """The simulation's Python face: the vehicle and actuator configurations (``config``),
 the plant on its own (``plant``: ``Plant``, ``PhysicsSpec``), the integer substep clock
 (``timing``), latency models and the delay grammar (``latency``) and domain randomization
-(``randomization``). The chassis dyno is ``vdsim_gym.dyno``.
-
-Each module keeps its old top-level path as well (``vdsim_gym.plant`` is
-``vdsim_gym.sim.plant``, the same module object); this package imports nothing itself.
+(``randomization``). The chassis dyno is ``vdsim_gym.dyno``. This package imports nothing
+itself.
 """

@@ -307,7 +307,7 @@ def _load(paths: Sequence[str | Path], labels: Sequence[str] | None
             raise ConfigError(f"{names}: nothing to draw in the bird's-eye view: no finite "
                               "position in the pose channel and no course overlay "
                               "(reference, cones, region); render a trace whose run has a "
-                              "pose, or attach its course (vdsim_gym.trace.attach_overlay)")
+                              "pose, or attach its course (vdsim_gym.traces.trace.attach_overlay)")
     return traces, list(labels)
 
 
