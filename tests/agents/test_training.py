@@ -16,15 +16,13 @@ import yaml
 pytest.importorskip("stable_baselines3")
 
 from vdsim_gym import make_sb3_vec_env  # noqa: E402
-from vdsim_gym.training import (  # noqa: E402
+from vdsim_gym.policies import (  # noqa: E402
     TrainingError,
-    load_hyperparams,
     load_policy,
-    parse_latency,
     shipped_model,
     shipped_models,
-    train,
 )
+from vdsim_gym.training import load_hyperparams, parse_latency, train  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = {"n_envs": 2, "n_steps": 128, "batch_size": 64, "n_epochs": 2}
@@ -165,7 +163,7 @@ def test_sb3_contrib_algorithms_train_a_residual_save_and_load(algo, tmp_path):
 
 
 def test_hyperparameter_files_are_rl_zoo3_blocks_for_every_env():
-    from vdsim_gym.training import ALGOS
+    from vdsim_gym.policies import ALGOS
 
     assert set(ALGOS) == {"ppo", "sac", "td3", "tqc", "crossq"}
     for algo in ALGOS:
@@ -215,8 +213,7 @@ def test_train_script_runs_and_reports_errors_in_one_line(tmp_path):
 
 
 def test_compare_sweeps_a_run_folder_with_its_normalization_beside_a_baseline(tmp_path):
-    from vdsim_gym.cli.sweep import load_controller
-    from vdsim_gym.training import TrainedPolicy
+    from vdsim_gym.policies import TrainedPolicy, load_controller
 
     res = train("ppo", "VDSim-DLC-v0", timesteps=256, hyperparams={**SMALL, "n_envs": 1},
                 out=tmp_path, run_name="mine", eval_freq=100_000, progress_bar=False,

@@ -8,7 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from vdsim_gym.analysis import LoopModel, loop_margins, settles, time_domain_delay_margin
+from vdsim_gym.analysis.margins import (
+    LoopModel,
+    loop_margins,
+    settles,
+    time_domain_delay_margin,
+)
 from vdsim_gym.cli import main
 from vdsim_gym.dyno.table import REFERENCE, delay_table
 

@@ -1,7 +1,6 @@
 """The ``vdsim-gym sweep`` command line: controller specs (``load_controller``: baselines
 with parameters, SB3 model files) and ``main``, which sweeps each controller and writes
-CSVs, the summary table and a plot. Delay lists are ``vdsim_gym.sim.latency.parse_delays``'s
-(re-exported here).
+CSVs, the summary table and a plot. Delay lists are ``vdsim_gym.sim.latency.parse_delays``'s.
 """
 
 from __future__ import annotations
@@ -21,11 +20,11 @@ from vdsim_gym.eval.sweeps import _check_env_id, _check_seeds, sweep
 from vdsim_gym.eval.sweeps.lock import output_lock
 from vdsim_gym.eval.sweeps.report import phase_table, plot, summary_table
 from vdsim_gym.eval.sweeps.results import SweepResult, sweep_metrics, write_csv
-from vdsim_gym.policies import _check_algo, load_controller  # re-exported
+from vdsim_gym.policies import _check_algo, load_controller
 from vdsim_gym.sim.latency import (
     LatencyModel,
     NetworkModel,
-    parse_delays,  # re-exported: the grammar lives in latency
+    parse_delays,
 )
 
 

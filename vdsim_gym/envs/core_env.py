@@ -29,18 +29,11 @@ import gymnasium as gym
 import numpy as np
 
 from vdsim_gym import _core
-
-# The input checks live in vdsim_gym._checks; ACTION_TOL, MAX_ACTION_HISTORY, check_flag
-# and reject_action stay importable from here.
-from vdsim_gym._checks import (  # noqa: F401
+from vdsim_gym._checks import (
     ACTION_TOL,
-    MAX_ACTION_HISTORY,
     check_action,
     check_action_history,
-    check_flag,
-    check_measured_delay,
     is_real,
-    reject_action,
 )
 from vdsim_gym.envs.env_latency import EnvLatency
 from vdsim_gym.errors import (

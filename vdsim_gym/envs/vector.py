@@ -27,9 +27,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from vdsim_gym import _core
-from vdsim_gym._checks import (  # noqa: F401  (MAX_NUM_ENVS: importable from here)
+from vdsim_gym._checks import (
     ACTION_TOL,
-    MAX_NUM_ENVS,
     check_actions,
     check_max_episode_steps,
     check_num_envs,

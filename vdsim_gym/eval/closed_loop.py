@@ -30,11 +30,11 @@ from typing import Any
 import gymnasium as gym
 
 from vdsim_gym._signals import sigterm_as_interrupt
-from vdsim_gym.errors import ConcurrentUseError, ConfigError, UnsupportedEnvError
+from vdsim_gym.errors import ConcurrentUseError, ConfigError, ControllerError, UnsupportedEnvError
 from vdsim_gym.eval.driver import Command, Controller, _Driver, _PlantDriver
 from vdsim_gym.eval.env_run import EnvPolicyRun
 from vdsim_gym.eval.event_loop import loop_async, loop_sync
-from vdsim_gym.eval.result import ControllerError, EvalResult
+from vdsim_gym.eval.result import EvalResult
 from vdsim_gym.eval.result_build import RunColumns, build_result, build_result_columns
 from vdsim_gym.eval.sensor_driver import SensorDriver
 from vdsim_gym.eval.trace_recording import EvalTrace

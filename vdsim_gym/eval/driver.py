@@ -8,7 +8,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from vdsim_gym.errors import InvalidActionError
-from vdsim_gym.sim.plant import COMMAND_COLUMNS, STATE_COLUMNS, Plant
+from vdsim_gym.sim.config import COMMAND_COLUMNS
+from vdsim_gym.sim.plant import STATE_COLUMNS, Plant
 from vdsim_gym.traces.provenance import plant_meta
 
 # A checked command: (delta_rw [rad], longitudinal) on a Plant; in mode C of the env form

@@ -8,8 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from vdsim_gym.errors import ControllerError  # noqa: F401  (importable from here)
-
 TIMING_COLUMNS = ("t_sample", "t_apply", "c_k", "overrun")
 
 

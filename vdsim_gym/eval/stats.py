@@ -1,6 +1,6 @@
 """Interval statistics for sweeps, without scipy: the Student t 0.975 quantile
-(``t_quantile_975``), a mean with its 95 % interval (``mean_interval``) and the RMS and
-max |e_y| of an episode (``ey_stats``).
+(``t_quantile_975``) and a mean with its 95 % interval (``mean_interval``). The RMS and max
+|e_y| of an episode are ``vdsim_gym.tracking.ey_stats``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.tracking import ey_stats  # re-exported: the one home is vdsim_gym.tracking
 
 # t_{0.975, df} for df = 1..30 (two-sided 95 %); beyond 30 the Cornish-Fisher expansion
 # below is within 1e-6 of the exact quantile (tests check both against the t density).
@@ -51,4 +50,4 @@ def mean_interval(values: Sequence[float]) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
-__all__ = ["ey_stats", "mean_interval", "t_quantile_975"]
+__all__ = ["mean_interval", "t_quantile_975"]

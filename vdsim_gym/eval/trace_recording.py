@@ -19,7 +19,7 @@ from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.timing import nearest_ticks
 from vdsim_gym.traces.recording import (
     check_trace_channels,
-    course_overlays,  # importable from here too
+    course_overlays,
     default_decimation,
     dyno_channels,
     timing_channels,
@@ -114,4 +114,4 @@ class EvalTrace:
                            overlays=overlays)
 
 
-__all__ = ["EvalTrace", "course_overlays"]
+__all__ = ["EvalTrace"]

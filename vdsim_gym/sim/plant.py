@@ -18,8 +18,7 @@ import numpy as np
 from vdsim_gym import _core
 from vdsim_gym._checks import is_real
 from vdsim_gym.errors import ConfigError, InvalidActionError
-from vdsim_gym.sim.config import (  # noqa: F401  (COMMAND_COLUMNS: importable from here)
-    COMMAND_COLUMNS,
+from vdsim_gym.sim.config import (
     MAX_ACTUATOR_DEAD_TIME_S,
     WHEELS,
     ActuatorConfig,
@@ -28,7 +27,6 @@ from vdsim_gym.sim.config import (  # noqa: F401  (COMMAND_COLUMNS: importable f
     load_vehicle,
 )
 from vdsim_gym.sim.timing import check_substep_dt, floor_ticks, whole_ticks
-from vdsim_gym.traces.provenance import accel_conversion  # noqa: F401  (importable from here)
 
 LEVELS = ("L1", "L2")
 LONGITUDINAL_MODES = ("force", "pedal", "accel")

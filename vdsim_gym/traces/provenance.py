@@ -10,8 +10,7 @@ options and the actuator, so two results with the same hash ran the same plant.
 
 This module sits in the trace layer, below the plant (docs/ARCHITECTURE.md, "Layers"):
 ``physics`` arguments are ``vdsim_gym.sim.plant.PhysicsSpec`` objects (or the dyno's
-``DynoPhysics``), read by their fields, not imported. ``vdsim_gym.eval.provenance``
-re-exports it.
+``DynoPhysics``), read by their fields, not imported.
 """
 
 from __future__ import annotations

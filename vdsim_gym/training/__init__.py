@@ -27,7 +27,7 @@ signals wait until the save is done.
 
 Loading what a run saved is ``vdsim_gym.policies`` (``load_policy``, ``TrainedPolicy``,
 ``shipped_model``, ``shipped_models``, ``required_env_kwargs``, ``TrainingError``), below
-the evaluation code that uses it; they stay importable from here.
+the evaluation code that uses it.
 ``plot_learning_curves(run, png)`` draws a run's learning curves. ``vdsim-gym train``
 (``vdsim_gym.cli.train``; ``agents/train.py`` is the same command) is the command line.
 Needs the ``train`` extra (stable-baselines3, tensorboard, tqdm, rich).
@@ -40,21 +40,10 @@ model as one unit), ``seeds`` (many seeds, worker processes) and ``curves`` (the
 
 from __future__ import annotations
 
-from vdsim_gym.policies import (  # re-exported: loading lives in vdsim_gym.policies
-    ALGOS,
-    TrainedPolicy,
-    TrainingError,
-    check_algo,  # noqa: F401  (importable from here, as before the split)
-    load_policy,
-    required_env_kwargs,
-    shipped_model,
-    shipped_models,
-)
 from vdsim_gym.training.curves import plot_learning_curves
 from vdsim_gym.training.hyperparams import load_hyperparams
 from vdsim_gym.training.options import parse_latency, parse_randomize
 from vdsim_gym.training.run import ON_POLICY, TrainResult, train  # noqa: F401
 
-__all__ = ["ALGOS", "TrainResult", "TrainedPolicy", "TrainingError", "load_hyperparams",
-           "load_policy", "parse_latency", "parse_randomize", "plot_learning_curves",
-           "required_env_kwargs", "shipped_model", "shipped_models", "train"]
+__all__ = ["TrainResult", "load_hyperparams", "parse_latency", "parse_randomize",
+           "plot_learning_curves", "train"]

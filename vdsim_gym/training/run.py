@@ -185,7 +185,7 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
     rand = parse_randomize(randomize)
     history = _option_from_env_kwargs(kwargs_env, "action_history", action_history, 0)
     rand = _option_from_env_kwargs(kwargs_env, "randomize", rand, None)
-    from vdsim_gym.envs.core_env import check_action_history
+    from vdsim_gym._checks import check_action_history
     from vdsim_gym.sim.randomization import Randomization
 
     try:
