@@ -196,7 +196,7 @@ def test_the_new_classes_take_one_message_and_are_listed(cls):
 
 
 def test_training_errors_are_config_errors():
-    from vdsim_gym.policies import TrainingError
+    from vdsim_gym.errors import TrainingError
 
     assert issubclass(TrainingError, errors.ConfigError)
     assert issubclass(TrainingError, errors.VDSimError) and issubclass(TrainingError, ValueError)

@@ -256,7 +256,7 @@ def test_the_shipped_residual_policies_load_and_hold_their_results():
 
 
 def test_a_residual_training_with_a_base_that_cannot_drive_the_env_fails_first(tmp_path):
-    from vdsim_gym.policies import TrainingError
+    from vdsim_gym.errors import TrainingError
     from vdsim_gym.training import train
 
     with pytest.raises(TrainingError, match="cannot drive VDSim-ACC-v0: observation has no "

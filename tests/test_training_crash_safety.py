@@ -397,7 +397,7 @@ def test_sigterm_during_the_start_up_removes_the_stub_folder(tmp_path, monkeypat
 
 def test_an_error_during_the_start_up_removes_the_stub_folder(tmp_path):
     pytest.importorskip("stable_baselines3")
-    from vdsim_gym.policies import TrainingError
+    from vdsim_gym.errors import TrainingError
     from vdsim_gym.training import train
 
     with pytest.raises(TrainingError, match="hyperparameters"):
@@ -521,7 +521,7 @@ def test_train_refuses_what_it_used_to_ignore(extra, fragments, tmp_path, capsys
 
 
 def test_a_name_that_resolves_outside_out_is_refused(tmp_path):
-    from vdsim_gym.policies import TrainingError
+    from vdsim_gym.errors import TrainingError
     from vdsim_gym.training.options import check_run_name
     from vdsim_gym.training.seeds import train_seeds
 
@@ -569,8 +569,8 @@ def test_seeds_report_takes_the_runs_env_and_refuses_another(tmp_path, capsys):
 
 def test_seeds_report_names_a_damaged_run_file(tmp_path, capsys):
     pytest.importorskip("rliable")
-    from vdsim_gym.errors import ConfigError
-    from vdsim_gym.policies import TrainingError, load_policy
+    from vdsim_gym.errors import ConfigError, TrainingError
+    from vdsim_gym.policies import load_policy
     from vdsim_gym.training.seeds import learning_curves
 
     good, bad = tmp_path / "r_s0", tmp_path / "r_s1"

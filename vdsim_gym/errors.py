@@ -44,8 +44,8 @@ class                       also a                         raised for
                                                            reference line)
 =========================== ============================== ===========================
 
-``vdsim_gym.policies.TrainingError`` (a training setup, run folder or model that cannot be
-used) is a ``ConfigError``. Built-in errors stay only where they say something else: a
+``TrainingError`` (a training setup, run folder or model that cannot be used) is a
+``ConfigError``. Built-in errors stay only where they say something else: a
 ``RuntimeError`` for a broken internal invariant (a bug, not an input; tests/test_checks.py
 lists each), and ``KeyError``, ``AttributeError``, ``ImportError`` (a missing extra) and
 ``NotImplementedError`` where Python's own protocols expect them.
@@ -157,11 +157,16 @@ class VDSimWarning(UserWarning):
     """Base of the package's own warnings."""
 
 
+class TrainingError(ConfigError):
+    """A training configuration that cannot run, or a run folder or model that cannot be
+    loaded, with the cause and the fix (a ConfigError, so a VDSimError and a ValueError)."""
+
+
 class DelayRoundingWarning(VDSimWarning):
     """delay_s is not a whole number of the caller's steps: it is rounded to the nearest."""
 
 
 __all__ = ["ActuatorError", "ArgumentTypeError", "ConcurrentUseError", "ConfigError",
            "ControllerError", "DelayRoundingWarning", "InvalidActionError", "SolverError",
-           "TraceError", "UnknownKeywordError", "UnsupportedEnvError",
+           "TraceError", "TrainingError", "UnknownKeywordError", "UnsupportedEnvError",
            "UnsupportedRenderModeError", "UsageError", "VDSimError", "VDSimWarning"]

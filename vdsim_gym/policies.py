@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym._files import read_user_bytes
-from vdsim_gym.errors import ConfigError
+from vdsim_gym.errors import ConfigError, TrainingError
 
 # Every model class by its upper-case name: (module, class). The training algorithms are
 # the lower-case ALGOS; TQC and CrossQ come from sb3-contrib (the train extra).
@@ -42,11 +42,6 @@ _MODEL_CLASSES: dict[str, tuple[str, str]] = {
     "CROSSQ": ("sb3_contrib", "CrossQ"), "A2C": ("stable_baselines3", "A2C"),
     "DDPG": ("stable_baselines3", "DDPG")}
 ALGOS = ("ppo", "sac", "td3", "tqc", "crossq")
-
-
-class TrainingError(ConfigError):
-    """A training configuration that cannot run, or a run folder or model that cannot be
-    loaded, with the cause and the fix (a ConfigError, so a VDSimError and a ValueError)."""
 
 
 def check_algo(algo: str) -> str:

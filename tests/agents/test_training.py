@@ -16,8 +16,8 @@ import yaml
 pytest.importorskip("stable_baselines3")
 
 from vdsim_gym import make_sb3_vec_env  # noqa: E402
+from vdsim_gym.errors import TrainingError  # noqa: E402
 from vdsim_gym.policies import (  # noqa: E402
-    TrainingError,
     load_policy,
     shipped_model,
     shipped_models,

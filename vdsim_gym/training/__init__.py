@@ -26,8 +26,8 @@ during the start-up removes the folder; while training it saves the model, and f
 signals wait until the save is done.
 
 Loading what a run saved is ``vdsim_gym.policies`` (``load_policy``, ``TrainedPolicy``,
-``shipped_model``, ``shipped_models``, ``required_env_kwargs``, ``TrainingError``), below
-the evaluation code that uses it.
+``shipped_model``, ``shipped_models``, ``required_env_kwargs``), below the evaluation code
+that uses it; its errors are ``vdsim_gym.errors.TrainingError``.
 ``plot_learning_curves(run, png)`` draws a run's learning curves. ``vdsim-gym train``
 (``vdsim_gym.cli.train``; ``agents/train.py`` is the same command) is the command line.
 Needs the ``train`` extra (stable-baselines3, tensorboard, tqdm, rich).

@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from vdsim_gym._files import open_csv, open_user_file, read_user_text, read_yaml
-from vdsim_gym.errors import ConfigError
-from vdsim_gym.policies import TrainingError
+from vdsim_gym.errors import ConfigError, TrainingError
 
 
 def load_npz(path: str | Path, what: str) -> dict[str, np.ndarray]:

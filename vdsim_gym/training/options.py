@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from vdsim_gym.policies import TrainingError
+from vdsim_gym.errors import TrainingError
 
 
 def parse_latency(text: str | None) -> Any:

@@ -21,7 +21,8 @@ import numpy as np
 
 from vdsim_gym._files import atomic_path, clean_stale_temps, read_user_text, write_atomic
 from vdsim_gym._signals import raise_on_sigterm, restore_sigterm, signals_held
-from vdsim_gym.policies import TrainingError, algo_class, check_algo
+from vdsim_gym.errors import TrainingError
+from vdsim_gym.policies import algo_class, check_algo
 from vdsim_gym.training.callbacks import _callbacks, _with_summary_keys
 from vdsim_gym.training.hyperparams import (
     _eval_policy_kwargs,

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from vdsim_gym.policies import TrainingError
+from vdsim_gym.errors import TrainingError
 
 RLIABLE_MISSING = ("multi-seed statistics need rliable: pip install 'vdsim-gym[stats]' "
                    "(rliable, and pandas<3 for its arch dependency)")
