@@ -87,3 +87,28 @@ def test_composite_gives_two_columns():
     assert a.shape == (2,) and a[0] < 0 < a[1]
     b, _ = comp.predict(np.zeros((3, len(NAMES))))
     assert b.shape == (3, 2)
+
+
+@pytest.mark.parametrize("name, env_id", [
+    ("stanley", "VDSim-DLC-v0"), ("stanley_dc", "VDSim-PathFollow-v0"),
+    ("acc_pid", "VDSim-ACC-v0"), ("acc_pid_dc", "VDSim-ACC-v0"), ("idm", "VDSim-ACC-v0"),
+    ("idm_dc", "VDSim-ACC-v0"), ("cycle_follower", "VDSim-Dyno-v0")])
+def test_every_registered_baseline_loads_by_name_and_acts(name, env_id):
+    """load_controller finds each name in the one registry (policies.BASELINES) that
+    `vdsim-gym sweep` also walks; the controller it builds acts on its env's observation.
+    A name outside the registry is taken for a model path."""
+    import gymnasium as gym
+
+    from vdsim_gym.errors import ConfigError
+    from vdsim_gym.policies import BASELINES, load_controller
+
+    assert name in BASELINES
+    spec, factory = load_controller(name)
+    env = gym.make(env_id)
+    obs, _ = env.reset(seed=0)
+    action, _ = factory(env).predict(obs, deterministic=True)
+    assert spec == name and np.all(np.isfinite(action))
+    assert action.shape == env.action_space.shape
+    env.close()
+    with pytest.raises(ConfigError, match="stanlee"):
+        load_controller("stanlee")

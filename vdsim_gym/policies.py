@@ -25,7 +25,7 @@ import io
 import math
 import pickle
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -776,16 +776,9 @@ def load_controller(spec: str, algo: str | None = None, *, trust: bool = False
         raise ConfigError(f"{spec!r} is not a controller; pass stanley, stanley:key=value,... "
                           "or the path of a saved SB3 model")
     name, _, params = spec.partition(":")
-    if name in ("stanley", "stanley_dc"):
-        return spec, _baseline(spec, params, compensated=name == "stanley_dc")
-    if name == "mpc":
-        return spec, _mpc(spec, params)
-    if name in ("acc_pid", "idm"):
-        return spec, _car_following(spec, name, params)
-    if name in ("acc_pid_dc", "idm_dc"):
-        return spec, _car_following_dc(spec, name, params)
-    if name == "cycle_follower":
-        return spec, _cycle_follower(spec, params)
+    factory = BASELINES.get(name)
+    if factory is not None:
+        return spec, factory(spec, params)
     return _sb3_model(spec, algo, trust)
 
 
@@ -914,7 +907,21 @@ def _param_number(spec: str, text: str) -> float:
         raise ConfigError(f"{spec!r}: {text!r} is not a number") from None
 
 
-__all__ = ["ALGOS", "ResidualFactory", "ResidualPolicy", "TrainedPolicy", "TrainingError",
+
+# The baselines by name: factory(spec, params) -> the controller (a callable of the env),
+# ``params`` the text after "name:". In the order ``vdsim-gym sweep`` tries them on an env.
+BASELINES: dict[str, Callable[[str, str], Any]] = {
+    "stanley": lambda spec, params: _baseline(spec, params),
+    "stanley_dc": lambda spec, params: _baseline(spec, params, compensated=True),
+    "mpc": _mpc,
+    "acc_pid": lambda spec, params: _car_following(spec, "acc_pid", params),
+    "acc_pid_dc": lambda spec, params: _car_following_dc(spec, "acc_pid_dc", params),
+    "idm": lambda spec, params: _car_following(spec, "idm", params),
+    "idm_dc": lambda spec, params: _car_following_dc(spec, "idm_dc", params),
+    "cycle_follower": _cycle_follower,
+}
+
+__all__ = ["ALGOS", "BASELINES", "ResidualFactory", "ResidualPolicy", "TrainedPolicy",
            "UnsafePickleError", "base_controller", "check_algo", "load_controller",
            "load_policy", "load_sb3_model", "load_vecnormalize", "required_env_kwargs",
            "shipped_model", "shipped_models"]

@@ -20,7 +20,7 @@ from vdsim_gym.eval.sweeps import _check_env_id, _check_seeds, sweep
 from vdsim_gym.eval.sweeps.lock import output_lock
 from vdsim_gym.eval.sweeps.report import phase_table, plot, summary_table
 from vdsim_gym.eval.sweeps.results import SweepResult, sweep_metrics, write_csv
-from vdsim_gym.policies import _check_algo, load_controller
+from vdsim_gym.policies import BASELINES, _check_algo, load_controller
 from vdsim_gym.sim.latency import (
     LatencyModel,
     NetworkModel,
@@ -134,11 +134,6 @@ def _load_all(controllers: Sequence[str], algo: str | None,
     return loaded
 
 
-# The baselines of load_controller, tried in this order by _drivers.
-BASELINES = ("stanley", "stanley_dc", "mpc", "acc_pid", "acc_pid_dc", "idm", "idm_dc",
-             "cycle_follower")
-
-
 def _probe(factory: Any, env: Any) -> Any:
     """The controller ``factory`` builds for ``env``, after one action on its first
     observation: a controller built for another task's observation (Stanley on the ACC
@@ -150,7 +145,8 @@ def _probe(factory: Any, env: Any) -> Any:
 
 
 def _drivers(env: Any) -> list[str]:
-    """The baselines (``BASELINES``) that build for ``env`` and act on its observation."""
+    """The baselines (``policies.BASELINES``, in its order) that build for ``env`` and act
+    on its observation."""
     out = []
     for spec in BASELINES:
         try:
