@@ -25,11 +25,17 @@ void PathTracker::set(const double* xy, const double* speed, int64_t n) {
     x_[i] = xy[2 * i];
     y_[i] = xy[2 * i + 1];
   }
+  size_lengths();
+  set_lengths(0, n > 1 ? n - 1 : 0);
+  built_.store(n, std::memory_order_release);
+}
+
+int64_t PathTracker::size_lengths() {
+  const int64_t n = size();
   s_.resize(n);
   seg_len_.resize(n > 1 ? n - 1 : 0);
   if (n > 0) s_[0] = 0.0;
-  set_lengths(0, n > 1 ? n - 1 : 0);
-  built_.store(n, std::memory_order_release);
+  return n;
 }
 
 void PathTracker::set_lengths(int64_t from, int64_t to) const {

@@ -52,11 +52,7 @@ class PathTracker {
       built_.store(0, std::memory_order_release);
       return false;
     }
-    const int64_t n = size();
-    s_.resize(n);
-    seg_len_.resize(n > 1 ? n - 1 : 0);
-    if (n > 0) s_[0] = 0.0;
-    built_.store(n > 0 ? 1 : 0, std::memory_order_release);
+    built_.store(size_lengths() > 0 ? 1 : 0, std::memory_order_release);
     return true;
   }
   // Local search in a window around hint (segment index); hint < 0 or a minimum at the
@@ -112,6 +108,7 @@ class PathTracker {
     if (points > built_.load(std::memory_order_acquire)) grow(points);
   }
   void grow(int64_t points) const;
+  int64_t size_lengths();  // s_ and seg_len_ sized for the points, s_[0] = 0; size()
   void set_lengths(int64_t from, int64_t to) const;  // segments [from, to)
 
   // Mutable: a drawn course's points and arc lengths past built_ are filled by ensure()
