@@ -16,9 +16,9 @@ import argparse
 import statistics
 import time
 
+from vdsim_gym.config.delays import parse_delays
 from vdsim_gym.controllers import stanley_dc_pi, stanley_pi
 from vdsim_gym.eval import sweep
-from vdsim_gym.sim.latency import parse_delays
 
 
 def main() -> None:

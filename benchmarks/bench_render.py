@@ -38,7 +38,7 @@ def matplotlib_path_frame(env) -> np.ndarray:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from vdsim_gym.envs.render_frames import body_outline
+    from vdsim_gym.render.frames import body_outline
     from vdsim_gym.traces.recording import geometry
 
     fig = Figure(figsize=(8, 4), dpi=80)
@@ -114,7 +114,7 @@ def previous_gif(paths: list[Path], out: Path, fps: float) -> int:
     the close-up's limits set), every frame kept, one save at the end."""
     from PIL import Image
 
-    from vdsim_gym.traces.render import _Figure
+    from vdsim_gym.render.trace import _Figure
     from vdsim_gym.traces.trace import read_trace
 
     traces = [read_trace(p) for p in paths]
@@ -138,7 +138,7 @@ def previous_gif(paths: list[Path], out: Path, fps: float) -> int:
 
 
 def gif_speed(repeats: int, folder: Path) -> None:
-    from vdsim_gym.traces.render import render_gif
+    from vdsim_gym.render.trace import render_gif
 
     paths = _traces(folder, 2.0)
     fps = 10.0
@@ -162,7 +162,7 @@ def gif_speed(repeats: int, folder: Path) -> None:
 
 MEMORY = """
 import resource, sys
-from vdsim_gym.traces.render import render_gif
+from vdsim_gym.render.trace import render_gif
 render_gif(sys.argv[1:3], sys.argv[3], fps=10)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """

@@ -14,11 +14,20 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from vdsim_gym import LatencyModel, Plant
+from vdsim_gym import LatencyModel, Plant, _core
+from vdsim_gym.config.latency import (
+    LATENCY_KINDS,
+    MAX_DELAY_S,
+    EmpiricalLatency,
+    FixedLatency,
+    MeasuredLatency,
+    NormalLatency,
+    UniformLatency,
+)
+from vdsim_gym.config.vehicle import load_vehicle
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval import ClosedLoopEval, sweep
-from vdsim_gym.sim.config import ConfigError, load_vehicle
-from vdsim_gym.sim.latency import MAX_DELAY_S
-from vdsim_gym.sim.timing import whole_ticks
+from vdsim_gym.timing import whole_ticks
 
 DLC = {"preset": "lane_change_3p5_30"}
 
@@ -26,8 +35,7 @@ DLC = {"preset": "lane_change_3p5_30"}
 # ------------------------------------------------------------------ latency models
 
 @pytest.mark.parametrize("make, match", [
-    (lambda: LatencyModel("fixed", -1.0), r"fixed latency c must be >= 0 s.*got -1\.0"),
-    (lambda: LatencyModel("bogus"), r"unknown latency kind 'bogus'.*LatencyModel\.fixed"),
+    (lambda: LatencyModel.fixed(-1.0), r"fixed latency c must be >= 0 s.*got -1\.0"),
     (lambda: LatencyModel.fixed(1e6), r"c = 1000000\.0 s exceeds .*MAX_DELAY_S = 60 s"),
     (lambda: LatencyModel.fixed(1e300), r"exceeds the longest supported delay"),
     (lambda: LatencyModel.fixed(math.nan), r"finite number of seconds, got nan"),
@@ -35,22 +43,29 @@ DLC = {"preset": "lane_change_3p5_30"}
     (lambda: LatencyModel.normal(0.01, 10.0), r"up to mu \+ 8\.6 sd = 86\.01 s"),
     (lambda: LatencyModel.uniform(0.03, 0.01), r"lo <= hi.*swap them"),
     (lambda: LatencyModel.uniform(0.0, 0.01, seed=-1), r"seed must be an integer"),
-    (lambda: LatencyModel("fixed", 0.01, 0.02), r"'fixed' takes no other parameters"),
-    (lambda: LatencyModel("measured", 0.01), r"'measured' takes no other parameters"),
+    (lambda: FixedLatency(0.01, 0.02), r"takes 2 positional arguments but 3"),
+    (lambda: MeasuredLatency(0.01), r"takes 1 positional argument but 2"),
 ])
 def test_latency_model_rejects_nonsense_in_every_constructor(make, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises((ValueError, TypeError), match=match):
         make()
     assert LatencyModel.fixed(MAX_DELAY_S).max_delay == MAX_DELAY_S  # the bound itself is fine
 
 
 def test_latency_parameters_by_name_reach_the_core():
-    """Each kind's parameters have names in Python and in the core's spec (no a/b)."""
+    """Each kind is its own class, its parameters named in Python and in the core's spec;
+    the kinds are the core's enum's, one class each."""
     u = LatencyModel.uniform(0.002, 0.03, seed=5)
     n = LatencyModel.normal(0.01, 0.002, seed=5)
     f = LatencyModel.fixed(0.02)
-    assert (u.lo, u.hi, u.mu, n.mu, n.sd, f.c, f.lo) == (0.002, 0.03, None, 0.01, 0.002, 0.02,
-                                                         None)
+    assert (type(u), type(n), type(f)) == (UniformLatency, NormalLatency, FixedLatency)
+    assert (u.lo, u.hi, n.mu, n.sd, f.c) == (0.002, 0.03, 0.01, 0.002, 0.02)
+    assert not hasattr(f, "lo") and not hasattr(u, "mu") and (f.seed, u.seed) == (0, 5)
+    kinds = {c.kind: c for c in (FixedLatency, UniformLatency, NormalLatency,
+                                 EmpiricalLatency, MeasuredLatency)}
+    assert set(kinds) == set(_core.LatencyKind.__members__) == set(LATENCY_KINDS)
+    with pytest.raises(TypeError, match="not a core LatencyKind"):
+        type("Bogus", (LatencyModel,), {"kind": "bogus"})
     su, sn, sf = u.spec(), n.spec(), f.spec()
     assert (su.lo, su.hi, su.c, sn.mu, sn.sd, sf.c) == (0.002, 0.03, 0.0, 0.01, 0.002, 0.02)
     assert str(LatencyModel.measured().spec().kind).endswith("measured")
@@ -251,7 +266,7 @@ def test_durations_lengths_and_files_have_bounds_checked_before_allocating(tmp_p
     import os
 
     from vdsim_gym.envs import acc_scenarios
-    from vdsim_gym.sim.config import ConfigError
+    from vdsim_gym.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"'dead_time' = 1000000.0 s is longer than the "
                                           r"bound of 1 s"):
@@ -492,7 +507,7 @@ def test_numpy_scalars_are_numbers_and_bools_are_not():
         with pytest.raises(ConfigError):
             bad()
     with pytest.raises(ConfigError, match=r"obs_delay must be a LatencyModel, got the number "
-                                          r"np.float32\(0.03\); for a sensor age of 0.03 s "
+                                          r"np.float32\(0.03\); for a delay of 0.03 s "
                                           r"pass obs_delay=LatencyModel.fixed\(0.03\)"):
         gym.make("VDSim-DLC-v0", obs_delay=np.float32(0.03))
     if pytest.importorskip("osqp"):
@@ -550,7 +565,7 @@ def test_an_mpc_spec_with_a_non_integral_horizon_names_it(horizon):
 
 
 @pytest.mark.parametrize("load", [
-    lambda p: __import__("vdsim_gym.sim.config", fromlist=["x"]).load_vehicle(p),
+    lambda p: __import__("vdsim_gym.config.vehicle", fromlist=["x"]).load_vehicle(p),
     lambda p: __import__("vdsim_gym.envs.courses", fromlist=["x"]).load_scenario(p),
     lambda p: __import__("vdsim_gym.dyno.config", fromlist=["x"]).load_dyno(p),
     lambda p: __import__("vdsim_gym.sim.randomization",

@@ -10,7 +10,8 @@ import yaml
 
 from vdsim_gym import _core
 from vdsim_gym._data import vehicles_dir
-from vdsim_gym.sim.config import ConfigError, default_vehicle, load_actuator, load_vehicle
+from vdsim_gym.config.vehicle import default_vehicle, load_actuator, load_vehicle
+from vdsim_gym.errors import ConfigError
 
 
 def _flatten(d: dict, prefix: str = "") -> dict:
@@ -110,7 +111,8 @@ def test_hostile_vehicle_yaml_names_the_file_and_key(tmp_path, text, match):
     """A key given twice (the safe loader kept the last one silently), a 400-digit
     number (an OverflowError before) and a nesting too deep for the parser (a
     RecursionError) are ConfigErrors naming the file."""
-    from vdsim_gym.sim.config import ConfigError, load_vehicle
+    from vdsim_gym.config.vehicle import load_vehicle
+    from vdsim_gym.errors import ConfigError
 
     path = tmp_path / "hostile.yaml"
     path.write_text(text)

@@ -13,11 +13,11 @@ import pytest
 import vdsim_gym  # noqa: F401  (registers the envs)
 from vdsim_gym import LatencyModel
 from vdsim_gym.analysis.handling import understeer_gradient
+from vdsim_gym.config.vehicle import load_vehicle
 from vdsim_gym.controllers import DelayCompensatedStanley, Stanley, stanley_dc_pi, stanley_pi
 from vdsim_gym.controllers.prediction import SingleTrackPredictor, loop_delay
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.policies import load_controller
-from vdsim_gym.sim.config import load_vehicle
 
 STATE = ("e_y", "e_psi", "vx", "vy", "r")
 
@@ -375,8 +375,8 @@ def test_the_coarse_predictor_keeps_the_fine_ones_task_metrics(env_id):
     at most 5e-5), the same steps and cone hits."""
     import functools
 
+    from vdsim_gym.config.delays import parse_delays
     from vdsim_gym.eval import sweep
-    from vdsim_gym.sim.latency import parse_delays
 
     runs = [sweep(functools.partial(stanley_dc_pi, predictor=kw), env_id,
                   latencies=parse_delays("20,60,100ms"), seeds=3, progress=False).columns()

@@ -10,7 +10,7 @@ import pytest
 
 from vdsim_gym import _core
 from vdsim_gym.cli.accuracy import low_speed_checks
-from vdsim_gym.sim.config import load_vehicle
+from vdsim_gym.config.vehicle import load_vehicle
 from vdsim_gym.sim.plant import make_session
 
 LEVELS = ("L2", "L1")
@@ -326,7 +326,7 @@ def test_the_rule_is_deterministic_and_steps_only_on_the_grid(integrator):
 def test_step_tol_refuses_bad_values(kwargs, match):
     import gymnasium as gym
 
-    from vdsim_gym.sim.config import ConfigError
+    from vdsim_gym.errors import ConfigError
 
     with pytest.raises(ConfigError, match=match):
         gym.make("VDSim-DLC-v0", **kwargs)

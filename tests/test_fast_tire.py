@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from vdsim_gym import _core
-from vdsim_gym.sim.config import default_vehicle
+from vdsim_gym.config.vehicle import default_vehicle
 
 ATAN_BOUND = 5e-11  # [rad], tire.hpp
 SIN_BOUND = 4e-15
@@ -78,7 +78,7 @@ def test_four_tires_at_once_equal_four_scalar_calls_bit_for_bit(build):
     """tire_forces4 (the L2 model's tires evaluated together, tire.hpp) against the scalar
     tire_forces lane by lane: forces and the recorded constants, over loads (unloaded
     included), slips from the linear limit to full slide, and non-finite inputs."""
-    from vdsim_gym.sim.config import load_vehicle
+    from vdsim_gym.config.vehicle import load_vehicle
 
     vehicle = load_vehicle()
     core = vehicle.to_core()
@@ -113,7 +113,7 @@ def test_four_tires_at_once_equal_four_scalar_calls_bit_for_bit(build):
 def test_four_tires_fx_at_equal_the_scalar_calls_bit_for_bit(build):
     """tire_fx_at4 (the etd2 Jacobian's four tires at once) against tire_fx_at lane by
     lane, from recorded constants over the slip range, zero and non-finite slips."""
-    from vdsim_gym.sim.config import load_vehicle
+    from vdsim_gym.config.vehicle import load_vehicle
 
     core = load_vehicle().to_core()
     front, rear = _core.axle_tire(core, 0), _core.axle_tire(core, 1)

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from vdsim_gym import LatencyModel
+from vdsim_gym.config.delays import parse_delays
+from vdsim_gym.config.latency import MAX_DELAY_S, FixedLatency
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.latency import MAX_DELAY_S, parse_delays
 
 
 def _ks_statistic(draws: np.ndarray, samples: np.ndarray) -> float:
@@ -55,8 +56,8 @@ def test_seeded_order_free_and_checked():
                        ("0.01", "cannot read an empirical latency CSV"), ([[0.01, 0.02]], "1-D")):
         with pytest.raises(ConfigError, match=match):
             LatencyModel.empirical(bad)
-    with pytest.raises(ConfigError, match="takes no samples"):
-        LatencyModel("fixed", 0.01, samples=(0.01,))
+    with pytest.raises(TypeError, match="samples"):
+        FixedLatency(0.01, samples=(0.01,))
 
 
 def test_csv_column_and_the_delay_grammar(tmp_path):

@@ -26,6 +26,9 @@ row, and imports nothing would see through it except by ``import vdsim_gym``.
 
 (c) Every module is in exactly one row, so a new module has to be placed.
 
+(d) Each folder is one layer: a row names whole packages (``x.*``) and top-level modules,
+never a module inside a package, so a package cannot straddle rows.
+
 Imports still waiting for their file's owner are listed in ``PENDING`` with the reason;
 the test fails when one of them is gone (so the list only shrinks) or when any other
 violation appears. The checks run on a small synthetic package first, to show they fail.
@@ -254,6 +257,11 @@ def check(package_dir: Path, package: str, layers: Sequence[tuple[str, list[str]
                        f"{', function-level' if i.in_function else ''})"
                        for i in imports if i.importer in comp and i.imported in comp)
         problems.append(f"import cycle among {', '.join(comp)}: " + "; ".join(edges))
+    problems += [f"layer {name!r} names {p}, a module inside the package "
+                 f"{p.rpartition('.')[0]}: each folder is one layer, list "
+                 f"`{p.split('.')[0]}.*` (or move the module)"
+                 for name, pats in layers for p in pats
+                 if "." in p and not (p.endswith(".*") and p.count(".") == 1)]
     ups = upward(imports, rank, layers, package)
     problems += [msg for key, msg in sorted(ups.items()) if key not in pending]
     problems += [f"PENDING lists {a} -> {b}, which no longer runs up a layer: remove it"
@@ -324,6 +332,19 @@ def test_a_function_level_cycle_and_upward_imports_fail(tmp_path):
     assert "pkg.low (low) imports pkg.mid (mid): line 1, module-level" in text
     assert "pkg.sub (mid) imports pkg.app.run (top)" in text
     assert len(problems) == 7, text
+
+
+def test_a_package_split_across_rows_fails(tmp_path):
+    pkg = _package(tmp_path, {"__init__.py": "", "sub/__init__.py": "", "sub/a.py": "",
+                              "sub/b.py": "", "low.py": ""})
+    layers = [("top", ["pkg", "sub.a"]), ("low", ["sub", "sub.b", "low"])]
+    problems = check(pkg, "pkg", layers)
+    assert [p for p in problems if "each folder is one layer" in p] == [
+        "layer 'top' names sub.a, a module inside the package sub: each folder is one "
+        "layer, list `sub.*` (or move the module)",
+        "layer 'low' names sub.b, a module inside the package sub: each folder is one "
+        "layer, list `sub.*` (or move the module)"], problems
+    assert check(pkg, "pkg", [("top", ["pkg", "sub.*"]), ("low", ["low"])]) == []
 
 
 def test_pending_entries_must_still_occur(tmp_path):

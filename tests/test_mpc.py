@@ -16,12 +16,12 @@ import pytest
 import vdsim_gym  # noqa: F401  (registers the envs)
 from vdsim_gym import LatencyModel
 from vdsim_gym.analysis.handling import understeer_gradient
+from vdsim_gym.config.latency import MAX_DELAY_S
 from vdsim_gym.controllers import MPCSteer, PISpeed, mpc_pi, stanley_dc_pi
 from vdsim_gym.controllers import mpc as mpc_module
 from vdsim_gym.controllers.mpc import CondensedMPC, discretize, reference_line
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.policies import load_controller
-from vdsim_gym.sim.latency import MAX_DELAY_S
 
 pytest.importorskip("osqp")
 

@@ -133,7 +133,7 @@ def test_vector_env_equals_sync_with_a_network():
     ({"burst": (0.1,)}, "two probabilities"),
     ({"burst": (0.1, 0.0)}, "never leaves the bad state"),
     ({"jitter": 0.02}, "LatencyModel"),
-    ({"jitter": LatencyModel.measured()}, "cannot be measured"),
+    ({"jitter": LatencyModel.measured()}, r"jitter=LatencyModel.measured\(\): this delay is drawn"),
 ])
 def test_bad_networks_name_the_fix(kw, match):
     with pytest.raises(ConfigError, match=match):

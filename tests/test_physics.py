@@ -10,7 +10,7 @@ import pytest
 
 import vdsim_gym
 from vdsim_gym.cli import accuracy
-from vdsim_gym.sim.config import load_vehicle
+from vdsim_gym.config.vehicle import load_vehicle
 from vdsim_gym.sim.plant import WHEELS
 
 G = 9.80665
@@ -285,7 +285,7 @@ def test_front_roll_stiffness_share_raises_understeer_and_is_validated() -> None
     import dataclasses
 
     from vdsim_gym.analysis.handling import understeer_gradient
-    from vdsim_gym.sim.config import ConfigError
+    from vdsim_gym.errors import ConfigError
 
     ks = [understeer_gradient(dataclasses.replace(V, roll_stiffness_front=f), 4.0)
           for f in (0.4, 0.55, 0.7, 0.85)]
@@ -447,7 +447,7 @@ def test_compliance_steer_adds_its_understeer_in_steady_turns(level: str) -> Non
 
 
 def test_compliance_steer_bad_values_are_refused() -> None:
-    from vdsim_gym.sim.config import ConfigError
+    from vdsim_gym.errors import ConfigError
 
     with pytest.raises(ConfigError, match="compliance_steer_front.*use a compliance above"):
         load_vehicle({"compliance_steer_front": -5e-5})

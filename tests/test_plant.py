@@ -10,7 +10,7 @@ import pytest
 
 import vdsim_gym
 from vdsim_gym import Plant, _core
-from vdsim_gym.sim.timing import ceil_ticks, whole_ticks
+from vdsim_gym.timing import ceil_ticks, whole_ticks
 
 
 def test_plant_provenance_is_baked_in():

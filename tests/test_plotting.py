@@ -37,7 +37,7 @@ from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.dyno.table import delay_table
 from vdsim_gym.eval import sweep
 from vdsim_gym.eval.sweeps.report import plot
-from vdsim_gym.traces.render import render_gif, render_png
+from vdsim_gym.render.trace import render_gif, render_png
 from vdsim_gym.training import plot_learning_curves
 
 out = Path(".")

@@ -168,7 +168,7 @@ def test_a_delay_compensating_base_follows_each_episodes_delay():
     v.reset(seed=0)
     lateral = v.rule.base.lateral
     for _ in range(45):  # two episode ends per row: new delays drawn
-        rows = [e.latency.a for e in v.env.envs]
+        rows = [e.latency.mean_delay for e in v.env.envs]
         assert np.array_equal(lateral.prediction.delays.rows, rows)
         v.step(np.zeros((3, 2), np.float32))
     assert len({round(x, 9) for x in lateral.prediction.delays.rows}) == 3

@@ -64,7 +64,7 @@ def test_timing_rounding_rules_against_plain_python():
 
     import numpy as np
 
-    from vdsim_gym.sim.timing import ceil_ticks, floor_ticks, nearest_ticks, nearest_ticks_array
+    from vdsim_gym.timing import ceil_ticks, floor_ticks, nearest_ticks, nearest_ticks_array
 
     def near(q: float) -> bool:
         return abs(q - round(q)) <= 1e-9 * max(1.0, abs(q))

@@ -14,7 +14,7 @@ import pytest
 import vdsim_gym  # noqa: F401
 from vdsim_gym import _core
 from vdsim_gym.cli import accuracy
-from vdsim_gym.sim.config import load_vehicle
+from vdsim_gym.config.vehicle import load_vehicle
 from vdsim_gym.sim.plant import make_session
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from vdsim_gym import _core
-from vdsim_gym.sim.config import ActuatorConfig, load_vehicle
+from vdsim_gym.config.vehicle import ActuatorConfig, load_vehicle
 from vdsim_gym.sim.plant import PhysicsSpec
 
 BASE = load_vehicle("generic_sedan")

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vdsim_gym import _core
-from vdsim_gym.sim.config import load_vehicle
+from vdsim_gym.config.vehicle import load_vehicle
 
 
 def tire_params(pdy2: float = -0.1, pky2: float = 1.0, mu: float = 1.0) -> _core.TireParams:
@@ -147,7 +147,7 @@ def _weighted_reference(p, fz: float, kappa: float, tan_alpha: float) -> tuple[f
 
 
 def test_weighting_combined_slip_matches_its_formula_and_pure_slip() -> None:
-    from vdsim_gym.sim.config import default_vehicle
+    from vdsim_gym.config.vehicle import default_vehicle
 
     p = default_vehicle().to_core().tire
     ellipse = [_core.tire_forces(p, 4000.0, k, t) for k, t in ((0.05, 0.0), (0.0, 0.05))]

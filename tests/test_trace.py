@@ -17,7 +17,8 @@ import pytest
 
 from vdsim_gym import LatencyModel, Plant
 from vdsim_gym.controllers import cycle_follower, stanley_pi
-from vdsim_gym.eval import ClosedLoopEval, ControllerError
+from vdsim_gym.errors import ControllerError
+from vdsim_gym.eval import ClosedLoopEval
 from vdsim_gym.traces.recording import default_decimation
 from vdsim_gym.traces.trace import (
     SCHEMA_VERSION,
@@ -378,7 +379,7 @@ def test_record_trace_keeps_recording_through_a_refused_action(tmp_path):
 
 
 def test_render_png_and_gif(tmp_path):
-    from vdsim_gym.traces.render import render_gif, render_png
+    from vdsim_gym.render.trace import render_gif, render_png
 
     run(tmp_path, "a").run()
     run(tmp_path, "b", mode="virtual_async", latency=LatencyModel.fixed(0.02)).run()
@@ -394,7 +395,7 @@ def test_render_png_and_gif(tmp_path):
 def test_render_without_matplotlib_names_the_extra(tmp_path, monkeypatch):
     import builtins
 
-    from vdsim_gym.traces import render as trace_render
+    from vdsim_gym.render import trace as trace_render
 
     real = builtins.__import__
 

@@ -1,4 +1,4 @@
-"""The trace renderer (vdsim_gym.traces.render, ``vdsim-gym render``): the static figure
+"""The trace renderer (vdsim_gym.render.trace, ``vdsim-gym render``): the static figure
 drawn once and the moving parts per frame at the right pixels (time cursor, bodies, the
 close-up), each run's own course when runs drove different courses, animations streamed
 frame by frame to a GIF (one palette, every frame in the file) or an MP4, written
@@ -11,13 +11,13 @@ import itertools
 import numpy as np
 import pytest
 
-from vdsim_gym.envs.render_frames import WorldView
 from vdsim_gym.eval import ClosedLoopEval
+from vdsim_gym.render.frames import WorldView
 from vdsim_gym.traces.trace import attach_overlay, read_trace
 
 pytest.importorskip("matplotlib")
-from vdsim_gym.traces import render as trace_render  # noqa: E402
-from vdsim_gym.traces.render import _Figure, render_gif, render_png  # noqa: E402
+from vdsim_gym.render import trace as trace_render  # noqa: E402
+from vdsim_gym.render.trace import _Figure, render_gif, render_png  # noqa: E402
 
 
 def hold(obs, t):

@@ -218,7 +218,7 @@ _CHILD = textwrap.dedent("""\
                 yield row
         w._signal_rows = rows
     else:
-        import vdsim_gym.traces.render as r
+        import vdsim_gym.render.trace as r
         real = r._GifStream.add
         n = [0]
         def add(self, image):

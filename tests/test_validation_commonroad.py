@@ -9,7 +9,7 @@ import math
 import pytest
 
 from vdsim_gym import _core
-from vdsim_gym.sim.config import default_vehicle
+from vdsim_gym.config.vehicle import default_vehicle
 
 pytestmark = pytest.mark.validation
 
@@ -115,7 +115,7 @@ def test_linear_step_steer_matches_commonroad_single_track(level: str, speed: fl
     import numpy as np
 
     import vdsim_gym
-    from vdsim_gym.sim.config import load_vehicle
+    from vdsim_gym.config.vehicle import load_vehicle
 
     v = load_vehicle(SINGLE_TRACK_MAPPING)
     steer = 0.01
@@ -170,7 +170,7 @@ def test_l1_step_steer_matches_commonroad_single_track_drift(steer: float, tol: 
     import numpy as np
 
     import vdsim_gym
-    from vdsim_gym.sim.config import load_vehicle
+    from vdsim_gym.config.vehicle import load_vehicle
 
     v = load_vehicle(SINGLE_TRACK_MAPPING)
     ref = np.array(_commonroad_std(v, 20.0, steer))
@@ -192,7 +192,7 @@ def test_commonroad_mapping_states_every_vehicle_field() -> None:
     of the module doc."""
     from vdsim_gym.analysis import validation as val
     from vdsim_gym.analysis.validation.commonroad import _field_paths, _flatten
-    from vdsim_gym.sim.config import VehicleConfig
+    from vdsim_gym.config.vehicle import VehicleConfig
 
     p = val.parameters_vehicle2()
     assert _flatten(val.commonroad_mapping(p)) == _field_paths(VehicleConfig)

@@ -15,9 +15,18 @@ except ImportError as _exc:  # the source tree without a build (or a broken inst
         "Python from outside the repository root, or after that install."
     ) from _exc
 from vdsim_gym import envs as _envs  # noqa: F401  (importing registers the Gymnasium ids)
+from vdsim_gym.config.latency import (
+    EmpiricalLatency,
+    FixedLatency,
+    LatencyModel,
+    MeasuredLatency,
+    NormalLatency,
+    UniformLatency,
+)
+from vdsim_gym.config.network import NetworkModel
+from vdsim_gym.config.vehicle import ActuatorConfig, VehicleConfig, load_vehicle
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.sb3_vec_env import make_sb3_vec_env
-from vdsim_gym.sim.config import ActuatorConfig, ConfigError, VehicleConfig, load_vehicle
-from vdsim_gym.sim.latency import LatencyModel, NetworkModel
 from vdsim_gym.sim.plant import Plant
 from vdsim_gym.traces.provenance import GIT_DIRTY as __git_dirty__
 from vdsim_gym.traces.provenance import GIT_SHA as __git_sha__
@@ -26,9 +35,14 @@ from vdsim_gym.traces.provenance import VERSION as __version__
 __all__ = [
     "ActuatorConfig",
     "ConfigError",
+    "EmpiricalLatency",
+    "FixedLatency",
     "LatencyModel",
+    "MeasuredLatency",
     "NetworkModel",
+    "NormalLatency",
     "Plant",
+    "UniformLatency",
     "VehicleConfig",
     "__git_dirty__",
     "__git_sha__",

@@ -6,7 +6,7 @@ backend (headless machines, worker threads) and leaves pyplot's global backend a
 a plot written from a Jupyter notebook does not switch that session's inline backend to
 Agg (selecting Agg in each plot function did: the notebook's own figures stopped showing
 after the first package plot; tests/test_plotting.py). The envs' frames need no
-matplotlib at all (Pillow: ``vdsim_gym/envs/render_frames.py``).
+matplotlib at all (Pillow: ``vdsim_gym/render/frames.py``).
 """
 
 from __future__ import annotations

@@ -72,8 +72,7 @@ class InvalidActionError(VDSimError, _GymInvalidAction, ValueError):
 
 class ConfigError(VDSimError, ValueError):
     """A configuration file, argument or option is invalid; the message names where and
-    why (and the fix). ``vdsim_gym.ConfigError`` and ``vdsim_gym.sim.config.ConfigError`` are
-    this class."""
+    why (and the fix). ``vdsim_gym.ConfigError`` is this class."""
 
 
 class TraceError(VDSimError, ValueError):

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from vdsim_gym.cli import bench, bench_vector, delay_budget, demo, main
-from vdsim_gym.sim.timing import whole_ticks
+from vdsim_gym.timing import whole_ticks
 
 SWEEP = ["sweep", "--seeds", "1", "--no-progress", "--no-plot", "--out", "{tmp}/out"]
 

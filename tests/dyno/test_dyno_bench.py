@@ -13,8 +13,9 @@ import yaml
 
 from vdsim_gym import _core
 from vdsim_gym._data import vehicles_dir
+from vdsim_gym.config.vehicle import load_vehicle
 from vdsim_gym.dyno import DynoBench, RobotDriver, default_dyno, load_dyno
-from vdsim_gym.sim.config import ConfigError, load_vehicle
+from vdsim_gym.errors import ConfigError
 
 
 def reference_step(p, s, throttle, brake, dt):

@@ -11,13 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vdsim_gym.dyno import (
-    ActuatorError,
-    DelayRoundingWarning,
-    DynoBench,
-    RobotDriver,
-    delay_steps,
-)
+from vdsim_gym.dyno import DynoBench, RobotDriver, delay_steps
+from vdsim_gym.errors import ActuatorError, DelayRoundingWarning
 
 
 class ReferenceDriver:

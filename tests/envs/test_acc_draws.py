@@ -11,7 +11,7 @@ import pytest
 
 import vdsim_gym  # noqa: F401  (registration)
 from vdsim_gym.envs.acc_scenarios import LeadScenario
-from vdsim_gym.sim.timing import ceil_ticks, nearest_ticks
+from vdsim_gym.timing import ceil_ticks, nearest_ticks
 
 
 def draw(family: str, rng: np.random.Generator, *, duration: float, dt: float,

@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+from vdsim_gym.config.vehicle import load_vehicle
 from vdsim_gym.envs.course import Course
 from vdsim_gym.envs.courses import (
     COURSE_PRESETS,
@@ -20,7 +21,7 @@ from vdsim_gym.envs.courses import (
     load_scenario,
     random_course,
 )
-from vdsim_gym.sim.config import ConfigError, load_vehicle
+from vdsim_gym.errors import ConfigError
 
 # Peak of the quintic blend's second derivative: max |d2/dt2 (10t^3 - 15t^4 + 6t^5)|
 # on [0, 1] is 10/sqrt(3), so a blend of height h over length L has |y''| <= 10/sqrt(3) h/L^2.

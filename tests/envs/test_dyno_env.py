@@ -13,8 +13,9 @@ from test_vector import make_pair, run_pair
 
 from vdsim_gym import LatencyModel
 from vdsim_gym.controllers import cycle_follower
-from vdsim_gym.dyno import DelayRoundingWarning, DynoBench, RobotDriver
+from vdsim_gym.dyno import DynoBench, RobotDriver
 from vdsim_gym.dyno.cycles import from_segments, load_cycle
+from vdsim_gym.errors import DelayRoundingWarning
 from vdsim_gym.eval import sweep
 from vdsim_gym.wrappers import RobotDriverWrapper
 

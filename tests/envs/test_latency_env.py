@@ -206,7 +206,7 @@ def test_latency_set_next_delay_rejected_without_measured_model() -> None:
     [
         ({"overrun": "later"}, r"overrun must be one of \('skip', 'queue'\), got 'later'"),
         ({"latency": 0.01}, r"pass latency=LatencyModel.fixed\(0.01\)"),
-        ({"latency": "fixed"}, r"latency must be a LatencyModel \(LatencyModel.fixed"),
+        ({"latency": "fixed"}, r"latency must be a LatencyModel: build it with LatencyModel.fixed"),
         ({"latency": LatencyModel.fixed(0.01), "overrun": None}, "overrun must be one of"),
     ],
 )

@@ -1,4 +1,4 @@
-"""Every env renders (vdsim_gym.envs.render_frames): ``rgb_array`` frames declared in
+"""Every env renders (vdsim_gym.render.frames): ``rgb_array`` frames declared in
 metadata with render_fps from the control period, their size, dtype and content (the
 colours of what each env draws where it draws it); the path frame's command in force and
 pending ones against the core's command schedule; ``human`` in a headless pygame window
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import vdsim_gym
-from vdsim_gym.envs import render_frames as rf
-from vdsim_gym.envs.render_frames import (
+from vdsim_gym.render import frames as rf
+from vdsim_gym.render.frames import (
     CONE,
     CONE_HIT,
     EGO,

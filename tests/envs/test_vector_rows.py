@@ -11,7 +11,7 @@ import pytest
 
 import vdsim_gym  # noqa: F401  (registration)
 from vdsim_gym import _core
-from vdsim_gym.sim.latency import LatencyModel
+from vdsim_gym.config.latency import LatencyModel
 
 ENVS = ["VDSim-DLC-v0", "VDSim-PathFollow-v0", "VDSim-ACC-v0", "VDSim-Dyno-v0"]
 

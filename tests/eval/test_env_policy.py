@@ -168,7 +168,7 @@ def test_env_form_policy_error_names_the_sample():
                 raise RuntimeError("boom")
             return np.zeros(2), None
 
-    from vdsim_gym.eval import ControllerError
+    from vdsim_gym.errors import ControllerError
 
     env = make()
     with pytest.raises(ControllerError, match=r"k=1, t=0.02 s: RuntimeError: boom"):

@@ -13,11 +13,11 @@ import pytest
 
 import vdsim_gym  # noqa: F401  (registration)
 from vdsim_gym import LatencyModel
+from vdsim_gym.config.network import NetworkModel
 from vdsim_gym.controllers import acc_pid, cycle_follower, stanley_pi
 from vdsim_gym.errors import ControllerError, InvalidActionError
 from vdsim_gym.eval import ClosedLoopEval
 from vdsim_gym.eval.env_run import EnvPolicyRun
-from vdsim_gym.sim.latency import NetworkModel
 
 
 def run(env_id: str, make, fast: bool, monkeypatch, env_kwargs=None, wrap=None, **kw):

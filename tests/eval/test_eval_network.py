@@ -16,7 +16,7 @@ import pytest
 from vdsim_gym import LatencyModel, NetworkModel
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval import ClosedLoopEval
-from vdsim_gym.sim.timing import ceil_ticks
+from vdsim_gym.timing import ceil_ticks
 
 DT = 5e-4
 

@@ -28,8 +28,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from vdsim_gym.config.latency import FixedLatency
 from vdsim_gym.eval import ClosedLoopEval
-from vdsim_gym.sim.latency import LatencyModel
 
 TOL = 1e-9
 
@@ -85,7 +85,7 @@ class _ListSampler:
 
 
 @dataclass(frozen=True)
-class ListLatency(LatencyModel):
+class ListLatency(FixedLatency):
     """Test-only model: the delays are the given sequence, in call order."""
 
     values: tuple = ()
@@ -109,7 +109,7 @@ def run_b(delays, dt, P, end_tick, policy):
     ev = ClosedLoopEval(
         plant_kwargs=dict(level="L1", substep_dt=dt), controller=controller,
         control_period=P * dt, mode="virtual_async", overrun=policy,
-        latency=ListLatency("fixed", values=tuple(delays)), duration=end_tick * dt,
+        latency=ListLatency(0.0, values=tuple(delays)), duration=end_tick * dt,
         initial_state={"vx": 5.0},
     )
     return ev.run(), seen

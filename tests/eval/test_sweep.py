@@ -15,10 +15,10 @@ from _helpers import canon
 
 from vdsim_gym import LatencyModel
 from vdsim_gym.cli import main as cli_main
+from vdsim_gym.config.delays import parse_delays
 from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.eval.stats import mean_interval, t_quantile_975
 from vdsim_gym.eval.sweeps import RAY_MISSING, mean_delay_ms, sweep
-from vdsim_gym.sim.latency import parse_delays
 from vdsim_gym.tracking import ey_stats
 
 ENV_ID = "VDSim-DLC-v0"

@@ -13,7 +13,8 @@ import time
 import numpy as np
 import pytest
 
-from vdsim_gym.eval import ClosedLoopEval, ControllerError
+from vdsim_gym.errors import ControllerError
+from vdsim_gym.eval import ClosedLoopEval
 
 PLANT = {"level": "L1", "longitudinal": "pedal"}
 

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym import _core
+from vdsim_gym.config.vehicle import VehicleConfig, load_vehicle
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.config import VehicleConfig, load_vehicle
 
 GRAVITY = 9.80665  # [m/s^2], the core's kGravity
 _LINEAR_SLIP = 1e-14  # tan(alpha) inside the tire's exact linear branch

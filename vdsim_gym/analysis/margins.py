@@ -29,7 +29,7 @@ import numpy as np
 from vdsim_gym.dyno.bench import DynoBench
 from vdsim_gym.dyno.driver import RobotDriver
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.timing import nearest_ticks
+from vdsim_gym.timing import nearest_ticks
 
 LOOP_MODES = ("speed", "accel", "accel_from_speed")
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vdsim_gym.cli.bench import Stages
-from vdsim_gym.sim.config import load_vehicle
+from vdsim_gym.config.vehicle import load_vehicle
 from vdsim_gym.sim.plant import (
     AUX_SIZE,
     DEFAULT_INTEGRATOR,
@@ -30,7 +30,7 @@ from vdsim_gym.sim.plant import (
     default_step_ticks,
     make_session,
 )
-from vdsim_gym.sim.timing import nearest_ticks
+from vdsim_gym.timing import nearest_ticks
 
 GATE = 0.02  # relative error allowed for ay and r [-]
 SAMPLE_DT = 0.01  # common sampling and input-hold grid [s]

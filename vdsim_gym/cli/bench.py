@@ -191,7 +191,8 @@ def core_and_env_rows(env_id: str, level: str, repeats: int
     import gymnasium as gym
 
     import vdsim_gym.envs  # noqa: F401  (registration)
-    from vdsim_gym.sim.latency import LatencyModel, NetworkModel
+    from vdsim_gym.config.latency import LatencyModel
+    from vdsim_gym.config.network import NetworkModel
 
     env = gym.make(env_id, level=level, terminate_on_cone=False)
     ref = gym.make(env_id, level=level, terminate_on_cone=False, **REFERENCE)

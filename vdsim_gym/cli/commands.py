@@ -193,7 +193,7 @@ def _render(args: argparse.Namespace) -> int:
     files of the same outputs that a render killed by SIGKILL left are removed first."""
     from vdsim_gym._files import clean_stale_temps
     from vdsim_gym._signals import sigterm_as_interrupt
-    from vdsim_gym.traces.render import render_gif, render_png
+    from vdsim_gym.render.trace import render_gif, render_png
 
     labels = None if args.labels is None else [x.strip() for x in args.labels.split(",")]
     gif = args.out

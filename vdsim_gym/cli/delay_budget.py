@@ -34,12 +34,13 @@ import vdsim_gym.envs  # noqa: F401  (registration)
 from vdsim_gym import _table
 from vdsim_gym._checks import check_seconds
 from vdsim_gym._files import atomic_open
+from vdsim_gym.config.latency import LatencyModel
+from vdsim_gym.config.network import NetworkModel
+from vdsim_gym.config.vehicle import load_vehicle
 from vdsim_gym.eval.closed_loop import ClosedLoopEval, EvalResult
 from vdsim_gym.eval.policy_adapter import PolicyController
-from vdsim_gym.sim.config import load_vehicle
-from vdsim_gym.sim.latency import LatencyModel, NetworkModel
 from vdsim_gym.sim.plant import DEFAULT_INTEGRATOR
-from vdsim_gym.sim.timing import whole_ticks
+from vdsim_gym.timing import whole_ticks
 
 PRESET = "lane_change_3p5_30"
 SPEED = 20.0  # [m/s]
@@ -357,7 +358,7 @@ def main(out: str | Path = "delay_budget_out", *, level: str = "L2",
     echo(format_table(rows))
     written = [out / "delay_budget.csv"]
     if make_plot:
-        from vdsim_gym.traces.render import render_gif, render_png
+        from vdsim_gym.render.trace import render_gif, render_png
 
         plot(rows, out / "delay_budget.png")
         overlay = [traces / f"{slug(name)}.vdtrace" for name in OVERLAY_CASES]

@@ -19,7 +19,7 @@ from vdsim_gym.analysis.handling import (
     step_steer,
     understeer_gradient,
 )
-from vdsim_gym.sim.config import VehicleConfig, load_vehicle
+from vdsim_gym.config.vehicle import VehicleConfig, load_vehicle
 
 
 @dataclass(frozen=True)

@@ -119,7 +119,7 @@ _json_object = _json_object_like('\'{"preset": "iso3888_2"}\'')
 
 
 def _delays(text: str) -> str:
-    from vdsim_gym.sim.latency import parse_delays
+    from vdsim_gym.config.delays import parse_delays
 
     try:
         parse_delays(text)

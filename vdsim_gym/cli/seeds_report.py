@@ -72,12 +72,12 @@ def main(groups: Sequence[Sequence[str]], env_id: str | None, delays: str, *,
     run folders unpickled as SB3 does (``load_policy``)."""
     from vdsim_gym._best import recover_best
     from vdsim_gym.cli.sweep import _load_all
+    from vdsim_gym.config.delays import parse_delays
     from vdsim_gym.eval.stats import mean_interval
     from vdsim_gym.eval.sweeps import sweep
     from vdsim_gym.eval.sweeps.report import metric_label
     from vdsim_gym.eval.sweeps.results import write_csv
     from vdsim_gym.eval.tolerance import episode_succeeded
-    from vdsim_gym.sim.latency import parse_delays
     from vdsim_gym.training.seeds import aggregate, learning_curves, seed_scores
 
     for g in groups:

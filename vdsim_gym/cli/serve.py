@@ -34,7 +34,7 @@ def _failsafe(text: str) -> list[float]:
 
 
 def _latency(text: str) -> Any:
-    from vdsim_gym.sim.latency import LatencyModel
+    from vdsim_gym.config.latency import LatencyModel
     from vdsim_gym.training.options import parse_latency
 
     if text.strip().lower() == "measured":
@@ -56,8 +56,8 @@ def run(env_id: str, *, out: str | Path, env_kwargs: dict[str, Any],
     import gymnasium as gym
 
     import vdsim_gym.envs  # noqa: F401  (registration)
+    from vdsim_gym.config.latency import LatencyModel
     from vdsim_gym.sil.server import serve_lockstep, serve_wallclock
-    from vdsim_gym.sim.latency import LatencyModel
     from vdsim_gym.sim.links import ShmTransport, UdpTransport
     from vdsim_gym.wrappers import RecordTrace
 

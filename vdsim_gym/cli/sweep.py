@@ -1,6 +1,6 @@
 """The ``vdsim-gym sweep`` command line: controller specs (``load_controller``: baselines
 with parameters, SB3 model files) and ``main``, which sweeps each controller and writes
-CSVs, the summary table and a plot. Delay lists are ``vdsim_gym.sim.latency.parse_delays``'s.
+CSVs, the summary table and a plot. Delay lists are ``vdsim_gym.config.delays.parse_delays``'s.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from typing import Any
 
 import gymnasium as gym
 
+from vdsim_gym.config.delays import parse_delays
+from vdsim_gym.config.latency import LatencyModel
+from vdsim_gym.config.network import NetworkModel
 from vdsim_gym.envs.core_env import CoreEnv
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.sweeps import _check_env_id, _check_seeds, sweep
@@ -21,11 +24,6 @@ from vdsim_gym.eval.sweeps.lock import output_lock
 from vdsim_gym.eval.sweeps.report import phase_table, plot, summary_table
 from vdsim_gym.eval.sweeps.results import SweepResult, sweep_metrics, write_csv
 from vdsim_gym.policies import BASELINES, _check_algo, load_controller
-from vdsim_gym.sim.latency import (
-    LatencyModel,
-    NetworkModel,
-    parse_delays,
-)
 
 
 def _env_keys(cls: type) -> set[str]:

@@ -196,15 +196,16 @@ def one_delay(text: str) -> float:
     """A single delay [s] in the delay grammar ("500ms", "0.5")."""
     import argparse
 
-    from vdsim_gym.sim.latency import parse_delays
+    from vdsim_gym.config.delays import parse_delays
+    from vdsim_gym.config.latency import FixedLatency
 
     try:
         models = parse_delays(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-    if len(models) != 1 or models[0] is None or models[0].kind != "fixed":
+    if len(models) != 1 or not isinstance(models[0], FixedLatency):
         raise argparse.ArgumentTypeError(f"{text!r}: give one delay, e.g. 500ms or 0.5")
-    return float(models[0].a)
+    return models[0].c
 
 
 def add_parser(sub: Any) -> None:

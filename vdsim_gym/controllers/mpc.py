@@ -45,13 +45,13 @@ import gymnasium as gym
 import numpy as np
 
 from vdsim_gym._checks import check_integer, check_number, check_seconds, is_real
+from vdsim_gym.config.latency import MAX_DELAY_S
+from vdsim_gym.config.vehicle import load_vehicle
 from vdsim_gym.controllers.base import ObsLayout, as_batch
 from vdsim_gym.controllers.composite import LateralLongitudinal
 from vdsim_gym.controllers.pi_speed import PISpeed
 from vdsim_gym.controllers.prediction import GRAVITY, RowDelays, loop_delay
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.config import load_vehicle
-from vdsim_gym.sim.latency import MAX_DELAY_S
 
 # The longest plan in steps: the condensed QP is dense, its matrices hold (4 N)^2 doubles
 # (N = 500: 8 MB each, N = 20000: 13 GB) and a solve costs ~N^3; 500 steps of the default

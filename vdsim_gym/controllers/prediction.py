@@ -35,8 +35,8 @@ import gymnasium as gym
 import numpy as np
 
 from vdsim_gym._checks import is_real
+from vdsim_gym.config.vehicle import VehicleConfig, load_vehicle
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.config import VehicleConfig, load_vehicle
 
 GRAVITY = 9.80665  # [m/s^2], the core's
 _MIN_SPEED = 1.0  # [m/s] the slip angles' speed floor (the plant's slip_speed_floor scale)

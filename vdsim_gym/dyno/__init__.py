@@ -9,13 +9,8 @@ from __future__ import annotations
 from vdsim_gym.dyno.bench import DynoBench
 from vdsim_gym.dyno.config import DynoConfig, default_dyno, from_vehicle, load_dyno
 from vdsim_gym.dyno.cycles import DriveCycle, available_cycles, load_cycle
-from vdsim_gym.dyno.driver import (
-    ActuatorError,
-    DelayRoundingWarning,
-    RobotDriver,
-    delay_steps,
-)
+from vdsim_gym.dyno.driver import RobotDriver, delay_steps
 
-__all__ = ["ActuatorError", "DelayRoundingWarning", "DriveCycle", "DynoBench", "DynoConfig",
+__all__ = ["DriveCycle", "DynoBench", "DynoConfig",
            "RobotDriver", "available_cycles", "default_dyno", "delay_steps", "from_vehicle",
            "load_cycle", "load_dyno"]

@@ -17,7 +17,8 @@ import yaml
 from vdsim_gym import _core
 from vdsim_gym._data import vehicles_dir
 from vdsim_gym._files import load_yaml, read_user_text
-from vdsim_gym.sim.config import ConfigError, load_vehicle, merge
+from vdsim_gym.config.vehicle import load_vehicle, merge
+from vdsim_gym.errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import numpy as np
 from vdsim_gym._data import cycles_dir
 from vdsim_gym._files import open_csv, read_yaml
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.timing import floor_ticks
+from vdsim_gym.timing import floor_ticks
 
 MAX_CYCLE_S = 36_000.0  # [s] ten hours: longer is a unit mistake
 MAX_SPEED = 100.0  # [m/s]

@@ -9,10 +9,10 @@ from collections.abc import Callable
 
 from vdsim_gym import _core
 from vdsim_gym._checks import check_finite, check_flag
+from vdsim_gym.config.latency import MAX_DELAY_S
 from vdsim_gym.dyno.bench import check_dt
 from vdsim_gym.errors import ActuatorError, ArgumentTypeError, ConfigError, DelayRoundingWarning
-from vdsim_gym.sim.latency import MAX_DELAY_S
-from vdsim_gym.sim.timing import nearest_ticks
+from vdsim_gym.timing import nearest_ticks
 
 MODES = ("speed", "accel")
 MAX_DELAY_STEPS = 10_000_000  # delay_s / dt beyond this is refused (memory, overflow)

@@ -15,7 +15,7 @@ from vdsim_gym import _core
 from vdsim_gym.dyno.config import DynoConfig, load_dyno
 from vdsim_gym.dyno.driver import DelayRoundingWarning, RobotDriver, delay_steps
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.timing import check_substep_dt, whole_ticks
+from vdsim_gym.timing import check_substep_dt, whole_ticks
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import numpy as np
 from vdsim_gym.dyno.bench import DynoBench
 from vdsim_gym.dyno.config import load_dyno
 from vdsim_gym.dyno.driver import RobotDriver
-from vdsim_gym.sim.timing import nearest_ticks
+from vdsim_gym.timing import nearest_ticks
 
 # The reference's speed-mode figures: delay -> (peak toward 15, min after the drop to 5,
 # speed 30 s after each step).

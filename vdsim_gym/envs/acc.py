@@ -19,7 +19,7 @@ from vdsim_gym.envs.core_env import (
 )
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.plant import PhysicsSpec
-from vdsim_gym.sim.timing import ceil_ticks, nearest_ticks
+from vdsim_gym.timing import ceil_ticks, nearest_ticks
 
 # The task's facts come from its C++ spec (acc_task.hpp), never copied here.
 _SPEC = _core.AccEnvCore.default_spec()
@@ -170,8 +170,8 @@ class ACCEnv(CoreEnv):
 
     def _frame(self) -> np.ndarray:
         """The frame: the road from the side, ego and lead at their gap,
-        the desired gap, TTC and ``render_notes`` (vdsim_gym.envs.render_frames)."""
-        from vdsim_gym.envs.render_frames import acc_frame  # Pillow only when rendering
+        the desired gap, TTC and ``render_notes`` (vdsim_gym.render.frames)."""
+        from vdsim_gym.render.frames import acc_frame  # Pillow only when rendering
 
         return acc_frame(self)
 

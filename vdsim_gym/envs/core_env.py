@@ -35,6 +35,8 @@ from vdsim_gym._checks import (
     check_action_history,
     is_real,
 )
+from vdsim_gym.config.latency import LatencyModel, check_obs_delay
+from vdsim_gym.config.network import NetworkModel, check_network
 from vdsim_gym.envs.env_latency import EnvLatency
 from vdsim_gym.errors import (
     ArgumentTypeError,
@@ -44,10 +46,9 @@ from vdsim_gym.errors import (
     UnsupportedRenderModeError,
     UsageError,
 )
-from vdsim_gym.sim.latency import LatencyModel, NetworkModel, check_network, check_obs_delay
 from vdsim_gym.sim.plant import PhysicsSpec, observe_session
 from vdsim_gym.sim.randomization import EpisodeParams, Randomization
-from vdsim_gym.sim.timing import ceil_ticks
+from vdsim_gym.timing import ceil_ticks
 
 FLAGS: dict[str, int] = dict(_core.ENV_FLAGS)  # the bits every env core shares
 TERMINATED, TRUNCATED, TIME_LIMIT = FLAGS["terminated"], FLAGS["truncated"], FLAGS["time_limit"]
@@ -522,7 +523,7 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
 
     def render(self) -> Any:
         """``render_mode="rgb_array"``: this moment's frame, an (H, W, 3) uint8 array
-        (the task's ``_frame``, vdsim_gym.envs.render_frames); ``"human"``: the frame
+        (the task's ``_frame``, vdsim_gym.render.frames); ``"human"``: the frame
         shown in a pygame window at ``metadata["render_fps"]`` (real time;
         ``render_real_time = False``: as fast as the loop runs), drawn after every reset
         and step, returns None; no render mode: None."""
@@ -532,7 +533,7 @@ class CoreEnv(EnvLatency, gym.Env[np.ndarray, np.ndarray]):
         if self.render_mode == "rgb_array":
             return frame
         if self._window is None:
-            from vdsim_gym.envs.render_frames import Window  # pygame only for "human"
+            from vdsim_gym.render.frames import Window  # pygame only for "human"
 
             self._window = Window(f"{type(self).__name__} (vdsim_gym)")
         self._window.show(frame, self.metadata["render_fps"] if self.render_real_time else None)

@@ -24,9 +24,10 @@ from vdsim_gym import _core
 from vdsim_gym._checks import is_real
 from vdsim_gym._data import scenarios_dir
 from vdsim_gym._files import load_yaml, read_user_text
+from vdsim_gym.config.vehicle import load_vehicle
 from vdsim_gym.envs.course import Course, Gate
 from vdsim_gym.envs.reference_line import REFERENCES, Lane, LateralFn, smooth_lateral
-from vdsim_gym.sim.config import ConfigError, load_vehicle
+from vdsim_gym.errors import ConfigError
 
 COURSE_PRESETS: tuple[str, ...] = ("iso3888_1", "iso3888_2", "lane_change_3p5_30")
 

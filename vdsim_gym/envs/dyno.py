@@ -20,7 +20,7 @@ from vdsim_gym.envs.core_env import (
     task_flags,
 )
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.timing import ceil_ticks
+from vdsim_gym.timing import ceil_ticks
 
 MAX_PHASES = int(_core.DYNO_MAX_PHASES)  # a cycle's phases with their own summary
 
@@ -223,8 +223,8 @@ class DynoEnv(CoreEnv):
 
     def _frame(self) -> np.ndarray:
         """The frame: the cycle around now with its preview, the speed,
-        and the pedal commanded and reaching the car (vdsim_gym.envs.render_frames)."""
-        from vdsim_gym.envs.render_frames import dyno_frame  # Pillow only when rendering
+        and the pedal commanded and reaching the car (vdsim_gym.render.frames)."""
+        from vdsim_gym.render.frames import dyno_frame  # Pillow only when rendering
 
         return dyno_frame(self)
 

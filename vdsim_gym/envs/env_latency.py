@@ -7,18 +7,17 @@ from __future__ import annotations
 from typing import Any
 
 from vdsim_gym import _core
-from vdsim_gym._checks import check_measured_delay, is_real
-from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.latency import (
+from vdsim_gym._checks import check_measured_delay
+from vdsim_gym.config.latency import (
     MAX_DELAY_S,
     LatencyModel,
-    NetworkModel,
     check_delay_fits,
     check_latency,
-    check_network,
     check_obs_delay,
     check_overrun,
 )
+from vdsim_gym.config.network import NetworkModel, check_network
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.randomization import Randomization
 
 
@@ -61,12 +60,6 @@ class EnvLatency:
     def _configure_latency(self, latency: LatencyModel | None, overrun: str) -> None:
         overrun = check_overrun(overrun)
         if latency is not None:
-            if is_real(latency):
-                raise ConfigError(
-                    f"latency must be a LatencyModel, got the number {latency!r}; for a fixed "
-                    f"delay of {latency!s} s pass latency=LatencyModel.fixed({latency!s}) "
-                    "(from vdsim_gym import LatencyModel)"
-                )
             latency = check_latency(latency)
             self._check_fits(latency, "latency", "latency")
             self._core.set_latency(latency.spec(), getattr(_core.OverrunPolicy, overrun))

@@ -212,11 +212,11 @@ class PathTrackingEnv(CoreEnv):
         return self._core.draw_start(self.np_random.bit_generator)
 
     def _frame(self) -> np.ndarray:
-        """The bird's-eye frame (vdsim_gym.envs.render_frames.path_frame): the course,
+        """The bird's-eye frame (vdsim_gym.render.frames.path_frame): the course,
         the driven path, the body with the wheels at the actuator's angle, a scale bar,
         time, speed, e_y and steer, and with latency the command in force and the
         pending one with their sample and apply times."""
-        from vdsim_gym.envs.render_frames import path_frame  # Pillow only when rendering
+        from vdsim_gym.render.frames import path_frame  # Pillow only when rendering
 
         return path_frame(self)
 

@@ -7,17 +7,14 @@ latency x scenario x seed grids (docs/SWEEPS.md).
 
 from __future__ import annotations
 
-from vdsim_gym.eval.closed_loop import MODES, ClosedLoopEval, ControllerError, EvalResult
+from vdsim_gym.eval.closed_loop import MODES, ClosedLoopEval, EvalResult
 from vdsim_gym.eval.metrics import lateral_error, tracking_stats
 from vdsim_gym.eval.sweeps import SweepResult, sweep
-from vdsim_gym.sim.latency import LatencyModel
 
 __all__ = [
     "MODES",
     "ClosedLoopEval",
-    "ControllerError",
     "EvalResult",
-    "LatencyModel",
     "SweepResult",
     "lateral_error",
     "sweep",

@@ -36,7 +36,7 @@ from vdsim_gym._files import open_csv
 from vdsim_gym.controllers.acc import MODES
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.acc_workflow import COLUMNS
-from vdsim_gym.sim.timing import nearest_ticks
+from vdsim_gym.timing import nearest_ticks
 
 _REQUIRED = ("time", "ego_speed", "acceleration_cmd", "mode")
 

@@ -30,6 +30,8 @@ from typing import Any
 import gymnasium as gym
 
 from vdsim_gym._signals import sigterm_as_interrupt
+from vdsim_gym.config.latency import LatencyModel, check_latency, check_obs_delay, check_overrun
+from vdsim_gym.config.network import NetworkModel, check_network
 from vdsim_gym.errors import ConcurrentUseError, ConfigError, ControllerError, UnsupportedEnvError
 from vdsim_gym.eval.driver import Command, Controller, _Driver, _PlantDriver
 from vdsim_gym.eval.env_run import EnvPolicyRun
@@ -44,16 +46,8 @@ from vdsim_gym.eval.wallclock import (
     WallclockRun,
     check_options,
 )
-from vdsim_gym.sim.latency import (
-    LatencyModel,
-    NetworkModel,
-    check_latency,
-    check_network,
-    check_obs_delay,
-    check_overrun,
-)
 from vdsim_gym.sim.plant import Plant
-from vdsim_gym.sim.timing import ceil_ticks, whole_ticks
+from vdsim_gym.timing import ceil_ticks, whole_ticks
 from vdsim_gym.tracking import check_path
 
 MODES = ("sync", "virtual_async", "wallclock")

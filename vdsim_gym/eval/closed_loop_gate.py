@@ -27,8 +27,8 @@ from typing import Any
 
 import gymnasium as gym
 
+from vdsim_gym.config.latency import LatencyModel
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.latency import LatencyModel
 
 GATE = 0.01  # relative error allowed for every metric [-]
 REFERENCE: dict[str, Any] = {"integrator": "heun", "substep_dt": 1e-4}

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from vdsim_gym.config.vehicle import COMMAND_COLUMNS
 from vdsim_gym.errors import InvalidActionError
-from vdsim_gym.sim.config import COMMAND_COLUMNS
 from vdsim_gym.sim.plant import STATE_COLUMNS, Plant
 from vdsim_gym.traces.provenance import plant_meta
 

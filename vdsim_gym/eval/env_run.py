@@ -27,13 +27,14 @@ import numpy as np
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
 
 from vdsim_gym._checks import check_measured_delay, check_policy_action
+from vdsim_gym.config.latency import MAX_DELAY_S, LatencyModel
+from vdsim_gym.config.network import NetworkModel
+from vdsim_gym.config.vehicle import COMMAND_COLUMNS
 from vdsim_gym.envs.core_env import TERMINATED, TRUNCATED, CoreEnv
 from vdsim_gym.errors import ConfigError, ControllerError, InvalidActionError
 from vdsim_gym.eval.driver import STATE_COLUMNS
 from vdsim_gym.eval.result import _Samples
 from vdsim_gym.eval.result_build import RunColumns
-from vdsim_gym.sim.config import COMMAND_COLUMNS
-from vdsim_gym.sim.latency import MAX_DELAY_S, LatencyModel, NetworkModel
 from vdsim_gym.sim.plant import StateColumns
 
 # Wrappers gym.make adds that change nothing of a step: the env form steps the core

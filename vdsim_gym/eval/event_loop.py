@@ -15,11 +15,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from vdsim_gym.config.latency import LatencyModel
+from vdsim_gym.config.network import NetworkModel
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.driver import Command, _Driver
 from vdsim_gym.eval.result import _Samples
-from vdsim_gym.sim.latency import LatencyModel, NetworkModel, async_timeline
-from vdsim_gym.sim.timing import ceil_ticks
+from vdsim_gym.sim.timeline import async_timeline
+from vdsim_gym.timing import ceil_ticks
 
 # The controller call of sample k observed at t: (checked command, wall time [s]).
 Call = Callable[[Any, int, float], tuple[Command, float]]

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from vdsim_gym.config.latency import LatencyModel
 from vdsim_gym.eval.driver import _Driver
-from vdsim_gym.sim.latency import LatencyModel, sensor_schedule
 from vdsim_gym.sim.plant import observe_capture, session_sensor
+from vdsim_gym.sim.timeline import sensor_schedule
 
 
 class SensorDriver:

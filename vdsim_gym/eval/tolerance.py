@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym._checks import check_finite, check_number, is_integer, is_real
+from vdsim_gym.config.latency import LatencyModel
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.latency import LatencyModel
-from vdsim_gym.sim.timing import whole_ticks
+from vdsim_gym.timing import whole_ticks
 
 KINDS = ("computation", "sensor")
 

@@ -16,7 +16,7 @@ import numpy as np
 from vdsim_gym._checks import check_decimation
 from vdsim_gym._signals import signals_held
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.timing import nearest_ticks
+from vdsim_gym.timing import nearest_ticks
 from vdsim_gym.traces.recording import (
     check_trace_channels,
     course_overlays,

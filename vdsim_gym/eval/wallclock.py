@@ -30,7 +30,7 @@ from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.env_run import EnvPolicyRun
 from vdsim_gym.eval.result import _Samples
 from vdsim_gym.sim.plant import realtime_runner
-from vdsim_gym.sim.timing import ceil_ticks
+from vdsim_gym.timing import ceil_ticks
 
 RTF_BAND = 0.02  # quality "rtf_band": |rtf - 1| above this
 

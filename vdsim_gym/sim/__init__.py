@@ -1,6 +1,7 @@
-"""The simulation's Python face: the vehicle and actuator configurations (``config``),
-the plant on its own (``plant``: ``Plant``, ``PhysicsSpec``), the integer substep clock
-(``timing``), latency models and the delay grammar (``latency``) and domain randomization
-(``randomization``). The chassis dyno is ``vdsim_gym.dyno``. This package imports nothing
-itself.
+"""The simulation's Python face: the plant on its own (``plant``: ``Plant``,
+``PhysicsSpec``), domain randomization (``randomization``), the baselines' C++ kernels
+(``baselines``), the SIL transports over the core (``links``) and the core's timing
+objects the callback form drives (``timeline``). The configurations are
+``vdsim_gym.config``, the clock ``vdsim_gym.timing``, the chassis dyno ``vdsim_gym.dyno``.
+This package imports nothing itself.
 """

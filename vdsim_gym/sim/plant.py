@@ -17,8 +17,7 @@ import numpy as np
 
 from vdsim_gym import _core
 from vdsim_gym._checks import is_real
-from vdsim_gym.errors import ConfigError, InvalidActionError
-from vdsim_gym.sim.config import (
+from vdsim_gym.config.vehicle import (
     MAX_ACTUATOR_DEAD_TIME_S,
     WHEELS,
     ActuatorConfig,
@@ -26,7 +25,8 @@ from vdsim_gym.sim.config import (
     load_actuator,
     load_vehicle,
 )
-from vdsim_gym.sim.timing import check_substep_dt, floor_ticks, whole_ticks
+from vdsim_gym.errors import ConfigError, InvalidActionError
+from vdsim_gym.timing import check_substep_dt, floor_ticks, whole_ticks
 
 LEVELS = ("L1", "L2")
 LONGITUDINAL_MODES = ("force", "pedal", "accel")

@@ -55,14 +55,15 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym._checks import is_real
-from vdsim_gym.sim.config import (
+from vdsim_gym.config.latency import MAX_DELAY_S, LatencyModel
+from vdsim_gym.config.network import NetworkModel
+from vdsim_gym.config.vehicle import (
     MAX_ACTUATOR_DEAD_TIME_S,
     ActuatorConfig,
     ConfigError,
     VehicleConfig,
     load_vehicle,
 )
-from vdsim_gym.sim.latency import MAX_DELAY_S, LatencyModel, NetworkModel
 
 # Randomizable names in draw order, with what they are (for messages and docs).
 NAMES: dict[str, str] = {
@@ -290,7 +291,7 @@ class Randomization:
         vehicle, steering chain, channel dead times, network and overrun policy."""
         from vdsim_gym import _core
         from vdsim_gym.sim.plant import actuator_params
-        from vdsim_gym.sim.timing import whole_ticks
+        from vdsim_gym.timing import whole_ticks
 
         spec = _core.RandomizationSpec()
         spec.keys = [DRAW_KEYS.index(k) for k in self.keys]
@@ -380,7 +381,7 @@ class Randomization:
         """The episode's channel dead times in ticks: each drawn one at the nearest whole
         substep (its value in ``values`` replaced by that snapped time), the other the
         env's own."""
-        from vdsim_gym.sim.timing import nearest_ticks, whole_ticks
+        from vdsim_gym.timing import nearest_ticks, whole_ticks
 
         out = []
         for k, name in enumerate(CHANNEL_NAMES):

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from vdsim_gym.config.vehicle import COMMAND_COLUMNS, WHEELS
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.config import COMMAND_COLUMNS, WHEELS
-from vdsim_gym.sim.timing import floor_ticks, nearest_ticks_array
+from vdsim_gym.timing import floor_ticks, nearest_ticks_array
 from vdsim_gym.traces.provenance import GIT_DIRTY, GIT_SHA, VERSION
 from vdsim_gym.traces.trace import TraceWriter
 

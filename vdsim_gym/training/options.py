@@ -16,7 +16,7 @@ def parse_latency(text: str | None) -> Any:
     "normal:10:5ms", "none"; None or "none": no latency."""
     if text is None or str(text).strip().lower() in ("", "none"):
         return None
-    from vdsim_gym.sim.latency import parse_delays  # the one grammar of every command line
+    from vdsim_gym.config.delays import parse_delays  # the one grammar of every command line
 
     try:
         models = parse_delays(str(text).strip())

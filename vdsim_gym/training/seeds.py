@@ -278,10 +278,10 @@ def seed_scores(runs: Sequence[str | Path], env_id: str, delays: str, *, name: s
     """Each run's policy (``which``: "model" or "best_model") swept over ``delays`` (the
     sweep grammar) on the same evaluation ``seeds``; ``progress``: a bar per run on
     stderr; ``trust``: ``load_policy``'s (unpickle the run folders as SB3 does)."""
+    from vdsim_gym.config.delays import parse_delays
     from vdsim_gym.eval.sweeps import sweep
     from vdsim_gym.eval.tolerance import episode_succeeded
     from vdsim_gym.policies import ResidualPolicy, load_policy
-    from vdsim_gym.sim.latency import parse_delays
 
     if not runs:
         raise TrainingError("no run folders given")

@@ -15,9 +15,9 @@ import gymnasium as gym
 import numpy as np
 
 from vdsim_gym._checks import check_action_history
+from vdsim_gym.config.latency import LatencyModel
 from vdsim_gym.envs.core_env import CoreEnv
 from vdsim_gym.errors import ConfigError, UnsupportedEnvError
-from vdsim_gym.sim.latency import LatencyModel
 from vdsim_gym.wrappers._common import vdsim_base
 
 

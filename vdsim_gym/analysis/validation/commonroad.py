@@ -48,8 +48,8 @@ import copy
 import dataclasses
 from typing import Any
 
+from vdsim_gym.config.vehicle import VehicleConfig, load_vehicle
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.config import VehicleConfig, load_vehicle
 
 INSTALL_HINT = "pip install 'vdsim-gym[validation]'"
 MODELS = {"L1": "std", "L2": "mb"}  # our level -> their model

@@ -20,8 +20,8 @@ from vdsim_gym.analysis.validation.commonroad import (
     commonroad_vehicle,
     parameters_vehicle2,
 )
+from vdsim_gym.config.vehicle import VehicleConfig
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.config import VehicleConfig
 
 CONTROL_PERIOD = 0.01  # [s] the shared time grid: commands held, both sampled
 THEIR_STEP = 5e-4  # [s] their RK4 step (finer at low speed when braking)

@@ -32,6 +32,7 @@ from typing import Any
 import gymnasium as gym
 
 import vdsim_gym.envs  # noqa: F401  (registration)
+from vdsim_gym.config.latency import LatencyModel, check_overrun
 from vdsim_gym.errors import ArgumentTypeError, ConfigError
 from vdsim_gym.eval.sweeps.backends import RAY_MISSING, _import_ray, _Progress, _run_local, _run_ray
 from vdsim_gym.eval.sweeps.grid import (
@@ -56,7 +57,6 @@ from vdsim_gym.eval.sweeps.results import (
     metric_names,
     summarize,
 )
-from vdsim_gym.sim.latency import LatencyModel, check_overrun
 
 BACKENDS = ("local", "ray")
 # "batch": one predict call per batch step; "row": one call per env and step, so a

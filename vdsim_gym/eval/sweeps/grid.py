@@ -10,28 +10,13 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym._checks import is_real
+from vdsim_gym.config.latency import LatencyModel, check_latency
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.latency import LatencyModel
 
 
 def latency_label(latency: LatencyModel | None) -> str:
-    if latency is None:
-        return "none"
-
-    def ms(v: float) -> str:
-        return f"{v * 1e3:g}"
-
-    if latency.kind == "fixed":
-        return f"fixed {ms(latency.a)} ms"
-    if latency.kind == "uniform":
-        return f"uniform {ms(latency.a)}-{ms(latency.b)} ms (seed {latency.seed})"
-    if latency.kind == "normal":
-        return f"normal {ms(latency.a)}+-{ms(latency.b)} ms (seed {latency.seed})"
-    if latency.kind == "empirical":
-        return (f"empirical n={len(latency.samples)} mean {latency.mean_delay * 1e3:.4g} ms "
-                f"(seed {latency.seed})")
-    return latency.kind
+    """The scenario key's latency part: the model's label, "none" without one."""
+    return "none" if latency is None else latency.label()
 
 
 def mean_delay_ms(latency: LatencyModel | None) -> float:
@@ -105,10 +90,8 @@ def _check_latencies(latencies: Any) -> list[LatencyModel | None]:
         raise ConfigError("latencies is empty: give at least one LatencyModel (or None for "
                           "no latency)")
     for lat in out:
-        if lat is not None and not isinstance(lat, LatencyModel):
-            hint = (f"; for a fixed delay of {lat!s} s use LatencyModel.fixed({lat!s})"
-                    if is_real(lat) else "")
-            raise ConfigError(f"each latency must be a LatencyModel or None, got {lat!r}{hint}")
+        if lat is not None:
+            check_latency(lat, "each latency (or None)")
         if lat is not None and not lat.reproducible:
             raise ConfigError("LatencyModel.measured() times the controller's wall clock and "
                               "is not reproducible; a sweep needs fixed, uniform or normal")

@@ -20,7 +20,7 @@ from vdsim_gym import _core
 from vdsim_gym._checks import is_real
 from vdsim_gym._data import vehicles_dir
 from vdsim_gym._files import load_yaml, read_user_text
-from vdsim_gym.errors import ConfigError  # noqa: F401  (vdsim_gym.sim.config.ConfigError)
+from vdsim_gym.errors import ConfigError
 
 # The wheels of each model level (L1: one per axle; L2: four), in the order of the core's
 # state, observation and trace rows.

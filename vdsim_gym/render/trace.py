@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym._files import atomic_path
-from vdsim_gym.envs.render_frames import body_outline
 from vdsim_gym.errors import ConfigError
+from vdsim_gym.render.frames import body_outline
 from vdsim_gym.traces.trace import Trace, read_trace
 
 LON_CHANNELS = ("u_fx", "u_pedal", "u_ax", "u_reference")
@@ -223,7 +223,7 @@ class _Figure:
         cursors, each run's path so far and body, and the close-up."""
         from PIL import Image, ImageDraw
 
-        from vdsim_gym.envs.render_frames import WorldView, draw_scene, scale_bar
+        from vdsim_gym.render.frames import WorldView, draw_scene, scale_bar
 
         img = Image.fromarray(self.background)
         draw = ImageDraw.Draw(img)

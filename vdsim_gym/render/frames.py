@@ -11,7 +11,7 @@ layout per frame: one to three milliseconds a frame), and the pygame window of
 - ``dyno_frame``: the drive cycle with its preview, the roller speed, the pedal commanded
   and the throttle/brake that reach the car after the robot's transport delay.
 
-``WorldView`` and ``draw_scene`` are shared with the trace renderer (vdsim_gym.traces.render).
+``WorldView`` and ``draw_scene`` are shared with the trace renderer (vdsim_gym.render.trace).
 Imported lazily by the envs' ``render``; Pillow comes with the ``plot`` extra, pygame with
 the ``render`` extra (only ``human`` needs it).
 """
@@ -366,7 +366,7 @@ def dyno_frame(env: Any, behind_s: float = 20.0, ahead_s: float = 10.0) -> np.nd
     t = info["t"]
     speeds = env._speeds[env.cycle_index] if env.cycle is not None else np.zeros(2)
     dt = env.control_period
-    from vdsim_gym.sim.timing import floor_ticks  # (this module imports no core at load)
+    from vdsim_gym.timing import floor_ticks  # (this module imports no core at load)
 
     k0 = max(0, floor_ticks(t - behind_s, dt))
     k1 = min(len(speeds), floor_ticks(t + ahead_s, dt) + 1)
