@@ -1286,6 +1286,10 @@ class PathEnvCore(EnvCoreBase):
         """
         Place the plant; with latency, restart the timeline and reseed the delays
         """
+    def restore(self, snapshot: PathEnvCore) -> None:
+        """
+        This core becomes a copy of `snapshot` (a snapshot() of a core of this type): the same actions then step it bit for bit as they stepped the snapshot's source
+        """
     def sensor_read(self, obs: typing.Annotated[numpy.typing.ArrayLike, numpy.float32]) -> int:
         """
         Mode C: the newest grid sample's captured observation into obs's task columns; its capture tick
@@ -1329,6 +1333,10 @@ class PathEnvCore(EnvCoreBase):
     def set_vehicle(self, vehicle: VehicleParams) -> None:
         """
         Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
+        """
+    def snapshot(self) -> PathEnvCore:
+        """
+        A copy of this core, parameters, configuration and whole state (plant, task, command schedule, delay lines, sensor ring, network chain, generators, episode counters): what restore() puts back
         """
     def step(self, a_steer: typing.SupportsFloat | typing.SupportsIndex, a_long: typing.SupportsFloat | typing.SupportsIndex, obs: numpy.typing.NDArray[numpy.float32], terms: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.float64], measured_delay: typing.SupportsFloat | typing.SupportsIndex = ...) -> int:
         """
@@ -1482,6 +1490,10 @@ class SpeedEnvCore(EnvCoreBase):
         """
         Place the plant; with latency, restart the timeline and reseed the delays
         """
+    def restore(self, snapshot: SpeedEnvCore) -> None:
+        """
+        This core becomes a copy of `snapshot` (a snapshot() of a core of this type): the same actions then step it bit for bit as they stepped the snapshot's source
+        """
     def sensor_read(self, obs: typing.Annotated[numpy.typing.ArrayLike, numpy.float32]) -> int:
         """
         Mode C: the newest grid sample's captured observation into obs's task columns; its capture tick
@@ -1517,6 +1529,10 @@ class SpeedEnvCore(EnvCoreBase):
     def set_vehicle(self, vehicle: VehicleParams) -> None:
         """
         Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
+        """
+    def snapshot(self) -> SpeedEnvCore:
+        """
+        A copy of this core, parameters, configuration and whole state (plant, task, command schedule, delay lines, sensor ring, network chain, generators, episode counters): what restore() puts back
         """
     def step(self, action: typing.SupportsFloat | typing.SupportsIndex, obs: numpy.typing.NDArray[numpy.float32], terms: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.float64], measured_delay: typing.SupportsFloat | typing.SupportsIndex = ...) -> int:
         """
@@ -1734,6 +1750,10 @@ class AccEnvCore(EnvCoreBase):
         """
         Place the plant; with latency, restart the timeline and reseed the delays
         """
+    def restore(self, snapshot: AccEnvCore) -> None:
+        """
+        This core becomes a copy of `snapshot` (a snapshot() of a core of this type): the same actions then step it bit for bit as they stepped the snapshot's source
+        """
     def scenario(self) -> tuple[int, numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], float, float]:
         """
         This episode's family (-1: the fixed scenario), lead speed and distance (copies), set speed and ego start speed
@@ -1787,6 +1807,10 @@ class AccEnvCore(EnvCoreBase):
     def set_vehicle(self, vehicle: VehicleParams) -> None:
         """
         Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
+        """
+    def snapshot(self) -> AccEnvCore:
+        """
+        A copy of this core, parameters, configuration and whole state (plant, task, command schedule, delay lines, sensor ring, network chain, generators, episode counters): what restore() puts back
         """
     def step(self, action: typing.SupportsFloat | typing.SupportsIndex, obs: numpy.typing.NDArray[numpy.float32], terms: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.float64], measured_delay: typing.SupportsFloat | typing.SupportsIndex = ...) -> int:
         """
@@ -1904,6 +1928,10 @@ class VectorEnvCore:
         """
         Reset the masked envs in C++ (their tasks draw their starts from set_row_rng's generators) into the bound buffers
         """
+    def restore_row(self, i: typing.SupportsInt | typing.SupportsIndex, snapshot: EnvCoreBase) -> None:
+        """
+        Row i becomes a copy of `snapshot` (a snapshot_row of a row of this task)
+        """
     def row_core(self, i: typing.SupportsInt | typing.SupportsIndex) -> EnvCoreBase:
         """
         Row i's env core (its task's *EnvCore type), alive as long as the session
@@ -1935,6 +1963,10 @@ class VectorEnvCore:
     def set_vehicle(self, i: typing.SupportsInt | typing.SupportsIndex, vehicle: VehicleParams) -> None:
         """
         Replace env i's vehicle parameters between steps (reset the env after)
+        """
+    def snapshot_row(self, i: typing.SupportsInt | typing.SupportsIndex) -> EnvCoreBase:
+        """
+        A copy of row i's env core (its task's *EnvCore type, as row_core(i).snapshot())
         """
     def step(self, actions: numpy.ndarray, step_mask: numpy.ndarray, obs: numpy.ndarray, rewards: numpy.ndarray, flags: numpy.ndarray, terms: numpy.ndarray, info: numpy.ndarray) -> None:
         """
@@ -2490,6 +2522,10 @@ class DynoEnvCore(EnvCoreBase):
         """
         Place the plant; with latency, restart the timeline and reseed the delays
         """
+    def restore(self, snapshot: DynoEnvCore) -> None:
+        """
+        This core becomes a copy of `snapshot` (a snapshot() of a core of this type): the same actions then step it bit for bit as they stepped the snapshot's source
+        """
     def sensor_read(self, obs: typing.Annotated[numpy.typing.ArrayLike, numpy.float32]) -> int:
         """
         Mode C: the newest grid sample's captured observation into obs's task columns; its capture tick
@@ -2533,6 +2569,10 @@ class DynoEnvCore(EnvCoreBase):
     def set_vehicle(self, vehicle: VehicleParams) -> None:
         """
         Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
+        """
+    def snapshot(self) -> DynoEnvCore:
+        """
+        A copy of this core, parameters, configuration and whole state (plant, task, command schedule, delay lines, sensor ring, network chain, generators, episode counters): what restore() puts back
         """
     def step(self, action: typing.SupportsFloat | typing.SupportsIndex, obs: numpy.typing.NDArray[numpy.float32], terms: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.float64], measured_delay: typing.SupportsFloat | typing.SupportsIndex = ...) -> int:
         """

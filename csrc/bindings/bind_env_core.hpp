@@ -250,6 +250,14 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
       .def_property_readonly("time", [](const Core& e) { return e.plant().time(); },
                              "The plant's time [s]")
       .def_property_readonly("task_info_size", &Core::task_info_size)
+      .def("snapshot", [](const Core& e) { return std::make_unique<Core>(e); },
+           "A copy of this core, parameters, configuration and whole state (plant, task, "
+           "command schedule, delay lines, sensor ring, network chain, generators, episode "
+           "counters): what restore() puts back")
+      .def("restore", [](Core& e, const Core& snapshot) { e.restore(snapshot); },
+           py::arg("snapshot"),
+           "This core becomes a copy of `snapshot` (a snapshot() of a core of this type): the "
+           "same actions then step it bit for bit as they stepped the snapshot's source")
       .def_property("time_limit_ticks", &Core::time_limit_ticks, [](Core& e, std::int64_t t) {
         if (t < 0) throw std::invalid_argument("time_limit_ticks must be >= 0 (0: none)");
         e.set_time_limit_ticks(t);

@@ -277,6 +277,17 @@ void bind_vector(py::module_& m) {
              return const_cast<EnvCoreBase*>(&v.impl->core(i));
            }, py::arg("i"), py::return_value_policy::reference_internal,
            "Row i's env core (its task's *EnvCore type), alive as long as the session")
+      .def("snapshot_row", [](PyVectorEnvCore& v, int64_t i) {
+             if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
+             return v.impl->snapshot_row(i);
+           }, py::arg("i"),
+           "A copy of row i's env core (its task's *EnvCore type, as row_core(i).snapshot())")
+      .def("restore_row", [](PyVectorEnvCore& v, int64_t i, const EnvCoreBase& snapshot) {
+             if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
+             if (!v.impl->restore_row(i, snapshot))
+               throw std::invalid_argument("restore_row: the snapshot is a core of another task");
+           }, py::arg("i"), py::arg("snapshot"),
+           "Row i becomes a copy of `snapshot` (a snapshot_row of a row of this task)")
       .def("row_draws", [](PyVectorEnvCore& v, int64_t i) -> py::object {
              if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
              const RandomDraws* d = v.impl->core(i).randomization_draws();

@@ -47,7 +47,7 @@ class DynoSession {
         accel_gain_(lag_gain(config.substep_dt, config.accel_filter_s)) {}
   // A copy: the same bench, configuration and state (a vector env's rows).
   DynoSession(const DynoSession&) = default;
-  DynoSession& operator=(const DynoSession&) = delete;
+  DynoSession& operator=(const DynoSession&) = default;  // an env core's restore
 
   // Trace recording, as Session's: every `d` substeps a row of kTraceRowSize values at the
   // start of the substep: t, v, filtered accel, the command (reference or pedal), the

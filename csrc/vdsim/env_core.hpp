@@ -167,6 +167,11 @@ class EnvCoreBase : public TickHook {
   virtual const RandomDraws* randomization_draws() const { return nullptr; }
   // A copy of this env core: its parameters, configuration and state.
   virtual std::unique_ptr<EnvCoreBase> clone() const = 0;
+  // This core becomes a copy of `snapshot` (a clone of a core of the same task): its
+  // parameters, configuration and whole state, so that the same actions then step it as
+  // they stepped the snapshot's source. false: `snapshot` is a core of another task,
+  // nothing changed.
+  virtual bool restore(const EnvCoreBase& snapshot) = 0;
   // Wall-clock mode C: the observation, info and flags of the plant now (no advance, no
   // scoring); an action's command taking effect now.
   virtual int peek(float* obs, double* info) = 0;
@@ -192,6 +197,12 @@ struct has_projection_hint<T, std::void_t<decltype(std::declval<T&>().carry_proj
                                   int64_t{}, int64_t{}))>> : std::true_type {};
 template <class T, class = void>
 struct has_draw_start : std::false_type {};
+// Whether a plant's copy points into itself and must be rebound (the vehicle Session).
+template <class P, class = void>
+struct has_rebind_context : std::false_type {};
+template <class P>
+struct has_rebind_context<P, std::void_t<decltype(std::declval<P&>().rebind_context())>>
+    : std::true_type {};
 template <class T>
 struct has_draw_start<T, std::void_t<decltype(std::declval<T&>().draw_start(
                              std::declval<const typename T::Plant&>(),
@@ -226,8 +237,16 @@ class EnvCore final : public EnvCoreBase {
   // limit, action history) and state, the course and cycles shared (immutable). What a
   // vector env builds its rows from (clone).
   EnvCore(const EnvCore&) = default;
-  EnvCore& operator=(const EnvCore&) = delete;
   std::unique_ptr<EnvCoreBase> clone() const override { return std::make_unique<EnvCore>(*this); }
+  bool restore(const EnvCoreBase& snapshot) override {
+    const auto* other = dynamic_cast<const EnvCore*>(&snapshot);
+    if (other == nullptr) return false;
+    if (other != this) {
+      *this = *other;  // every member, as the copy constructor copies them
+      if constexpr (detail::has_rebind_context<Plant>::value) plant_.rebind_context();
+    }
+    return true;
+  }
 
   // The spec of an env core on this task (no action history): the task's, with the
   // timing info columns, the summary's base fields and the shared flag bits added.
@@ -738,6 +757,9 @@ class EnvCore final : public EnvCoreBase {
   }
   static constexpr int kObsTickColumn = kTimingInfoSize - 1;
   static constexpr uint64_t kSensorStream = 0x5E45'0A6Eull;
+
+  // Member by member (restore's; private: the plant's context is rebound after it).
+  EnvCore& operator=(const EnvCore&) = default;
 
   Plant plant_;
   Task task_;

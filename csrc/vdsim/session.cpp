@@ -22,8 +22,7 @@ Session::Session(const VehicleParams& vehicle, const SimConfig& config)
 
 Session::Session(const Session& other) {
   *this = other;
-  ctx_.vehicle = &vehicle_;
-  ctx_.low = &config_.low;
+  rebind_context();
 }
 
 void Session::derive_from_vehicle() {

@@ -206,9 +206,17 @@ class Session {
   int64_t trace_decimation_ = 0, last_trace_tick_ = -1;
   std::vector<double> trace_;
   // Every member as it is: the copy constructor's, which then rebinds ctx_ (private: an
-  // assignment would leave ctx_ pointing into the source).
+  // assignment would leave ctx_ pointing into the source). An env core's restore assigns
+  // its session this way, then rebinds.
   Session& operator=(const Session&) = default;
+  template <class Task>
+  friend class EnvCore;
  public:
+  // Points the model context at this session's own parameters (after a copy).
+  void rebind_context() {
+    ctx_.vehicle = &vehicle_;
+    ctx_.low = &config_.low;
+  }
   const AccelCascade& cascade() const { return cascade_; }
 };
 

@@ -70,6 +70,16 @@ bool VectorEnvCore::set_actuator(int64_t i, const ActuatorParams& a, int64_t dea
   return cores_.at(static_cast<size_t>(i))->set_actuator(a, dead_ticks);
 }
 
+std::unique_ptr<EnvCoreBase> VectorEnvCore::snapshot_row(int64_t i) const {
+  std::lock_guard<std::mutex> call(call_mu_);
+  return cores_.at(static_cast<size_t>(i))->clone();
+}
+
+bool VectorEnvCore::restore_row(int64_t i, const EnvCoreBase& snapshot) {
+  std::lock_guard<std::mutex> call(call_mu_);
+  return cores_.at(static_cast<size_t>(i))->restore(snapshot);
+}
+
 void VectorEnvCore::close() {
   std::lock_guard<std::mutex> call(call_mu_);
   {

@@ -57,6 +57,9 @@ class VectorEnvCore {
   // the env's plant has none. The env needs a reset after (the Python env resets it).
   bool set_vehicle(int64_t i, const VehicleParams& v);
   bool set_actuator(int64_t i, const ActuatorParams& a, int64_t dead_ticks);
+  // A copy of row i's core / row i becomes a copy of `snapshot` (false: another task's).
+  std::unique_ptr<EnvCoreBase> snapshot_row(int64_t i) const;
+  bool restore_row(int64_t i, const EnvCoreBase& snapshot);
   // Stops and joins the workers; step() after close() is an error of the caller.
   void close();
   bool closed() const { return closed_; }
@@ -82,7 +85,7 @@ class VectorEnvCore {
 
   // Pool: worker 0 is the caller; workers 1..T-1 sleep on cv_ between calls.
   std::vector<std::thread> workers_;
-  std::mutex call_mu_;  // one step() or close() at a time (another Python thread may call)
+  mutable std::mutex call_mu_;  // one step() or close() at a time (another Python thread may call)
   std::mutex mu_;
   std::condition_variable cv_start_, cv_done_;
   uint64_t generation_ = 0;  // bumped per step; a worker joins a step at most once
