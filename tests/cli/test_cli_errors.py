@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from vdsim_gym.cli import bench, bench_vector, delay_budget, demo, main
+from vdsim_gym.errors import ArgumentTypeError, ConfigError
 from vdsim_gym.timing import whole_ticks
 
 SWEEP = ["sweep", "--seeds", "1", "--no-progress", "--no-plot", "--out", "{tmp}/out"]
@@ -201,8 +202,8 @@ def test_ctrl_c_prints_interrupted_and_exits_130(monkeypatch, tmp_path, capsys):
     (PermissionError(13, "Permission denied", "/root/x"),
      ["cannot write '/root/x'", "Permission denied", "--out"]),
     (FileExistsError(17, "File exists", "/tmp/f"), ["'/tmp/f'", "--out"]),
-    (TypeError("terminate_on_cone must be a bool, got 'no'"), ["terminate_on_cone"]),
-    (ValueError("speed must be\npositive"), ["speed must be positive"]),  # one line
+    (ArgumentTypeError("terminate_on_cone must be a bool, got 'no'"), ["terminate_on_cone"]),
+    (ConfigError("speed must be\npositive"), ["speed must be positive"]),  # one line
 ])
 def test_library_user_errors_become_one_line(exc, fragments, monkeypatch, tmp_path, capsys):
     _budget_raises(monkeypatch, exc)
@@ -215,20 +216,24 @@ def _interpreter_type_error() -> None:
 
 @pytest.mark.parametrize("exc, fn", [
     (None, _interpreter_type_error),  # TypeError raised by the interpreter: a bug
+    # a library's own ValueError or TypeError that no check of the package turned into
+    # a VDSimError: a bug (the package checks its inputs before the library sees them)
+    (ValueError("operands could not be broadcast together"), None),
+    (TypeError("unsupported operand type(s)"), None),
     (ZeroDivisionError("float division by zero"), None),
     (ModuleNotFoundError("No module named 'vdsim_gym._core'", name="vdsim_gym._core"), None),
     (KeyError("x"), None),
 ])
 def test_bugs_keep_their_traceback(exc, fn, monkeypatch, tmp_path):
     _budget_raises(monkeypatch, exc, fn)
-    with pytest.raises((TypeError, ZeroDivisionError, ImportError, KeyError)):
+    with pytest.raises((TypeError, ValueError, ZeroDivisionError, ImportError, KeyError)):
         main(["delay-budget", "--out", str(tmp_path)])
 
 
 def test_traceback_on_request(monkeypatch, tmp_path):
-    _budget_raises(monkeypatch, ValueError("bad"))
+    _budget_raises(monkeypatch, ConfigError("bad"))
     monkeypatch.setenv("VDSIM_GYM_TRACEBACK", "1")
-    with pytest.raises(ValueError, match="bad"):
+    with pytest.raises(ConfigError, match="bad"):
         main(["delay-budget", "--out", str(tmp_path)])
 
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from vdsim_gym.cli.commands import ADDERS
+from vdsim_gym.errors import VDSimError
 
 TRACEBACK_ENV = "VDSIM_GYM_TRACEBACK"
 # Extras that provide an optional import, for the hint of an ImportError.
@@ -92,15 +92,12 @@ def _join_dash_values(argv: list[str], parser: _Parser) -> list[str]:
     return out
 
 
-def _raised_by_a_check(exc: BaseException) -> bool:
-    """A ``raise`` statement raised it (an argument check, or gym.make passing on a bad
-    kwarg), not the interpreter inside an expression (a bug such as ``1 <= "a"``)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    return bool(frames) and (frames[-1].line or "").lstrip().startswith("raise")
-
-
 def _user_message(exc: BaseException, args: argparse.Namespace) -> str | None:
-    """The message of a user error; None for anything else (a bug: keep the traceback)."""
+    """The message of a user error; None for anything else (a bug: keep the traceback).
+    A user error is a ``VDSimError`` (every check of the package raises one), an --out
+    that cannot be written, or a missing optional extra."""
+    if isinstance(exc, VDSimError):
+        return str(exc)
     if isinstance(exc, (FileExistsError, NotADirectoryError, PermissionError)):
         return (f"cannot write {exc.filename!r}: {exc.strerror}; pass --out a folder you "
                 "can write")
@@ -114,10 +111,6 @@ def _user_message(exc: BaseException, args: argparse.Namespace) -> str | None:
         if name == "matplotlib" and hasattr(args, "no_plot"):
             hint += " or pass --no-plot"
         return f"{exc}{hint}"
-    if isinstance(exc, TypeError) and not _raised_by_a_check(exc):
-        return None
-    if isinstance(exc, (ValueError, TypeError)):
-        return str(exc)
     return None
 
 
@@ -130,7 +123,7 @@ def _run(args: argparse.Namespace, prog: str) -> int:
         sys.stdout.flush()
         print("interrupted", file=sys.stderr, flush=True)
         raise SystemExit(130) from None
-    except (ValueError, TypeError, ImportError, OSError) as exc:
+    except (VDSimError, ImportError, OSError) as exc:
         message = _user_message(exc, args)
         if message is None or os.environ.get(TRACEBACK_ENV):
             raise
