@@ -12,7 +12,8 @@ from typing import Any
 from gymnasium.envs.registration import register, registry
 
 from vdsim_gym import _core
-from vdsim_gym.envs.core_env import CoreEnv, task_flags
+from vdsim_gym.envs.core_env import CoreEnv
+from vdsim_gym.envs.env_outcome import task_flags
 from vdsim_gym.envs.vector import VDSimVectorEnv
 from vdsim_gym.sim.plant import PhysicsSpec
 

@@ -445,7 +445,8 @@ MPC_BAD = [
 @pytest.mark.parametrize("kwargs, match", MPC_BAD, ids=[str(k) for k, _ in MPC_BAD])
 def test_absurd_mpc_parameters_are_refused(kwargs, match):
     pytest.importorskip("osqp")
-    from vdsim_gym.controllers.mpc import CondensedMPC, MPCSteer
+    from vdsim_gym.controllers.condensed_qp import CondensedMPC
+    from vdsim_gym.controllers.mpc import MPCSteer
 
     env = gym.make("VDSim-DLC-v0")
     with pytest.raises(ConfigError, match=match):

@@ -12,7 +12,7 @@ import pytest
 
 from vdsim_gym import Plant, _core
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.plant import make_session
+from vdsim_gym.sim.physics_options import make_session
 
 P = 40  # substeps per 20 ms control period at 0.5 ms
 

@@ -11,7 +11,7 @@ import pytest
 from vdsim_gym import _core
 from vdsim_gym.cli.accuracy import low_speed_checks
 from vdsim_gym.config.vehicle import load_vehicle
-from vdsim_gym.sim.plant import make_session
+from vdsim_gym.sim.physics_options import make_session
 
 LEVELS = ("L2", "L1")
 ETD = ("etd3", "etd2")
@@ -202,7 +202,7 @@ def _random_rollout(**physics: object) -> np.ndarray:
 
 
 def _session(integrator: str = "etd2", **kw: object) -> _core.Session:
-    from vdsim_gym.sim.plant import make_session
+    from vdsim_gym.sim.physics_options import make_session
 
     return make_session(level="L2", vehicle=load_vehicle(), substep_dt=5e-4,
                         longitudinal="pedal", actuator=None, integrator=integrator,
@@ -210,7 +210,7 @@ def _session(integrator: str = "etd2", **kw: object) -> _core.Session:
 
 
 def test_the_default_tolerances_are_the_cores():
-    from vdsim_gym.sim.plant import DEFAULT_INTEGRATOR, DEFAULT_STEP_TOL, default_step_tol
+    from vdsim_gym.sim.physics_options import DEFAULT_INTEGRATOR, DEFAULT_STEP_TOL, default_step_tol
 
     assert DEFAULT_INTEGRATOR == "etd3"
     assert DEFAULT_STEP_TOL == default_step_tol("etd3") == 2e-4
@@ -264,7 +264,7 @@ def test_smooth_commands_take_the_longest_steps_and_noisy_ones_shorter(integrato
 @pytest.mark.parametrize("integrator", ETD)
 def test_a_tighter_tolerance_takes_more_steps_and_comes_closer_to_the_reference(integrator):
     from vdsim_gym.eval.noisy_gate import run_gate
-    from vdsim_gym.sim.plant import default_step_tol
+    from vdsim_gym.sim.physics_options import default_step_tol
 
     errs, steps = [], []
     rng = np.random.default_rng(1)
@@ -290,7 +290,7 @@ def test_a_braked_wheels_lock_ends_a_step(integrator):
     """Full braking from 10 m/s locks the wheels near walking speed; the step through each
     lock is taken again to end there (its zero crossing), and the car stops with every
     wheel held, as on one-tick steps."""
-    from vdsim_gym.sim.plant import make_session
+    from vdsim_gym.sim.physics_options import make_session
 
     rule = _session(integrator)
     fine = make_session(level="L2", vehicle=load_vehicle(), substep_dt=5e-4,
@@ -336,7 +336,7 @@ def test_step_tol_refuses_bad_values(kwargs, match):
 def test_step_tol_enters_the_physics_hash_only_when_set(integrator):
     import gymnasium as gym
 
-    from vdsim_gym.sim.plant import default_step_tol
+    from vdsim_gym.sim.physics_options import default_step_tol
     from vdsim_gym.traces.provenance import param_hash, physics_dict
 
     def physics(**kw: object) -> object:

@@ -19,7 +19,9 @@ from vdsim_gym.analysis.handling import understeer_gradient
 from vdsim_gym.config.latency import MAX_DELAY_S
 from vdsim_gym.controllers import MPCSteer, PISpeed, mpc_pi, stanley_dc_pi
 from vdsim_gym.controllers import mpc as mpc_module
-from vdsim_gym.controllers.mpc import CondensedMPC, discretize, reference_line
+from vdsim_gym.controllers.condensed_qp import CondensedMPC
+from vdsim_gym.controllers.discretization import discretize
+from vdsim_gym.controllers.reference_spline import reference_line
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.policies import load_controller
 
@@ -83,7 +85,7 @@ def test_discretization_is_exact_for_a_double_integrator():
 def test_the_matrix_exponential_is_scipys():
     from scipy.linalg import expm as scipy_expm
 
-    from vdsim_gym.controllers.mpc import expm
+    from vdsim_gym.controllers.discretization import expm
 
     mpc = MPCSteer.from_env(gym.make("VDSim-DLC-v0"))
     for vx in (0.0, 5.0, 20.0, 60.0):  # the model's, over plan steps and delays up to the

@@ -80,7 +80,7 @@ def test_bad_generators_and_ranges_are_refused() -> None:
 
 
 def _words(entropy) -> list[int]:
-    from vdsim_gym.envs.vector import _entropy_words
+    from vdsim_gym.envs.vector_resets import _entropy_words
 
     if isinstance(entropy, list):
         return [w for v in entropy for w in _entropy_words(v)]

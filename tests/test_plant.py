@@ -10,6 +10,7 @@ import pytest
 
 import vdsim_gym
 from vdsim_gym import Plant, _core
+from vdsim_gym.sim.physics_options import make_session
 from vdsim_gym.timing import ceil_ticks, whole_ticks
 
 
@@ -74,7 +75,7 @@ def test_plant_step_equals_plain_core_loop_bit_for_bit(integrator, step_ticks):
     p.reset({"vx": 15.0})
     for c in commands:
         obs = p.step(c)
-    session = vdsim_gym.sim.plant.make_session(
+    session = make_session(
         level="L2", vehicle=p.vehicle, substep_dt=5e-4, longitudinal="force", actuator=None,
         integrator=integrator, step_ticks=step_ticks)
     session.reset(0, 0, 0, 15.0, 0, 0)

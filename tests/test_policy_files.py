@@ -19,11 +19,10 @@ import pytest
 import yaml
 
 import vdsim_gym  # noqa: F401  (registers the envs)
-from vdsim_gym.errors import ConfigError
+from vdsim_gym.errors import ConfigError, TrainingError
 from vdsim_gym.policies import (
     ResidualPolicy,
     TrainedPolicy,
-    TrainingError,
     load_controller,
     load_policy,
     shipped_model,

@@ -15,7 +15,7 @@ import vdsim_gym  # noqa: F401
 from vdsim_gym import _core
 from vdsim_gym.cli import accuracy
 from vdsim_gym.config.vehicle import load_vehicle
-from vdsim_gym.sim.plant import make_session
+from vdsim_gym.sim.physics_options import make_session
 
 
 @pytest.mark.parametrize("level", ["L1", "L2"])

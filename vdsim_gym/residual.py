@@ -34,7 +34,7 @@ import numpy as np
 
 from vdsim_gym.controllers.residual import DEFAULT_SCALE, ResidualCore
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.policies import base_controller
+from vdsim_gym.policies.loading import base_controller
 from vdsim_gym.wrappers._common import vdsim_base
 
 

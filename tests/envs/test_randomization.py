@@ -421,7 +421,7 @@ def _python_randomize_episode(env: Any) -> None:
     (vdsim/randomization.hpp): Randomization.draw from np_random, then each draw applied
     through the core's setters, as CoreEnv did before the draws moved into the core."""
     from vdsim_gym import _core
-    from vdsim_gym.sim.plant import actuator_params
+    from vdsim_gym.sim.physics_options import actuator_params
     from vdsim_gym.sim.randomization import EpisodeParams
 
     r = env.randomize

@@ -137,7 +137,7 @@ def test_rows_of_their_own_are_built_with_the_vector_env() -> None:
 def test_rows_whose_kwargs_do_not_compare_are_built_apart() -> None:
     """Rows with equal per_env_kwargs are one group (numpy scalars compare); a value that
     compares to no single truth value (an array) keeps its rows apart."""
-    from vdsim_gym.envs.vector import _same_kwargs
+    from vdsim_gym.envs.vector_rows import _same_kwargs
 
     vec = gym.make_vec("VDSim-DLC-v0", num_envs=2, per_env_kwargs=[
         {"reward_weights": {"tracking": np.float64(2.0)}},

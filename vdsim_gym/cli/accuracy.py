@@ -23,13 +23,8 @@ import numpy as np
 
 from vdsim_gym.cli.bench import Stages
 from vdsim_gym.config.vehicle import load_vehicle
-from vdsim_gym.sim.plant import (
-    AUX_SIZE,
-    DEFAULT_INTEGRATOR,
-    STATE_SIZE,
-    default_step_ticks,
-    make_session,
-)
+from vdsim_gym.sim.physics_options import DEFAULT_INTEGRATOR, default_step_ticks, make_session
+from vdsim_gym.sim.plant import AUX_SIZE, STATE_SIZE
 from vdsim_gym.timing import nearest_ticks
 
 GATE = 0.02  # relative error allowed for ay and r [-]

@@ -30,8 +30,8 @@ from vdsim_gym.cli.tolerance import add_parser as _add_tolerance
 from vdsim_gym.cli.train import _add_seeds_report, _add_train
 from vdsim_gym.cli.validate import _add_validate
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.policies import _SB3_ALGOS
-from vdsim_gym.sim.plant import DEFAULT_INTEGRATOR, INTEGRATORS
+from vdsim_gym.policies.algos import _SB3_ALGOS
+from vdsim_gym.sim.physics_options import DEFAULT_INTEGRATOR, INTEGRATORS
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -39,7 +39,7 @@ from vdsim_gym.config.network import NetworkModel
 from vdsim_gym.config.vehicle import load_vehicle
 from vdsim_gym.eval.closed_loop import ClosedLoopEval, EvalResult
 from vdsim_gym.eval.policy_adapter import PolicyController
-from vdsim_gym.sim.plant import DEFAULT_INTEGRATOR
+from vdsim_gym.sim.physics_options import DEFAULT_INTEGRATOR
 from vdsim_gym.timing import whole_ticks
 
 PRESET = "lane_change_3p5_30"

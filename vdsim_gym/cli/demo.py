@@ -20,7 +20,7 @@ from vdsim_gym._files import atomic_open
 from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.envs.courses import load_scenario
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.sim.plant import DEFAULT_INTEGRATOR
+from vdsim_gym.sim.physics_options import DEFAULT_INTEGRATOR
 from vdsim_gym.tracking import ey_stats
 
 

@@ -23,7 +23,9 @@ from vdsim_gym.eval.sweeps import _check_env_id, _check_seeds, sweep
 from vdsim_gym.eval.sweeps.lock import output_lock
 from vdsim_gym.eval.sweeps.report import phase_table, plot, summary_table
 from vdsim_gym.eval.sweeps.results import SweepResult, sweep_metrics, write_csv
-from vdsim_gym.policies import BASELINES, _check_algo, load_controller
+from vdsim_gym.policies.algos import _check_algo
+from vdsim_gym.policies.baselines import BASELINES
+from vdsim_gym.policies.loading import load_controller
 
 
 def _env_keys(cls: type) -> set[str]:
@@ -107,7 +109,7 @@ def _load_all(controllers: Sequence[str], algo: str | None,
     if env_id is not None and any(callable(pol) for _, pol in loaded):
         import gymnasium as gym
 
-        from vdsim_gym.policies import required_env_kwargs
+        from vdsim_gym.policies.env_kwargs import required_env_kwargs
 
         for k, (name, pol) in enumerate(loaded):
             if not callable(pol):  # a trained model is loaded already

@@ -14,7 +14,7 @@ from typing import Any
 
 from vdsim_gym.cli.options import _json_object_like, _json_objects, _out_dir, add_trust_option
 from vdsim_gym.errors import ConfigError
-from vdsim_gym.policies import ALGOS
+from vdsim_gym.policies.algos import ALGOS
 
 DESCRIPTION = "Train a stable-baselines3 agent on a VDSim env (docs/TRAINING.md)."
 RESIDUAL_SCALE = 0.1  # --residual-scale's default, with --residual

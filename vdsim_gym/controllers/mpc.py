@@ -1,18 +1,9 @@
 """Linear model-predictive path tracking, solved by OSQP (docs/CONTROLLERS.md, "MPC").
 
-``CondensedMPC`` is the generic part: a linear discrete model z+ = A z + B u + w, a
-quadratic cost on the states' distance from a reference and on the inputs and their
-changes, bounds on the inputs and on their changes, condensed to a QP in the inputs alone.
-The parts of that QP the model, the weights and the horizon fix (``CondensedQP``: the
-Hessian, the linear term as a map of the initial state, the reference and the last input,
-and the gains of the unconstrained minimizer) are built once; a solve is then a
-matrix-vector product: the unconstrained minimizer, which is the QP's solution whenever it
-meets every bound (the QP is convex), else OSQP (Stellato et al., "OSQP: an operator
-splitting solver for quadratic programs", Math. Prog. Comp. 2020; the ``osqp`` package)
-on the same QP, its problem set up once per solver and updated after (P when the model
-changed, q and the bounds every time), warm-started from its last plan.
-``tests/test_mpc.py`` checks it against hand-solved cases and against the QP rebuilt and
-solved by OSQP on every call.
+The generic part is ``condensed_qp`` (``CondensedQP``, ``CondensedMPC``): a linear
+discrete model, a quadratic cost and bounds, condensed to a QP in the inputs alone and
+solved by its unconstrained minimizer or OSQP. The model is discretized by
+``discretization``; the reference line is ``reference_spline``'s.
 
 ``MPCSteer`` is the path tracker on a path env's observation: the linear single-track
 model (each axle's cornering stiffness with compliance steer, the speed held) in the
@@ -32,109 +23,44 @@ imported when the first controller is built.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from vdsim_gym._checks import check_integer, check_number, check_seconds, is_real
+from vdsim_gym._checks import check_number, check_seconds, is_real
 from vdsim_gym.config.latency import MAX_DELAY_S
 from vdsim_gym.config.vehicle import load_vehicle
 from vdsim_gym.controllers.base import ObsLayout, as_batch
 from vdsim_gym.controllers.composite import LateralLongitudinal
+from vdsim_gym.controllers.condensed_qp import (
+    CondensedMPC,
+    CondensedQP,
+    InputCost,
+    StateCost,
+    check_horizon,
+    load_osqp,
+    stacked_bounds,
+)
+from vdsim_gym.controllers.discretization import discretize
 from vdsim_gym.controllers.pi_speed import PISpeed
 from vdsim_gym.controllers.prediction import GRAVITY, RowDelays, loop_delay
+from vdsim_gym.controllers.reference_spline import reference_line, spline_at, spline_pieces
 from vdsim_gym.errors import ConfigError
 
-# The longest plan in steps: the condensed QP is dense, its matrices hold (4 N)^2 doubles
-# (N = 500: 8 MB each, N = 20000: 13 GB) and a solve costs ~N^3; 500 steps of the default
-# 0.05 s are 25 s of look-ahead, far past the path preview (30 m).
-MAX_HORIZON = 500
 # The plan's step [s]: below 1 ms it is finer than the control period (10 ms and up) for
 # nothing, above 1 s the zero-order hold of one step spans a whole manoeuvre.
 DT_BOUNDS = (1e-3, 1.0)
 # The observation columns MPCSteer plans from (and the preview_y_*m ones): a path env's.
 PATH_COLUMNS = ("e_y", "e_psi", "vx", "vy", "r", "prev_steer")
-# The Hessian's reciprocal condition number (1-norm) below which the unconstrained
-# minimizer from its inverse is not trusted to OSQP's tolerance: its relative error is about
-# 1e-16 / rcond, 1e-8 here against OSQP's 1e-7; such a QP always goes to OSQP.
-MIN_RCOND = 1e-8
 # The bytes of CondensedQPs the MPC controllers keep (one per model and model speed: 51 kB
 # at the default 30 steps, so 661 of them); past it the oldest goes first.
 QP_CACHE_BYTES = 32 << 20
-
-OSQP_MISSING = "the MPC baseline needs OSQP: pip install 'vdsim-gym[mpc]' (osqp)"
-
-
-def _osqp() -> Any:
-    try:
-        import osqp
-        import scipy.sparse
-    except ImportError as exc:
-        raise ImportError(OSQP_MISSING) from exc
-    return osqp, scipy.sparse
-
-
-# The [13/13] Pade approximant's coefficients and the largest 1-norm it serves to double
-# precision without scaling (Higham, "The scaling and squaring method for the matrix
-# exponential revisited", SIAM J. Matrix Anal. Appl. 26, 2005, table 2.3).
-_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
-           1187353796428800.0, 129060195264000.0, 10559470521600.0, 670442572800.0,
-           33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0)
-_THETA13 = 5.371920351148152
-
-
-def expm(a: np.ndarray) -> np.ndarray:
-    """The matrix exponential e^a: scaling and squaring with the [13/13] Pade approximant
-    (Higham 2005, above), in numpy. scipy.linalg.expm computes the same (tests/test_mpc.py)
-    but solves with scipy's threaded LAPACK, which took milliseconds per small matrix with
-    the other core busy."""
-    norm = float(np.abs(a).sum(axis=0).max())
-    squarings = max(0, math.ceil(math.log2(norm / _THETA13))) if norm > _THETA13 else 0
-    a = a / 2.0 ** squarings
-    b, eye = _PADE13, np.eye(len(a))
-    a2 = a @ a
-    a4 = a2 @ a2
-    a6 = a4 @ a2
-    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2)
-             + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
-    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 \
-        + b[0] * eye
-    e = np.linalg.solve(v - u, v + u)
-    for _ in range(squarings):
-        e = e @ e
-    return e
-
-
-def discretize(a: np.ndarray, b: np.ndarray, w: np.ndarray, dt: float
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Exact zero-order-hold discretization of x' = a x + b u + w over ``dt``: the
-    matrix exponential of the augmented matrix [[a, b, w], [0, 0, 0]] (``expm``)."""
-    n, m = b.shape
-    big = np.zeros((n + m + 1, n + m + 1))
-    big[:n, :n], big[:n, n:n + m], big[:n, n + m] = a, b, w
-    e = expm(big * dt)
-    return e[:n, :n], e[:n, n:n + m], e[:n, n + m]
-
-
-# OSQP's statuses whose x is a plan: solved, or stopped by the iteration limit (the last
-# iterate, feasible to the tolerances' scale; counted in MPCSteer.statuses).
-_USABLE = ("solved", "solved inaccurate", "maximum iterations reached")
-
-
-@dataclass
-class QPResult:
-    u: np.ndarray  # (N, m) the input plan
-    status: str  # OSQP's; "solved" also when the unconstrained minimizer met every bound
-    iterations: int  # OSQP's; 0: the unconstrained minimizer, no OSQP call
-    solve_time_s: float  # this call's solve: OSQP's solve call, or the minimizer's product
 
 
 class SharedQPs:
@@ -184,338 +110,6 @@ class SharedQPs:
 SHARED_QPS = SharedQPs()
 
 
-def check_horizon(horizon: Any) -> int:
-    """The plan's length: an integer number of steps in [1, MAX_HORIZON]."""
-    return check_integer(horizon, "horizon", minimum=1, maximum=MAX_HORIZON,
-                         what="a whole number of steps",
-                         note=" (the condensed QP is dense: memory grows as the horizon "
-                              "squared and a solve as its cube; lengthen dt for a longer "
-                              "look-ahead)")
-
-
-def weighted_states(q: np.ndarray) -> np.ndarray:
-    """The state components the cost weighs (a nonzero entry in their row or column of
-    Q): only their columns of the reference enter the QP."""
-    nz = q != 0.0
-    return np.flatnonzero(nz.any(axis=0) | nz.any(axis=1))
-
-
-def _powers(a: np.ndarray, count: int) -> np.ndarray:
-    """A^1 .. A^count stacked (count, n, n), by doubling: [A^1 .. A^k] @ A^k is
-    [A^(k+1) .. A^(2k)]."""
-    pw = a[None]
-    while len(pw) < count:
-        pw = np.concatenate([pw, pw @ pw[-1]])
-    return pw[:count]
-
-
-@functools.lru_cache(maxsize=8)
-def _lag_index(horizon: int) -> np.ndarray:
-    """(N, N) indices into [0, B, A B, A^2 B, ...]: block (i, j) of the prediction
-    matrix (z_{i+1} by u_j) is A^(i-j) B for j <= i, else 0."""
-    lag = np.subtract.outer(np.arange(horizon), np.arange(horizon))
-    return np.where(lag >= 0, lag + 1, 0)
-
-
-@functools.lru_cache(maxsize=8)
-def _upper_csc(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The upper triangle of a (size, size) matrix in CSC order (column by column, rows
-    ascending): its rows, columns and row-major flat indices."""
-    rows, cols = np.triu_indices(size)
-    order = np.lexsort((rows, cols))
-    rows, cols = rows[order], cols[order]
-    return rows, cols, rows * size + cols
-
-
-def _norm1(a: np.ndarray) -> float:
-    """The matrix 1-norm: the largest column sum of magnitudes."""
-    return float(np.abs(a).sum(axis=0).max())
-
-
-class InputCost:
-    """The inputs' part of the condensed cost, sum_i u_i' R u_i + (u_i - u_{i-1})' S
-    (u_i - u_{i-1}) = u' H u + 2 (F u_prev)' u + const over the N stacked inputs."""
-
-    def __init__(self, horizon: int, r: np.ndarray, s: np.ndarray) -> None:
-        self.N, self.m = horizon, r.shape[0]
-        nm = horizon * self.m
-        d = np.eye(nm) - np.eye(nm, k=-self.m)  # (D u)_i = u_i - u_{i-1}
-        dts = d.T @ np.kron(np.eye(horizon), s)
-        self.h = np.kron(np.eye(horizon), r) + dts @ d
-        self.f_prev = -dts[:, :self.m]  # u_{-1} = u_prev enters (D u)_0 only
-
-
-class StateCost:
-    """The states' part of the cost, sum_i (z_i - ref_i)' Q_i (z_i - ref_i) with Q_N =
-    ``terminal`` Q: the components it weighs (``weighted_states``) and Q among them."""
-
-    def __init__(self, q: np.ndarray, terminal: float) -> None:
-        self.q, self.terminal = q, float(terminal)
-        self.weighted = weighted_states(q)
-        self.q_w = q[np.ix_(self.weighted, self.weighted)]
-
-
-class CondensedQP:
-    """The condensed QP's parts that the model (A, B, w), the weights and the horizon fix.
-
-    With v = [the reference's weighted columns (``weighted_states``), each column's N
-    steps in turn; z0; u_prev], the cost over the stacked inputs u is u' H u + 2 f' u +
-    const with f = F v + f_w (``f_map``, ``f_w``). When H is positive definite (to
-    ``MIN_RCOND``) the unconstrained minimizer is u = K v + u_w (K = -H^-1 F, u_w =
-    -H^-1 f_w), kept with its changes as ``gain_t`` = [K; D K - E]' and ``offset`` =
-    [u_w; D u_w] (None when 0) for ``plans``: (D u)_i = u_i - u_{i-1}, and E takes u_prev
-    (v's last m entries) from the first change. Else ``gain_t`` is None. ``p_upper``: the
-    upper triangle of P = 2 H in CSC order, OSQP's.
-    """
-
-    __slots__ = ("N", "n", "m", "weighted", "f_map", "f_w", "gain_t", "offset", "p_upper",
-                 "nbytes")
-
-    def __init__(self, a: np.ndarray, b: np.ndarray, w: np.ndarray, states: StateCost,
-                 inputs: InputCost) -> None:
-        n, m = b.shape
-        N = inputs.N
-        nm = N * m
-        self.N, self.n, self.m = N, n, m
-        self.weighted = ws = states.weighted
-        pw = _powers(a, N)  # A^(i+1): z_{i+1}'s part of z0
-        ab = np.concatenate([np.zeros((1, len(ws), m)), b[None, ws], pw[:-1, ws] @ b])
-        wsum = np.cumsum(np.concatenate([w[None], pw[:-1] @ w]), axis=0)  # sum_k<=i A^k w
-        # the prediction's weighted rows (N, nw, N m): z_{i+1}[ws] by the stacked inputs,
-        # A^(i-j) B for input j <= i
-        g = ab[_lag_index(N)].transpose(0, 2, 1, 3).reshape(N, len(ws), nm)
-        qg = np.tensordot(states.q_w, g, axes=(1, 1)).transpose(1, 0, 2)
-        qg[-1] *= states.terminal
-        gf, qgf = g.reshape(-1, nm), qg.reshape(-1, nm)
-        h = gf.T @ qgf + inputs.h
-        self.f_map = np.concatenate([-qg.transpose(1, 0, 2).reshape(-1, nm).T,
-                                     qgf.T @ pw[:, ws, :].reshape(-1, n), inputs.f_prev],
-                                    axis=1)
-        self.f_w = qgf.T @ wsum[:, ws].reshape(-1)
-        self.p_upper = 2.0 * h.ravel()[_upper_csc(nm)[2]]
-        self.gain_t = self.offset = None
-        # H is positive semidefinite: invertible means definite. numpy's LAPACK, not
-        # scipy's: scipy's threaded triangular solves took milliseconds with a busy core.
-        try:
-            hinv = np.linalg.inv(h)
-        except np.linalg.LinAlgError:
-            hinv = None
-        if hinv is not None and 1.0 >= MIN_RCOND * _norm1(h) * _norm1(hinv):
-            k = -(hinv @ np.concatenate([self.f_map, self.f_w[:, None]], axis=1))
-            dk = k.copy()
-            dk[m:] -= k[:-m]
-            dk[np.arange(m), np.arange(self.f_map.shape[1] - m, self.f_map.shape[1])] -= 1.0
-            k = np.concatenate([k, dk])
-            self.gain_t = np.ascontiguousarray(k[:, :-1].T)
-            self.offset = k[:, -1] if k[:, -1].any() else None
-        self.nbytes = sum(x.nbytes for x in (self.f_map, self.f_w, self.p_upper,
-                                             self.gain_t, self.offset) if x is not None)
-
-    def vector(self, z0: np.ndarray, ref: np.ndarray, u_prev: np.ndarray) -> np.ndarray:
-        """v for one problem: ``ref`` (N, n), ``z0`` (n,), ``u_prev`` (m,)."""
-        return np.concatenate([ref[:, self.weighted].T.ravel(), z0, u_prev])
-
-    def plans(self, v: np.ndarray, lo_all: np.ndarray | None, hi_all: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray]:
-        """The unconstrained minimizers for rows v (R, len(v)): the plans (R, N m), and
-        per row whether the plan meets every bound, lo_all <= [u; its changes, the first
-        from u_prev] <= hi_all (``stacked_bounds``; lo_all None: -hi_all); such a plan is
-        the QP's solution. Needs ``gain_t``."""
-        w = v @ self.gain_t
-        if self.offset is not None:
-            w += self.offset
-        ok = np.abs(w) <= hi_all if lo_all is None else (w >= lo_all) & (w <= hi_all)
-        return w[:, :self.N * self.m], ok.all(axis=1)
-
-
-def stacked_bounds(horizon: int, lo: Any, hi: Any, du: Any, m: int
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """The bounds on [u; its changes] (2 N m each) from the per-input bounds [lo, hi]
-    and du on the changes."""
-    lo, hi, du = (np.broadcast_to(np.asarray(x, float), (m,)) for x in (lo, hi, du))
-    return (np.concatenate([np.tile(lo, horizon), np.tile(-du, horizon)]),
-            np.concatenate([np.tile(hi, horizon), np.tile(du, horizon)]))
-
-
-class CondensedMPC:
-    """min over u_0..u_{N-1} of sum_{i=1..N} (z_i - ref_i)' Q_i (z_i - ref_i)
-    + sum_i u_i' R u_i + sum_i (u_i - u_{i-1})' S (u_i - u_{i-1}),
-    z_{i+1} = A z_i + B u_i + w, u_min <= u_i <= u_max, |u_i - u_{i-1}| <= du_max,
-    u_{-1} = ``u_prev``; Q_N = ``terminal`` Q. The unconstrained minimizer when it meets
-    every bound, else OSQP: one problem, set up at its first solve and updated after (P
-    when the ``CondensedQP`` changed, q and the bounds always), warm-started from its
-    last plan."""
-
-    def __init__(self, horizon: int, *, eps: float = 1e-7, max_iter: int = 20000) -> None:
-        self.N = check_horizon(horizon)
-        self.eps = float(eps)
-        self.max_iter = int(max_iter)
-        self._prob: Any = None
-        self._size = 0  # the OSQP problem's number of inputs
-        self._loaded: CondensedQP | None = None  # the QP whose P the OSQP problem holds
-        self._key: Any = None
-        self._qp: CondensedQP | None = None  # solve's, kept while its inputs are the same
-        self.osqp_solves = 0
-
-    def structure(self, a: np.ndarray, b: np.ndarray, w: np.ndarray, q: np.ndarray,
-                  r: np.ndarray, s: np.ndarray, terminal: float = 1.0) -> CondensedQP:
-        """The CondensedQP of these arrays (the last one again when they are the same)."""
-        key = (a.shape, b.shape, a.tobytes(), b.tobytes(), w.tobytes(), q.tobytes(),
-               r.tobytes(), s.tobytes(), float(terminal))
-        if self._key != key:
-            self._qp = CondensedQP(a, b, w, StateCost(q, terminal), InputCost(self.N, r, s))
-            self._key = key
-        assert self._qp is not None
-        return self._qp
-
-    def solve(self, a: Any, b: Any, w: Any, z0: Any, ref: Any, q: Any, r: Any, s: Any,
-              u_prev: Any, u_min: Any, u_max: Any, du_max: Any, terminal: float = 1.0
-              ) -> QPResult:
-        """The plan for one problem (class docstring); ``ref`` is (N, n)."""
-        _osqp()
-        a, b = np.atleast_2d(np.asarray(a, float)), np.atleast_2d(np.asarray(b, float))
-        n, m = b.shape
-        u_prev = np.asarray(u_prev, float).reshape(m)
-        qp = self.structure(a, b, np.asarray(w, float).reshape(n),
-                            np.atleast_2d(np.asarray(q, float)),
-                            np.atleast_2d(np.asarray(r, float)),
-                            np.atleast_2d(np.asarray(s, float)), terminal)
-        v = qp.vector(np.asarray(z0, float).reshape(n),
-                      np.asarray(ref, float).reshape(self.N, n), u_prev)
-        lo_all, hi_all = stacked_bounds(self.N, u_min, u_max, du_max, m)
-        t0 = time.perf_counter()
-        if qp.gain_t is not None:
-            u, ok = qp.plans(v[None], lo_all, hi_all)
-            if ok[0]:
-                return QPResult(u.reshape(self.N, m), "solved", 0, time.perf_counter() - t0)
-        return self.solve_qp(qp, v, u_prev, lo_all, hi_all)
-
-    def solve_qp(self, qp: CondensedQP, v: np.ndarray, u_prev: np.ndarray,
-                 lo_all: np.ndarray, hi_all: np.ndarray) -> QPResult:
-        """OSQP's plan for the QP ``qp`` at ``v`` (``CondensedQP``) with last input
-        ``u_prev`` and the bounds on [u; its changes] (``stacked_bounds``)."""
-        osqp, sparse = _osqp()
-        N, m = self.N, qp.m
-        nm = N * m
-        if N != qp.N:
-            raise ConfigError(f"a {qp.N}-step QP given to a {N}-step solver; build the QP "
-                              "with the solver's horizon")
-        f = qp.f_map @ v + qp.f_w
-        lo, hi = lo_all.copy(), hi_all.copy()
-        lo[nm:nm + m] += u_prev  # the first change is from u_prev
-        hi[nm:nm + m] += u_prev
-        if self._prob is None or self._size != nm:
-            rows, cols, _ = _upper_csc(nm)
-            # every upper entry stored, so later updates keep the sparsity pattern
-            pm = sparse.csc_matrix((qp.p_upper, (rows, cols)), shape=(nm, nm))
-            am = sparse.csc_matrix(np.vstack([np.eye(nm), np.eye(nm) - np.eye(nm, k=-m)]))
-            self._prob = osqp.OSQP()
-            self._prob.setup(pm, 2.0 * f, am, lo, hi, verbose=False, eps_abs=self.eps,
-                             eps_rel=self.eps, max_iter=self.max_iter, polishing=False,
-                             warm_starting=True)
-            self._size = nm
-        elif self._loaded is not qp:
-            self._prob.update(Px=qp.p_upper, q=2.0 * f, l=lo, u=hi)
-        else:
-            self._prob.update(q=2.0 * f, l=lo, u=hi)
-        self._loaded = qp
-        t0 = time.perf_counter()
-        res = self._prob.solve(raise_error=False)
-        elapsed = time.perf_counter() - t0
-        self.osqp_solves += 1
-        status = str(res.info.status)
-        if status not in _USABLE or res.x is None or not np.all(np.isfinite(res.x)):
-            raise ConfigError(f"the MPC's QP was not solved ({status}); check the bounds "
-                              "(u_min <= u_prev within du_max of a feasible input)")
-        return QPResult(np.asarray(res.x).reshape(N, m), status, int(res.info.iter), elapsed)
-
-    def reset(self) -> None:
-        """Forget the warm start (the next OSQP solve sets the problem up anew)."""
-        self._prob = self._loaded = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        # The OSQP workspace is C memory: a copy or pickle sets its problem up anew at
-        # its first OSQP solve (a cold start: the same optimum to the solver's tolerance).
-        return {**self.__dict__, "_prob": None, "_loaded": None}
-
-
-@functools.lru_cache(maxsize=16)
-def spline_pieces(distances: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The reference spline (``reference_line``) as fixed linear maps, along the path's
-    axis p (the knots at p = 0 and ``distances``: x = x0 + p cos(e_psi) in the car's
-    frame). Its slopes dy/dp at the knots solve the spline's tridiagonal system (de Boor,
-    "A Practical Guide to Splines", ch. IV: the first slope clamped, no curvature at the
-    last knot), so they are linear in g = [the knots' y; the first slope dy/dp]; so is
-    each piece's cubic in tau = p - its start. Pieces: before the first knot (straight
-    on at the first slope), between each two knots, past the last (straight on at the
-    last slope). Returns the knots, the pieces' starts and C (len(g), pieces * 8): g @ C
-    is, per piece, (a3, a2, a1, a0) x (y, dy/dp), y = ((a3 tau + a2) tau + a1) tau + a0
-    and the same for dy/dp; C takes g with its first and last entries negated
-    (``reference_line``'s e_y cos e_psi and sin e_psi)."""
-    d = np.concatenate([[0.0], distances])
-    n, h = len(d), np.diff(d)
-    a, rhs = np.zeros((n, n)), np.zeros((n, n + 1))  # a slopes = rhs g
-    a[0, 0], rhs[0, n] = 1.0, 1.0
-    for i in range(1, n - 1):  # 3 (h_i (y_i - y_i-1) / h_i-1 + h_i-1 (y_i+1 - y_i) / h_i)
-        a[i, i - 1], a[i, i], a[i, i + 1] = h[i], 2.0 * (h[i - 1] + h[i]), h[i - 1]
-        rhs[i, i - 1] = -3.0 * h[i] / h[i - 1]
-        rhs[i, i] = 3.0 * (h[i] / h[i - 1] - h[i - 1] / h[i])
-        rhs[i, i + 1] = 3.0 * h[i - 1] / h[i]
-    a[n - 1, n - 2], a[n - 1, n - 1] = 1.0, 2.0  # natural end: y'' = 0
-    rhs[n - 1, n - 2], rhs[n - 1, n - 1] = -3.0 / h[-1], 3.0 / h[-1]
-    slope = np.linalg.solve(a, rhs)  # (n, n + 1): the knots' slopes from g
-    value = np.eye(n, n + 1)  # the knots' y from g
-    c = np.zeros((n + 1, 4, 2, n + 1))  # piece, power 3..0, (y, dy/dp), g
-    c[0, 3, 0], c[0, 2, 0] = value[0], slope[0]  # before the first knot
-    for k in range(n - 1):  # the Hermite cubic between knots k and k + 1
-        dy, hk = value[k + 1] - value[k], h[k]
-        c[k + 1, 3, 0], c[k + 1, 2, 0] = value[k], slope[k]
-        c[k + 1, 1, 0] = (3.0 * dy / hk - 2.0 * slope[k] - slope[k + 1]) / hk
-        c[k + 1, 0, 0] = (slope[k] + slope[k + 1] - 2.0 * dy / hk) / (hk * hk)
-    c[n, 3, 0], c[n, 2, 0] = value[n - 1], slope[n - 1]  # past the last knot
-    c[:, 1:, 1] = c[:, :3, 0] * np.array([3.0, 2.0, 1.0])[:, None]  # d/dtau
-    c[..., [0, n]] *= -1.0
-    return d, np.concatenate([[0.0], d]), np.ascontiguousarray(c.reshape(-1, n + 1).T)
-
-
-_CUBIC = np.array([3.0, 2.0, 1.0, 0.0])
-
-
-def reference_line(e_y: np.ndarray, e_psi: np.ndarray, preview: np.ndarray,
-                   distances: tuple[float, ...], x: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """The path ahead in the car's frame (x forward, y left), per row: y and heading at
-    x (R, M) of the cubic spline through the projection (-e_y sin e_psi, -e_y cos e_psi)
-    and the preview points (x0 + s cos e_psi, preview_s) for s in ``distances``, that
-    leaves the projection at the path's heading (slope -tan e_psi) and ends without
-    curvature, extended straight past its ends (``spline_pieces``, along the path's axis
-    p = (x - x0) / cos e_psi). e_y, e_psi (R,), preview (R, len(distances)); the heading
-    error within 90 degrees (past it the preview lies behind the car and the line is an
-    extrapolation). scipy's CubicSpline with bc_type=((1, -tan e_psi), (2, 0)) gives the
-    same (tests/test_mpc.py)."""
-    sin, cos = np.sin(e_psi), np.cos(e_psi)
-    # the knots' y and the first slope along p (d/dp = cos d/dx: -tan e_psi cos e_psi),
-    # the first and the last negated
-    g = np.concatenate([(e_y * cos)[:, None], preview, sin[:, None]], axis=1)
-    out = _spline_at(g, (x + (e_y * sin)[:, None]) / cos[:, None], spline_pieces(distances))
-    return out[..., 0], np.arctan(out[..., 1] / cos[:, None])
-
-
-def _spline_at(g: np.ndarray, pos: np.ndarray,
-               pieces: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
-    """y and dy/dp (R, M, 2) at pos (R, M) along the path's axis of the splines with
-    knot data g (R, len(distances) + 2) (``spline_pieces``: ``pieces``); (M, 2) for one
-    row's g and pos (M,)."""
-    knots, starts, c = pieces
-    count = len(starts)
-    coef = (g @ c).reshape(len(g) * count, 4, 2)
-    piece = knots.searchsorted(pos, side="right")
-    powers = (pos - starts.take(piece))[..., None] ** _CUBIC  # tau^3 .. tau^0
-    if len(g) > 1:
-        piece += count * np.arange(len(g))[:, None]
-    return (powers[..., None, :] @ coef.take(piece, axis=0))[..., 0, :]
-
-
 class MPCSteer:
     """Linear MPC steering on a path env's observation (module docstring).
 
@@ -540,7 +134,7 @@ class MPCSteer:
                  max_steer_rate: float = 1.0, steer_limit: float = 1.0) -> None:
         from vdsim_gym.analysis.handling import cornering_stiffness
 
-        _osqp()  # fail now, naming the extra
+        load_osqp()  # fail now, naming the extra
         check_drives(layout)
         delay = check_seconds(delay, "delay", allow_zero=True, maximum=MAX_DELAY_S,
                               hint=" (the loop delay to predict across; delays are seconds, "
@@ -782,8 +376,8 @@ class MPCSteer:
         speed = round(vx, 3)
         sin, cos = math.sin(e_psi), math.cos(e_psi)
         x = max(vx, 0.0) * self._times(delay)
-        out = _spline_at(np.array([[e_y * cos, *cols[6:], sin]]), (x + e_y * sin) / cos,
-                         self._pieces)
+        out = spline_at(np.array([[e_y * cos, *cols[6:], sin]]), (x + e_y * sin) / cos,
+                        self._pieces)
         ref = (out[:, 0], np.arctan(out[:, 1] / cos))
         z0 = [a * vy + b * r + c * steer for a, b, c in self.prediction(speed, delay).tolist()]
         return speed, np.concatenate([ref[k] for k in self._weighted] + [z0 + [steer]])[None]

@@ -12,11 +12,9 @@ import numpy as np
 from vdsim_gym import _core
 from vdsim_gym._checks import is_real
 from vdsim_gym.envs.acc_scenarios import FAMILIES, LeadScenario, load_sensor_csv
-from vdsim_gym.envs.core_env import (
-    CoreEnv,
-    merge_reward_weights,
-    task_flags,
-)
+from vdsim_gym.envs.core_env import CoreEnv
+from vdsim_gym.envs.env_kwargs import merge_reward_weights
+from vdsim_gym.envs.env_outcome import task_flags
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.plant import PhysicsSpec
 from vdsim_gym.timing import ceil_ticks, nearest_ticks

@@ -14,11 +14,9 @@ from vdsim_gym import _core
 from vdsim_gym._checks import is_real
 from vdsim_gym.dyno.cycles import DriveCycle, load_cycle
 from vdsim_gym.dyno.physics import DynoPhysics
-from vdsim_gym.envs.core_env import (
-    CoreEnv,
-    merge_reward_weights,
-    task_flags,
-)
+from vdsim_gym.envs.core_env import CoreEnv
+from vdsim_gym.envs.env_kwargs import merge_reward_weights
+from vdsim_gym.envs.env_outcome import task_flags
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.timing import ceil_ticks
 

@@ -4,7 +4,7 @@ core_env.py by job): ``configure_latency`` (what the ``latency`` / ``overrun`` k
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vdsim_gym import _core
 from vdsim_gym._checks import check_measured_delay
@@ -38,9 +38,9 @@ class EnvLatency:
     _needs_reset: bool
     _reset_reason: str
 
-    def _set_randomization(self) -> None:
-        """The core's randomization ranges (CoreEnv's)."""
-        raise NotImplementedError
+    if TYPE_CHECKING:
+        def _set_randomization(self) -> None:
+            """The core's randomization ranges (EnvRandomization's)."""
 
     def configure_latency(self, latency: LatencyModel | None, overrun: str = "skip") -> None:
         """Sets the computation-delay model and overrun policy (None: no latency).

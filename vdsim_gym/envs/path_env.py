@@ -16,8 +16,9 @@ import numpy as np
 
 from vdsim_gym import _core
 from vdsim_gym._checks import check_flag, is_real
-from vdsim_gym.envs.core_env import CoreEnv, task_flags
+from vdsim_gym.envs.core_env import CoreEnv
 from vdsim_gym.envs.course import Course
+from vdsim_gym.envs.env_outcome import task_flags
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.plant import PhysicsSpec
 

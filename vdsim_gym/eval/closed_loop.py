@@ -280,7 +280,7 @@ class ClosedLoopEval:
         if policy is None or not callable(getattr(policy, "predict", None)):
             raise ConfigError(f"policy must have an SB3-style predict(obs) method, got {policy!r}")
         if isinstance(env, str):
-            from vdsim_gym.policies import required_env_kwargs
+            from vdsim_gym.policies.env_kwargs import required_env_kwargs
 
             env = gym.make(env, **required_env_kwargs(policy, env_kwargs, "env_kwargs"))
         elif env_kwargs:

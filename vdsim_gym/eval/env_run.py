@@ -30,7 +30,8 @@ from vdsim_gym._checks import check_measured_delay, check_policy_action
 from vdsim_gym.config.latency import MAX_DELAY_S, LatencyModel
 from vdsim_gym.config.network import NetworkModel
 from vdsim_gym.config.vehicle import COMMAND_COLUMNS
-from vdsim_gym.envs.core_env import TERMINATED, TRUNCATED, CoreEnv
+from vdsim_gym.envs.core_env import CoreEnv
+from vdsim_gym.envs.env_outcome import TERMINATED, TRUNCATED
 from vdsim_gym.errors import ConfigError, ControllerError, InvalidActionError
 from vdsim_gym.eval.driver import STATE_COLUMNS
 from vdsim_gym.eval.result import _Samples

@@ -13,7 +13,7 @@ from typing import Any
 
 from vdsim_gym.config.latency import LatencyModel
 from vdsim_gym.eval.driver import _Driver
-from vdsim_gym.sim.plant import observe_capture, session_sensor
+from vdsim_gym.sim.realtime import observe_capture, session_sensor
 from vdsim_gym.sim.timeline import sensor_schedule
 
 

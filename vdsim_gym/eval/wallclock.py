@@ -25,11 +25,11 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym._checks import check_integer, check_policy_action, check_seconds, is_integer
-from vdsim_gym.envs.core_env import TERMINATED, TRUNCATED
+from vdsim_gym.envs.env_outcome import TERMINATED, TRUNCATED
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.env_run import EnvPolicyRun
 from vdsim_gym.eval.result import _Samples
-from vdsim_gym.sim.plant import realtime_runner
+from vdsim_gym.sim.realtime import realtime_runner
 from vdsim_gym.timing import ceil_ticks
 
 RTF_BAND = 0.02  # quality "rtf_band": |rtf - 1| above this

@@ -290,7 +290,7 @@ class Randomization:
         draw keys and bounds in draw order, and what the draws apply to: ``env``'s nominal
         vehicle, steering chain, channel dead times, network and overrun policy."""
         from vdsim_gym import _core
-        from vdsim_gym.sim.plant import actuator_params
+        from vdsim_gym.sim.physics_options import actuator_params
         from vdsim_gym.timing import whole_ticks
 
         spec = _core.RandomizationSpec()

@@ -9,7 +9,7 @@ from typing import Any
 
 from vdsim_gym._files import read_yaml
 from vdsim_gym.errors import TrainingError
-from vdsim_gym.policies import check_algo
+from vdsim_gym.policies.algos import check_algo
 
 # rl-zoo3 keys this trainer does not support (rl_zoo3 itself does).
 _UNSUPPORTED_ZOO_KEYS = ("env_wrapper", "frame_stack", "callback", "vec_env_wrapper",

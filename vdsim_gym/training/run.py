@@ -22,7 +22,7 @@ import numpy as np
 from vdsim_gym._files import atomic_path, clean_stale_temps, read_user_text, write_atomic
 from vdsim_gym._signals import raise_on_sigterm, restore_sigterm, signals_held
 from vdsim_gym.errors import TrainingError
-from vdsim_gym.policies import algo_class, check_algo
+from vdsim_gym.policies.algos import algo_class, check_algo
 from vdsim_gym.training.callbacks import _callbacks, _with_summary_keys
 from vdsim_gym.training.hyperparams import (
     _eval_policy_kwargs,
@@ -409,7 +409,7 @@ def _residual_config(env_id: str, kwargs_env: Mapping[str, Any], spec: str,
     import gymnasium as gym
 
     from vdsim_gym.controllers.residual import check_scale
-    from vdsim_gym.policies import base_controller
+    from vdsim_gym.policies.loading import base_controller
 
     spec = str(spec).strip()
     env = gym.make(env_id, **kwargs_env)

@@ -281,7 +281,7 @@ def seed_scores(runs: Sequence[str | Path], env_id: str, delays: str, *, name: s
     from vdsim_gym.config.delays import parse_delays
     from vdsim_gym.eval.sweeps import sweep
     from vdsim_gym.eval.tolerance import episode_succeeded
-    from vdsim_gym.policies import ResidualPolicy, load_policy
+    from vdsim_gym.policies.loading import ResidualPolicy, load_policy
 
     if not runs:
         raise TrainingError("no run folders given")

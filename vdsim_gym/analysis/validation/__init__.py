@@ -104,7 +104,7 @@ def run(plot_path: str | Path | None = None, integrator: str | None = None,
     """The validation command: checks its options and the extras before any work, echoes
     the Markdown table (and writes the plot); 1 if a metric is outside its tolerance,
     else 0."""
-    from vdsim_gym.sim.plant import INTEGRATORS
+    from vdsim_gym.sim.physics_options import INTEGRATORS
 
     if integrator is not None and integrator not in INTEGRATORS:
         raise ConfigError(f"--integrator {integrator!r}: choose from {', '.join(INTEGRATORS)} "

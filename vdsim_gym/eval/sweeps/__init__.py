@@ -135,7 +135,7 @@ def sweep(
     if predict not in PREDICT_MODES:
         raise ConfigError(f"predict must be one of {PREDICT_MODES}, got {predict!r}")
     # A trained policy's observation options (its run's action_history) shape the env.
-    from vdsim_gym.policies import required_env_kwargs
+    from vdsim_gym.policies.env_kwargs import required_env_kwargs
 
     env_kwargs = required_env_kwargs(policy, env_kwargs, "the sweep's env kwargs")
     if backend == "ray":
