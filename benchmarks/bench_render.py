@@ -1,5 +1,5 @@
-"""Rendering cost, side by side in one run (docs/BENCHMARKS.md, "Frame cost" and "Trace
-animation"):
+"""Rendering cost, side by side in one run (docs/BENCHMARKS.md, "Rendering
+and traces"):
 
 1. ``env.render()`` (rgb_array) of every env in CPU milliseconds a frame, interleaved in
    blocks with the path envs' previous renderer (a matplotlib figure built per frame, kept

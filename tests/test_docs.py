@@ -213,3 +213,127 @@ def test_a_raising_block_fails_with_file_and_line(tmp_path):
     while tb.tb_next is not None:
         tb = tb.tb_next
     assert tb.tb_frame.f_code.co_filename == str(path) and tb.tb_lineno == 5
+
+
+# ------------------------------------------- reference docs against the two lab notebooks
+#
+# README.md and docs/*.md state what is true now: no dates, no "issue N" history. Every
+# measurement with its date and command lives in one of the two lab notebooks, organised by
+# subject: docs/BENCHMARKS.md (speed) and docs/RESULTS.md (controller and learning
+# results). Other files point into them by a section's title.
+
+NOTEBOOKS = ("BENCHMARKS.md", "RESULTS.md")
+DATE = re.compile(r"(?<![\d-])\d{4}-[01]\d-[0-3]\d(?![\d-])")
+ISSUE = re.compile(r"\bissues?\s+#?\d+|\(issues?\b", re.IGNORECASE)
+# A date that is part of a fact rather than of this project's history, as (file, a phrase of
+# its line holding the date). Keep it short: a measurement's date belongs in a notebook.
+DATE_ALLOWED = (
+    ("docs/COURSES.md", "third edition was published on 2025-11-25"),  # ISO 3888-2:2025
+)
+
+
+def reference_docs() -> list[Path]:
+    return [p for p in doc_files() if p.name not in NOTEBOOKS]
+
+
+def history_marks(name: str, text: str) -> list[str]:
+    """'name:line: text' for every date (YYYY-MM-DD) or issue number in a reference doc."""
+    allowed = [phrase for f, phrase in DATE_ALLOWED if f == name]
+    marks = []
+    for i, line in enumerate(text.splitlines(), 1):
+        dated = DATE.search(line) and not any(phrase in line for phrase in allowed)
+        if dated or ISSUE.search(line):
+            marks.append(f"{name}:{i}: {line.strip()}")
+    return marks
+
+
+def issue_headings(text: str) -> list[str]:
+    """The Markdown headings of a notebook that name an issue instead of a subject."""
+    return [line for line in text.splitlines()
+            if line.startswith("#") and re.search(r"\bissues?\b", line, re.IGNORECASE)]
+
+
+def heading_titles(path: Path) -> list[str]:
+    titles, fenced = [], False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"#{1,6} ", line):
+            titles.append(line.lstrip("#").strip())
+    return titles
+
+
+# "docs/BENCHMARKS.md, "Title"", "RESULTS.md ("Title"", with the title possibly wrapped
+POINTER = re.compile(r"\b(BENCHMARKS|RESULTS)\.md(?:,\s*|\s*\(\s*|\s+)\"([^\"]+)\"")
+
+
+def notebook_pointers(text: str) -> list[tuple[str, str]]:
+    """(notebook file name, title) of each pointer into a notebook's section in text."""
+    flat = re.sub(r"\s*\n\s*(?:#\s*)?", " ", text)  # joins wrapped lines and comments
+    return [(m[1] + ".md", m[2]) for m in POINTER.finditer(flat)]
+
+
+def pointer_sources() -> list[Path]:
+    files = [*doc_files(), *sorted((ROOT / "tests").rglob("*.py")),
+             *sorted((ROOT / "benchmarks").glob("*.py")),
+             *sorted((ROOT / "vdsim_gym").rglob("*.py")),
+             *sorted((ROOT / "notebooks").glob("*.ipynb"))]
+    return [f for f in files if f.is_file() and f != Path(__file__).resolve()]
+
+
+def source_text(path: Path) -> str:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".ipynb":
+        import json
+        text = "\n".join("".join(cell.get("source", [])) for cell in json.loads(text)["cells"])
+    return text
+
+
+@pytest.mark.parametrize("path", reference_docs(), ids=lambda p: p.name)
+def test_reference_docs_carry_no_dates_or_issue_numbers(path):
+    marks = history_marks(path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8"))
+    assert not marks, ("a reference doc states what is true now; move dated measurements "
+                       "(with their command) to docs/BENCHMARKS.md or docs/RESULTS.md and "
+                       "point there:\n" + "\n".join(marks))
+
+
+def test_history_marks_finds_dates_and_issue_numbers():
+    text = ("The default since 2026-12-06 is etd3.\n"
+            "Measured in issue 43 and (issue 30, first step).\n"
+            "Since Issue #46 the rows are C++ state.\n"
+            "ISO 3888-2:2011, published 2011; the issue's target; 0.0042-0.0050 m.\n"
+            "a third edition was published on 2025-11-25 with updated figures\n")
+    assert [m.split(":")[1] for m in history_marks("docs/X.md", text)] == ["1", "2", "3", "5"]
+    assert [m.split(":")[1] for m in history_marks("docs/COURSES.md", text)] == ["1", "2", "3"]
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_headings_name_subjects_not_issues(name):
+    bad = issue_headings((ROOT / "docs" / name).read_text(encoding="utf-8"))
+    assert not bad, f"docs/{name} is organised by subject; headings name an issue: {bad}"
+
+
+def test_issue_headings_finds_them():
+    text = ("# Benchmarks\n## Vector env and episode ends\n## Issue 46's targets\n"
+            "### Construction (issue 30, first step)\ntext about issue 30\n")
+    assert issue_headings(text) == ["## Issue 46's targets",
+                                    "### Construction (issue 30, first step)"]
+
+
+def test_pointers_into_the_notebooks_name_existing_sections():
+    titles = {name: heading_titles(ROOT / "docs" / name) for name in NOTEBOOKS}
+    missing = [f"{path.relative_to(ROOT).as_posix()}: {name}, {title!r}"
+               for path in pointer_sources()
+               for name, title in notebook_pointers(source_text(path))
+               if not any(t.startswith(title) for t in titles[name])]
+    assert not missing, ("pointers to a section no notebook heading starts with:\n"
+                         + "\n".join(missing))
+
+
+def test_notebook_pointers_parse_wrapped_titles():
+    text = ('(docs/BENCHMARKS.md, "Integrators and\nstep-size control") and\n'
+            '    # docs/RESULTS.md, "Dyno on the\n    # regulatory cycles"\n'
+            'docs/BENCHMARKS.md "Frame cost"; docs/RESULTS.md has 64')
+    assert notebook_pointers(text) == [("BENCHMARKS.md", "Integrators and step-size control"),
+                                       ("RESULTS.md", "Dyno on the regulatory cycles"),
+                                       ("BENCHMARKS.md", "Frame cost")]
