@@ -392,3 +392,24 @@ def test_the_private_core_check_finds_an_import_from_above(tmp_path):
     })
     layers = [("top", ["pkg", "app.*"]), ("envs", ["mid"]), ("low", ["low", "_ext"])]
     assert private_core_above(pkg, "pkg", layers, ("_ext",), "envs") == ["pkg.app.run (line 2)"]
+
+
+MAX_MODULE_LINES = 500
+
+
+def long_modules(package_dir: Path, limit: int = MAX_MODULE_LINES) -> list[str]:
+    """The package's Python modules over ``limit`` lines, with their length."""
+    return sorted(f"{p.relative_to(package_dir.parent)}: {n} lines"
+                  for p in package_dir.rglob("*.py")
+                  if (n := len(p.read_text(encoding="utf-8").splitlines())) > limit)
+
+
+def test_no_module_is_over_500_lines():
+    """A module a reader takes in at once: split a longer one along its seams (issue 47)."""
+    assert long_modules(ROOT / PACKAGE) == []
+
+
+def test_the_length_check_finds_a_long_module(tmp_path):
+    pkg = _package(tmp_path, {"__init__.py": "", "short.py": "x = 1\n" * 500,
+                              "sub/__init__.py": "", "sub/long.py": "x = 1\n" * 501})
+    assert long_modules(pkg) == ["pkg/sub/long.py: 501 lines"]
