@@ -8,7 +8,7 @@ and on batches from a vector env alike.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
@@ -16,6 +16,17 @@ import numpy as np
 from vdsim_gym.errors import ConfigError
 
 PredictResult = tuple[np.ndarray, Any]
+
+
+@runtime_checkable
+class PolicyPredictor(Protocol):
+    """What every evaluation, sweep and trainer drives: Stable-Baselines3's ``predict``.
+    An observation (one row, or a batch of rows) in, ``(actions, state)`` out; the
+    baselines here, a loaded SB3 model, ``load_policy``'s policies and any user object
+    with this method qualify."""
+
+    def predict(self, observation: Any, state: Any = None, episode_start: Any = None,
+                deterministic: bool = False) -> PredictResult: ...
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ import gymnasium as gym
 from vdsim_gym._signals import sigterm_as_interrupt
 from vdsim_gym.config.latency import LatencyModel, check_latency, check_obs_delay, check_overrun
 from vdsim_gym.config.network import NetworkModel, check_network
+from vdsim_gym.controllers.base import PolicyPredictor
 from vdsim_gym.errors import ConcurrentUseError, ConfigError, ControllerError, UnsupportedEnvError
 from vdsim_gym.eval.driver import Command, Controller, _Driver, _PlantDriver
 from vdsim_gym.eval.env_run import EnvPolicyRun
@@ -144,7 +145,7 @@ class ClosedLoopEval:
         reference_path: Any = None,
         initial_state: Mapping[str, float] | None = None,
         env: str | gym.Env | None = None,
-        policy: Any = None,
+        policy: PolicyPredictor | None = None,
         env_kwargs: Mapping[str, Any] | None = None,
         seed: int = 0,
         cpu_affinity: Mapping[str, Any] | None = None,
@@ -266,7 +267,8 @@ class ClosedLoopEval:
                 " s): no such command would ever apply; use a longer duration or a shorter "
                 "delay (delays are in seconds)")
 
-    def _init_env(self, env: str | gym.Env, policy: Any, env_kwargs: Mapping[str, Any] | None,
+    def _init_env(self, env: str | gym.Env, policy: PolicyPredictor | None,
+                  env_kwargs: Mapping[str, Any] | None,
                   seed: int, plant_kwargs: Any, controller: Any, control_period: Any,
                   duration: Any, reference_path: Any, initial_state: Any) -> None:
         """The env form: ``policy`` steps ``env`` (its core does the task; env_run)."""

@@ -30,6 +30,7 @@ from vdsim_gym._checks import check_measured_delay, check_policy_action
 from vdsim_gym.config.latency import MAX_DELAY_S, LatencyModel
 from vdsim_gym.config.network import NetworkModel
 from vdsim_gym.config.vehicle import COMMAND_COLUMNS
+from vdsim_gym.controllers.base import PolicyPredictor
 from vdsim_gym.envs.core_env import CoreEnv
 from vdsim_gym.envs.env_outcome import TERMINATED, TRUNCATED
 from vdsim_gym.errors import ConfigError, ControllerError, InvalidActionError
@@ -46,7 +47,7 @@ _PASSIVE_WRAPPERS = (OrderEnforcing, PassiveEnvChecker)
 class EnvPolicyRun:
     """One evaluation of ``policy`` (SB3-style ``predict``) on ``env`` (a VDSim CoreEnv)."""
 
-    def __init__(self, env: gym.Env, policy: Any, seed: int, end_tick: int,
+    def __init__(self, env: gym.Env, policy: PolicyPredictor, seed: int, end_tick: int,
                  latency: LatencyModel | None, overrun: str | None,
                  obs_delay: LatencyModel | None = None,
                  network: NetworkModel | None = None) -> None:

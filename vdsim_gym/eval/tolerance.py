@@ -33,6 +33,7 @@ import numpy as np
 
 from vdsim_gym._checks import check_finite, check_number, is_integer, is_real
 from vdsim_gym.config.latency import LatencyModel
+from vdsim_gym.controllers.base import PolicyPredictor
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.timing import whole_ticks
 
@@ -174,7 +175,8 @@ class Tolerance:
         return None if t is None else next(p for p in self.search.points if p.ticks == t)
 
 
-def tolerance(policy: Any, env_id: str, *, name: str = "", kind: str = "computation",
+def tolerance(policy: PolicyPredictor | Callable[[Any], PolicyPredictor], env_id: str, *,
+              name: str = "", kind: str = "computation",
               seeds: int | Sequence[int] = 64, scenarios: Sequence[dict[str, Any]] | None = None,
               max_delay: float = 0.5, start: float | None = None,
               resolution: float | None = None,

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym._checks import check_integer, check_policy_action, check_seconds, is_integer
+from vdsim_gym.controllers.base import PolicyPredictor
 from vdsim_gym.envs.env_outcome import TERMINATED, TRUNCATED
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.env_run import EnvPolicyRun
@@ -353,7 +354,7 @@ class EnvWallclockDriver(EnvPolicyRun):
     first snapshot at which the task ends the episode (terminated, or its own truncation
     such as a course's end: ``stats["outcome"]``)."""
 
-    def __init__(self, env: Any, policy: Any, seed: int, end_tick: int,
+    def __init__(self, env: Any, policy: PolicyPredictor, seed: int, end_tick: int,
                  obs_delay: Any = None) -> None:
         super().__init__(env, policy, seed, end_tick, None, None, obs_delay)
         core = self.base.core

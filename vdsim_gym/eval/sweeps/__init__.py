@@ -26,13 +26,14 @@ docs/SWEEPS.md states the guarantee.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import gymnasium as gym
 
 import vdsim_gym.envs  # noqa: F401  (registration)
 from vdsim_gym.config.latency import LatencyModel, check_overrun
+from vdsim_gym.controllers.base import PolicyPredictor
 from vdsim_gym.errors import ArgumentTypeError, ConfigError
 from vdsim_gym.eval.sweeps.backends import RAY_MISSING, _import_ray, _Progress, _run_local, _run_ray
 from vdsim_gym.eval.sweeps.grid import (
@@ -65,7 +66,7 @@ PREDICT_MODES = ("batch", "row")
 
 
 def sweep(
-    policy: Any,
+    policy: PolicyPredictor | Callable[[gym.Env], PolicyPredictor],
     env_id: str,
     *,
     latencies: Sequence[LatencyModel | None],

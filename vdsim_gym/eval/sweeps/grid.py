@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +11,7 @@ import gymnasium as gym
 import numpy as np
 
 from vdsim_gym.config.latency import LatencyModel, check_latency
+from vdsim_gym.controllers.base import PolicyPredictor
 from vdsim_gym.errors import ConfigError
 
 
@@ -47,7 +48,7 @@ class _Job:
     env_id: str
     env_kwargs: dict[str, Any]  # shared kwargs, overrun included
     cells: tuple[_Cell, ...]
-    policy: Any
+    policy: PolicyPredictor | Callable[[gym.Env], PolicyPredictor]
     threads: int
     predict: str = "batch"
 

@@ -8,6 +8,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from vdsim_gym.controllers.base import PolicyPredictor
 from vdsim_gym.envs.vector import VDSimVectorEnv
 from vdsim_gym.errors import ArgumentTypeError, InvalidActionError
 from vdsim_gym.eval.sweeps.grid import _Job
@@ -26,7 +27,8 @@ def _make_batch(env_id: str, per_env_kwargs: Sequence[dict[str, Any]],
 
 
 def _is_factory(policy: Any) -> bool:
-    return not hasattr(policy, "predict")
+    """A factory make_policy(env), not a PolicyPredictor itself."""
+    return not isinstance(policy, PolicyPredictor)
 
 
 def _predict(policy: Any, obs: np.ndarray, first: bool, mode: str, m: int) -> np.ndarray:
@@ -75,19 +77,20 @@ def _run_batch(job: _Job, batch: list[tuple[int, int]]) -> list[SweepRow]:
         groups.setdefault(c if _is_factory(job.policy) else -1, []).append(i)
     policies = []
     for members in groups.values():
-        if _is_factory(job.policy):
+        given = job.policy
+        if isinstance(given, PolicyPredictor):
+            pol = given
+        else:
             cell = cells[batch[members[0]][0]]
             template = gym.make(job.env_id, **{**job.env_kwargs, **cell.scenario,
                                                "latency": cell.latency})
             try:
-                pol = job.policy(template)
+                pol = given(template)
             finally:
                 template.close()
-            if not hasattr(pol, "predict"):
+            if not isinstance(pol, PolicyPredictor):
                 raise ArgumentTypeError(f"the policy factory returned {pol!r}, which has no "
                                         "predict()")
-        else:
-            pol = job.policy
         policies.append((np.asarray(members), pol))
 
     venv = _make_batch(job.env_id, per_env, job.env_kwargs, job.threads)
