@@ -11,7 +11,7 @@ MPC: ``stanley_dc_pi`` and ``mpc_pi`` predicting across 40 ms, ``acc_pid_dc`` ac
 - for Stanley + PI also the same law written in numpy on the same observation (the
   controller before its C++ kernel, for scale).
 Blocks alternate; the script prints each ratio's min / median / max over the blocks
-(issue 30: a single predict at most 0.3 x a step).
+(the target: a single predict at most 0.3 x a step).
 
     python benchmarks/bench_baselines.py [--repeats 5] [--calls 20000] [--cases a,b,...]
 """

@@ -2,8 +2,8 @@
 by each build's interpreter in turn, interleaved in rounds, and each row's rate of the
 second build divided by the first's, min / median / max over the rounds.
 
-What a refactor uses to show it is no slower (issue 28: "benchmarks no slower, side by
-side"). Each build lives in its own virtual environment; install the commit before the
+What a refactor uses to show it is no slower, side by side. Each build lives in its own
+virtual environment; install the commit before the
 change into one (``git worktree add /tmp/before <sha>`` and ``pip install /tmp/before``)
 and the working tree into the other:
 

@@ -4,7 +4,7 @@
 delays and seeds (by default 0, 10, 20, 40 and 60 ms x 64 seeds: 320 episodes each), the
 two interleaved in blocks, in CPU time (the sweep runs on one thread here); prints each
 block's seconds and the ratio stanley_dc_pi / stanley_pi, min / median / max over the
-blocks (issue 46: at most 2).
+blocks (the target: at most 2).
 
     python benchmarks/bench_compensated_sweep.py [--repeats 3] [--seeds 64]
         [--delays 0,10,20,40,60ms]

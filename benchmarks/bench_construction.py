@@ -3,7 +3,7 @@
 Prints CPU seconds (this process's, single-threaded work) per case, min / median / max
 over the repeats, and the peak Python allocation of the vector build per env
 (tracemalloc; the C++ cores' own memory is not in it). Run it under two builds one after
-the other to compare them (issue 30: N = 10,000 built and reset in under 1 s):
+the other to compare them (the target: N = 10,000 built and reset in under 1 s):
 
     python benchmarks/bench_construction.py [--n 10000] [--repeats 3]
 

@@ -6,7 +6,7 @@ with a fixed 10 ms computation delay for the same simulated time: the plain loop
 evaluation as ``ClosedLoopEval(env=..., policy=..., mode="virtual_async",
 latency=fixed(0.01))`` (which also records the trace and the samples). Blocks alternate,
 each is timed in CPU time (single-threaded work), and the script prints the evaluation's
-rate over the loop's, min / median / max over the blocks (issue 30: at least 0.9), after a
+rate over the loop's, min / median / max over the blocks (the target: at least 0.9), after a
 short untimed warm-up of both.
 
     python benchmarks/bench_eval_overhead.py [--repeats 7] [--duration 5]

@@ -16,7 +16,7 @@ A block then times, in CPU time (``time.thread_time``: the work is single-thread
   different speeds), per row;
 - env steps replaying the MPC's recorded actions from reset(seed=0) (resets untimed).
 Blocks alternate; the script prints the best block of each, each ratio's min / median /
-max over the blocks (issue 46: the MPC at most 10 env steps per row) and how many rows
+max over the blocks (the target: the MPC at most 10 env steps per row) and how many rows
 went to OSQP (the rest met every bound with the unconstrained minimizer).
 
     python benchmarks/bench_mpc.py [--repeats 5] [--passes 3] [--delay 0.04]

@@ -34,7 +34,7 @@ from vdsim_gym.eval import ClosedLoopEval
 
 
 def matplotlib_path_frame(env) -> np.ndarray:
-    """The path envs' renderer before issue 27: a matplotlib figure per frame."""
+    """The path envs' former renderer: a matplotlib figure per frame."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

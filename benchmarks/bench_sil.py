@@ -1,7 +1,7 @@
 """Software in the loop with the reference C client (examples/sil/zero_client.c, built here
 with the system compiler), measured side by side in one run, blocks interleaved, median
 (min, max) over the repeats; wall time (two processes on two cores: the server pinned to
-CPU 0, the client to CPU 1 unless --no-pin). Issue 48's targets:
+CPU 0, the client to CPU 1 unless --no-pin). The targets:
 
 - lockstep: samples/s over UDP (target >= 20,000) and shared memory, against the same env
   stepped in process with the same action;

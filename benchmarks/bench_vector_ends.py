@@ -10,17 +10,17 @@ vector env reset reset the same way but outside the timing. So the ratio raw / m
 is the share of the batch step's speed that the vector env keeps with its episode ends:
 its Python per step, the ending rows' info and their resets. Single-threaded
 (threads=1), CPU time, blocks interleaved; min / median / max of the ratio over the
-blocks (issue 30: at least 0.95 at N >= 8).
+blocks (the target: at least 0.95 at N >= 8).
 
     python benchmarks/bench_vector_ends.py [--repeats 5] [--steps 20000]
         [--envs VDSim-DLC-v0,VDSim-PathFollow-v0,VDSim-ACC-v0,VDSim-Dyno-v0] [--sizes 8,64,512]
         [--autoreset next_step|same_step] [--episode-steps K]
 
 ``--episode-steps K`` ends every row's episode after K steps at most (``max_episode_steps``;
-issue 46's frequent ends: K = 20, every row ends every 20 steps, so a reset's cost shows).
+frequent ends: K = 20, every row ends every 20 steps, so a reset's cost shows).
 It also times the same vector env without that limit on the same actions, interleaved,
 and prints free / make_vec: the share of its throughput without the ends that the env
-keeps with them (issue 46: at least 0.9), with the free run's own ends per step (natural
+keeps with them (the target: at least 0.9), with the free run's own ends per step (natural
 ends: few under ``--actions mild``, small actions N(0, 0.1) clipped; ``uniform``: the
 default, uniform in [-1, 1]).
 """

@@ -233,7 +233,9 @@ DATE_ALLOWED = (
 
 
 def reference_docs() -> list[Path]:
-    return [p for p in doc_files() if p.name not in NOTEBOOKS]
+    """README.md, docs/*.md but the two lab notebooks, and the tutorials (notebooks/)."""
+    return [*(p for p in doc_files() if p.name not in NOTEBOOKS),
+            *sorted((ROOT / "notebooks").glob("*.ipynb"))]
 
 
 def history_marks(name: str, text: str) -> list[str]:
@@ -291,7 +293,7 @@ def source_text(path: Path) -> str:
 
 @pytest.mark.parametrize("path", reference_docs(), ids=lambda p: p.name)
 def test_reference_docs_carry_no_dates_or_issue_numbers(path):
-    marks = history_marks(path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8"))
+    marks = history_marks(path.relative_to(ROOT).as_posix(), source_text(path))
     assert not marks, ("a reference doc states what is true now; move dated measurements "
                        "(with their command) to docs/BENCHMARKS.md or docs/RESULTS.md and "
                        "point there:\n" + "\n".join(marks))

@@ -6,9 +6,8 @@
 // solution (the zero-order-hold discretization):
 //   y_{k+1} = y_k + g (u_k - y_k),   g = 1 - exp(-dt / tau)   (tau <= 0: g = 1, y = u)
 // It is exact for a held input at any dt, so a lag's time constant means the same at a
-// 0.5 ms substep and a 50 ms driver step. (Backward Euler, g = dt / (tau + dt), which some
-// of these used before 2026-12-04, lags more: at dt = tau / 2 its step response is 15 %
-// slower to 63 %.)
+// 0.5 ms substep and a 50 ms driver step. (Backward Euler, g = dt / (tau + dt), lags
+// more: at dt = tau / 2 its step response is 15 % slower to 63 %.)
 #pragma once
 #include <cmath>
 

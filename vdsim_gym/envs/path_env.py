@@ -125,9 +125,9 @@ SHARED_ARGS = """
     - ``longitudinal="pedal"``: "pedal" or "force" (see Action Space).
     - ``actuator=None``: steering actuator chain (ActuatorConfig or mapping).
     - ``integrator="etd3"``: third order with the stiff wheel spins, tire lags and
-      filters exponential; or "etd2" (the same at second order, the default from
-      2026-12-04 to 2026-12-06), "semi_implicit" (first order, the default until
-      2026-12-04), "heun" (every substep: the reference configuration), "euler", "rk4"
+      filters exponential; or "etd2" (the same at second order, 3-4 times the cost
+      under noisy commands), "semi_implicit" (first order: it lags like an extra
+      delay), "heun" (every substep: the reference configuration), "euler", "rk4"
       (the accuracy gates: docs/PHYSICS.md).
     - ``max_step=None`` [s]: the longest integration step (None: 10 ms for etd3, 5 ms for
       etd2 and semi_implicit, one substep otherwise); commands and delays stay on the

@@ -27,11 +27,10 @@ ADAPTIVE_INTEGRATORS = ("etd2", "etd3")
 # Chosen by the closed-loop gate (every env's task metric under its baseline across
 # delays within 1 % of the fine reference) and the noisy-command gate (open-loop replays of
 # RL-like commands), at the lowest cost under both smooth and noisy commands
-# (docs/PHYSICS.md, "Default integration"); every plant and env defaults to it. etd2 (the
-# default from 2026-12-04 to 2026-12-06: second order, 3-4 times the cost under noisy
-# commands), semi_implicit (the default until 2026-12-04: first order, it lags like an
-# extra delay) and heun on every 0.5 ms substep (the reference configuration) stay
-# selectable.
+# (docs/PHYSICS.md, "Default integration"); every plant and env defaults to it. etd2
+# (second order, 3-4 times the cost under noisy commands), semi_implicit (first order, it
+# lags like an extra delay) and heun on every 0.5 ms substep (the reference
+# configuration) stay selectable.
 DEFAULT_INTEGRATOR = "etd3"
 # The longest integration step when max_step is not given: etd3 up to 10 ms, etd2 and
 # semi_implicit up to 5 ms between events (commands, delays and traces stay on the substep

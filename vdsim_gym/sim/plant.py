@@ -204,9 +204,9 @@ class Plant:
             [-max_deceleration, max_acceleration], turned into a pedal every integration step by
             the core's cascade; docs/PHYSICS.md). One default for the Plant and every env.
         integrator: "etd3" (default: third order, within 1 % of the fine reference in
-            closed loop and under noisy commands) | "etd2" (second order, the default from
-            2026-12-04 to 2026-12-06) | "semi_implicit" (first order, the default until
-            2026-12-04) | "heun" | "euler" | "rk4" (see docs/PHYSICS.md for the accuracy
+            closed loop and under noisy commands) | "etd2" (second order, 3-4 times the
+            cost under noisy commands) | "semi_implicit" (first order: it lags like an
+            extra delay) | "heun" | "euler" | "rk4" (see docs/PHYSICS.md for the accuracy
             gates; "heun" with max_step=None is the reference configuration).
         max_step: the longest integration step [s], a whole number of substeps (None: 10
             ms for etd3, 5 ms for etd2 and semi_implicit, one substep for the others);
