@@ -80,12 +80,22 @@ struct PyVectorEnvCore {
   // Rows seeded in C++ (seed_rows) own their generators here until their env takes them
   // (row_rng_state, then set_row_rng with numpy objects).
   std::vector<std::unique_ptr<NpPcg64>> own_task, own_latency;
+  // Rows whose rng_refs are the session's own likewise (set_row_rng(owned=True): a
+  // restored row's generators), reported by row_rng_state as seed_rows's are.
+  std::vector<uint8_t> owns_refs;
   void release(int64_t i) {
     rngs[i] = EpisodeRng{};
     rng_refs[2 * i] = py::none();
     rng_refs[2 * i + 1] = py::none();
     own_task[i].reset();
     own_latency[i].reset();
+    owns_refs[i] = 0;
+  }
+  // The numpy state of row i's task (latency: false) or latency generator, wherever it is.
+  py::object rng_state(int64_t i, bool latency) const {
+    const auto& own = latency ? own_latency[i] : own_task[i];
+    if (own) return vdsim_py::pcg64_state(*own);
+    return rng_refs[2 * i + (latency ? 1 : 0)].attr("state");
   }
 };
 
@@ -217,6 +227,7 @@ void open_session(PyVectorEnvCore& v, std::vector<EnvCoreBase*> ptrs, int thread
   v.rng_refs.resize(2 * n);
   v.own_task.resize(n);
   v.own_latency.resize(n);
+  v.owns_refs.assign(n, 0);
 }
 
 }  // namespace
@@ -498,10 +509,13 @@ void bind_vector(py::module_& m) {
            py::arg("rows") = false, py::arg("reset_mask") = py::none(),
            "Every env's step with Gymnasium's return values built in C++ (see the source)")
       .def("set_row_rng", [](PyVectorEnvCore& v, int64_t i, py::object bit_generator,
-                             py::object latency_bit_generator, uint64_t model_seed) {
+                             py::object latency_bit_generator, uint64_t model_seed,
+                             bool owned) {
              // Row i's generators for its resets in C++: its env's np_random's bit
              // generator and, when its resets draw a latency seed, that stream's (None:
              // seed 0). A seeded Python reset replaces them: set them again after it.
+             // owned: the session's own, as seed_rows's (row_rng_state reports them until
+             // the row's env takes them): a restored row's.
              if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
              EpisodeRng r;
              r.task = vdsim_py::np_bitgen(bit_generator);
@@ -512,9 +526,11 @@ void bind_vector(py::module_& m) {
              v.rngs[i] = r;
              v.rng_refs[2 * i] = std::move(bit_generator);
              v.rng_refs[2 * i + 1] = std::move(latency_bit_generator);
+             v.owns_refs[i] = owned ? 1 : 0;
            }, py::arg("i"), py::arg("bit_generator"), py::arg("latency_bit_generator"),
-           py::arg("model_seed"),
-           "Env i's episode generators for resets in C++ (reset_rows, step_fast's reset_mask)")
+           py::arg("model_seed"), py::arg("owned") = false,
+           "Env i's episode generators for resets in C++ (reset_rows, step_fast's reset_mask); "
+           "owned: the session's own, reported by row_rng_state as seed_rows's")
       .def("seed_rows", [](PyVectorEnvCore& v, py::array mask,
                            const py::array_t<uint32_t, py::array::c_style>& task_words,
                            const py::array_t<int64_t, py::array::c_style>& task_offsets,
@@ -559,13 +575,23 @@ void bind_vector(py::module_& m) {
       .def("row_rng_state", [](PyVectorEnvCore& v, int64_t i) -> py::object {
              // Row i's generators' numpy states when the row owns them (seed_rows), else None.
              if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
-             if (!v.own_task[i]) return py::none();
-             py::object lat = v.own_latency[i] ? py::object(vdsim_py::pcg64_state(*v.own_latency[i]))
-                                               : py::object(py::none());
-             return py::make_tuple(vdsim_py::pcg64_state(*v.own_task[i]), lat);
+             if (!v.own_task[i] && !v.owns_refs[i]) return py::none();
+             py::object lat = v.rngs[i].latency ? v.rng_state(i, true) : py::object(py::none());
+             return py::make_tuple(v.rng_state(i, false), lat);
            }, py::arg("i"),
-           "The numpy states of row i's generators while the row owns them (seed_rows), "
-           "else None")
+           "The numpy states of row i's generators while the row owns them (seed_rows, "
+           "set_row_rng(owned=True)), else None")
+      .def("row_rng", [](PyVectorEnvCore& v, int64_t i) -> py::object {
+             // Row i's generators as a snapshot records them, whoever holds them.
+             if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
+             const EpisodeRng& r = v.rngs[i];
+             if (!r.task) return py::none();
+             py::object lat = r.latency ? v.rng_state(i, true) : py::object(py::none());
+             return py::make_tuple(v.rng_state(i, false), lat, r.model_seed,
+                                   v.own_task[i] || v.owns_refs[i]);
+           }, py::arg("i"),
+           "Row i's generators (None: none set): their numpy states (task, latency or None), "
+           "the latency model's seed and whether the session owns them")
       .def("release_row_rng", [](PyVectorEnvCore& v, int64_t i) {
              if (i < 0 || i >= v.impl->size()) throw py::index_error("env index out of range");
              v.release(i);

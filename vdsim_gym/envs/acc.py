@@ -74,6 +74,7 @@ class ACCEnv(CoreEnv):
     TASK_FLAGS = task_flags(_SPEC)  # collision, non_finite
     TIME_LIMIT_OUTCOME = TRUNCATED_OUTCOME = "scenario_end"
     RESETS_IN_CORE = True  # the family's pick and draws are the core's (AccTask::draw_start)
+    SNAPSHOT_CONFIG = ("families",)  # scenario=, checked (a snapshot's fingerprint)
 
     def __init__(self, *, scenario: str | Sequence[str] = "random",
                  sensor_csv: str | Path | None = None, duration: float = 30.0,

@@ -17,7 +17,8 @@ CoreEnv's parts, one module each (its bases): env_latency (latency, network and 
 delay), env_spaces (spaces and buffers from the core's spec, the action history),
 env_randomization (``randomize=``), env_seeding (the episodes' generators, a vector row's
 seeded in C++), env_outcome (flag bits, outcome, episode summary), env_kwargs (keyword
-arguments, ``time_limit``, ``reward_weights``) and env_render (``render``).
+arguments, ``time_limit``, ``reward_weights``), env_render (``render``) and env_snapshot
+(``snapshot``, ``restore``).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from vdsim_gym.envs.env_outcome import TERMINATED, TRUNCATED, EnvOutcome
 from vdsim_gym.envs.env_randomization import EnvRandomization
 from vdsim_gym.envs.env_render import EnvRender
 from vdsim_gym.envs.env_seeding import EnvSeeding
+from vdsim_gym.envs.env_snapshot import EnvSnapshot
 from vdsim_gym.envs.env_spaces import EnvSpaces
 from vdsim_gym.errors import (
     ArgumentTypeError,
@@ -83,7 +85,7 @@ _GYM_NP_RANDOM: Any = gym.Env.__dict__["np_random"]
 # The parts that override no Gymnasium name come after gym.Env: CoreEnv's super().reset()
 # then finds Gymnasium's past one class (EnvRender), as it did past EnvLatency before.
 class CoreEnv(EnvRender, gym.Env[np.ndarray, np.ndarray], EnvLatency, EnvSpaces,
-              EnvRandomization, EnvSeeding, EnvOutcome, EnvKwargs):
+              EnvRandomization, EnvSeeding, EnvOutcome, EnvKwargs, EnvSnapshot):
     """A Gymnasium env over one C++ env core; subclasses are tasks (see the module doc)."""
 
     # A task that renders lists its modes (RENDER_MODES) and defines _frame().

@@ -101,6 +101,7 @@ class DynoEnv(CoreEnv):
     # the gym.make keywords the observation depends on (a trained policy requires them)
     OBSERVATION_KWARGS = (*CoreEnv.OBSERVATION_KWARGS, "observe_driver_delay")
     RESETS_IN_CORE = True  # the cycle's pick is the whole draw (DriveCycleTask::draw_start)
+    SNAPSHOT_CONFIG = ("cycles",)  # cycle=, loaded (a snapshot's fingerprint)
 
     def __init__(self, *,
                  cycle: str | Path | DriveCycle | list[Any] | tuple[Any, ...] = "urban_stop_and_go",

@@ -11,7 +11,8 @@ first such row's core made in C++ (``VectorEnvCore.replicate``), and their singl
 objects (``envs[i]``) are built only when asked for. See docs/VECTOR.md.
 
 Its parts, one module each: vector_rows (the rows' plan from the kwargs, ``RowEnvs``),
-vector_infos (the batched infos) and vector_resets (the rows' seeds and resets: its bases).
+vector_infos (the batched infos), vector_resets (the rows' seeds and resets) and
+vector_snapshot (``snapshot``, ``restore``): its bases.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from vdsim_gym.envs.core_env import TIMING_KEYS, CoreEnv, refuse_copy
 from vdsim_gym.envs.env_outcome import TERMINATED, TRUNCATED
 from vdsim_gym.envs.vector_resets import Seeds, VectorResets
 from vdsim_gym.envs.vector_rows import RowEnvs, _build_envs, _per_row
+from vdsim_gym.envs.vector_snapshot import VectorSnapshots
 from vdsim_gym.errors import ConcurrentUseError, ConfigError
 
 # Batched dtype of each Python type of a single env's info value, as gymnasium's
@@ -48,7 +50,7 @@ _MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_
 
 # Its parts come after VectorEnv (they override none of its names): reset()'s super().reset
 # finds Gymnasium's at once, as before the split.
-class VDSimVectorEnv(VectorEnv, VectorResets):
+class VDSimVectorEnv(VectorEnv, VectorResets, VectorSnapshots):
     """``num_envs`` copies of a registered VDSim env in one batch.
 
     Args:
