@@ -10,7 +10,7 @@ acc_pid, idm, cycle_follower) is swept over the delays and seeds on the C++ vect
 session; the summary table is printed, and sweep.csv, sweep_summary.csv and sweep.png
 (each metric against the delay with 95 % interval bands) are written. This file is
 `vdsim-gym compare` under its own name (vdsim_gym.cli.compare; the sweep is
-`vdsim-gym sweep`'s, vdsim_gym.cli.sweep.main).
+`vdsim-gym sweep`'s, vdsim_gym.eval.sweeps.compare.run_sweep).
 """
 
 from __future__ import annotations

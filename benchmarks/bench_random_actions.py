@@ -31,7 +31,7 @@ import gymnasium as gym
 import numpy as np
 
 import vdsim_gym  # noqa: F401  (registration)
-from vdsim_gym.cli.bench import _baseline_episode, replay_seconds
+from vdsim_gym.bench.throughput import baseline_episode, replay_seconds
 from vdsim_gym.eval.noisy_gate import CASES as NOISY_CASES
 from vdsim_gym.eval.noisy_gate import record_stream
 
@@ -65,7 +65,7 @@ def main() -> None:
     if args.case == "dlc":
         envs = {name: gym.make("VDSim-DLC-v0", level="L2", terminate_on_cone=False, **kw)
                 for name, kw in configs.items()}
-        smooth = np.array(_baseline_episode(envs["heun"]))
+        smooth = np.array(baseline_episode(envs["heun"]))
     else:
         envs = {name: gym.make(case.env_id, level="L2", **case.env_kwargs, **kw)
                 for name, kw in configs.items()}

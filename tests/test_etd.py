@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from vdsim_gym import _core
-from vdsim_gym.cli.accuracy import low_speed_checks
 from vdsim_gym.config.vehicle import load_vehicle
+from vdsim_gym.eval.accuracy import low_speed_checks
 from vdsim_gym.sim.physics_options import make_session
 
 LEVELS = ("L2", "L1")

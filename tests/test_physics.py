@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import vdsim_gym
-from vdsim_gym.cli import accuracy
 from vdsim_gym.config.vehicle import load_vehicle
+from vdsim_gym.eval import accuracy
 from vdsim_gym.sim.plant import WHEELS
 
 G = 9.80665

@@ -32,10 +32,10 @@ import matplotlib
 matplotlib.use("svg")
 
 from vdsim_gym import LatencyModel
-from vdsim_gym.cli import delay_budget, dyno_table
+from vdsim_gym.analysis import dyno_table
 from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.dyno.table import delay_table
-from vdsim_gym.eval import sweep
+from vdsim_gym.eval import delay_budget, sweep
 from vdsim_gym.eval.sweeps.report import plot
 from vdsim_gym.render.trace import render_gif, render_png
 from vdsim_gym.training import plot_learning_curves

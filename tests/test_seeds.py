@@ -124,7 +124,7 @@ def test_sigterm_stops_parallel_seeds_and_keeps_their_runs(tmp_path):
 
 
 def test_the_report_table_has_one_precision_per_column():
-    from vdsim_gym.cli.seeds_report import table
+    from vdsim_gym.training.seeds_report import table
 
     rows = [{"controller": "a", "kind": "trained", "delay": "fixed 0 ms", "runs": 5,
              "iqm": 0.01234, "lo": 0.0119, "hi": 0.0131, "mean": 0.0124, "failed_runs": 0},

@@ -13,8 +13,8 @@ import pytest
 
 import vdsim_gym  # noqa: F401
 from vdsim_gym import _core
-from vdsim_gym.cli import accuracy
 from vdsim_gym.config.vehicle import load_vehicle
+from vdsim_gym.eval import accuracy
 from vdsim_gym.sim.physics_options import make_session
 
 

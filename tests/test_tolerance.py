@@ -116,13 +116,13 @@ def test_a_controller_that_cannot_be_built_fails_before_any_search(tmp_path, mon
     # The MPC without its extra: before, Stanley was searched fully and the MPC failed
     # after; now the command stops at once, naming the controller and the extra, and
     # writes nothing.
-    from vdsim_gym.cli.tolerance import main
+    from vdsim_gym.eval.tolerance_report import run_tolerance
 
     monkeypatch.setitem(sys.modules, "osqp", None)  # as if the mpc extra were missing
     out = tmp_path / "tol"
     with pytest.raises(ConfigError, match=r"--controllers mpc: .*vdsim-gym\[mpc\]"):
-        main(["stanley", "mpc"], "VDSim-DLC-v0", max_delay=0.04, out=out, make_plot=False,
-             echo=lambda *a: None, log=False)
+        run_tolerance(["stanley", "mpc"], "VDSim-DLC-v0", max_delay=0.04, out=out,
+                      make_plot=False, echo=lambda *a: None, log=False)
     assert not out.exists()
 
 
@@ -130,8 +130,8 @@ def test_a_deterministic_env_with_a_metric_threshold(tmp_path):
     """The dyno: one episode per cycle, and episodes always complete; --confidence none
     takes the rate itself and --max-metric makes the speed error decide. The threshold
     moves the answer the right way, and a controller failing at 0 ms is written too."""
-    from vdsim_gym.cli.tolerance import main
     from vdsim_gym.controllers import cycle_follower
+    from vdsim_gym.eval.tolerance_report import run_tolerance
 
     kw = dict(seeds=1, scenarios=[{"cycle": "urban_stop_and_go"}], confidence=None,
               metric="rms_speed_error", max_delay=0.4, start=0.1, resolution=0.05,
@@ -144,11 +144,11 @@ def test_a_deterministic_env_with_a_metric_threshold(tmp_path):
     assert tolerance(cycle_follower, "VDSim-Dyno-v0", max_metric=0.01, **kw).delay_s is None
     with pytest.raises(ConfigError, match="confidence=None for a deterministic env"):
         tolerance(cycle_follower, "VDSim-Dyno-v0", **{**kw, "confidence": 0.95})
-    results = main(["cycle_follower"], "VDSim-Dyno-v0", seeds=1, confidence=None,
-                   metric="rms_speed_error", max_metric=0.01, max_delay=0.2,
-                   env_kwargs={"driver": {"mode": "speed", "delay_s": 0.3}},
-                   scenarios=[{"cycle": "urban_stop_and_go"}], out=tmp_path, log=False,
-                   make_plot=False, echo=lambda *a: None)
+    results = run_tolerance(["cycle_follower"], "VDSim-Dyno-v0", seeds=1, confidence=None,
+                            metric="rms_speed_error", max_metric=0.01, max_delay=0.2,
+                            env_kwargs={"driver": {"mode": "speed", "delay_s": 0.3}},
+                            scenarios=[{"cycle": "urban_stop_and_go"}], out=tmp_path,
+                            log=False, make_plot=False, echo=lambda *a: None)
     assert results[0].delay_s is None
     row = next(csv.DictReader((tmp_path / "tolerance.csv").read_text().splitlines()))
     assert row["tolerance_ms"] == "nan" and row["metric_mean"] == "nan"
@@ -159,7 +159,7 @@ def test_an_interrupted_search_keeps_the_delays_it_evaluated(tmp_path, monkeypat
     it, the first controller's finished row is in tolerance.csv, a previous run's files are
     gone, and the interrupt goes on to the command (which exits 130)."""
     import vdsim_gym.eval.sweeps as sweeps
-    from vdsim_gym.cli.tolerance import main
+    from vdsim_gym.eval.tolerance_report import run_tolerance
 
     real, calls = sweeps.sweep, []
 
@@ -176,7 +176,8 @@ def test_an_interrupted_search_keeps_the_delays_it_evaluated(tmp_path, monkeypat
               scenarios=[{"cycle": "urban_stop_and_go"}], out=tmp_path, log=False,
               make_plot=False, echo=lambda *a: None)
     with pytest.raises(KeyboardInterrupt):
-        main(["cycle_follower", "cycle_follower:lookahead_s=0.3"], "VDSim-Dyno-v0", **kw)
+        run_tolerance(["cycle_follower", "cycle_follower:lookahead_s=0.3"], "VDSim-Dyno-v0",
+                      **kw)
     points = list(csv.DictReader((tmp_path / "tolerance_points.csv").read_text().splitlines()))
     assert [(p["controller"], p["delay_ms"]) for p in points] == [
         ("cycle_follower", "0.0"), ("cycle_follower", "100.0"),
@@ -212,8 +213,8 @@ def test_sigterm_stops_the_command_with_its_points_kept(tmp_path):
 
 
 def test_a_pass_above_the_tolerance_is_warned_about():
-    from vdsim_gym.cli.tolerance import non_monotone
     from vdsim_gym.eval.tolerance import Point, Tolerance, ToleranceSearch
+    from vdsim_gym.eval.tolerance_report import non_monotone
 
     def point(ticks, successes):
         return Point(ticks, ticks * 5e-4, 64, successes, 0.0, successes >= 63)

@@ -548,8 +548,8 @@ def _fake_run(folder: Path, env_id: str, env_kwargs: dict | None = None) -> Path
 
 
 def test_seeds_report_takes_the_runs_env_and_refuses_another(tmp_path, capsys):
-    from vdsim_gym.cli.seeds_report import runs_env
     from vdsim_gym.errors import ConfigError
+    from vdsim_gym.training.seeds_report import runs_env
 
     acc = [str(_fake_run(tmp_path / f"acc_s{s}", "VDSim-ACC-v0", {"scenario": "follow"}))
            for s in (0, 1)]

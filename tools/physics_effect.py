@@ -44,15 +44,15 @@ COMPARISONS: dict[str, tuple[str, list[str], str, dict[str, Any], list[dict[str,
 def run(out: Path, env_kwargs: dict[str, Any], seeds: dict[str, int],
         names: tuple[str, ...] = tuple(COMPARISONS)) -> None:
     """Sweeps each comparison on the installed physics into ``out/<name>``."""
-    from vdsim_gym.cli.sweep import main as sweep
+    from vdsim_gym.eval.sweeps.compare import run_sweep
     from vdsim_gym.policies import shipped_model, shipped_models
 
     for name in names:
         env_id, controllers, delays, base, scenarios, _ = COMPARISONS[name]
         specs = [str(shipped_model(c)) if c in shipped_models() else c for c in controllers]
-        sweep(specs, env_id, delays, seeds=seeds[name], out=out / name,
-              env_kwargs={**base, **env_kwargs}, scenarios=scenarios, make_plot=False,
-              progress=False, echo=lambda *a, **k: None)
+        run_sweep(specs, env_id, delays, seeds=seeds[name], out=out / name,
+                  env_kwargs={**base, **env_kwargs}, scenarios=scenarios, make_plot=False,
+                  progress=False, echo=lambda *a, **k: None)
 
 
 def _summary(folder: Path) -> list[dict[str, str]]:

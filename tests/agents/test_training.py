@@ -237,7 +237,7 @@ def test_compare_sweeps_a_run_folder_with_its_normalization_beside_a_baseline(tm
 def test_own_env_sweeps_a_run_on_its_training_env_and_baselines_on_the_given_one(tmp_path):
     import csv
 
-    from vdsim_gym.cli.sweep import main as sweep_main
+    from vdsim_gym.eval.sweeps.compare import run_sweep
 
     res = train("ppo", "VDSim-ACC-v0", timesteps=256, hyperparams={**SMALL, "n_envs": 1},
                 env_kwargs={"duration": 2.0, "control_period": 0.1}, out=tmp_path,
@@ -246,9 +246,9 @@ def test_own_env_sweeps_a_run_on_its_training_env_and_baselines_on_the_given_one
     lines: list[str] = []
     for own in (True, False):
         out = tmp_path / f"own{own}"
-        sweep_main([str(res.run_dir), "idm"], "VDSim-ACC-v0", "0ms", seeds=2, num_envs=4,
-                   out=out, env_kwargs={"duration": 4.0}, make_plot=False, progress=False,
-                   own_env=own, echo=lines.append)
+        run_sweep([str(res.run_dir), "idm"], "VDSim-ACC-v0", "0ms", seeds=2, num_envs=4,
+                  out=out, env_kwargs={"duration": 4.0}, make_plot=False, progress=False,
+                  own_env=own, echo=lines.append)
         text = (out / "sweep_summary.csv").read_text().splitlines()
         rows = {r["controller"]: r for r in csv.DictReader(text)}
         assert float(rows["idm"]["time_mean"]) == pytest.approx(4.0)
@@ -510,10 +510,10 @@ def test_eval_scenarios_evaluate_a_fixed_grid_one_episode_each(tmp_path):
     mine = [r.metrics["rms_speed_error"] for r in again.table]
     assert best["rms_speed_error"] == pytest.approx(np.mean(mine), rel=1e-6)
     # the commands' controller check builds a residual run's env as its observation needs
-    from vdsim_gym.cli.sweep import _load_all
+    from vdsim_gym.eval.sweeps.specs import load_controllers
 
-    [(_, factory)] = _load_all([str(res.run_dir)], None, env_id="VDSim-Dyno-v0",
-                               env_kwargs={"cycle": "highway"})
+    [(_, factory)] = load_controllers([str(res.run_dir)], None, env_id="VDSim-Dyno-v0",
+                                      env_kwargs={"cycle": "highway"})
     assert factory.required_env_kwargs == {"observe_driver_delay": True}
     with pytest.raises(TrainingError, match="one episode per scenario \\(2\\); drop "
                                             "--eval-episodes 5"):

@@ -3,7 +3,7 @@ its ratio statistics (no timing threshold: the machine is shared)."""
 
 from __future__ import annotations
 
-from vdsim_gym.cli.bench import Ratio, core_and_env_rows
+from vdsim_gym.bench.throughput import Ratio, core_and_env_rows
 
 
 def test_ratio_statistics_are_per_block_ratios():
@@ -32,7 +32,7 @@ def test_rows_cover_the_default_the_previous_default_and_the_reference():
 
 
 def test_unphysical_figures_and_a_busy_machine_are_flagged(monkeypatch):
-    from vdsim_gym.cli import bench
+    from vdsim_gym.bench import throughput as bench
 
     def row(us):
         return bench.Row("r", us, 1e6 / us, None)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from vdsim_gym.bench.vector import vector_rows
 from vdsim_gym.cli import main
-from vdsim_gym.cli.bench_vector import vector_rows
 from vdsim_gym.envs.vector import VDSimVectorEnv
 
 
@@ -43,10 +43,10 @@ def test_bench_vector_shows_progress_on_stderr(capsys):
 
 
 def test_bench_shows_progress_on_stderr(capsys, monkeypatch):
-    from vdsim_gym.cli import bench
+    from vdsim_gym.bench import throughput
 
     # the load warning, when the machine is busy, heads the table: not under test here
-    monkeypatch.setattr(bench, "load_warning", lambda: None)
+    monkeypatch.setattr(throughput, "load_warning", lambda: None)
     assert main(["bench", "--repeats", "1", "--no-highway", "--no-sac"]) == 0
     out, err = capsys.readouterr()
     assert "[bench 1/2] L2: env, C++ core and physics" in err and "[bench 2/2] L1" in err

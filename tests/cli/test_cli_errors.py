@@ -9,8 +9,10 @@ import sys
 
 import pytest
 
-from vdsim_gym.cli import bench, bench_vector, delay_budget, demo, main
+from vdsim_gym.bench import throughput, vector
+from vdsim_gym.cli import main
 from vdsim_gym.errors import ArgumentTypeError, ConfigError
+from vdsim_gym.eval import delay_budget, demo
 from vdsim_gym.timing import whole_ticks
 
 SWEEP = ["sweep", "--seeds", "1", "--no-progress", "--no-plot", "--out", "{tmp}/out"]
@@ -185,7 +187,7 @@ def _budget_raises(monkeypatch, exc: BaseException | None = None, fn=None) -> No
             fn()
         raise exc
 
-    monkeypatch.setattr(delay_budget, "main", fake)
+    monkeypatch.setattr(delay_budget, "run_delay_budget", fake)
 
 
 def test_ctrl_c_prints_interrupted_and_exits_130(monkeypatch, tmp_path, capsys):
@@ -252,9 +254,9 @@ def test_help_states_what_calls_and_duration_mean(capsys):
 @pytest.mark.parametrize("call, match", [
     (lambda: demo.run_demo(presets=["bogus"]), "unknown preset 'bogus'; choose from"),
     (lambda: demo.scenario_speed("bogus"), "unknown preset"),
-    (lambda: bench.run(calls=0), "calls must be an integer >= 1"),
-    (lambda: bench_vector.run(steps=0), "steps must be an integer >= 1"),
-    (lambda: bench_vector.vector_rows(2, 1, steps=0, repeats=1), "steps"),
+    (lambda: throughput.run_bench(calls=0), "calls must be an integer >= 1"),
+    (lambda: vector.run_bench_vector(steps=0), "steps must be an integer >= 1"),
+    (lambda: vector.vector_rows(2, 1, steps=0, repeats=1), "steps"),
     (lambda: delay_budget.run_budget(duration=1e6), "<= 600"),
     (lambda: delay_budget.run_budget(duration=float("nan")), "duration"),
 ])

@@ -10,7 +10,8 @@ import pytest
 
 from vdsim_gym import Plant
 from vdsim_gym.cli import main as cli_main
-from vdsim_gym.cli.delay_budget import (
+from vdsim_gym.controllers import stanley_pi
+from vdsim_gym.eval.delay_budget import (
     REFERENCE_FIGURES,
     default_cases,
     format_markdown,
@@ -18,7 +19,6 @@ from vdsim_gym.cli.delay_budget import (
     run_budget,
     start_state,
 )
-from vdsim_gym.controllers import stanley_pi
 from vdsim_gym.eval.policy_adapter import PathObservation, PolicyController
 
 
@@ -139,7 +139,7 @@ def test_budget_split_into_its_parts():
     as the steering channel's dead time about the same (the longitudinal loop keeps its
     timing), as computation under skip the worst (every other sample taken); the parts
     add up to the total in every row."""
-    from vdsim_gym.cli.delay_budget import budget_cases
+    from vdsim_gym.eval.delay_budget import budget_cases
 
     cases = budget_cases(0.04)
     rows, results = run_budget(cases, duration=4.0)

@@ -211,7 +211,7 @@ def test_the_scripts_print_the_same_one_line_under_their_names(tmp_path):
 
 @pytest.mark.parametrize("command, module, name", [
     ("train", "vdsim_gym.training", "train"),
-    ("compare", "vdsim_gym.cli.sweep", "main"),
+    ("compare", "vdsim_gym.eval.sweeps.compare", "run_sweep"),
     ("validate", "vdsim_gym.analysis.validation", "comparison"),
 ])
 def test_ctrl_c_prints_interrupted_and_exits_130(command, module, name, monkeypatch,

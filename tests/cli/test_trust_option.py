@@ -16,7 +16,7 @@ from vdsim_gym.cli import main
 ], ids=["sweep", "compare", "tolerance"])
 @pytest.mark.parametrize("trust", [False, True])
 def test_trust_reaches_the_loader(command, trust, tmp_path, monkeypatch):
-    import vdsim_gym.cli.sweep as sweep_cli
+    import vdsim_gym.eval.sweeps.specs as sweep_cli
 
     seen = []
     real = sweep_cli.load_controller

@@ -101,7 +101,7 @@ def test_dyno_table_command(tmp_path, capsys):
 def test_tables_format_on_their_own():
     """format_delay_table and format_margins (what the command prints, and what
     notebooks/04 shows) work on any subset of rows."""
-    from vdsim_gym.cli.dyno_table import format_delay_table, format_margins, margin_rows
+    from vdsim_gym.analysis.dyno_table import format_delay_table, format_margins, margin_rows
 
     text = format_delay_table(delay_table(delays=(0.0, 0.3), modes=("speed",)))
     lines = text.splitlines()

@@ -210,8 +210,8 @@ def test_a_sweep_reports_each_cycles_phases_by_name(tmp_path) -> None:
     without phases adds no row; the phase fields' labels name their phase."""
     import csv
 
-    from vdsim_gym.cli.sweep import main
     from vdsim_gym.controllers import cycle_follower
+    from vdsim_gym.eval.sweeps.compare import run_sweep
     from vdsim_gym.eval.sweeps.report import metric_label
 
     two = tmp_path / "two.yaml"
@@ -221,9 +221,9 @@ def test_a_sweep_reports_each_cycles_phases_by_name(tmp_path) -> None:
     scen = [{"cycle": [str(two), "urban_stop_and_go"], "driver": {"delay_s": 0.4}},
             {"cycle": str(two), "driver": {"delay_s": 1.0}}]
     lines: list[str] = []
-    res = main(["cycle_follower"], "VDSim-Dyno-v0", "0ms", seeds=4, num_envs=4,
-               scenarios=scen, out=tmp_path / "out", make_plot=False, progress=False,
-               echo=lines.append)["cycle_follower"]
+    res = run_sweep(["cycle_follower"], "VDSim-Dyno-v0", "0ms", seeds=4, num_envs=4,
+                    scenarios=scen, out=tmp_path / "out", make_plot=False, progress=False,
+                    echo=lines.append)["cycle_follower"]
     with open(tmp_path / "out" / "sweep_phases.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     # the first cell's episodes on `two` (cycle 0), then the second cell's

@@ -1,11 +1,14 @@
-"""The ``vdsim-gym`` command line and its jobs, which only import the library.
+"""The ``vdsim-gym`` command line: parsers only, the jobs are the library's.
 
-``main`` parses and dispatches (``vdsim_gym.cli.main``); each job is a module here:
-``demo``, ``bench`` and ``bench_vector`` (throughput, side by side), ``accuracy`` (the
-integrator gate), ``delay_budget`` (the baseline's e_y against computation delay),
-``sweep`` (the sweep command's parsing, tables and plots), ``train`` and ``compare``
-(agents/train.py and agents/compare.py are these commands under their own names,
-``main.script``) and ``validate`` (``vdsim_gym.analysis.validation``'s table).
+``main`` builds the parser from each command's module and runs a command with its one-line
+errors and exit codes (``vdsim_gym.cli.main``; ``main.script`` runs one command under
+another name: agents/train.py and agents/compare.py). Each command has a module here,
+named after it (``demo``, ``bench``, ``accuracy``, ``handling``, ``validate``,
+``delay_budget``, ``sweep``, ``tolerance``, ``compare``, ``train``, ``seeds_report``,
+``acc``, ``acc_metrics``, ``dyno_table``, ``render``, ``export``, ``serve``): its
+``add_parser`` (options, help, defaults) and the small function that turns the parsed
+arguments into the library call that does the work. ``options`` holds the checked option
+types they share.
 """
 
 from __future__ import annotations

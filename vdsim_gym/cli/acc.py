@@ -1,95 +1,46 @@
-"""``vdsim-gym acc`` (the reference ACC workflow: config + sensor CSV + gains -> results
-CSV) and ``vdsim-gym acc-metrics`` (its segmented metrics as JSON); docs/ACC.md."""
+"""``vdsim-gym acc``: the reference ACC workflow, a PID ACC behind a lead from a sensor CSV,
+written as a results CSV (``vdsim_gym.eval.acc_report.run_acc``; docs/ACC.md)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from vdsim_gym._data import data_dir, scenarios_dir
-from vdsim_gym.eval.acc_metrics import read_results, segmented_metrics
-from vdsim_gym.eval.acc_workflow import WorkflowResult, load_config, run_workflow
+import argparse
+from typing import Any
 
 
-def default_config() -> Path:
-    return scenarios_dir() / "acc.yaml"
+def _run(args: argparse.Namespace) -> int:
+    from vdsim_gym.eval.acc_report import run_acc
+
+    for line in run_acc(config=args.config, sensor=args.sensor, gains=args.gains,
+                        out=args.out, plant=args.plant, vehicle=args.vehicle, plot=args.plot):
+        print(line)
+    return 0
 
 
-def default_sensor() -> Path:
-    return data_dir() / "acc_lead.csv"
+def add_parser(sub: Any) -> None:
+    acc = sub.add_parser(
+        "acc", help="the reference ACC workflow: PID ACC behind a lead from a sensor CSV, "
+                    "results CSV (time, ego_speed, acceleration_cmd, mode, ...)")
+    acc.add_argument("--config", default=None,
+                     help="workflow YAML: vehicle limits, ACC settings, simulation dt "
+                          "(default: the packaged envs/scenarios/acc.yaml)")
+    acc.add_argument("--sensor", default=None,
+                     help="lead sensor CSV: time, lead_speed, distance, blanks without a lead "
+                          "(default: the packaged envs/data/acc_lead.csv)")
+    acc.add_argument("--gains", default=None,
+                     help="PID gains, tuning_results.yaml style (default: the packaged "
+                          "envs/scenarios/acc_gains.yaml)")
+    acc.add_argument("--out", default="acc_results.csv",
+                     help="results CSV path (default: acc_results.csv); written whole or "
+                          "not at all")
+    acc.add_argument("--plant", default="point_mass", choices=("point_mass", "L1", "L2"),
+                     help="point_mass: the reference's kinematics; L1/L2: our vehicle "
+                          "through the acceleration cascade (default: point_mass)")
+    acc.add_argument("--vehicle", default="generic_sedan",
+                     help="vehicle of the L1/L2 plant (default: generic_sedan)")
+    acc.add_argument("--plot", action="store_true",
+                     help="also write speed / distance / command against time as "
+                          "<out>.png (needs matplotlib)")
+    acc.set_defaults(func=_run)
 
 
-def default_gains() -> Path:
-    return scenarios_dir() / "acc_gains.yaml"
-
-
-def run_acc(*, config: str | None, sensor: str | None, gains: str | None, out: str,
-            plant: str, vehicle: str, plot: bool) -> list[str]:
-    """Run the workflow; the lines to print. ``plot``: also ``<out>.png``."""
-    if plot:  # before the run: a missing extra is reported before any work
-        import matplotlib  # noqa: F401
-    res = run_workflow(config or default_config(), sensor or default_sensor(),
-                       gains or default_gains(), out, plant=plant, vehicle=vehicle)
-    lines = [_summary(res, plant)]
-    if plot:
-        png = res.path.with_suffix(".png")
-        cfg = load_config(config or default_config())
-        plot_results(res.path, png, set_speed=cfg.acc.set_speed,
-                     title=f"ACC workflow, plant {plant}")
-        lines.append(f"plot: {png}")
-    return lines
-
-
-def _summary(res: WorkflowResult, plant: str) -> str:
-    modes = ", ".join(f"{m} {n}" for m, n in res.mode_counts.items())
-    dmin = "no lead" if res.min_distance is None else f"{res.min_distance:.2f} m"
-    return (f"wrote {res.path}: {res.rows} rows ({res.duration:g} s, plant {plant}); "
-            f"rows per mode: {modes}; min distance {dmin}")
-
-
-def run_metrics(*, csv_path: str, set_speed: float, dt: float, follow_stable_window: float,
-                speed_ss_window: float, min_safe_distance: float) -> str:
-    table = read_results(csv_path)
-    metrics = segmented_metrics(table, set_speed=set_speed, dt=dt,
-                                follow_stable_window=follow_stable_window,
-                                speed_ss_window=speed_ss_window,
-                                min_safe_distance=min_safe_distance)
-    return json.dumps(metrics, indent=2)
-
-
-def plot_results(csv_path: Path, png: Path, *, set_speed: float, title: str = "") -> None:
-    """Speed, distance and command against time, the modes shaded."""
-    from vdsim_gym._plotting import figure, save_figure
-    from vdsim_gym.eval.acc_metrics import segments
-
-    tab = read_results(csv_path)
-    t = tab.time
-    fig = figure(figsize=(9, 7))
-    axes = fig.subplots(3, 1, sharex=True)
-    colors = {"follow": "tab:blue", "emergency": "tab:red"}
-    for mode, a, b in segments(tab.mode):
-        end = t[min(b, len(t) - 1)]  # to the next row: a one-row segment stays visible
-        for ax in axes:
-            if mode in colors:
-                ax.axvspan(t[a], end, color=colors[mode], alpha=0.15, lw=0)
-    axes[0].plot(t, tab.ego_speed, label="ego speed")
-    axes[0].axhline(set_speed, color="k", ls=":", lw=1, label="set speed")
-    axes[0].set_ylabel("speed [m/s]")
-    axes[1].plot(t, tab.distance, label="distance")
-    axes[1].plot(t, tab.distance - tab.distance_error, ls="--", label="desired distance")
-    axes[1].set_ylabel("distance [m]")
-    axes[2].plot(t, tab.acceleration_cmd, color="tab:green")
-    emergency = [i for i, m in enumerate(tab.mode) if m == "emergency"]
-    if emergency:
-        axes[2].plot(t[emergency], tab.acceleration_cmd[emergency], "v", color="tab:red",
-                     ms=5, label="emergency")
-        axes[2].legend(loc="best", fontsize=8)
-    axes[2].set_ylabel("command [m/s^2]")
-    axes[2].set_xlabel("time [s]")
-    for ax in axes[:2]:
-        ax.legend(loc="best", fontsize=8)
-    for ax in axes:
-        ax.grid(alpha=0.3)
-    axes[0].set_title(f"{title} (shaded: blue follow, red emergency)")
-    fig.tight_layout()
-    save_figure(fig, png, dpi=110)
+__all__ = ["add_parser"]

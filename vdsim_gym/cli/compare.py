@@ -7,7 +7,8 @@ The options of agents/compare.py, which is this command under its own name
 baseline spec: stanley[:k=v,...], acc_pid, idm, cycle_follower) is swept over the delays
 and seeds on the C++ vector session; the summary table is printed, and sweep.csv,
 sweep_summary.csv and sweep.png (each metric against the delay with 95 % interval bands)
-are written. The sweep is ``vdsim-gym sweep``'s (``vdsim_gym.cli.sweep.main``).
+are written. The sweep is ``vdsim-gym sweep``'s
+(``vdsim_gym.eval.sweeps.compare.run_sweep``).
 """
 
 from __future__ import annotations
@@ -28,17 +29,17 @@ DESCRIPTION = ("Compare trained policies and baselines across computation delays
                "(docs/TRAINING.md).")
 
 
-def _compare(args: argparse.Namespace) -> int:
-    from vdsim_gym.cli.sweep import main as sweep_main
+def _run(args: argparse.Namespace) -> int:
+    from vdsim_gym.eval.sweeps.compare import run_sweep
 
-    sweep_main(args.policies, args.env, args.delays, seeds=args.seeds, overrun=args.overrun,
-               num_envs=args.num_envs, out=args.out, env_kwargs=args.env_kwargs,
-               scenarios=args.scenarios, metric=args.metric, make_plot=not args.no_plot,
-               own_env=args.own_env, options=("--policies", "--policies"), trust=args.trust)
+    run_sweep(args.policies, args.env, args.delays, seeds=args.seeds, overrun=args.overrun,
+              num_envs=args.num_envs, out=args.out, env_kwargs=args.env_kwargs,
+              scenarios=args.scenarios, metric=args.metric, make_plot=not args.no_plot,
+              own_env=args.own_env, options=("--policies", "--policies"), trust=args.trust)
     return 0
 
 
-def _add_compare(sub: Any) -> None:
+def add_parser(sub: Any) -> None:
     p = sub.add_parser("compare", description=DESCRIPTION,
                        help="trained policies (run folders, model files) and baselines "
                             "over delays x seeds: summary table, CSVs, plot")
@@ -70,7 +71,7 @@ def _add_compare(sub: Any) -> None:
                         "(default compare_out)")
     p.add_argument("--no-plot", action="store_true", help="no sweep.png")
     add_trust_option(p)
-    p.set_defaults(func=_compare)
+    p.set_defaults(func=_run)
 
 
-__all__ = ["DESCRIPTION"]
+__all__ = ["DESCRIPTION", "add_parser"]

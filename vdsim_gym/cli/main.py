@@ -17,9 +17,34 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from vdsim_gym.cli.commands import ADDERS
+from vdsim_gym.cli import (
+    acc,
+    acc_metrics,
+    accuracy,
+    bench,
+    compare,
+    delay_budget,
+    demo,
+    dyno_table,
+    export,
+    handling,
+    render,
+    seeds_report,
+    serve,
+    sweep,
+    tolerance,
+    train,
+    validate,
+)
 from vdsim_gym.errors import VDSimError
 
+# Each command's parser (``cli/<command>.py``: ``add_parser``), in the order of
+# `vdsim-gym --help`.
+ADDERS = (demo.add_parser, bench.add_parser, accuracy.add_parser, handling.add_parser,
+          validate.add_parser, delay_budget.add_parser, sweep.add_parser,
+          tolerance.add_parser, compare.add_parser, train.add_parser,
+          seeds_report.add_parser, acc.add_parser, acc_metrics.add_parser,
+          dyno_table.add_parser, render.add_parser, export.add_parser, serve.add_parser)
 TRACEBACK_ENV = "VDSIM_GYM_TRACEBACK"
 # Extras that provide an optional import, for the hint of an ImportError.
 _EXTRAS = {"matplotlib": "plot", "stable_baselines3": "train", "torch": "train",

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from vdsim_gym.cli.demo import SCENARIOS as DEMO_PRESETS
+from vdsim_gym.sim.physics_options import DEFAULT_INTEGRATOR, INTEGRATORS
 
 
 def _int_at_least(lo: int) -> Callable[[str], int]:
@@ -71,16 +71,6 @@ def _out_dir(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r}: no permission to write in {existing}; "
                                          "pass a folder you can write")
     return text
-
-
-def _presets(text: str) -> list[str]:
-    names = [p.strip() for p in text.split(",")]
-    for name in names:
-        if name not in DEMO_PRESETS:
-            raise argparse.ArgumentTypeError(
-                f"unknown preset {name!r}; choose from {', '.join(DEMO_PRESETS)} "
-                "(comma-separated)")
-    return names
 
 
 def _parse_json(text: str, what: str, example: str) -> Any:
@@ -155,6 +145,14 @@ TRUST_HELP = ("unpickle the run folders' vecnormalize.pkl and the models' pickle
               "is refused, naming it (docs/TRAINING.md, \"Trust\")")
 
 
+def add_integrator_option(parser: argparse.ArgumentParser) -> None:
+    """``--integrator`` (``args.integrator``, default the default physics')."""
+    parser.add_argument("--integrator", default=DEFAULT_INTEGRATOR, choices=INTEGRATORS,
+                        help=f"physics integrator (default {DEFAULT_INTEGRATOR}; heun on every "
+                             "substep is the reference configuration, which reproduces the "
+                             "figures published before the training-grade default)")
+
+
 def add_trust_option(parser: argparse.ArgumentParser) -> None:
     """``--trust`` (``args.trust``, default False) for a command that loads run folders
     or model files: passed on as ``load_policy(..., trust=args.trust)`` /
@@ -163,5 +161,5 @@ def add_trust_option(parser: argparse.ArgumentParser) -> None:
 
 
 __all__ = ["TRUST_HELP", "_delays", "_int_at_least", "_json_object", "_json_object_like",
-           "_json_objects", "_losses", "_non_negative", "_number_in", "_out_dir", "_presets",
-           "add_trust_option"]
+           "_json_objects", "_losses", "_non_negative", "_number_in", "_out_dir",
+           "add_integrator_option", "add_trust_option"]

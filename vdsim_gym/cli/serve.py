@@ -1,19 +1,16 @@
 """``vdsim-gym serve ENV_ID --udp HOST:PORT | --shm NAME --out DIR``: one episode of the
 env driven by a controller in its own process (docs/SIL.md), in lockstep or on the wall
-clock. Prints where it listens, waits for a hello, runs the episode, writes
-``DIR/trace.vdtrace``, ``DIR/stats.json`` and ``DIR/samples.csv``, sends the end message
-and prints the counters. SIGTERM stops it as Ctrl-C does (exit 130) with the trace and
-stats of what ran written."""
+clock (``vdsim_gym.sil.serve.run_serve``). Prints where it listens, waits for a hello,
+runs the episode, writes ``DIR/trace.vdtrace``, ``DIR/stats.json`` and
+``DIR/samples.csv``, sends the end message and prints the counters. SIGTERM stops it as
+Ctrl-C does (exit 130) with the trace and stats of what ran written."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from vdsim_gym._signals import sigterm_as_interrupt
 from vdsim_gym.cli.options import _json_object, _out_dir
-from vdsim_gym.errors import ConfigError
 
 
 def _udp(text: str) -> tuple[str, int]:
@@ -46,86 +43,6 @@ def _latency(text: str) -> Any:
     return LatencyModel.fixed(0.0) if model is None else model
 
 
-def run(env_id: str, *, out: str | Path, env_kwargs: dict[str, Any],
-        udp: tuple[str, int] | None = None, shm: str | None = None, mode: str = "lockstep",
-        latency: Any = None, overrun: str | None = None, duration: float | None = None,
-        timeout: float = 1.0, failsafe: list[float] | None = None, seed: int = 0,
-        allow_remote: bool = False, hello_timeout: float = 60.0, announce: Any = None
-        ) -> Any:
-    """The command's work; returns the run's ``SilStats``."""
-    import gymnasium as gym
-
-    import vdsim_gym.envs  # noqa: F401  (registration)
-    from vdsim_gym.config.latency import LatencyModel
-    from vdsim_gym.sil.server import serve_lockstep, serve_wallclock
-    from vdsim_gym.sim.links import ShmTransport, UdpTransport
-    from vdsim_gym.wrappers import RecordTrace
-
-    if (udp is None) == (shm is None):
-        raise ConfigError("give one transport: --udp HOST:PORT or --shm NAME")
-    if "latency" in env_kwargs:
-        raise ConfigError("give the latency as --latency, not in --env-kwargs")
-    if mode == "wallclock" and latency is not None:
-        raise ConfigError("--mode wallclock measures the controller's real delay; --latency "
-                          "is for --mode lockstep (drop it)")
-    if mode == "lockstep" and overrun is not None:
-        raise ConfigError("--overrun is for --mode wallclock (in lockstep the latency "
-                          "model's overruns follow the env's overrun policy)")
-    folder = Path(out)
-    transport: Any = ShmTransport(shm) if shm is not None else \
-        UdpTransport(*udp, allow_remote=allow_remote)  # type: ignore[misc]
-    try:
-        if shm is not None:
-            where = f"shared memory {shm} (/dev/shm/{shm})"
-        else:
-            host, port = transport.address
-            where = f"{host}:{port} (UDP)"
-        line = f"listening on {where}, {mode}; waiting for a controller's hello"
-        if announce is None:
-            print(line, flush=True)  # a script starting the controller reads the port here
-        else:
-            announce(line)
-        common: dict[str, Any] = dict(seed=seed, duration=duration, timeout=timeout,
-                                      failsafe=failsafe, hello_timeout=hello_timeout,
-                                      out=folder)
-        if mode == "wallclock":
-            env = gym.make(env_id, **env_kwargs)
-            try:
-                with sigterm_as_interrupt():
-                    return serve_wallclock(env, transport, overrun=overrun or "skip",
-                                           **common)
-            finally:
-                env.close()
-        env = RecordTrace(gym.make(env_id, latency=latency or LatencyModel.fixed(0.0),
-                                   **env_kwargs), folder / "trace.vdtrace")
-        try:
-            with sigterm_as_interrupt():
-                return serve_lockstep(env, transport, **common)
-        finally:
-            env.close()  # writes the trace of what ran
-    finally:
-        transport.close()
-
-
-def _serve(args: argparse.Namespace) -> int:
-    stats = run(args.env_id, udp=args.udp, shm=args.shm, mode=args.mode, out=args.out,
-                env_kwargs=args.env_kwargs, latency=args.latency, overrun=args.overrun,
-                duration=args.duration, timeout=args.timeout, failsafe=args.failsafe,
-                seed=args.seed, allow_remote=args.allow_remote,
-                hello_timeout=args.hello_timeout)
-    print(f"{stats.n_samples} samples, {stats.n_commands} commands applied, "
-          f"{stats.n_failsafe} fail-safe, {stats.n_overrun} overrun; dropped: "
-          f"{stats.n_late} late, {stats.n_stale} stale, {stats.n_duplicate} duplicate, "
-          f"{stats.n_malformed} malformed, {stats.n_foreign} foreign; ended: "
-          f"{stats.end_reason}")
-    if stats.latency:
-        lat = stats.latency
-        print(f"sample to apply: p50 {lat['p50'] * 1e3:.3g} ms, p99 {lat['p99'] * 1e3:.3g} "
-              f"ms, max {lat['max'] * 1e3:.3g} ms")
-    print(f"wrote {Path(args.out) / 'trace.vdtrace'}, stats.json and samples.csv")
-    return 0
-
-
 def _positive(text: str) -> float:
     try:
         value = float(text)
@@ -136,7 +53,18 @@ def _positive(text: str) -> float:
     return value
 
 
-def _add_serve(sub: Any) -> None:
+def _run(args: argparse.Namespace) -> int:
+    from vdsim_gym.sil.serve import run_serve
+
+    run_serve(args.env_id, udp=args.udp, shm=args.shm, mode=args.mode, out=args.out,
+              env_kwargs=args.env_kwargs, latency=args.latency, overrun=args.overrun,
+              duration=args.duration, timeout=args.timeout, failsafe=args.failsafe,
+              seed=args.seed, allow_remote=args.allow_remote,
+              hello_timeout=args.hello_timeout)
+    return 0
+
+
+def add_parser(sub: Any) -> None:
     p = sub.add_parser("serve", help="run an env for a controller in its own process over "
                                      "UDP or shared memory, in lockstep or on the wall clock "
                                      "(software in the loop; docs/SIL.md)")
@@ -175,7 +103,7 @@ def _add_serve(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="the episode's reset seed")
     p.add_argument("--allow-remote", action="store_true",
                    help="allow a non-loopback --udp address (controllers from the network)")
-    p.set_defaults(func=_serve)
+    p.set_defaults(func=_run)
 
 
-__all__ = ["run"]
+__all__ = ["add_parser"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from vdsim_gym.cli.options import _json_object_like, _json_objects, _out_dir, add_trust_option
+from vdsim_gym.cli.options import _json_object_like, _json_objects, _out_dir
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.policies.algos import ALGOS
 
@@ -20,7 +20,7 @@ DESCRIPTION = "Train a stable-baselines3 agent on a VDSim env (docs/TRAINING.md)
 RESIDUAL_SCALE = 0.1  # --residual-scale's default, with --residual
 
 
-def _train(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace) -> int:
     from vdsim_gym._signals import sigterm_as_interrupt
 
     # SIGTERM is an interrupt from the start: during the imports and the start-up too
@@ -77,7 +77,7 @@ def _train_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_train(sub: Any) -> None:
+def add_parser(sub: Any) -> None:
     p = sub.add_parser("train", description=DESCRIPTION,
                        help="train a stable-baselines3 agent on a VDSim env: a run folder "
                             "with the model, its normalization and the exact configuration "
@@ -135,7 +135,7 @@ def _add_train(sub: Any) -> None:
                         "mean wins, fewer failed episodes first (rms_e_y, rms_speed_error, "
                         "rms_time_gap_error, ...)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=_train)
+    p.set_defaults(func=_run)
 
 
 def _scale(text: str) -> Any:
@@ -145,9 +145,6 @@ def _scale(text: str) -> Any:
         raise argparse.ArgumentTypeError(f"{text!r}: give a number or comma-separated "
                                          "numbers, e.g. 0.1 or 0.1,0.2") from None
     return values[0] if len(values) == 1 else values
-
-
-__all__ = ["DESCRIPTION"]
 
 
 def _seeds(text: str) -> list[int]:
@@ -173,51 +170,4 @@ def _seeds(text: str) -> list[int]:
     return out
 
 
-def _seeds_report(args: argparse.Namespace) -> int:
-    import glob
-
-    from vdsim_gym.cli.seeds_report import main
-
-    groups = []
-    for spec in args.runs:
-        paths = sorted(p for part in spec.split(",") for p in (glob.glob(part) or [part]))
-        groups.append(paths)
-    main(groups, args.env, args.delays, seeds=args.seeds, which=args.which,
-         metric=args.metric, baselines=args.baselines, env_kwargs=args.env_kwargs,
-         scenarios=args.scenarios, out=args.out, make_plot=not args.no_plot,
-         trust=args.trust)
-    return 0
-
-
-def _add_seeds_report(sub: Any) -> None:
-    from vdsim_gym.cli.options import _delays, _int_at_least, _json_object, _json_objects
-
-    p = sub.add_parser(
-        "seeds-report",
-        help="several training seeds of each configuration, evaluated over delays: "
-             "interquartile mean with 95 %% stratified bootstrap intervals (rliable), "
-             "failed seeds counted, learning curves with bands (needs the stats extra)")
-    p.add_argument("--runs", action="append", required=True, metavar="RUNS",
-                   help="one configuration's run folders: a glob or comma-separated paths "
-                        "(repeat for each configuration), e.g. 'runs/dlc_res_s*'")
-    p.add_argument("--env", default=None,
-                   help="the env the runs were trained on (default: theirs, from each run "
-                        "folder's config.yml; another one is refused)")
-    p.add_argument("--delays", type=_delays, default="0,10,20,40,60ms",
-                   help="fixed computation delays, the sweep grammar (default 0,10,20,40,60ms)")
-    p.add_argument("--seeds", type=_int_at_least(1), default=64,
-                   help="evaluation seeds per delay (default 64)")
-    p.add_argument("--which", default="model", choices=("model", "best_model"),
-                   help="each run's final model or EvalCallback's best (default model)")
-    p.add_argument("--metric", default=None, help="default: the env's headline metric")
-    p.add_argument("--baselines", nargs="*", default=[], metavar="SPEC",
-                   help="classical controllers swept on the same grid, e.g. stanley mpc")
-    p.add_argument("--env-kwargs", type=_json_object, default=None,
-                   help='shared gym.make kwargs as JSON, e.g. \'{"control_period": 0.1}\'')
-    p.add_argument("--scenarios", type=_json_objects, default=None,
-                   help="cells of env kwargs as a JSON array, pooled per delay (each run's "
-                        "value: its mean over every scenario and seed)")
-    p.add_argument("--out", type=_out_dir, default="seeds_report")
-    p.add_argument("--no-plot", action="store_true")
-    add_trust_option(p)
-    p.set_defaults(func=_seeds_report)
+__all__ = ["DESCRIPTION", "add_parser"]

@@ -16,16 +16,16 @@ from typing import Any
 from vdsim_gym.analysis import validation
 
 
-def _validate(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace) -> int:
     return validation.run(args.plot, args.integrator)
 
 
-def _add_validate(sub: Any) -> None:
+def add_parser(sub: Any) -> None:
     p = sub.add_parser("validate", description=validation.DESCRIPTION,
                        help="our L1/L2 against CommonRoad's drift and multi-body models: "
                             "the table of docs/PHYSICS.md (needs the validation extra)")
     validation.add_arguments(p)
-    p.set_defaults(func=_validate)
+    p.set_defaults(func=_run)
 
 
-__all__: list[str] = []
+__all__ = ["add_parser"]

@@ -3,6 +3,12 @@
 latency x scenario x seed grids (docs/SWEEPS.md).
 
 ``vdsim_gym.eval.sweep`` is the function; its module is ``vdsim_gym.eval.sweeps``.
+
+The jobs of the ``vdsim-gym`` commands that evaluate, callable from Python: ``demo``
+(``run_demo``), ``accuracy`` (``run_accuracy``, ``run_closed_loop_gate``,
+``run_noisy_gate``), ``delay_budget`` (``run_delay_budget``), ``sweeps.compare``
+(``run_sweep``: sweep and compare), ``tolerance_report`` (``run_tolerance``) and
+``acc_report`` (``run_acc``, ``run_acc_metrics``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
 """Pictures: every env's frame drawn with Pillow from its arrays (``frames``: the
 ``rgb_array`` and ``human`` modes) and GIF/MP4/PNG animations of recorded traces
-(``trace``: ``vdsim-gym render``). This package imports nothing itself.
+(``trace``), written as ``vdsim-gym render`` writes them (``run``: ``run_render``). This
+package imports nothing itself.
 """

@@ -23,13 +23,17 @@ lists of Foxglove's well-known schemas (foxglove/foxglove-sdk, schemas/jsonschem
 sdk v0.26.0, commit ca8a1ced 2026-08-17); Foxglove recognises them by name. The ``mcap``
 package comes with the ``export`` extra and is imported only when a file is written. The
 writer is ``vdsim_gym.traces._mcap_writer``; this module reads the trace and re-exports its
-public names.
+public names. ``run_export`` is the ``vdsim-gym export`` command (the file written, then its
+topics and message counts read back from its summary: ``mcap_summary``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from vdsim_gym._files import clean_stale_temps
+from vdsim_gym._signals import sigterm_as_interrupt
+from vdsim_gym.errors import ConfigError
 from vdsim_gym.traces._mcap_writer import (  # noqa: F401  (BODY_HEIGHT_M, CONE_*: importable here)
     BASE_LINK,
     BODY_HEIGHT_M,
@@ -62,6 +66,35 @@ def to_mcap(trace_or_path: Trace | str | Path, out: str | Path, *,
     return write_mcap(tr, out, start_time_ns=start_time_ns)
 
 
+def mcap_summary(path: str | Path) -> dict[str, tuple[str, int]]:
+    """{topic: (schema name, message count)} of an MCAP file, from its summary."""
+    from mcap.reader import make_reader
+
+    with open(path, "rb") as fh:
+        s = make_reader(fh).get_summary()
+    if s is None or s.statistics is None:
+        raise ConfigError(f"{path}: an MCAP file without a summary")
+    counts = s.statistics.channel_message_counts
+    return {c.topic: (s.schemas[c.schema_id].name if c.schema_id in s.schemas else "",
+                      counts.get(cid, 0)) for cid, c in s.channels.items()}
+
+
+def run_export(trace: str | Path, mcap: str | Path | None = None, start_time_ns: int = 0
+               ) -> list[str]:
+    """The ``vdsim-gym export`` command: exports ``trace`` (to ``mcap``, default: beside it
+    with .mcap) and returns the lines to print. SIGTERM stops it as Ctrl-C does
+    (KeyboardInterrupt; the temporary file is removed), and the temporary files of the
+    same output that an earlier export killed by SIGKILL left are removed first."""
+    out = Path(trace).with_suffix(".mcap") if mcap is None else Path(mcap)
+    with sigterm_as_interrupt():  # SIGTERM stops as Ctrl-C does: no temporary left
+        clean_stale_temps(out.parent, out.name)  # what a killed export of it left
+        written = to_mcap(trace, out, start_time_ns=start_time_ns)
+    topics = mcap_summary(written)
+    kib = written.stat().st_size / 1024
+    listed = ", ".join(f"{topic} {n} ({schema})" for topic, (schema, n) in topics.items())
+    return [f"wrote {written} ({kib:.0f} KiB)", f"topics (messages): {listed}"]
+
+
 __all__ = ["BASE_LINK", "INSTALL_HINT", "SIGNALS_SCHEMA", "TOPIC_POSE", "TOPIC_SCENE",
-           "TOPIC_SIGNALS", "TOPIC_TF", "WORLD", "foxglove_schemas", "scene_update",
-           "signals_schema", "to_mcap"]
+           "TOPIC_SIGNALS", "TOPIC_TF", "WORLD", "foxglove_schemas", "mcap_summary",
+           "run_export", "scene_update", "signals_schema", "to_mcap"]

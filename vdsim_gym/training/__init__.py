@@ -35,7 +35,9 @@ Needs the ``train`` extra (stable-baselines3, tensorboard, tqdm, rich).
 The modules, one job each: ``hyperparams`` (rl-zoo3's files), ``options`` (a run's options
 checked before any work), ``run`` (``train``: the learn loop, the run folder, SIGTERM),
 ``callbacks`` (evaluation, checkpoints, the metrics in monitor.csv), ``best`` (the best
-model as one unit), ``seeds`` (many seeds, worker processes) and ``curves`` (the plot).
+model as one unit), ``seeds`` (many seeds, worker processes), ``seeds_report``
+(``run_seeds_report``: ``vdsim-gym seeds-report``, the seeds evaluated beside the
+baselines) and ``curves`` (the plot).
 """
 
 from __future__ import annotations

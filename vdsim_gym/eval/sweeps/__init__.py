@@ -9,8 +9,11 @@ tasks. docs/SWEEPS.md is the manual.
 
 The package is split by concern: ``grid`` (cells, seeds, checks, labels), ``runner``
 (one batch on a vector env), ``backends`` (local or Ray, progress), ``results``
-(rows, per-cell summaries, CSV), ``report`` (tables and plots); the interval math is in
-``vdsim_gym.eval.stats`` and the ``vdsim-gym sweep`` command in ``vdsim_gym.cli.sweep``.
+(rows, per-cell summaries, CSV), ``report`` (tables and plots), ``lock`` (one writer per
+output folder), ``specs`` (the commands' controller specs and env kwargs, checked before
+any work) and ``compare`` (``run_sweep``: several controllers on one grid, the
+``vdsim-gym sweep`` and ``compare`` commands); the interval math is in
+``vdsim_gym.eval.stats``.
 
 Determinism: a row depends only on its (cell, seed) and on what ``policy.predict``
 returns for its observations: env i of a batch is reset with the episode's own seed and

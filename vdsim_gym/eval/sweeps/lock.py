@@ -12,8 +12,8 @@ host) is taken over, with a note. A lock file written on another host is refused
 its flock is held by nobody here and the user removes it: whether that run still goes
 cannot be told from this host.
 
-The one lock mechanism of the command lines that write results (``vdsim_gym.cli.sweep``,
-``vdsim_gym.cli.tolerance``); others take it the same way.
+The one lock mechanism of the command lines that write results (``compare.run_sweep``,
+``vdsim_gym.eval.tolerance_report.run_tolerance``); others take it the same way.
 """
 
 from __future__ import annotations

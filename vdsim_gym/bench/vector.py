@@ -1,4 +1,5 @@
-"""Vector throughput measured side by side in one run (``vdsim-gym bench --vector``).
+"""Vector throughput measured side by side in one run (``vdsim-gym bench --vector``:
+``run_bench_vector``).
 
 - VDSimVectorEnv (``gym.make_vec``) at N = 1, 16, 64 with 1 and 2 threads, against the
   core-only vector step of the same work (the same recorded actions and substeps through
@@ -27,7 +28,8 @@ import gymnasium as gym
 import numpy as np
 
 import vdsim_gym.envs  # noqa: F401  (registration)
-from vdsim_gym.cli.bench import REFERENCE, Stages, best_time, check_count
+from vdsim_gym._stages import Stages
+from vdsim_gym.bench.throughput import REFERENCE, best_time, check_count
 from vdsim_gym.envs.vector import VDSimVectorEnv
 
 ENV_ID = "VDSim-DLC-v0"
@@ -194,8 +196,8 @@ def ppo_env_share(num_envs: int = 8, total_timesteps: int = 16384, light: bool =
     return wall, spent[0] / wall
 
 
-def run(steps: int = 50, repeats: int = 15, ppo: bool = True,
-        progress: bool = True) -> list[str]:
+def run_bench_vector(steps: int = 50, repeats: int = 15, ppo: bool = True,
+                     progress: bool = True) -> list[str]:
     """Measure and return the printed report lines; ``progress``: a stderr line as each
     configuration starts (the whole run takes ~30 s)."""
     check_count(steps, "steps")

@@ -1,7 +1,8 @@
-"""``vdsim-gym bench wallclock``: the reference's jitter protocol for mode C on this host
-(L2, Tc 20 ms, substep 0.5 ms, 10 s runs, a cheap controller) at low load and under a
-CPU-burning load this command starts itself, with inherited and pinned affinity; then the
-DLC baseline in mode C against mode A (docs/EVAL_MODES.md, docs/BENCHMARKS.md)."""
+"""``vdsim-gym bench wallclock`` (``run_bench_wallclock``): the reference's jitter protocol
+for mode C on this host (L2, Tc 20 ms, substep 0.5 ms, 10 s runs, a cheap controller) at
+low load and under a CPU-burning load this command starts itself, with inherited and
+pinned affinity; then the DLC baseline in mode C against mode A (docs/EVAL_MODES.md,
+docs/BENCHMARKS.md)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from vdsim_gym.cli.bench import Stages, check_count
+from vdsim_gym._stages import Stages
+from vdsim_gym.bench.throughput import check_count
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval import ClosedLoopEval
 from vdsim_gym.eval.wallclock import load1
@@ -123,7 +125,7 @@ def _nothing() -> Iterator[None]:
 def dlc_c_vs_a(runs: int = 5, stages: Stages | None = None) -> list[str]:
     """The delay budget's case (Stanley + PI on the 3.5 m / 30 m lane change, L2, 20 m/s,
     Tc 20 ms, 10 s): mode A once, mode C ``runs`` times; e_y RMSE mean and spread."""
-    from vdsim_gym.cli.delay_budget import Case, make_env, run_case
+    from vdsim_gym.eval.delay_budget import Case, make_env, run_case
 
     env = make_env("L2")
     if stages:
@@ -149,8 +151,8 @@ def dlc_c_vs_a(runs: int = 5, stages: Stages | None = None) -> list[str]:
     ]
 
 
-def run(runs: int = 5, duration: float = 10.0, load: bool = True, dlc: bool = True,
-        progress: bool = True) -> list[str]:
+def run_bench_wallclock(runs: int = 5, duration: float = 10.0, load: bool = True,
+                        dlc: bool = True, progress: bool = True) -> list[str]:
     check_count(runs, "runs")
     if not 0 < duration <= 600:
         raise ConfigError(f"duration must be in (0, 600] s, got {duration!r}")
@@ -171,4 +173,5 @@ def run(runs: int = 5, duration: float = 10.0, load: bool = True, dlc: bool = Tr
     return lines
 
 
-__all__ = ["cheap_controller", "cpu_load", "dlc_c_vs_a", "jitter_table", "run"]
+__all__ = ["cheap_controller", "cpu_load", "dlc_c_vs_a", "jitter_table",
+           "run_bench_wallclock"]
