@@ -1224,10 +1224,16 @@ class PathEnvCore(EnvCoreBase):
         """
         The spec of this env core with the task's default parameters and no action history: names, default reward weights, flag bits (what the Python env module reads at import)
         """
+    def __getstate__(self) -> bytes:
+        ...
     def __init__(self, session: Session, task: TaskParams) -> None:
         """
         A path task core with its own session built from the (validated) session's params
         """
+    def __reduce_ex__(self, protocol: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+        ...
+    def __setstate__(self, arg0: bytes) -> None:
+        ...
     def advance_physics(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         """
         Benchmark reference: one control period of physics only
@@ -1444,10 +1450,16 @@ class SpeedEnvCore(EnvCoreBase):
         """
         The spec of this env core with the task's default parameters and no action history: names, default reward weights, flag bits (what the Python env module reads at import)
         """
+    def __getstate__(self) -> bytes:
+        ...
     def __init__(self, session: Session, ticks_per_period: typing.SupportsInt | typing.SupportsIndex, w_speed: typing.SupportsFloat | typing.SupportsIndex = 1.0, w_smoothness: typing.SupportsFloat | typing.SupportsIndex = 0.05) -> None:
         """
         The speed-tracking test task (one longitudinal action), its own session
         """
+    def __reduce_ex__(self, protocol: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+        ...
+    def __setstate__(self, arg0: bytes) -> None:
+        ...
     def advance_physics(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         """
         Benchmark reference: one control period of physics only
@@ -1700,10 +1712,16 @@ class AccEnvCore(EnvCoreBase):
         """
         The spec of this env core with the task's default parameters and no action history: names, default reward weights, flag bits (what the Python env module reads at import)
         """
+    def __getstate__(self) -> bytes:
+        ...
     def __init__(self, session: Session, task: AccTaskParams) -> None:
         """
         The car-following task core (VDSim-ACC-v0), its own session
         """
+    def __reduce_ex__(self, protocol: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+        ...
+    def __setstate__(self, arg0: bytes) -> None:
+        ...
     def advance_physics(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         """
         Benchmark reference: one control period of physics only
@@ -1940,9 +1958,13 @@ class VectorEnvCore:
         """
         Row i's last episode draws (DRAW_KEYS' order, NaN where none), None without randomization
         """
+    def row_rng(self, i: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
+        """
+        Row i's generators (None: none set): their numpy states (task, latency or None), the latency model's seed and whether the session owns them
+        """
     def row_rng_state(self, i: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
         """
-        The numpy states of row i's generators while the row owns them (seed_rows), else None
+        The numpy states of row i's generators while the row owns them (seed_rows, set_row_rng(owned=True)), else None
         """
     def row_summary(self, i: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
@@ -1956,9 +1978,9 @@ class VectorEnvCore:
         """
         Replace env i's steering actuator chain between steps (reset the env after)
         """
-    def set_row_rng(self, i: typing.SupportsInt | typing.SupportsIndex, bit_generator: typing.Any, latency_bit_generator: typing.Any, model_seed: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def set_row_rng(self, i: typing.SupportsInt | typing.SupportsIndex, bit_generator: typing.Any, latency_bit_generator: typing.Any, model_seed: typing.SupportsInt | typing.SupportsIndex, owned: bool = False) -> None:
         """
-        Env i's episode generators for resets in C++ (reset_rows, step_fast's reset_mask)
+        Env i's episode generators for resets in C++ (reset_rows, step_fast's reset_mask); owned: the session's own, reported by row_rng_state as seed_rows's
         """
     def set_vehicle(self, i: typing.SupportsInt | typing.SupportsIndex, vehicle: VehicleParams) -> None:
         """
@@ -2470,10 +2492,16 @@ class DynoEnvCore(EnvCoreBase):
         """
         The spec of this env core with the task's default parameters and no action history: names, default reward weights, flag bits (what the Python env module reads at import)
         """
+    def __getstate__(self) -> bytes:
+        ...
     def __init__(self, task: DriveCycleParams, bench: DynoParams, config: DynoSimConfig) -> None:
         """
         The drive-cycle task on the chassis dyno (VDSim-Dyno-v0)
         """
+    def __reduce_ex__(self, protocol: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+        ...
+    def __setstate__(self, arg0: bytes) -> None:
+        ...
     def advance_physics(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         """
         Benchmark reference: one control period of physics only

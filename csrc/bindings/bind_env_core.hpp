@@ -14,6 +14,7 @@
 
 #include "interruptible.hpp"
 #include "np_bitgen.hpp"
+#include "vdsim/archive.hpp"
 #include "vdsim/env_core.hpp"
 
 namespace vdsim_py {
@@ -46,6 +47,20 @@ inline py::dict default_weights(const vdsim::EnvSpec& s) {
   for (size_t i = 0; i < s.term_names.size(); ++i)
     d[py::str(s.term_names[i])] = s.default_weights.at(i);
   return d;
+}
+
+// The build that writes or reads a pickled core (its git sha and dirty flag, from
+// vdsim_gym._build_info), for the message of a blob another build wrote.
+inline std::string build_id() {
+  try {
+    const py::module_ info = py::module_::import("vdsim_gym._build_info");
+    std::string id = py::str(info.attr("GIT_SHA"));
+    const int dirty = info.attr("GIT_DIRTY").cast<int>();
+    if (dirty == 1) id += " (dirty)";
+    return id;
+  } catch (const py::error_already_set&) {
+    return "unknown";
+  }
 }
 
 template <class Task>
@@ -254,6 +269,24 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
            "A copy of this core, parameters, configuration and whole state (plant, task, "
            "command schedule, delay lines, sensor ring, network chain, generators, episode "
            "counters): what restore() puts back")
+      .def(py::pickle(
+               [](const Core& e) {
+                 // The whole core (archive.hpp): parameters, configuration and state.
+                 return py::bytes(vdsim::blob::save(e, build_id()));
+               },
+               [](const py::bytes& state) {
+                 auto core = Core::blank();
+                 vdsim::blob::load(*core, std::string_view(state), build_id());
+                 return core;
+               }))
+      .def("__reduce_ex__", [](py::handle self, int) -> py::tuple {
+             // What protocol 2 pickles (copyreg.__newobj__, then __setstate__), for every
+             // protocol: copyreg's own reduction for protocols 0 and 1 cannot make a
+             // pybind11 object (it aborts).
+             const py::object newobj = py::module_::import("copyreg").attr("__newobj__");
+             const py::object state = self.attr("__getstate__")();
+             return py::make_tuple(newobj, py::make_tuple(py::type::of(self)), state);
+           }, py::arg("protocol"))
       .def("restore", [](Core& e, const Core& snapshot) { e.restore(snapshot); },
            py::arg("snapshot"),
            "This core becomes a copy of `snapshot` (a snapshot() of a core of this type): the "

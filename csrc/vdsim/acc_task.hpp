@@ -34,6 +34,8 @@ struct AccWeights {
   double safety = 0.2;     // -w (1 - ttc / ttc_safe) while closing with ttc < ttc_safe
   double collision = 100.0; // -w on collision
   double alive = 1.0;      // +w per step that does not end in a collision
+  template <class Ar>
+  void archive(Ar& ar) { ar(gap, speed, jerk, comfort, safety, collision, alive); }
 };
 
 struct AccTaskParams {
@@ -43,6 +45,10 @@ struct AccTaskParams {
   double ttc_safe = 3.0;      // [s]
   double ttc_cap = 10.0;      // [s]: TTC beyond this, or not closing, reads as the cap
   AccWeights weights{};
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(ticks_per_period, time_headway, min_distance, ttc_safe, ttc_cap, weights);
+  }
 };
 
 // The scenario families, in vdsim_gym.envs.acc_scenarios.FAMILIES' order.
@@ -322,6 +328,20 @@ class AccTask {
     return family_ < 0 ? static_cast<int64_t>(speed_.size()) : periods_;
   }
 
+  // Every member, for the archive (archive.hpp): the parameters, the scenario source, this
+  // episode's scenario and lead, and the episode's statistics.
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(params_, front_, speed_, distance_, families_, periods_, dt_, set_speed_, fixed_, start_,
+       family_, drawn_, limit_ticks_, v_set_, lead_, prev_tick_, n_, n_follow_, min_gap_,
+       sum_jerk2_, sum_tg2_, collided_);
+    if constexpr (Ar::kReading) {
+      if (family_ >= kAccFamilyCount || (family_ < 0 && has_scenario() &&
+                                         distance_.size() != speed_.size()))
+        throw std::invalid_argument("vdsim archive: an ACC task with a broken scenario");
+    }
+  }
+
  private:
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   enum Family { kCruise = 0, kFollow, kCutIn, kHardBrake, kStopAndGo, kLeadLeaves };
@@ -329,6 +349,8 @@ class AccTask {
   // t_in, t_b or t_out; b the period or the deceleration; d the sensor distance).
   struct DrawnLead {
     double v = 0.0, a = 0.0, b = 0.0, d = 0.0;
+    template <class Ar>
+    void archive(Ar& ar) { ar(v, a, b, d); }
   };
   int64_t last() const { return periods() - 1; }
   // The lead at the start of period k: its rear bumper's position and presence.
@@ -336,6 +358,8 @@ class AccTask {
     int64_t k = 0;
     double x = 0.0;
     bool present = false;
+    template <class Ar>
+    void archive(Ar& ar) { ar(k, x, present); }
   };
   // Presence at period k: appears (placed from the sensor distance) or leaves.
   void place_lead(Lead& l, double ego_x, int64_t k) const {

@@ -79,6 +79,8 @@ class AccelCascade {
 
   double integral() const { return integral_; }
   double measured() const { return a_meas_; }
+  template <class Ar>
+  void archive(Ar& ar) { ar(integral_, a_meas_, vx_prev_); }
 
  private:
   double integral_ = 0.0;  // [m/s]

@@ -35,6 +35,8 @@ class SteerActuator {
     out_ = std::clamp(limited, -p_.max_angle, p_.max_angle);
     return out_;
   }
+  template <class Ar>
+  void archive(Ar& ar) { ar(p_, dt_, dead_, alpha_, max_step_, lag_, out_); }
 
  private:
   ActuatorParams p_{};

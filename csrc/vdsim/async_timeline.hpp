@@ -87,6 +87,10 @@ class AsyncTimeline {
   int64_t n_skipped() const { return n_skipped_; }
   OverrunPolicy policy() const { return policy_; }
   int64_t period_ticks() const { return period_; }
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(dt_, period_, policy_, next_k_, worker_free_, n_overrun_, n_skipped_);
+  }
 
  private:
   double dt_ = 5e-4;

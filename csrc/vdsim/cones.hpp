@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "path_tracker.hpp"
@@ -15,6 +16,8 @@ struct Footprint {
   double front = 0.0;       // CG to front bumper
   double rear = 0.0;        // CG to rear bumper
   double half_width = 0.0;  // half body width
+  template <class Ar>
+  void archive(Ar& ar) { ar(front, rear, half_width); }
 };
 
 // True when the disc (cx, cy, radius) intersects the footprint at pose (x, y, psi).
@@ -39,11 +42,24 @@ class ConeField {
 
   static constexpr double kMargin = 5.0;  // extra arc length searched around the car [m]
 
+  // Every member, for the archive (archive.hpp): the geometry as its pointee (once per
+  // blob), this field's hits.
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(geo_, hit_, total_);
+    if constexpr (Ar::kReading) {
+      if (!geo_ || hit_.size() != geo_->cx.size())
+        throw std::invalid_argument("vdsim archive: a cone field whose hits do not match it");
+    }
+  }
+
  private:
   struct Geometry {
     std::vector<double> cx, cy;        // original order
     std::vector<double> sorted_s;      // cone arc lengths, ascending
     std::vector<int64_t> sorted_idx;   // original index of each sorted entry
+    template <class Ar>
+    void archive(Ar& ar) { ar(cx, cy, sorted_s, sorted_idx); }
   };
   std::shared_ptr<const Geometry> geo_ = std::make_shared<const Geometry>();
   std::vector<uint8_t> hit_;

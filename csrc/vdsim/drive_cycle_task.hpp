@@ -35,6 +35,12 @@ struct DriveCycleParams {
   // Observe the robot driver's transport delay [s] (a column "driver_delay" after
   // prev_action): what the rig's owner knows of it, so one policy can serve a range.
   bool observe_driver_delay = false;
+
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(ticks_per_period, action, ref_speed_max, ref_accel_max, ref_decel_max, w_tracking,
+       w_pedal_jerk, w_energy, observe_driver_delay);
+  }
 };
 
 class DriveCycleTask {
@@ -93,12 +99,16 @@ class DriveCycleTask {
   struct CycleData {
     std::vector<double> speed, lower, upper;
     std::vector<int8_t> phase;
+    template <class Ar>
+    void archive(Ar& ar) { ar(speed, lower, upper, phase); }
   };
   // The env's cycles, each with its episode time limit [substeps] (-1: the env's own
   // limit applies). draw_start() picks one per episode.
   struct Cycle {
     std::shared_ptr<const CycleData> data;
     int64_t limit_ticks = -1;
+    template <class Ar>
+    void archive(Ar& ar) { ar(data, limit_ticks); }
   };
   void set_cycles(std::vector<Cycle> cycles) {
     if (cycles.empty()) throw std::invalid_argument("set_cycles: no cycle");
@@ -126,6 +136,28 @@ class DriveCycleTask {
   }
   int64_t cycle_index() const { return static_cast<int64_t>(index_); }
   int64_t periods() const { return cycle_ ? static_cast<int64_t>(cycle_->speed.size()) : 0; }
+
+  // Every member, for the archive (archive.hpp): the cycles as their pointees (once per
+  // blob). cycle_ points into cycles_: not written, rebound after reading (cycles_[index_],
+  // or none without cycles, as set_cycles and draw_start keep it).
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(params_, offsets_, cycles_);
+    ar.skip(cycle_);
+    ar(index_, n_, sum_e2_, max_abs_e_, pedal_last_, energy_last_, violations_, phase_n_,
+       phase_e2_, phase_violations_);
+    if constexpr (Ar::kReading) {
+      if (!cycles_.empty() && index_ >= cycles_.size())
+        throw std::invalid_argument("vdsim archive: a drive-cycle index past its cycles");
+      for (const Cycle& c : cycles_) {
+        const size_t n = c.data ? c.data->speed.size() : 0;
+        if (n == 0 || c.data->lower.size() != n || c.data->upper.size() != n ||
+            c.data->phase.size() != n)
+          throw std::invalid_argument("vdsim archive: a broken drive cycle");
+      }
+      cycle_ = cycles_.empty() ? nullptr : cycles_[index_].data.get();
+    }
+  }
 
   // The reference (or pedal) an action in [-1, 1] stands for.
   double reference(double a) const {

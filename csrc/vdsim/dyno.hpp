@@ -53,6 +53,14 @@ struct DynoParams {
   double max_substep = 0.02;         // [s]
   int speed_update = 1;              // kSpeedUpdateMean or kSpeedUpdateEnd (see above)
 
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(mass, wheel_radius, wheel_inertia, roller_inertia, front_torque_max, front_power_max,
+       rear_torque_max, rear_power_max, front_share, speed_limit, limiter_taper, torque_lag_hz,
+       torque_lag_zeta, brake_torque_max, road_load_a, road_load_b, road_load_c, grade, gravity,
+       max_substep, speed_update);
+  }
+
   double effective_mass() const {
     const double r2 = wheel_radius * wheel_radius;
     return mass + roller_inertia / r2 + 4.0 * wheel_inertia / r2;
@@ -68,6 +76,8 @@ struct DynoState {
   std::array<double, 2> torque{};    // lagged axle torques front, rear [N m]
   std::array<double, 2> torque_rate{};  // their derivatives [N m/s]
   double accel = 0.0;                // dv/dt over the last step [m/s^2]
+  template <class Ar>
+  void archive(Ar& ar) { ar(v, torque, torque_rate, accel); }
 };
 
 // Axle cap at wheel speed omega: T_peak at (near) rest, else min(T_peak, P / omega).

@@ -28,6 +28,8 @@ struct PedalActuatorParams {
   bool enabled = false;
   double time_constant = 0.0;  // first-order lag of the pedal [s], 0 = none
   double rate_limit = std::numeric_limits<double>::infinity();  // [pedal/s]
+  template <class Ar>
+  void archive(Ar& ar) { ar(enabled, time_constant, rate_limit); }
 };
 
 struct DynoSimConfig {
@@ -37,6 +39,10 @@ struct DynoSimConfig {
   int64_t delay_steps = 0;   // the driver's transport delay in substeps
   PedalActuatorParams actuator;
   double accel_filter_s = 0.1;  // the observed acceleration's filter [s]
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(substep_dt, driver_on, driver, delay_steps, actuator, accel_filter_s);
+  }
 };
 
 class DynoSession {
@@ -161,6 +167,17 @@ class DynoSession {
   double brake() const { return brake_; }
   double energy_pos() const { return energy_pos_; }  // [J] since reset
   double distance() const { return distance_; }      // [m] since reset
+
+  // Every member, for the archive (archive.hpp): bench, configuration, the robot driver
+  // with its delay line, the pedal-mode line, state, clock, schedule and trace rows.
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(bench_, config_, driver_, line_, state_, tick_, command_, schedule_, pedal_, throttle_,
+       brake_, a_filt_, energy_pos_, distance_, pedal_gain_, accel_gain_, trace_decimation_,
+       last_trace_tick_, trace_);
+  }
+  // A session to read an archive into.
+  static DynoSession blank() { return DynoSession(DynoParams{}, DynoSimConfig{}); }
 
  private:
   DynoParams bench_;

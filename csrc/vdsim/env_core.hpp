@@ -118,6 +118,10 @@ struct EnvSpec {
            summary_names == o.summary_names && default_weights == o.default_weights &&
            flags == o.flags;
   }
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(obs_names, action_names, term_names, info_names, summary_names, default_weights, flags);
+  }
 };
 
 // What the vector session steps: any env core, sizes from spec().
@@ -700,6 +704,30 @@ class EnvCore final : public EnvCoreBase {
   const Plant& plant() const { return plant_; }
   Task& task() { return task_; }
   const Task& task() const { return task_; }
+
+  // Every member, for the archive (archive.hpp; pickled by bind_env_core.hpp): the plant,
+  // the task and the core's configuration and state. Rules: peek_ is scratch, not
+  // written (a loaded core starts without, as a copy does); spec_ is written whole and
+  // interned again after reading (sharing between cores is not state); rand_ is written
+  // as its pointee.
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(plant_, task_);
+    ar.skip(peek_);
+    ar(spec_, task_info_, task_obs_, history_k_, history_, action_, prev_action_, latency_on_,
+       network_on_, network_, n_lost_, n_discarded_, limit_ticks_, steps_, return_, sampler_,
+       timeline_, sensor_on_, sensor_, eval_obs_, rand_, draws_);
+    if constexpr (Ar::kReading) {
+      if (!spec_) throw std::invalid_argument("vdsim archive: an env core without its spec");
+      spec_ = intern(*spec_);
+      peek_.task.reset();
+    }
+  }
+  // A core to read an archive into: the task's default parameters on the plant's blank
+  // (every member is then the archive's).
+  static std::unique_ptr<EnvCore> blank() {
+    return std::make_unique<EnvCore>(typename Task::Params{}, Plant::blank());
+  }
 
  private:
   // The action history: shift by one action, the current (clamped) action last.

@@ -87,6 +87,10 @@ class Phi12Memo {
     }
     p[0] = p_[0], p[1] = p_[1], p[2] = p_[2];
   }
+  // A cache of phi123(z_), written as it is (reading it back or recomputing it gives the
+  // same bits; written, nothing has to be recomputed).
+  template <class Ar>
+  void archive(Ar& ar) { ar(z_, p_); }
 
  private:
   double z_ = std::numeric_limits<double>::quiet_NaN();
@@ -96,6 +100,8 @@ class Phi12Memo {
 // What etd2_step keeps between steps (a session's own): phi12 of the constant rates.
 struct Etd2Memo {
   Phi12Memo transfer, filter;
+  template <class Ar>
+  void archive(Ar& ar) { ar(transfer, filter); }
 };
 
 // The linear part L over one step of length dt, ready to apply.

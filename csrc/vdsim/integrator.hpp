@@ -16,6 +16,8 @@ namespace vdsim {
 // stable; the explicit integrators see it through the derivative only.
 struct WheelCoupling {
   double k[2] = {0.0, 0.0};
+  template <class Ar>
+  void archive(Ar& ar) { ar(k); }
 };
 
 // The lagged slips' law (model_common.hpp, relaxed_slip): d(ta_i)/dt = lambda_i (kin_i -
@@ -27,6 +29,8 @@ struct WheelCoupling {
 struct SlipLag {
   double inv_length = 0.0;  // 1 / sigma [1/m]
   double floor = 0.0;       // the slip speed floor [m/s]
+  template <class Ar>
+  void archive(Ar& ar) { ar(inv_length, floor); }
 };
 
 // wheel_deriv(state, ds): the wheel-spin rates only (ds[kW0..kW0+3]), bit-identical to

@@ -26,6 +26,9 @@ struct LatencySpec {
   uint64_t seed = 0;  // uniform / normal / empirical
   // empirical: recorded delays [s] (ascending), drawn uniformly with replacement
   std::vector<double> samples;
+
+  template <class Ar>
+  void archive(Ar& ar) { ar(kind, c, lo, hi, mu, sd, seed, samples); }
 };
 
 // SplitMix64 (Steele, Lea, Flood 2014): a tiny, well-tested 64-bit generator.
@@ -40,6 +43,8 @@ class SplitMix64 {
   }
   // Uniform in [0, 1) with 53 random bits.
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  template <class Ar>
+  void archive(Ar& ar) { ar(state_); }
 
  private:
   uint64_t state_;
@@ -49,6 +54,8 @@ class LatencySampler {
  public:
   LatencySampler() = default;
   explicit LatencySampler(const LatencySpec& spec) : spec_(spec), rng_(spec.seed) {}
+  template <class Ar>
+  void archive(Ar& ar) { ar(spec_, rng_); }
 
   void reseed(uint64_t seed) { rng_ = SplitMix64(seed); }
   const LatencySpec& spec() const { return spec_; }
@@ -94,6 +101,8 @@ struct NetworkSpec {
   double p_gb = 0.0, p_bg = 1.0;
   LatencySpec jitter{};  // Fixed c = 0: no network delay
   uint64_t seed = 0;
+  template <class Ar>
+  void archive(Ar& ar) { ar(drop, burst, p_gb, p_bg, jitter, seed); }
 };
 
 class NetworkChannel {
@@ -117,6 +126,8 @@ class NetworkChannel {
     return spec_.drop > 0.0 && rng_.uniform() < spec_.drop;
   }
   double delay() { return jitter_.draw(); }
+  template <class Ar>
+  void archive(Ar& ar) { ar(spec_, jitter_, rng_, bad_); }
 
  private:
   NetworkSpec spec_{};

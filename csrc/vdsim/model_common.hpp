@@ -21,6 +21,13 @@ struct ModelContext {
   TireLanes lanes;     // tire[0], tire[0], tire[1], tire[1]: L2's wheels (tire_forces4)
   // 1 / mass, 1 / yaw_inertia, 1 / wheel_radius^2 (record_hub; set with the tires)
   double inv_mass = 0.0, inv_yaw_inertia = 0.0, inv_r2 = 0.0;
+  // vehicle and low point into the Session that holds this context: not written, the
+  // Session rebinds them after reading (rebind_context), as its copy constructor does.
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar.skip(vehicle, low);
+    ar(shape, tire, lanes, inv_mass, inv_yaw_inertia, inv_r2);
+  }
 };
 
 // The tire of an axle (0 front, 1 rear): vehicle.tire with its lateral stiffness divided

@@ -14,6 +14,8 @@ struct MFCurve {
   double C = 1.3;   // shape factor [-]
   double D = 1.0;   // peak factor, multiplies mu * Fz [-]
   double E = -1.0;  // curvature factor [-]
+  template <class Ar>
+  void archive(Ar& ar) { ar(B, C, D, E); }
 };
 
 // Combined slip by the Magic Formula's weighting functions (Pacejka, Tyre and Vehicle
@@ -27,6 +29,8 @@ struct CombinedSlipParams {
   bool weighting = false;
   double rbx1 = 13.276, rbx2 = -13.778, rcx1 = 1.2568, rex1 = 0.65225;
   double rby1 = 7.1433, rby2 = 9.1916, rby3 = 0.027856, rcy1 = 1.0719, rey1 = -0.27572;
+  template <class Ar>
+  void archive(Ar& ar) { ar(weighting, rbx1, rbx2, rcx1, rex1, rby1, rby2, rby3, rcy1, rey1); }
 };
 
 struct TireParams {
@@ -41,6 +45,10 @@ struct TireParams {
   // speed floor). 0: no lag.
   double relaxation_length = 0.3;
   CombinedSlipParams combined{};
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(lateral, longitudinal, mu, fz_nominal, pdy2, pky2, relaxation_length, combined);
+  }
 };
 
 struct VehicleParams {
@@ -92,6 +100,17 @@ struct VehicleParams {
   TireParams tire{};
 
   double wheelbase() const { return cg_to_front + cg_to_rear; }
+  // Every member, for the archive (archive.hpp: the env cores' pickling).
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(mass, yaw_inertia, cg_to_front, cg_to_rear, track, cg_height, wheel_radius,
+       wheel_inertia, drive_torque_max, drive_power_max, brake_torque_max, front_drive_share,
+       front_brake_share, diff_coupling_front, diff_coupling_rear, steering_ratio, max_steer,
+       drag_coefficient, frontal_area, air_density, rolling_resistance, load_transfer_tau,
+       roll_stiffness_front, compliance_steer_front, compliance_steer_rear, body_width,
+       front_overhang, rear_overhang, max_acceleration, max_deceleration, accel_kp, accel_ki,
+       accel_filter_tau, tire);
+  }
   // Full-pedal brake torque of all four wheels [N m]: the one place the 4 is written.
   double total_brake_torque() const { return 4.0 * brake_torque_max; }
 };
@@ -102,6 +121,10 @@ struct LowSpeedParams {
   double kinematic_blend_speed = 1.0;  // below this, vy and r relax to kinematic [m/s]
   double kinematic_tau = 0.05;     // relaxation time of that blend [s]
   double rolling_speed_eps = 0.1;  // rolling resistance fades in over this speed [m/s]
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(slip_speed_floor, kinematic_blend_speed, kinematic_tau, rolling_speed_eps);
+  }
 };
 
 // Steering actuator chain: dead time -> first-order lag -> rate limit -> saturation.
@@ -113,6 +136,8 @@ struct ActuatorParams {
   double time_constant = 0.0;  // first-order lag [s], 0 = none
   double rate_limit = std::numeric_limits<double>::infinity();  // [rad/s]
   double max_angle = std::numeric_limits<double>::infinity();   // [rad]
+  template <class Ar>
+  void archive(Ar& ar) { ar(enabled, dead_time, time_constant, rate_limit, max_angle); }
 };
 
 enum class Level { L1 = 1, L2 = 2 };

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "cones.hpp"
@@ -26,6 +27,8 @@ struct RewardWeights {
   double progress = 1.0;    // +w ds / (max(v_ref, 1) Tc)
   double cone = 5.0;        // -w per newly hit cone
   double terminal = 50.0;   // -w on termination
+  template <class Ar>
+  void archive(Ar& ar) { ar(tracking, heading, speed, smoothness, progress, cone, terminal); }
 };
 
 struct TaskParams {
@@ -42,6 +45,11 @@ struct TaskParams {
   double stall_time = 2.0;
   double stall_speed_fraction = 0.25;
   RewardWeights weights{};
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(ticks_per_period, corridor_half_width, cone_radius, terminate_on_cone, spin_heading,
+       spin_beta, beta_min_speed, stall_time, stall_speed_fraction, weights);
+  }
 };
 
 // Observation columns; scales divide the physical value (obs = value / scale, clipped).
@@ -169,6 +177,19 @@ class PathTask {
   const PathTracker& path() const { return *path_; }
   const ConeField& cones() const { return cones_; }
   const TaskParams& params() const { return params_; }
+
+  // Every member, for the archive (archive.hpp). The course (path_, drawn_ and the
+  // cones' geometry) is written as its pointees, once per blob: path_ and drawn_ still
+  // share one tracker after reading when they did (draw_start's in-place rule).
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(params_, footprint_, path_, start_speed_, random_course_, random_spec_, random_corridor_,
+       course_serial_, drawn_, cones_, hint_, start_on_drawn_, s_prev_, n_scored_, sum_e2_,
+       max_abs_e_, pass_speed_, passed_, slow_since_);
+    if constexpr (Ar::kReading) {
+      if (!path_) throw std::invalid_argument("vdsim archive: a path task without its path");
+    }
+  }
 
  private:
   TaskParams params_;

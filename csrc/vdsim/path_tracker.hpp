@@ -96,6 +96,17 @@ class PathTracker {
   // at 25 m/s; a minimum on the window's edge falls back to the global search.
   static constexpr int64_t kWindow = 16;
 
+  // Every member, for the archive (archive.hpp), under the grow lock as the copy takes it:
+  // the points, the lengths built so far, the builder's state and the unbuilt points'
+  // intermediate values (a drawn course grows on after reading as it would have). grow_
+  // is a mutex: not written.
+  template <class Ar>
+  void archive(Ar& ar) {
+    std::lock_guard<std::mutex> lock(grow_);
+    ar(x_, y_, s_, seg_len_, v_, builder_, built_);
+    ar.skip(grow_);
+  }
+
  private:
   // Best segment in [lo, hi); writes squared distance and parameter t.
   int64_t search(double x, double y, int64_t lo, int64_t hi, double& best_d2) const;

@@ -51,6 +51,8 @@ class SteerTrig {
     }
     c = cos_, s = sin_;
   }
+  template <class Ar>
+  void archive(Ar& ar) { ar(valid_, bits_, cos_, sin_); }
 
  private:
   bool valid_ = false;

@@ -35,6 +35,8 @@ constexpr int64_t kRandomCourseAnchor = 32;
 struct RandomCourseSpec {
   int64_t n = 2;
   double length = 0.0, k_bound = 0.0, v_lo = 0.0, v_hi = 0.0, max_lat_accel = 0.0;
+  template <class Ar>
+  void archive(Ar& ar) { ar(n, length, k_bound, v_lo, v_hi, max_lat_accel); }
 };
 
 // The path of a drawn course, built segment by segment when asked (the heading's rotation
@@ -43,6 +45,8 @@ struct RandomCourseSpec {
 struct CoursePathBuilder {
   int64_t next = 0;
   double ds = 0.0, mid_prev = 0.0, cm = 1.0, sm = 0.0, x = 0.0, y = 0.0;
+  template <class Ar>
+  void archive(Ar& ar) { ar(next, ds, mid_prev, cm, sm, x, y); }
   // Builds segments [next, upto) (upto <= n - 1): the points x[j + 1], y[j + 1]. The same
   // doubles however the building is split.
   void build(int64_t upto, double* x, double* y);

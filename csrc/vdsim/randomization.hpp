@@ -39,6 +39,11 @@ struct RandomizationSpec {
   int64_t steer_dead_ticks = 0, longitudinal_dead_ticks = 0;  // the nominal channels
   NetworkSpec network{};       // the nominal network, its drop replaced (loss)
   OverrunPolicy overrun = OverrunPolicy::Skip;
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(keys, lo, hi, vehicle, actuator, actuator_dead_ticks, steer_dead_ticks,
+       longitudinal_dead_ticks, network, overrun);
+  }
   bool has(RandomKey k) const {
     for (int key : keys)
       if (key == k) return true;
@@ -50,6 +55,8 @@ struct RandomizationSpec {
 // where the env does not randomize the key.
 struct RandomDraws {
   double value[kRandKeys];
+  template <class Ar>
+  void archive(Ar& ar) { ar(value); }
 };
 
 // The nominal vehicle with the vehicle draws applied, as Randomization.vehicle does (the

@@ -42,11 +42,20 @@ struct RobotDriverParams {
   double stop_speed = 0.3;       // hold below this speed [m/s]
   double stop_accel = 0.1;       // while a_ref is below this [m/s^2]
 
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(mode, kp, ki, kp_accel, ki_accel, accel_filter_s, max_throttle, max_brake, max_accel,
+       max_decel, standstill_ref, standstill_brake, ramp_band, openpilot_hold, stop_speed,
+       stop_accel);
+  }
+
   bool envelope() const { return std::isfinite(max_accel) || std::isfinite(max_decel); }
 };
 
 struct Pedal {
   double throttle = 0.0, brake = 0.0;
+  template <class Ar>
+  void archive(Ar& ar) { ar(throttle, brake); }
 };
 
 class RobotDriver {
@@ -77,6 +86,10 @@ class RobotDriver {
   double ramp() const { return ramp_valid_ ? ramp_ : std::numeric_limits<double>::quiet_NaN(); }
   const RobotDriverParams& params() const { return p_; }
   size_t line_size() const { return line_.size(); }
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(p_, integral_, ramp_valid_, ramp_, v_prev_valid_, v_prev_, a_filt_, pedal_, line_);
+  }
 
  private:
   Pedal compute(double v_ref, double v, double dt, double a_ref, bool has_a_ref) {

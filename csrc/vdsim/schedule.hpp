@@ -41,6 +41,8 @@ namespace vdsim {
 struct Command {
   double steer = 0.0;         // road-wheel steer request [rad]
   double longitudinal = 0.0;  // force [N] or pedal [-1, 1], per the session's mode
+  template <class Ar>
+  void archive(Ar& ar) { ar(steer, longitudinal); }
 };
 
 // Relative tolerance for deciding that a float time is a whole number of substeps.
@@ -110,6 +112,8 @@ class CommandSchedule {
     int64_t apply_tick;
     Command command;
     int64_t sample_tick = -1;  // the tick it was sampled at (-1: the reset command)
+    template <class Ar>
+    void archive(Ar& ar) { ar(apply_tick, command, sample_tick); }
   };
 
   // Keeps the queue ordered by apply tick; equal ticks keep arrival order.
@@ -163,6 +167,8 @@ class CommandSchedule {
   }
   // The tick of the next pending command, or -1.
   int64_t next_tick() const { return queue_.empty() ? -1 : queue_.front().apply_tick; }
+  template <class Ar>
+  void archive(Ar& ar) { ar(queue_, applied_); }
 
  private:
   std::deque<Entry> queue_;
@@ -207,6 +213,9 @@ class DelayLine {
   }
 
   size_t size() const { return count_; }  // values held (at most n + 1)
+  // The ring as it is (its capacity, head and count), so that it continues the same.
+  template <class Ar>
+  void archive(Ar& ar) { ar(ring_, head_, count_, delay_, fill_); }
 
  private:
   // Room for n + 1 values, keeping the ones held in order.

@@ -94,6 +94,12 @@ class BasicSensorSchedule {
     }
   }
   int64_t period() const { return period_; }
+  // The ring as it is (capacity, head, count and every slot), so that it continues the same.
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(sampler_, dt_, period_, row_size_, j_, tick_, done_, rows_, cap_, head_, n_, next_j_,
+       last_tick_);
+  }
 
  private:
   size_t slot(size_t i) const { return (head_ + i) % cap_; }

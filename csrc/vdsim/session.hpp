@@ -50,6 +50,12 @@ struct SimConfig {
   // at its apply tick, as before.
   int64_t steer_dead_ticks = 0;
   int64_t longitudinal_dead_ticks = 0;
+
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(level, substep_dt, integrator, longitudinal, actuator, actuator_dead_ticks, low,
+       step_ticks, step_tol, steer_dead_ticks, longitudinal_dead_ticks);
+  }
 };
 
 class Session {
@@ -218,6 +224,23 @@ class Session {
     ctx_.low = &config_.low;
   }
   const AccelCascade& cascade() const { return cascade_; }
+
+  // Every member, for the archive (archive.hpp: the env cores' pickling): the parameters,
+  // what is derived from them (ctx_'s tires, lanes and shape, coupling_, lag_: written
+  // as they are rather than derived again), the state, clock, schedules, channels, the
+  // step-size rule's memory, the caches (pts_, the memos, steer_trig_, aux_: written, so
+  // a loaded session continues from the same bits) and the trace rows. ctx_'s pointers
+  // into this session are rebound after reading, as the copy constructor does.
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(step_next_, step_redo_, redo_by_crossing_, n_steps_, n_rejected_, pts_, start_rates_,
+       etd2_memo_, etd3_half_memo_, steer_trig_, vehicle_, config_, ctx_, coupling_, lag_,
+       state_, tick_, command_, steer_, inputs_, schedule_, steer_channel_, lon_channel_,
+       actuator_, aux_, aux_valid_, cascade_, trace_decimation_, last_trace_tick_, trace_);
+    if constexpr (Ar::kReading) rebind_context();
+  }
+  // A session to read an archive into (its parameters are the archive's then).
+  static Session blank() { return Session(VehicleParams{}, SimConfig{}); }
 };
 
 // The longitudinal command of an env action a in [-1, 1] (clamped), per the session's

@@ -20,6 +20,8 @@ struct SpeedTaskParams {
   int64_t ticks_per_period = 40;  // substeps per control period
   double w_speed = 1.0;           // -w ((vx - v_set) / 5 m/s)^2
   double w_smoothness = 0.05;     // -w (a_k - a_{k-1})^2
+  template <class Ar>
+  void archive(Ar& ar) { ar(ticks_per_period, w_speed, w_smoothness); }
 };
 
 class SpeedTask {
@@ -111,6 +113,9 @@ class SpeedTask {
     out[0] = n_ > 0 ? std::sqrt(sum_e2_ / static_cast<double>(n_)) : nan;
     out[1] = n_ > 0 ? max_abs_e_ : nan;
   }
+
+  template <class Ar>
+  void archive(Ar& ar) { ar(params_, v_set_, n_, sum_e2_, max_abs_e_); }
 
  private:
   Params params_;

@@ -34,6 +34,8 @@ struct WheelInputs {
   double cos_steer = 1.0, sin_steer = 0.0;  // of steer (wheel_inputs sets all three)
   std::array<double, 4> drive{};       // drive torque [N m], signed
   std::array<double, 4> brake{};       // brake torque capacity [N m], >= 0
+  template <class Ar>
+  void archive(Ar& ar) { ar(steer, cos_steer, sin_steer, drive, brake); }
 };
 
 // Quantities computed alongside the derivative, for observation.
@@ -41,11 +43,15 @@ struct WheelOut {
   double fx = 0.0, fy = 0.0, fz = 0.0;  // tire forces in the wheel frame and load [N]
   double kappa = 0.0, alpha = 0.0;      // slip ratio [-] and slip angle [rad]
   double tan_alpha_kin = 0.0;           // the kinematic (unlagged) slip tan(alpha) [-]
+  template <class Ar>
+  void archive(Ar& ar) { ar(fx, fy, fz, kappa, alpha, tan_alpha_kin); }
 };
 
 struct Aux {
   double ax = 0.0, ay = 0.0;  // body-frame acceleration of the CG [m/s^2]
   std::array<WheelOut, 4> wheel{};
+  template <class Ar>
+  void archive(Ar& ar) { ar(ax, ay, wheel); }
 };
 
 // The wheels' linearized coupling to the body (model_common.hpp, record_hub).
@@ -56,6 +62,8 @@ struct HubCoupling {
   double j_lin[4] = {};  // the spin rate's slope at zero slip, -R^2 C_x / (I den) [1/s]
   double radius = 1.0;  // [m]
   int n_wheels = 4;      // the wheel slots in use (L1: 2)
+  template <class Ar>
+  void archive(Ar& ar) { ar(et, gb, kself, j_lin, radius, n_wheels); }
 };
 
 // What a wheel's spin rate depends on besides its spin, captured by a full derivative
@@ -69,6 +77,10 @@ struct WheelPoint {
   TireAtLoad tire[2];      // the tire's constants at fz (tire.hpp)
   double vxw = 0.0, den = 1.0, tan_a = 0.0;  // hub speed, slip denominator, tire's slip
   double drive = 0.0, brake = 0.0, inertia = 1.0, coupling = 0.0;
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(axle, n_tires, scale, fz, tire, vxw, den, tan_a, drive, brake, inertia, coupling);
+  }
 };
 // deriv_l2 sets every field of its WheelPoints one by one: a new field must be set there.
 static_assert(sizeof(WheelPoint) == 2 * sizeof(int) + 10 * sizeof(double) +
@@ -78,6 +90,8 @@ struct WheelPoints {
   WheelPoint w[4];
   int n = 0;
   HubCoupling hub;  // the wheels' coupling to the body at the same state
+  template <class Ar>
+  void archive(Ar& ar) { ar(w, n, hub); }
 };
 
 }  // namespace vdsim

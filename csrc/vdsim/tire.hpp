@@ -113,6 +113,12 @@ struct TireShape {
   bool fast_algebra = false;
   double inv_fz0 = 0.0, inv_pky2_fz0 = 0.0, c_by = 0.0, inv_ux = 0.0, inv_uy = 0.0;
 
+  template <class Ar>
+  void archive(Ar& ar) {
+    ar(ux_star, uy_star, g_nominal, fast_x, fast_y, fast_algebra, inv_fz0, inv_pky2_fz0, c_by,
+       inv_ux, inv_uy);
+  }
+
   void use_fast(bool on, const TireParams& p) {
     fast_x = on && p.longitudinal.C <= 2.0;
     fast_y = on && p.lateral.C <= 2.0;
@@ -203,6 +209,8 @@ inline TireForces tire_forces_weighted(const TireParams& p, const TireShape& s, 
 struct TireAtLoad {
   bool valid = false;
   double dx = 0.0, sy = 0.0;
+  template <class Ar>
+  void archive(Ar& ar) { ar(valid, dx, sy); }
 };
 
 // rec (optional): records the TireAtLoad of this load and slip angle.
@@ -331,6 +339,8 @@ struct TireLanes {
   alignas(16) double mu[4], pdy2[4], fz0[4], Dx[4], Dy[4], Bx[4], By0[4], Cx[4], Cy[4], Ex[4],
       Ey[4], pky2[4];
   int n_pky2 = 0;  // lanes with pky2 > 0: at 0 or 4 one lateral stiffness law serves all
+  template <class Ar>
+  void archive(Ar& ar) { ar(mu, pdy2, fz0, Dx, Dy, Bx, By0, Cx, Cy, Ex, Ey, pky2, n_pky2); }
 
   static TireLanes of(const TireParams* const p[4]) {
     TireLanes t;

@@ -555,9 +555,6 @@ def test_everything_but_the_cores_pickles() -> None:
     assert vback.rngs == vsnap.rngs
 
 
-@pytest.mark.xfail(strict=True, reason="the C++ env cores do not pickle yet (their "
-                   "serialisation is under way in csrc/): a snapshot pickles once they do, "
-                   "and this passes (then drop this mark)")
 def test_snapshot_pickles_and_restores_bit_for_bit() -> None:
     kw = kwargs_of("VDSim-DLC-v0", "uniform", True)
     env = gym.make("VDSim-DLC-v0", **kw)
