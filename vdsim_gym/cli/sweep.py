@@ -15,7 +15,7 @@ from vdsim_gym.cli.options import (
     _out_dir,
     add_trust_option,
 )
-from vdsim_gym.policies.algos import _SB3_ALGOS
+from vdsim_gym.policies.algos import MODEL_ALGOS
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -49,7 +49,7 @@ def add_parser(sub: Any) -> None:
                          "(default: stanley)")
     sw.add_argument("--compare", action="append", default=[], metavar="CONTROLLER",
                     help="another controller on the same grid and plot (repeatable)")
-    sw.add_argument("--algo", default=None, type=str.upper, choices=_SB3_ALGOS,
+    sw.add_argument("--algo", default=None, type=str.upper, choices=MODEL_ALGOS,
                     help="SB3 algorithm of the model files (default: try each)")
     sw.add_argument("--env", default="VDSim-DLC-v0",
                     help="VDSim env id (default: VDSim-DLC-v0)")

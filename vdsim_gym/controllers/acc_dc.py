@@ -86,8 +86,10 @@ class DelayCompensatedFollower:
         return (action[0] if single else action), state
 
 
-def _compensated(env: gym.Env | Any, inner: Any, delay: float | None
-                 ) -> DelayCompensatedFollower:
+def compensated_follower(env: gym.Env | Any, inner: Any, delay: float | None
+                         ) -> DelayCompensatedFollower:
+    """A car-following policy ``inner`` on the gap predicted across the env's loop delay
+    (or ``delay`` [s]: then fixed, not following the env's)."""
     base: Any = env.unwrapped
     d = loop_delay(env) if delay is None else delay
     return DelayCompensatedFollower(inner, ObsLayout.from_env(base),
@@ -99,10 +101,10 @@ def acc_pid_dc(env: gym.Env | Any, *, delay: float | None = None, **kwargs: Any
                ) -> DelayCompensatedFollower:
     """The PID ACC (``acc_pid(env, **kwargs)``) on the gap predicted across the env's loop
     delay (or ``delay``)."""
-    return _compensated(env, acc_pid(env, **kwargs), delay)
+    return compensated_follower(env, acc_pid(env, **kwargs), delay)
 
 
 def idm_dc(env: gym.Env | Any, *, delay: float | None = None, **kwargs: Any
            ) -> DelayCompensatedFollower:
     """IDM (``idm_follower(env, **kwargs)``) on the gap predicted across the delay."""
-    return _compensated(env, idm_follower(env, **kwargs), delay)
+    return compensated_follower(env, idm_follower(env, **kwargs), delay)

@@ -51,11 +51,13 @@ def check_algo_in(algo: Any, where: Path) -> str:
         raise TrainingError(f"{where}: {exc}") from None
 
 
-_SB3_ALGOS = tuple(_MODEL_CLASSES)
+# The upper-case names a saved model may be loaded as (--algo of the controller specs).
+MODEL_ALGOS = tuple(_MODEL_CLASSES)
 
 
-def _check_algo(algo: str) -> str:
-    if not isinstance(algo, str) or algo.upper() not in _SB3_ALGOS:
+def check_model_algo(algo: str) -> str:
+    """``--algo`` of a controller spec: a model class name (``MODEL_ALGOS``), upper case."""
+    if not isinstance(algo, str) or algo.upper() not in MODEL_ALGOS:
         raise ConfigError(f"--algo {algo!r}: not an SB3 algorithm; use one of "
-                          f"{', '.join(_SB3_ALGOS)}")
+                          f"{', '.join(MODEL_ALGOS)}")
     return algo.upper()

@@ -113,9 +113,9 @@ def _pop_delay(spec: str, params: dict[str, Any]) -> float | None:
 
 
 def _dc_factory(inner: Any, delay: float | None, env: Any) -> Any:
-    from vdsim_gym.controllers.acc_dc import _compensated
+    from vdsim_gym.controllers.acc_dc import compensated_follower
 
-    return _compensated(env, inner(env), delay)
+    return compensated_follower(env, inner(env), delay)
 
 
 def _car_following(spec: str, name: str, params: str) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from vdsim_gym.errors import ConfigError, TrainingError
-from vdsim_gym.policies.algos import _SB3_ALGOS, _check_algo, algo_class, check_algo_in
+from vdsim_gym.policies.algos import MODEL_ALGOS, algo_class, check_algo_in, check_model_algo
 from vdsim_gym.policies.baselines import BASELINES
 from vdsim_gym.policies.model_files import _algo_of_file, load_sb3_model, load_vecnormalize
 from vdsim_gym.policies.trained import (
@@ -264,7 +264,7 @@ def _sb3_model(spec: str, algo: str | None, trust: bool = False) -> tuple[str, A
                           "stable-baselines3; pip install 'vdsim-gym[train]'") from exc
 
     guess = None if algo else _algo_of_file(path)
-    names = [_check_algo(algo)] if algo else sorted(_SB3_ALGOS, key=lambda n: n != guess)
+    names = [check_model_algo(algo)] if algo else sorted(MODEL_ALGOS, key=lambda n: n != guess)
     errors = []
     for n in names:
         try:
@@ -281,7 +281,7 @@ def _sb3_model(spec: str, algo: str | None, trust: bool = False) -> tuple[str, A
                 raise ConfigError(f"{spec!r}: {exc}") from None
             errors.append(f"{n}: {exc}")  # try the next algorithm
     raise ConfigError(f"{spec!r}: could not load {path} as an SB3 model ({'; '.join(errors)}); "
-                      f"pass --algo ({', '.join(_SB3_ALGOS)}) if it is one")
+                      f"pass --algo ({', '.join(MODEL_ALGOS)}) if it is one")
 
 
 def load_controller(spec: str, algo: str | None = None, *, trust: bool = False

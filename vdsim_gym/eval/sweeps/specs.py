@@ -19,7 +19,7 @@ from vdsim_gym.envs.core_env import CoreEnv
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.eval.sweeps.grid import _check_env_id
 from vdsim_gym.eval.sweeps.results import sweep_metrics
-from vdsim_gym.policies.algos import _check_algo
+from vdsim_gym.policies.algos import check_model_algo
 from vdsim_gym.policies.baselines import BASELINES
 from vdsim_gym.policies.loading import load_controller
 
@@ -91,7 +91,7 @@ def load_controllers(controllers: Sequence[str], algo: str | None = None,
     fit the env fails before any work, not after the controllers before it ran.
     ``trust``: unpickle run folders as SB3 does (``load_policy``'s ``trust``)."""
     if algo is not None:
-        _check_algo(algo)
+        check_model_algo(algo)
     loaded = []
     for k, spec in enumerate(controllers):
         try:
