@@ -413,3 +413,34 @@ def test_the_length_check_finds_a_long_module(tmp_path):
     pkg = _package(tmp_path, {"__init__.py": "", "short.py": "x = 1\n" * 500,
                               "sub/__init__.py": "", "sub/long.py": "x = 1\n" * 501})
     assert long_modules(pkg) == ["pkg/sub/long.py: 501 lines"]
+
+
+def private_imports_across_packages(package_dir: Path, package: str) -> list[str]:
+    """``from pkg.sub.mod import _name`` where the importer is not in ``pkg.sub``: a name
+    private to its package used from another one (make it public, or keep it inside)."""
+    out = []
+    for mod, (path, is_pkg) in sorted(find_modules(package_dir, package).items()):
+        own = mod if is_pkg else mod.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or node.level or not node.module \
+                    or not node.module.startswith(package + "."):
+                continue
+            home = node.module.rpartition(".")[0]  # the package the module lives in
+            if home == package or own == home or own.startswith(home + "."):
+                continue  # a top-level module's helpers, or the importer's own package
+            out += [f"{mod} (line {node.lineno}) imports {node.module}.{a.name}"
+                    for a in node.names if a.name.startswith("_")
+                    and not a.name.startswith("__")]
+    return out
+
+
+def test_no_private_name_is_imported_from_another_package():
+    assert private_imports_across_packages(ROOT / PACKAGE, PACKAGE) == []
+
+
+def test_the_private_import_check_finds_one(tmp_path):
+    pkg = _package(tmp_path, {"__init__.py": "", "a/__init__.py": "",
+                              "a/m.py": "from pkg.a.n import _ok\n", "a/n.py": "",
+                              "b/__init__.py": "", "b/x.py": "from pkg.a.n import _bad, fine\n"})
+    assert private_imports_across_packages(pkg, "pkg") == [
+        "pkg.b.x (line 1) imports pkg.a.n._bad"]
