@@ -210,8 +210,8 @@ class Snapshot:
     """An env's whole state (``env.unwrapped.snapshot()``), for ``restore``: ``core``, a
     copy of its C++ env core (its own object, never stepped), ``state`` the Python env's
     (``EnvState``) and ``fingerprint`` how the env was built. Immutable (a frozen
-    dataclass; the arrays are read-only, the core is only read by restore). Pickles once
-    the C++ cores do: everything else is plain data."""
+    dataclass; the arrays are read-only, the core is only read by restore). Pickles: the
+    core's copy through csrc/vdsim/archive.hpp, everything else is plain data."""
 
     env: str  # the env's class name, for messages
     fingerprint: Fingerprint

@@ -52,7 +52,7 @@ class VectorSnapshot:
     None: the env was not built); ``fingerprints`` how each row was built, ``fingerprint``
     the vector env's (id, autoreset mode, max_episode_steps); ``whole`` the vector env's
     own state (needs a reset, ``np_random``) when every row was taken. Immutable; pickles
-    once the C++ cores do."""
+    (the core copies with it: csrc/vdsim/archive.hpp)."""
 
     env_id: str
     fingerprint: Fingerprint
