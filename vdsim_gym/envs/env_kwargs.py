@@ -9,7 +9,7 @@ import functools
 import inspect
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from vdsim_gym._checks import is_real
 from vdsim_gym.errors import ConfigError
@@ -24,6 +24,22 @@ PHYSICS_KEYS: tuple[str, ...] = tuple(
 def _keyword_only(fn: Any) -> tuple[str, ...]:
     return tuple(n for n, q in inspect.signature(fn).parameters.items()
                  if q.kind == q.KEYWORD_ONLY)
+
+
+@functools.lru_cache(maxsize=64)
+def constructor_keywords(cls: Any) -> tuple[str, ...]:
+    """The keyword-only arguments of an env class's constructors, in order: its own
+    __init__'s, then its bases' while each passes **kwargs on."""
+    names: list[str] = []
+    for klass in cls.__mro__:
+        init = vars(klass).get("__init__")
+        if init is None:
+            continue
+        params = inspect.signature(init).parameters.values()
+        names += [q.name for q in params if q.kind == q.KEYWORD_ONLY and q.name not in names]
+        if not any(q.kind == q.VAR_KEYWORD for q in params):
+            break
+    return tuple(names)
 
 
 def merge_reward_weights(defaults: Mapping[str, float],
@@ -51,15 +67,8 @@ class EnvKwargs:
     def kwarg_names(cls) -> set[str]:
         """Every keyword argument the env takes (its class's and its bases' __init__
         while they pass **kwargs on, the physics keywords, the task core's)."""
-        names = set(cls.physics_keys()) | set(_keyword_only(cls._make_core))
-        for klass in cls.__mro__:
-            if "__init__" not in vars(klass):
-                continue
-            params = inspect.signature(vars(klass)["__init__"]).parameters.values()
-            names |= {q.name for q in params if q.kind == q.KEYWORD_ONLY}
-            if not any(q.kind == q.VAR_KEYWORD for q in params):
-                break
-        return names
+        return set(cls.physics_keys()) | set(_keyword_only(cls._make_core)) \
+            | set(constructor_keywords(cast(Any, cls)))
 
     @classmethod
     def physics_keys(cls) -> tuple[str, ...]:
@@ -79,4 +88,5 @@ class EnvKwargs:
         return float(value)
 
 
-__all__ = ["MAX_TIME_LIMIT_S", "PHYSICS_KEYS", "EnvKwargs", "merge_reward_weights"]
+__all__ = ["MAX_TIME_LIMIT_S", "PHYSICS_KEYS", "EnvKwargs", "constructor_keywords",
+           "merge_reward_weights"]

@@ -29,6 +29,7 @@ import numpy as np
 
 from vdsim_gym.config.latency import LatencyModel
 from vdsim_gym.config.network import NetworkModel
+from vdsim_gym.envs.env_kwargs import constructor_keywords
 from vdsim_gym.errors import ConfigError
 from vdsim_gym.sim.randomization import Randomization
 
@@ -117,24 +118,6 @@ def _task_params(make_core: Any) -> tuple[tuple[str, Any], ...]:
     """The task core's keyword-only parameters (``_make_core``'s) and their defaults."""
     return tuple((n, q.default) for n, q in inspect.signature(make_core).parameters.items()
                  if q.kind == q.KEYWORD_ONLY)
-
-
-@functools.lru_cache(maxsize=64)
-def _constructor_names(cls: Any) -> tuple[str, ...]:
-    """The keyword-only arguments of the env's own constructors (its class's and its bases'
-    while they pass ``**kwargs`` on), CoreEnv's own left out."""
-    names: list[str] = []
-    for klass in cls.__mro__:
-        init = vars(klass).get("__init__")
-        if init is None:
-            continue
-        params = inspect.signature(init).parameters.values()
-        names += [q.name for q in params
-                  if q.kind == q.KEYWORD_ONLY and q.name not in _CORE_KEYWORDS
-                  and q.name not in names]
-        if not any(q.kind == q.VAR_KEYWORD for q in params):
-            break
-    return tuple(names)
 
 
 # ---------------------------------------------------------------- generators
@@ -326,7 +309,8 @@ class EnvSnapshot:
         # names (in its __dict__: a property of that name is the episode's, e.g. ACC's
         # scenario), and the attributes the task names (SNAPSHOT_CONFIG)
         cls: Any = type(self)
-        for name in _constructor_names(cls) + self.SNAPSHOT_CONFIG:
+        for name in tuple(n for n in constructor_keywords(cls) if n not in _CORE_KEYWORDS) \
+                + self.SNAPSHOT_CONFIG:
             if name in self.__dict__ or name in self.SNAPSHOT_CONFIG:
                 add(name, getattr(self, name))
         for name, default in _task_params(cls._make_core):
