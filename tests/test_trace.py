@@ -14,6 +14,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from _helpers import seen_in_float32, through_the_action
 
 from vdsim_gym import LatencyModel, Plant
 from vdsim_gym.controllers import cycle_follower, stanley_pi
@@ -164,8 +165,8 @@ def test_mode_a_writes_what_a_plain_plant_loop_records(tmp_path):
     plant = Plant(level="L2", longitudinal="force")
     plant.start_trace()
     obs = plant.reset({"vx": 18.0})
-    for k in range(25):
-        obs = plant.step(hold(obs, 0.02 * k))
+    for k in range(25):  # what the callback form does (its float32 row, the action)
+        obs = plant.step(through_the_action(plant, hold(seen_in_float32(obs), 0.02 * k)))
     plant.write_trace(tmp_path / "plain.vdtrace")
     a, p = read_trace(tmp_path / "a.vdtrace"), read_trace(tmp_path / "plain.vdtrace")
     assert set(a.channels) == set(p.channels)

@@ -104,7 +104,7 @@ def test_an_interrupt_after_the_last_sample_writes_a_completed_run(tmp_path, mon
     interrupt propagates."""
     import vdsim_gym.eval.closed_loop as cl
 
-    real = cl.build_result
+    real = cl.build_result_columns
     sent: list[bool] = []
 
     def build(*args, **kwargs):
@@ -113,7 +113,7 @@ def test_an_interrupt_after_the_last_sample_writes_a_completed_run(tmp_path, mon
             os.kill(os.getpid(), signal.SIGTERM)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(cl, "build_result", build)
+    monkeypatch.setattr(cl, "build_result_columns", build)
     path = tmp_path / "end.vdtrace"
     kw = {} if mode == "sync" else {"latency": LatencyModel.fixed(0.005)}
     with pytest.raises(KeyboardInterrupt, match="signal 15"):
@@ -133,9 +133,10 @@ def test_an_interrupt_after_the_last_sample_writes_a_completed_run(tmp_path, mon
 @pytest.mark.parametrize("form", ["plant", "env"])
 def test_an_interrupt_in_the_cleanup_after_the_loop_writes_a_completed_run(
         tmp_path, monkeypatch, form):
-    """SIGTERM in the cleanup after the last sample (the Plant's pending commands dropped;
-    the env handed back without the run's latency): a completed run, written whole."""
-    from vdsim_gym.eval.driver import _PlantDriver
+    """SIGTERM in the cleanup after the last sample (the env handed back without the
+    run's latency; the callback form's command env alike): a completed run, written
+    whole."""
+    from vdsim_gym.envs.command import CommandEnv
 
     path = tmp_path / "cleanup.vdtrace"
     sent: list[bool] = []
@@ -145,24 +146,24 @@ def test_an_interrupt_in_the_cleanup_after_the_loop_writes_a_completed_run(
             sent.append(True)
             os.kill(os.getpid(), signal.SIGTERM)
 
+    real_configure = CommandEnv.configure_latency if form == "plant" else None
     if form == "plant":
-        real = _PlantDriver.drop_pending
+        def configure_command_env(self, model, *args, **kwargs):
+            if model is None:  # the run is over: the env handed back
+                signal_once()
+            return real_configure(self, model, *args, **kwargs)
 
-        def drop_pending(self):
-            signal_once()
-            real(self)
-
-        monkeypatch.setattr(_PlantDriver, "drop_pending", drop_pending)
+        monkeypatch.setattr(CommandEnv, "configure_latency", configure_command_env)
         ev = plant_eval(path, mode="virtual_async", latency=LatencyModel.fixed(0.005))
     else:
         env = gym.make("VDSim-DLC-v0", speed=15.0)
         base = env.unwrapped
-        real_configure = base.configure_latency
+        real_env_configure = base.configure_latency
 
         def configure_latency(model, *args, **kwargs):
             if model is None:  # the run is over: the env handed back
                 signal_once()
-            return real_configure(model, *args, **kwargs)
+            return real_env_configure(model, *args, **kwargs)
 
         monkeypatch.setattr(base, "configure_latency", configure_latency)
         ev = ClosedLoopEval(env=env, policy=stanley_pi(env), duration=0.5, trace_path=path,

@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'CycleSpeeds', 'DYNO_MAX_PHASES', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'EvalStepper', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'Pcg64', 'PedalActuatorParams', 'RandomizationSpec', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'SessionSensor', 'ShmLink', 'SilCounters', 'SilExchange', 'SilLink', 'SimConfig', 'SingleTrackModel', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'UdpLink', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'default_step_tol', 'disc_hits_footprint', 'draw_latency_seed', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'limit_long_accel', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'numpy_draws', 'predict_gap_obs', 'random_course', 'sil_sample', 'solve_box_qp', 'solve_spd_banded', 'tire4_build', 'tire_forces', 'tire_forces4', 'tire_forces_recorded', 'tire_fx_at', 'tire_fx_at4', 'whole_ticks']
+__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CommandEnvCore', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'CycleSpeeds', 'DYNO_MAX_PHASES', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'EvalStepper', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'Pcg64', 'PedalActuatorParams', 'RandomizationSpec', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'ShmLink', 'SilCounters', 'SilExchange', 'SilLink', 'SimConfig', 'SingleTrackModel', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'UdpLink', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'default_step_tol', 'disc_hits_footprint', 'draw_latency_seed', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'limit_long_accel', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'numpy_draws', 'predict_gap_obs', 'random_course', 'sil_sample', 'solve_box_qp', 'solve_spd_banded', 'tire4_build', 'tire_forces', 'tire_forces4', 'tire_forces_recorded', 'tire_fx_at', 'tire_fx_at4', 'whole_ticks']
 class Level:
     """
     Members:
@@ -1296,6 +1296,10 @@ class PathEnvCore(EnvCoreBase):
         """
         This core becomes a copy of `snapshot` (a snapshot() of a core of this type): the same actions then step it bit for bit as they stepped the snapshot's source
         """
+    def run_to_end(self) -> None:
+        """
+        The plant advanced to run_end without a sample (GIL released)
+        """
     def sensor_read(self, obs: typing.Annotated[numpy.typing.ArrayLike, numpy.float32]) -> int:
         """
         Mode C: the newest grid sample's captured observation into obs's task columns; its capture tick
@@ -1418,6 +1422,14 @@ class PathEnvCore(EnvCoreBase):
     def randomizes(self) -> bool:
         ...
     @property
+    def run_end(self) -> int:
+        """
+        An evaluation's end tick (None: none, the largest int64): no step advances the plant past it (run_to_end advances it there)
+        """
+    @run_end.setter
+    def run_end(self, arg1: typing.SupportsInt | typing.SupportsIndex | None) -> None:
+        ...
+    @property
     def session(self) -> Session:
         ...
     @property
@@ -1505,6 +1517,10 @@ class SpeedEnvCore(EnvCoreBase):
     def restore(self, snapshot: SpeedEnvCore) -> None:
         """
         This core becomes a copy of `snapshot` (a snapshot() of a core of this type): the same actions then step it bit for bit as they stepped the snapshot's source
+        """
+    def run_to_end(self) -> None:
+        """
+        The plant advanced to run_end without a sample (GIL released)
         """
     def sensor_read(self, obs: typing.Annotated[numpy.typing.ArrayLike, numpy.float32]) -> int:
         """
@@ -1602,6 +1618,209 @@ class SpeedEnvCore(EnvCoreBase):
         """
     @property
     def randomizes(self) -> bool:
+        ...
+    @property
+    def run_end(self) -> int:
+        """
+        An evaluation's end tick (None: none, the largest int64): no step advances the plant past it (run_to_end advances it there)
+        """
+    @run_end.setter
+    def run_end(self, arg1: typing.SupportsInt | typing.SupportsIndex | None) -> None:
+        ...
+    @property
+    def session(self) -> Session:
+        ...
+    @property
+    def task_info_size(self) -> int:
+        ...
+    @property
+    def tick(self) -> int:
+        """
+        The plant's substep counter
+        """
+    @property
+    def time(self) -> float:
+        """
+        The plant's time [s]
+        """
+    @property
+    def time_limit_ticks(self) -> int:
+        """
+        Episode time limit in substeps from reset (0: none); truncates with TIME_LIMIT
+        """
+    @time_limit_ticks.setter
+    def time_limit_ticks(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+class CommandEnvCore(EnvCoreBase):
+    @staticmethod
+    def default_spec() -> EnvSpec:
+        """
+        The spec of this env core with the task's default parameters and no action history: names, default reward weights, flag bits (what the Python env module reads at import)
+        """
+    def __getstate__(self) -> bytes:
+        ...
+    def __init__(self, session: Session, ticks_per_period: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        The command task (ClosedLoopEval's callback form): the plant command as the action, the plant's state as the observation; its own session
+        """
+    def __reduce_ex__(self, protocol: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+        ...
+    def __setstate__(self, arg0: bytes) -> None:
+        ...
+    def advance_physics(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        """
+        Benchmark reference: one control period of physics only
+        """
+    def after_tick(self) -> None:
+        """
+        Mode C: the sensor's captures due at the plant's tick now
+        """
+    def clear_latency(self) -> None:
+        ...
+    def clear_network(self) -> None:
+        ...
+    def clear_obs_delay(self) -> None:
+        ...
+    def command_for(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float]:
+        """
+        The plant command (steer, longitudinal) of an action now
+        """
+    def command_in_force(self, tick: typing.SupportsInt | typing.SupportsIndex | None = None) -> tuple[int, int, float, float]:
+        """
+        (sample_tick, apply_tick, steer, longitudinal) of the command in force now, or during substep `tick` (at or after now: a pending one due by then); sample_tick -1 is the reset command
+        """
+    def latch(self, action: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        """
+        Mode C: the action's command takes effect now
+        """
+    def obs_scale(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Physical value of each observation column = obs * scale: the task's scales, then 1 for the action history's columns
+        """
+    def peek(self, obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64]) -> int:
+        """
+        Mode C: the observation and info of the plant now (no advance, no scoring); flags
+        """
+    def randomize_episode(self, bit_generator: typing.Any) -> None:
+        """
+        This episode's draws from a numpy BitGenerator, applied (reset after)
+        """
+    def reset(self, state: typing.Annotated[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], "FixedSize(6)"], obs: numpy.typing.NDArray[numpy.float32], info: numpy.typing.NDArray[numpy.float64], latency_seed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        """
+        Place the plant; with latency, restart the timeline and reseed the delays
+        """
+    def restore(self, snapshot: CommandEnvCore) -> None:
+        """
+        This core becomes a copy of `snapshot` (a snapshot() of a core of this type): the same actions then step it bit for bit as they stepped the snapshot's source
+        """
+    def run_to_end(self) -> None:
+        """
+        The plant advanced to run_end without a sample (GIL released)
+        """
+    def sensor_read(self, obs: typing.Annotated[numpy.typing.ArrayLike, numpy.float32]) -> int:
+        """
+        Mode C: the newest grid sample's captured observation into obs's task columns; its capture tick
+        """
+    def set_action_history(self, k: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Append the last k actions to the observation (changes obs_names; reset after)
+        """
+    def set_actuator(self, actuator: ActuatorParams, dead_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Replace the plant's steering actuator chain; reset() after
+        """
+    def set_channel_delays(self, steer_ticks: typing.SupportsInt | typing.SupportsIndex, longitudinal_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Replace the plant's per-channel actuation dead times [ticks]; reset() after
+        """
+    def set_latency(self, spec: LatencySpec, policy: OverrunPolicy) -> None:
+        """
+        Mode-B latency (takes effect at the next reset)
+        """
+    def set_network(self, spec: NetworkSpec, policy: OverrunPolicy) -> None:
+        """
+        A network between controller and plant: losses, bursts, delay (next reset)
+        """
+    def set_obs_delay(self, age: LatencySpec) -> None:
+        """
+        A sensor delay: each step's observation is the plant's at its capture tick, the age drawn from `age` per grid sample (next reset)
+        """
+    def set_randomization(self, spec: RandomizationSpec) -> None:
+        """
+        Draw and apply these ranges every episode (randomize_episode, reset_episode)
+        """
+    def set_vehicle(self, vehicle: VehicleParams) -> None:
+        """
+        Replace the plant's vehicle parameters (and the task's values derived from them, e.g. the footprint); reset() after
+        """
+    def snapshot(self) -> CommandEnvCore:
+        """
+        A copy of this core, parameters, configuration and whole state (plant, task, command schedule, delay lines, sensor ring, network chain, generators, episode counters): what restore() puts back
+        """
+    def step(self, a_steer: typing.SupportsFloat | typing.SupportsIndex, a_long: typing.SupportsFloat | typing.SupportsIndex, obs: numpy.typing.NDArray[numpy.float32], terms: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.float64], measured_delay: typing.SupportsFloat | typing.SupportsIndex = ...) -> int:
+        """
+        One env step (GIL released); measured_delay [s] for LatencyKind.measured
+        """
+    @property
+    def action_history(self) -> int:
+        ...
+    @property
+    def control_period(self) -> float:
+        ...
+    @property
+    def draws_start(self) -> bool:
+        """
+        Whether draw_start() draws the task's start in C++
+        """
+    @property
+    def episode_draws(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The last episode's draws by RandomKey (DRAW_KEYS' order; NaN where none)
+        """
+    @property
+    def has_latency(self) -> bool:
+        ...
+    @property
+    def has_network(self) -> bool:
+        ...
+    @property
+    def has_obs_delay(self) -> bool:
+        ...
+    @property
+    def n_discarded(self) -> int:
+        ...
+    @property
+    def n_lost(self) -> int:
+        ...
+    @property
+    def n_overrun(self) -> int:
+        ...
+    @property
+    def n_skipped(self) -> int:
+        ...
+    @property
+    def next_k(self) -> int:
+        ...
+    @property
+    def next_sample(self) -> tuple[int, int, float]:
+        """
+        (k, call_tick, t_start [s]) of the next sample
+        """
+    @property
+    def pending_commands(self) -> list:
+        """
+        The scheduled commands not yet applied, by apply tick: (sample_tick, apply_tick, steer, longitudinal)
+        """
+    @property
+    def randomizes(self) -> bool:
+        ...
+    @property
+    def run_end(self) -> int:
+        """
+        An evaluation's end tick (None: none, the largest int64): no step advances the plant past it (run_to_end advances it there)
+        """
+    @run_end.setter
+    def run_end(self, arg1: typing.SupportsInt | typing.SupportsIndex | None) -> None:
         ...
     @property
     def session(self) -> Session:
@@ -1772,6 +1991,10 @@ class AccEnvCore(EnvCoreBase):
         """
         This core becomes a copy of `snapshot` (a snapshot() of a core of this type): the same actions then step it bit for bit as they stepped the snapshot's source
         """
+    def run_to_end(self) -> None:
+        """
+        The plant advanced to run_end without a sample (GIL released)
+        """
     def scenario(self) -> tuple[int, numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], float, float]:
         """
         This episode's family (-1: the fixed scenario), lead speed and distance (copies), set speed and ego start speed
@@ -1889,6 +2112,14 @@ class AccEnvCore(EnvCoreBase):
         ...
     @property
     def randomizes(self) -> bool:
+        ...
+    @property
+    def run_end(self) -> int:
+        """
+        An evaluation's end tick (None: none, the largest int64): no step advances the plant past it (run_to_end advances it there)
+        """
+    @run_end.setter
+    def run_end(self, arg1: typing.SupportsInt | typing.SupportsIndex | None) -> None:
         ...
     @property
     def session(self) -> Session:
@@ -2554,6 +2785,10 @@ class DynoEnvCore(EnvCoreBase):
         """
         This core becomes a copy of `snapshot` (a snapshot() of a core of this type): the same actions then step it bit for bit as they stepped the snapshot's source
         """
+    def run_to_end(self) -> None:
+        """
+        The plant advanced to run_end without a sample (GIL released)
+        """
     def sensor_read(self, obs: typing.Annotated[numpy.typing.ArrayLike, numpy.float32]) -> int:
         """
         Mode C: the newest grid sample's captured observation into obs's task columns; its capture tick
@@ -2689,6 +2924,14 @@ class DynoEnvCore(EnvCoreBase):
     def randomizes(self) -> bool:
         ...
     @property
+    def run_end(self) -> int:
+        """
+        An evaluation's end tick (None: none, the largest int64): no step advances the plant past it (run_to_end advances it there)
+        """
+    @run_end.setter
+    def run_end(self, arg1: typing.SupportsInt | typing.SupportsIndex | None) -> None:
+        ...
+    @property
     def session(self) -> DynoSession:
         ...
     @property
@@ -2714,18 +2957,6 @@ class DynoEnvCore(EnvCoreBase):
         """
     @time_limit_ticks.setter
     def time_limit_ticks(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-class SessionSensor(TickHook):
-    """
-    Mode C's sensor delay on a Plant's session
-    """
-    def __init__(self, session: Session, age: LatencySpec, period_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def after_tick(self) -> None:
-        ...
-    def read(self) -> tuple:
-        ...
-    def reset(self, seed: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
 class RealTimeRunner:
     def __init__(self, session: Session, substep_dt: typing.SupportsFloat | typing.SupportsIndex, n_ticks: typing.SupportsInt | typing.SupportsIndex) -> None:
@@ -2858,6 +3089,10 @@ class EvalStepper:
     def __init__(self, core: typing.Any, obs: numpy.typing.NDArray[numpy.float32], terms: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.float64], info_cols: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], apply_col: typing.SupportsInt | typing.SupportsIndex, lost_col: typing.SupportsInt | typing.SupportsIndex, overrun_col: typing.SupportsInt | typing.SupportsIndex, age_col: typing.SupportsInt | typing.SupportsIndex, timed: bool, map_command: bool, log: typing.Any, log_cols: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
         """
         ClosedLoopEval's env form, a sample per call over an env core and its rows (info columns -1: not reported)
+        """
+    def finish(self) -> None:
+        """
+        The plant advanced to the core's run end without a sample (the run's end)
         """
     def refresh(self) -> None:
         """

@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -294,7 +295,18 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
       .def_property("time_limit_ticks", &Core::time_limit_ticks, [](Core& e, std::int64_t t) {
         if (t < 0) throw std::invalid_argument("time_limit_ticks must be >= 0 (0: none)");
         e.set_time_limit_ticks(t);
-      }, "Episode time limit in substeps from reset (0: none); truncates with TIME_LIMIT");
+      }, "Episode time limit in substeps from reset (0: none); truncates with TIME_LIMIT")
+      .def_property("run_end", &Core::run_end, [](Core& e, std::optional<std::int64_t> t) {
+        if (t && *t < 0) throw std::invalid_argument("run_end must be >= 0 (None: none)");
+        e.set_run_end(t ? *t : std::numeric_limits<std::int64_t>::max());
+      }, "An evaluation's end tick (None: none, the largest int64): no step advances the "
+         "plant past it (run_to_end advances it there)")
+      .def("run_to_end", [](Core& e) {
+             run_interruptible([&] {
+               e.run_to_end();
+               return 0;
+             });
+           }, "The plant advanced to run_end without a sample (GIL released)");
   return cls;
 }
 

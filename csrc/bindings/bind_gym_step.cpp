@@ -276,6 +276,16 @@ class EvalStepper {
     return std::move(obs_out);
   }
 
+  // The run's end after its last sample: the plant advanced to the core's run end (the
+  // commands scheduled before it apply), when it stopped before.
+  void finish() {
+    vdsim_py::run_interruptible([&] {
+      core_.run_to_end();
+      return 0;
+    });
+    now = core_.plant_tick();
+  }
+
   // The state and info columns now (the closing row), NaN state without a vehicle.
   py::array_t<double> state_now() {
     py::array_t<double> out(kState + static_cast<py::ssize_t>(info_cols_.size()));
@@ -354,6 +364,8 @@ void bind_gym_step(py::module_& m) {
       .def("__call__", &EvalStepper::call, py::arg("action"), py::arg("c"), py::arg("wall"),
            "The next observation (float32), or None when the action needs checking first")
       .def("refresh", &EvalStepper::refresh, "After a reset: the next sample, age 0")
+      .def("finish", &EvalStepper::finish,
+           "The plant advanced to the core's run end without a sample (the run's end)")
       .def("state_now", &EvalStepper::state_now, "State and info columns now")
       .def("rows", &EvalStepper::rows, "The recorded sample rows, (n, width)")
       .def_readonly("next_k", &EvalStepper::next_k)

@@ -4,69 +4,14 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include "aux_row.hpp"
 #include "vdsim/dyno_session.hpp"
 #include "vdsim/realtime_runner.hpp"
-#include "vdsim/sensor.hpp"
 #include "vdsim/session.hpp"
 
 namespace py = pybind11;
 using namespace vdsim;
 
 namespace {
-
-// The sensor delay of mode C on a Plant (ClosedLoopEval's callback form): on the runner's
-// thread, after each substep, the session's state, aux row and realized steer at the
-// capture ticks due (sensor.hpp's rule); the control thread reads the newest grid
-// sample's capture and builds the Plant's observation dict from it.
-class SessionSensor final : public TickHook {
- public:
-  static constexpr int kRow = kStateSize + vdsim_py::kAuxSize + 1;
-  SessionSensor(Session& s, const LatencySpec& age, int64_t period)
-      : s_(s), sched_(age, s.config().substep_dt, period, kRow), period_(period) {}
-  // A run starts (the session just reset): new ages, and the captures due at its tick.
-  void reset(uint64_t seed) {
-    sched_.reset(seed);
-    reset_row_.resize(kRow);
-    write(reset_row_.data());
-    after_tick();
-  }
-  void after_tick() override {
-    const int64_t now = s_.tick();
-    sched_.plan(now);
-    for (size_t i = 0; i < sched_.size() && sched_.tick(i) <= now; ++i) {
-      if (sched_.done(i)) continue;
-      write(sched_.row(i));
-      sched_.mark_done(i);
-    }
-  }
-  // (capture tick, state, aux, realized steer) of the newest grid sample at or before
-  // now taken (the latest capture, should that one not be due yet; the reset's before
-  // the first).
-  py::tuple read() {
-    const int64_t best = sched_.newest_done(s_.tick() / period_);
-    const size_t b = static_cast<size_t>(best);
-    const double* row = best < 0 ? reset_row_.data() : sched_.row(b);
-    py::array_t<double> state(kStateSize), aux(vdsim_py::kAuxSize);
-    std::copy(row, row + kStateSize, state.mutable_data());
-    std::copy(row + kStateSize, row + kStateSize + vdsim_py::kAuxSize, aux.mutable_data());
-    const int64_t c = best < 0 ? 0 : sched_.tick(b);
-    const double steer = row[kRow - 1];
-    if (best >= 0) sched_.release_before(sched_.grid(b));
-    return py::make_tuple(c, state, aux, steer);
-  }
-
- private:
-  void write(double* row) {
-    std::copy(s_.state().begin(), s_.state().end(), row);
-    vdsim_py::write_aux(s_.aux(), row + kStateSize);
-    row[kRow - 1] = s_.realized_steer();
-  }
-  std::vector<double> reset_row_;
-  Session& s_;
-  BasicSensorSchedule<double> sched_;
-  int64_t period_;
-};
 
 // One runner class per plant type: the vehicle Session, the chassis dyno's DynoSession.
 template <class Plant>
@@ -109,13 +54,6 @@ void bind_runner(py::module_& m, const char* name) {
 }  // namespace
 
 void bind_realtime(py::module_& m) {
-  py::class_<SessionSensor, TickHook>(m, "SessionSensor",
-                                      "Mode C's sensor delay on a Plant's session")
-      .def(py::init<Session&, const LatencySpec&, int64_t>(), py::arg("session"),
-           py::arg("age"), py::arg("period_ticks"), py::keep_alive<1, 2>())
-      .def("reset", &SessionSensor::reset, py::arg("seed"))
-      .def("after_tick", &SessionSensor::after_tick)
-      .def("read", &SessionSensor::read);
   bind_runner<Session>(m, "RealTimeRunner");
   bind_runner<DynoSession>(m, "DynoRealTimeRunner");
 }

@@ -15,6 +15,7 @@
 #include "vdsim/path_task.hpp"
 #include "vdsim/acc_task.hpp"
 #include "vdsim/speed_task.hpp"
+#include "vdsim/command_task.hpp"
 
 namespace py = pybind11;
 using namespace vdsim;
@@ -281,6 +282,19 @@ void bind_task(py::module_& m) {
            py::arg("w_smoothness") = SpeedTaskParams{}.w_smoothness,
            "The speed-tracking test task (one longitudinal action), its own session")
       .def_property_readonly("session", [](SpeedEnvCore& e) -> Session& { return e.plant(); },
+                             py::return_value_policy::reference_internal);
+
+  vdsim_py::bind_env_core<CommandTask>(m, "CommandEnvCore")
+      .def(py::init([](const Session& proto, std::int64_t ticks_per_period) {
+             if (ticks_per_period < 1)
+               throw std::invalid_argument("ticks_per_period must be >= 1");
+             const int wheels = proto.config().level == Level::L1 ? 2 : 4;
+             return new CommandEnvCore(CommandTaskParams{ticks_per_period, wheels},
+                                       proto.vehicle(), proto.config());
+           }), py::arg("session"), py::arg("ticks_per_period"),
+           "The command task (ClosedLoopEval's callback form): the plant command as the "
+           "action, the plant's state as the observation; its own session")
+      .def_property_readonly("session", [](CommandEnvCore& e) -> Session& { return e.plant(); },
                              py::return_value_policy::reference_internal);
 
   py::class_<AccWeights>(m, "AccWeights")  // one field per term (AccEnvCore's term_names)

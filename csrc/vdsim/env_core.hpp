@@ -133,6 +133,13 @@ class EnvCoreBase : public TickHook {
   // reward); returns the task's flag bits.
   virtual int step(const double* action, float* obs, double* terms, double* info,
                    double measured_delay) = 0;
+  // An evaluation's end tick (set_run_end; none: the largest int64): no step advances
+  // the plant past it (the task is evaluated where it stopped), and run_to_end() advances
+  // the plant to it without a sample (the commands scheduled before it apply, the sensor
+  // takes its captures): the run from its last sample to its end.
+  virtual void set_run_end(int64_t tick) = 0;
+  virtual int64_t run_end() const = 0;
+  virtual void run_to_end() = 0;
   // Benchmark reference: one control period of plant physics only (no latency, no task).
   virtual void advance_physics(const double* action) = 0;
   virtual bool measured_latency() const = 0;
@@ -460,6 +467,7 @@ class EnvCore final : public EnvCoreBase {
   //   evaluated there (termination is checked at the end of the env step only).
   int step(const double* action, float* obs, double* terms, double* info,
            double measured_delay = std::numeric_limits<double>::quiet_NaN()) override {
+    const int64_t end = run_end_;
     prev_action_ = action_;
     for (int j = 0; j < kActions; ++j) action_[j] = std::clamp(action[j], -1.0, 1.0);
     const auto cmd = task_.command_from_action(plant_, action_.data());
@@ -469,7 +477,7 @@ class EnvCore final : public EnvCoreBase {
       const double t0 = plant_.time();
       const int64_t tick0 = plant_.tick();
       plant_.command_now(cmd);
-      advance_to(tick0 + period);
+      advance_to(std::min(tick0 + period, end));
       timing[0] = timing[1] = t0;
       std::fill(timing + 2, timing + 7, 0.0);
       timing[7] = timing[8] = static_cast<double>(tick0);
@@ -495,7 +503,7 @@ class EnvCore final : public EnvCoreBase {
         }
       }
       if (!lost) plant_.schedule(apply, cmd, s.sample_tick);
-      advance_to(timeline_.next_k() * period);
+      advance_to(std::min(timeline_.next_k() * period, end));
       timing[0] = static_cast<double>(s.sample_tick) * dt;
       timing[1] = lost ? std::numeric_limits<double>::quiet_NaN()
                        : static_cast<double>(apply) * dt;
@@ -524,6 +532,13 @@ class EnvCore final : public EnvCoreBase {
         !(flags & (kFlagTerminated | kFlagTruncated)))
       flags |= kFlagTruncated | kFlagTimeLimit;
     return flags;
+  }
+
+  void set_run_end(int64_t tick) override { run_end_ = tick; }
+  int64_t run_end() const override { return run_end_; }
+  void run_to_end() override {
+    if (run_end_ > plant_.tick() && run_end_ < std::numeric_limits<int64_t>::max())
+      advance_to(run_end_);
   }
 
   void next_sample(int64_t& k, int64_t& call_tick, double& t_start) const override {
@@ -715,7 +730,8 @@ class EnvCore final : public EnvCoreBase {
     ar(plant_, task_);
     ar.skip(peek_);
     ar(spec_, task_info_, task_obs_, history_k_, history_, action_, prev_action_, latency_on_,
-       network_on_, network_, n_lost_, n_discarded_, limit_ticks_, steps_, return_, sampler_,
+       network_on_, network_, n_lost_, n_discarded_, limit_ticks_, run_end_, steps_, return_,
+       sampler_,
        timeline_, sensor_on_, sensor_, eval_obs_, rand_, draws_);
     if constexpr (Ar::kReading) {
       if (!spec_) throw std::invalid_argument("vdsim archive: an env core without its spec");
@@ -822,6 +838,7 @@ class EnvCore final : public EnvCoreBase {
   NetworkChannel network_;
   int64_t n_lost_ = 0, n_discarded_ = 0;
   int64_t limit_ticks_ = 0;
+  int64_t run_end_ = std::numeric_limits<int64_t>::max();  // set_run_end
   int64_t steps_ = 0;
   double return_ = 0.0;
   LatencySampler sampler_;

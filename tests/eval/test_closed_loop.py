@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from _helpers import seen_in_float32, through_the_action
 
 import vdsim_gym
 from vdsim_gym import LatencyModel, Plant
@@ -42,12 +43,14 @@ def same(a: dict, b: dict, skip=()) -> bool:
 # ------------------------------------------------------------------ A and B fixed(0)
 
 def test_sync_equals_plain_plant_loop_bit_for_bit():
+    """Mode A is a plain Plant.step loop whose controller sees the observation in float32
+    and whose command goes through the env's action (a slow Python reference)."""
     res = make(mode="sync").run()
     plant = Plant(**PLANT, control_period=TC)
     obs = plant.reset(STATE0)
     rows = [obs]
     for k in range(50):
-        obs = plant.step(controller(obs, k * TC))
+        obs = plant.step(through_the_action(plant, controller(seen_in_float32(obs), k * TC)))
         rows.append(obs)
     for col in ("X", "Y", "psi", "vx", "vy", "r", "ax", "ay", "beta", "delta_rw"):
         assert np.array_equal(res.trace[col], [o[col] for o in rows]), col
@@ -55,6 +58,18 @@ def test_sync_equals_plain_plant_loop_bit_for_bit():
     assert len(res.samples["k"]) == 50 and res.samples["applied"].all()
     assert np.isnan(res.trace["u_steer"][-1])  # the closing row has no command
     assert res.stats["n_overrun"] == res.stats["n_skipped"] == res.stats["n_unapplied"] == 0
+
+
+def test_the_controller_sees_the_plant_observation_keys():
+    """The callback's observation dict has Plant.observe's keys (t the sample time)."""
+    seen = []
+    make(mode="sync", duration=0.04,
+         controller=lambda obs, t: seen.append((dict(obs), t)) or (0.0, 0.0)).run()
+    plant = Plant(**PLANT, control_period=TC)
+    ref = plant.reset(STATE0)
+    (obs0, t0), (obs1, t1) = seen
+    assert set(obs0) == set(ref) and t0 == obs0["t"] == 0.0 and t1 == obs1["t"] == TC
+    assert obs0 == seen_in_float32(ref)
 
 
 @pytest.mark.parametrize("policy", ["skip", "queue"])
@@ -146,21 +161,32 @@ def test_stop_during_call_sync():
     assert res.meta["duration_s"] == 1.0
 
 
+class StopAfter:
+    """An env's eval stepper that calls ``ev.stop()`` as its n-th step ends."""
+
+    def __init__(self, rec, n, ev):
+        self.rec, self.n, self.ev = rec, n, ev
+
+    def __getattr__(self, name):
+        return getattr(self.rec, name)
+
+    def __call__(self, *args):
+        out = self.rec(*args)
+        self.n -= 1
+        if self.n == 0:
+            self.ev.stop()
+        return out
+
+
 def test_stop_between_calls_ends_at_the_next_grid_time():
     for mode in ("sync", "virtual_async"):
         ev = make(mode=mode, latency=LatencyModel.fixed(0.004) if mode != "sync" else None)
-        advance = ev._driver.advance
-        calls = []
-
-        def advance_then_stop(n, advance=advance, ev=ev, calls=calls):
-            advance(n)
-            calls.append(n)
-            if len(calls) == 7:  # another thread's stop() while the plant runs
-                ev.stop()
-
-        ev._driver.advance = advance_then_stop
+        base = ev._env_run.base
+        real = base.eval_stepper
+        # another thread's stop() while the plant runs its seventh step
+        base.eval_stepper = lambda *a, real=real, ev=ev: StopAfter(real(*a), 7, ev)
         res = ev.run()
-        ev._driver.advance = advance
+        base.eval_stepper = real
         assert res.stats["stopped_early"]
         t_stop = res.stats["t_stop"]
         assert math.isclose(t_stop / TC, round(t_stop / TC))  # on the grid
@@ -183,20 +209,21 @@ def test_stop_during_call_b_skip():
 
 
 def test_stop_in_queue_drops_the_pending_command():
-    """Queue, c = 45 ms: sample 3 is called at 135 ms, when sample 2's command was due to
-    apply; the stop ends the run there, so neither is applied."""
+    """Queue, c = 45 ms: sample 3's call is due at 135 ms, but the env core takes a queued
+    sample when its observation is (at 60 ms), so a stop during that call ends the run
+    there: sample 0's command applied at 45 ms; those of samples 1 and 2, due at 90 and
+    135 ms, never apply."""
     holder = []
     ev = make(mode="virtual_async", latency=LatencyModel.fixed(0.045), overrun="queue",
               controller=stopping_at(3, holder))
     holder.append(ev)
     res = ev.run()
-    assert res.stats["t_stop"] == 270 * DT
+    assert res.stats["t_stop"] == 120 * DT
     assert res.samples["t_call"].tolist() == [0.0, 0.045, 0.09, 0.135]
-    assert res.samples["applied"].tolist() == [True, True, False, False]
-    assert res.stats["n_unapplied"] == 2
-    assert 0.135 not in res.trace["t_apply"].tolist()
-    assert ev.plant.session.pending == 0
-    assert res.trace["t"][-1] == res.stats["t_stop"] and len(res.trace["t"]) == 8
+    assert res.samples["applied"].tolist() == [True, False, False, False]
+    assert res.stats["n_unapplied"] == 3
+    assert res.trace["t"].tolist() == [0.0, 0.02, 0.04, 0.06] == \
+        [round(t, 12) for t in res.trace["t"]]
 
 
 def test_stop_before_run_has_no_effect_and_runs_are_reusable():
@@ -328,7 +355,6 @@ def test_controller_raising_reraises_with_context_and_leaves_eval_reusable(mode)
         ev.run()
     assert isinstance(err.value.__cause__, ZeroDivisionError)
     assert err.value.k == 5 and "k=5, t=0.1 s" in str(err.value) and "boom" in str(err.value)
-    assert ev.plant.session.pending == 0
     state["fail"] = False
     clean = make(mode=mode, latency=LatencyModel.fixed(0.01) if mode != "sync" else None).run()
     assert same(ev.run().trace, clean.trace)

@@ -102,10 +102,12 @@ SAMPLE_COLUMNS = ("k", "t_sample", "t_start", "t_call", "c_k", "t_apply", "overr
     ids=lambda v: v if isinstance(v, str) else None,
 )
 def test_env_form_equals_the_callback_form_on_the_plant(level, latency, overrun):
-    """The same lane change both ways: the env form (env core: C++ observation, commands
-    and timeline with external delays) and the callback form (Plant + the Python
-    reference of the observation, the eval's own event loop) take the same samples with
-    the same delays and commands, and the vehicle is in the same place at every sample."""
+    """The same lane change both ways: the env form (the path env's core computes the
+    observation and maps the action) and the callback form (the command env: the
+    controller gets the plant's state as float32 and builds the path observation with the
+    core's own projection, PolicyController) take the same samples with the same delays;
+    the commands and the vehicle's path agree to float32 rounding (the callback form's
+    observation is float32, its command goes through the command env's action)."""
     mode = "sync" if latency is None else "virtual_async"
     env = make(level=level)
     env.reset(seed=7)
@@ -118,33 +120,21 @@ def test_env_form_equals_the_callback_form_on_the_plant(level, latency, overrun)
         initial_state=start).run()
     on_env = ClosedLoopEval(env=env, policy=stanley_pi(env), seed=7, mode=mode,
                             latency=latency, overrun=overrun, duration=3.0).run()
-    for col in SAMPLE_COLUMNS:
+    for col in SAMPLE_COLUMNS[:-2] + ("applied",):
         np.testing.assert_array_equal(on_env.samples[col], callback.samples[col], err_msg=col)
-    # The env form runs whole env steps, so it ends on a grid point: queue: that of the
-    # first sample called at or after the end (commands still queued never apply);
-    # skip: a last step may span past the end. The callback form stops at the duration.
-    t_end = on_env.trace["t"][-1]
-    t_apply = on_env.samples["t_apply"]
-    np.testing.assert_array_equal(on_env.samples["applied"], t_apply < t_end)
-    both = t_apply < min(t_end, 3.0)
-    np.testing.assert_array_equal(callback.samples["applied"][both], True)
-    if overrun is None:
-        np.testing.assert_array_equal(on_env.samples["applied"], callback.samples["applied"])
-    assert on_env.stats["n_overrun"] == callback.stats["n_overrun"]
-    assert on_env.stats["n_skipped"] == callback.stats["n_skipped"]
-    # Grid rows: the callback form has one per grid point, the env form one per sample.
-    tick = np.round(callback.trace["t"] / 5e-4).astype(np.int64)
-    sampled = np.isin(tick, np.round(on_env.samples["t_sample"] / 5e-4).astype(np.int64))
-    assert np.count_nonzero(sampled) == len(on_env.trace["t"]) - 1
-    for col in ("X", "Y", "psi", "vx", "vy", "r", "u_steer", "u_pedal"):
-        np.testing.assert_array_equal(on_env.trace[col][:-1], callback.trace[col][sampled],
-                                      err_msg=col)
-    # e_y: the core's projection (env) vs the Python geometry (callback), same positions.
-    np.testing.assert_allclose(on_env.trace["e_y"][:-1], callback.trace["e_y"][sampled],
-                               rtol=0, atol=1e-12)
-    if overrun is None:  # every grid point sampled, to the end: the same statistics
-        assert on_env.stats["e_y_rmse_m"] == pytest.approx(callback.stats["e_y_rmse_m"],
-                                                           abs=1e-12)
+    for col in ("u_steer", "u_pedal"):  # [rad], pedal [-1, 1]
+        np.testing.assert_allclose(on_env.samples[col], callback.samples[col], rtol=0,
+                                   atol=1e-5, err_msg=col)
+    for key in ("n_overrun", "n_skipped", "n_unapplied", "n_samples", "n_grid"):
+        assert on_env.stats[key] == callback.stats[key], key
+    # One trace row per sample and the closing row at the duration, in both forms.
+    np.testing.assert_array_equal(on_env.trace["t"], callback.trace["t"])
+    assert on_env.trace["t"][-1] == 3.0
+    for col in ("X", "Y", "e_y"):  # [m]
+        np.testing.assert_allclose(on_env.trace[col][:-1], callback.trace[col][:-1], rtol=0,
+                                   atol=1e-5, err_msg=col)
+    assert on_env.stats["e_y_rmse_m"] == pytest.approx(callback.stats["e_y_rmse_m"],
+                                                       abs=1e-6)
     if latency is not None:
         assert callback.stats["n_overrun"] > 0 or latency.max_delay <= 0.02
 
@@ -180,8 +170,7 @@ def test_env_form_policy_error_names_the_sample():
 def test_state_columns_are_the_plant_observations_bit_for_bit():
     """The evaluation's trace reads the state columns straight from the session
     (sim.plant.StateColumns); they are plant_observation()'s values, bit for bit."""
-    from vdsim_gym.eval.driver import STATE_COLUMNS
-    from vdsim_gym.sim.plant import StateColumns
+    from vdsim_gym.sim.plant import STATE_COLUMNS, StateColumns
 
     env = gym.make("VDSim-DLC-v0", preset="iso3888_1")
     env.reset(seed=3)

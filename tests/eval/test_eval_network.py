@@ -31,13 +31,25 @@ def _run(**kw):
                           initial_state={"vx": 15.0}, **kw).run()
 
 
+def episode_channel(net: NetworkModel, seed: int = 0):
+    """The network's channel as the command env's core draws it in the run's episode
+    (``reset(seed=seed)``): reseeded with the episode's latency seed, drawn from the reset
+    seed's latency stream and the run's latency model's seed (``measured()`` in mode B)."""
+    from vdsim_gym import _core
+    from vdsim_gym.envs.env_seeding import _LATENCY_STREAM
+
+    rng = np.random.default_rng([seed, _LATENCY_STREAM])
+    return net.channel(_core.draw_latency_seed(rng.bit_generator,
+                                               LatencyModel.measured().seed))
+
+
 @pytest.mark.parametrize("net", [
     NetworkModel(drop=0.2, jitter=LatencyModel.uniform(0.0, 0.06, seed=1), seed=3),
     NetworkModel(drop=0.05, burst=(0.1, 0.4), jitter=LatencyModel.normal(0.02, 0.01, 2))])
 def test_losses_deliveries_and_discards_follow_the_rule(net):
     res = _run(latency=LatencyModel.uniform(0.0, 0.015, seed=5), network=net)
     s = res.samples
-    ch = net.channel()
+    ch = episode_channel(net)
     pending: list[int] = []  # sample indices delivered and not yet applied
     applied = np.ones(len(s["k"]), bool)
     for i in range(len(s["k"])):

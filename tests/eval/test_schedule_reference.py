@@ -11,7 +11,8 @@ floats, without the core's AsyncTimeline:
 - overrun: the finish lies past the next grid point t_{k+1};
 - skip: the next sample is the first grid point at or after the finish (the ones in
   between are skipped); queue: the next sample is k + 1, whenever the worker gets to it;
-- a command applies only if its apply tick is before the end of the run.
+- a command applies only if its apply tick is before the end of the run;
+- the trace has a row per sample (its grid time) and a closing row at the end.
 
 Each ClosedLoopEval run uses a list-backed latency model, so the delays are exactly the
 drawn sequence; samples must match the reference exactly (==), and the realized steer
@@ -29,6 +30,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from vdsim_gym.config.latency import FixedLatency
+from vdsim_gym.config.vehicle import load_vehicle
 from vdsim_gym.eval import ClosedLoopEval
 
 TOL = 1e-9
@@ -98,6 +100,15 @@ def steer_of(k: int) -> float:
     return 1e-4 * (k + 1)
 
 
+MAX_STEER = load_vehicle("generic_sedan").max_steer
+
+
+def through_the_action(steer: float) -> float:
+    """A steer command as the command env applies it: its action steer / max_steer, times
+    max_steer again (the core's mapping)."""
+    return (steer / MAX_STEER) * MAX_STEER
+
+
 def run_b(delays, dt, P, end_tick, policy):
     seen = []
 
@@ -131,23 +142,24 @@ def check_against_reference(delays, dt, P, end_tick, policy):
     assert [t for _, t in seen] == [r[1] for r in ref]
     # The plant really applied each command at its apply tick: the realized steer over
     # the substep before each grid row is the command in force there per the reference.
-    applied = [(round(r[3] / dt), steer_of(r[0])) for r in ref if r[6]]
+    applied = [(round(r[3] / dt), through_the_action(steer_of(r[0]))) for r in ref if r[6]]
     for i, t in enumerate(res.trace["t"][1:], start=1):
         tick = round(t / dt)
         in_force = [u for a, u in applied if a <= tick - 1]
         expected = in_force[-1] if in_force else 0.0
         assert res.trace["delta_rw"][i] == expected, (i, t)
-    # Trace grid rows carry the timing of the command in force.
-    grid = res.trace["t_apply"][:-1]
-    for i, t_apply in enumerate(grid):
-        tick = i * P
+    # Trace rows (one per sample) carry the timing of the command in force.
+    rows = res.trace["t_apply"][:-1]
+    assert res.trace["t"][:-1].tolist() == [r[1] for r in ref]
+    for i, t_apply in enumerate(rows):
+        tick = round(res.trace["t"][i] / dt)
         in_force = [r for r in ref if r[6] and round(r[3] / dt) <= tick]
         if in_force:
             assert t_apply == in_force[-1][3]
             assert res.trace["t_sample"][i] == in_force[-1][1]
         else:
             assert math.isnan(t_apply) and res.trace["overrun"][i] == 0
-    assert len(res.trace["t"]) == -(-end_tick // P) + 1
+    assert len(res.trace["t"]) == len(ref) + 1 and res.trace["t"][-1] == end_tick * dt
 
 
 # ------------------------------------------------------------------ strategies

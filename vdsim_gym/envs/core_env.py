@@ -416,7 +416,9 @@ class CoreEnv(EnvRender, gym.Env[np.ndarray, np.ndarray], EnvLatency, EnvSpaces,
         (``_core.EvalStepper``, bind_gym_step.cpp): the step, with the sample's delay when
         ``timed`` (measured latency), and the sample's row recorded in C++ (its timing,
         the state and ``info_columns`` before the step, the command) instead of an info
-        dict. For this env as it is, after its reset; ``refresh()`` after another."""
+        dict. No step runs past the core's ``run_end`` (``finish()`` advances the plant
+        there after the last sample). For this env as it is, after its reset;
+        ``refresh()`` after another."""
         col = self.info_names.index
         timing = self.reports_timing
         return _core.EvalStepper(

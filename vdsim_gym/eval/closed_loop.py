@@ -21,6 +21,7 @@ errors: ``vdsim_gym.eval.result``.
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -33,13 +34,18 @@ from vdsim_gym._signals import sigterm_as_interrupt
 from vdsim_gym.config.latency import LatencyModel, check_latency, check_obs_delay, check_overrun
 from vdsim_gym.config.network import NetworkModel, check_network
 from vdsim_gym.controllers.base import PolicyPredictor
-from vdsim_gym.errors import ConcurrentUseError, ConfigError, ControllerError, UnsupportedEnvError
-from vdsim_gym.eval.driver import Command, Controller, _Driver, _PlantDriver
+from vdsim_gym.envs.command import CommandEnv
+from vdsim_gym.errors import (
+    ConcurrentUseError,
+    ConfigError,
+    ControllerError,
+    UnknownKeywordError,
+    UnsupportedEnvError,
+)
+from vdsim_gym.eval.callback import CallbackPolicy, Command, Controller
 from vdsim_gym.eval.env_run import EnvPolicyRun
-from vdsim_gym.eval.event_loop import loop_async, loop_sync
 from vdsim_gym.eval.result import EvalResult
-from vdsim_gym.eval.result_build import RunColumns, build_result, build_result_columns
-from vdsim_gym.eval.sensor_driver import SensorDriver
+from vdsim_gym.eval.result_build import RunColumns, build_result_columns
 from vdsim_gym.eval.trace_recording import EvalTrace
 from vdsim_gym.eval.wallclock import (
     EnvWallclockDriver,
@@ -52,6 +58,9 @@ from vdsim_gym.timing import ceil_ticks, whole_ticks
 from vdsim_gym.tracking import check_path
 
 MODES = ("sync", "virtual_async", "wallclock")
+# The callback form's plant_kwargs: Plant's keywords (control_period is the eval's own).
+PLANT_KEYWORDS: tuple[str, ...] = tuple(
+    p for p in inspect.signature(Plant).parameters if p != "control_period")
 
 
 # The longest run [s] of simulated time: its trace and samples are held in memory (a day
@@ -69,12 +78,6 @@ def _check_duration(duration: Any) -> Any:
                           f"{MAX_EVAL_DURATION_S:g} s (a day of simulated time: the run's "
                           "trace is held in memory); evaluate shorter runs")
     return duration
-
-
-def _with_extra(ev: Any, rows: Any, samples: Any, end: int, stopped: bool,
-                extra: dict[str, Any]) -> EvalResult:
-    """Mode C's result (its runner's stats added)."""
-    return build_result(ev, rows, samples, end, stopped, extra_stats=extra)
 
 
 class ClosedLoopEval:
@@ -127,8 +130,7 @@ class ClosedLoopEval:
     # The simulated side: the callback form's driver (a Plant), the env form's mode-C
     # driver, or the env form's own run in modes A and B (it calls its policy itself; the
     # trace and the result read its columns and meta()).
-    _driver: _Driver | EnvPolicyRun
-    plant: Plant | None  # the callback form's Plant; None in the env form
+    _driver: EnvPolicyRun
     # The running run's (result builder, its arguments) once its loop returned (_loop).
     _ran: tuple | None = None
 
@@ -230,13 +232,19 @@ class ClosedLoopEval:
             raise ConfigError(
                 "give control_period to ClosedLoopEval(control_period=...), not in plant_kwargs"
             )
+        unknown = sorted(set(kwargs) - set(PLANT_KEYWORDS))
+        if unknown:
+            raise UnknownKeywordError.of("Plant", unknown, PLANT_KEYWORDS)
+        ref_point = kwargs.pop("ref_point", None)
         control_period = 0.02 if control_period is None else control_period
-        plant = Plant(**kwargs, control_period=control_period)
-        self._init_plant(plant, controller, initial_state, kwargs.get("ref_point"),
-                         10.0 if duration is None else duration, reference_path)
+        env = CommandEnv(**kwargs, control_period=control_period, initial_state=initial_state)
+        callback = CallbackPolicy(controller, env, ref_point)
+        self._env_meta = {"env_seed": seed}
+        self._init_callback(env, callback, seed, 10.0 if duration is None else duration,
+                            reference_path)
         if mode == "wallclock":
             self._wallclock = check_options(cpu_affinity, watchdog,
-                                            plant.check_command_within)
+                                            callback.check_command_within)
         self._init_trace(*trace_args)
 
     def _init_trace(self, path: Any, channels: Sequence[str], decimation: Any) -> None:
@@ -245,18 +253,24 @@ class ClosedLoopEval:
         elif channels or decimation is not None:
             raise ConfigError("trace_channels= and trace_decimation= need trace_path=")
 
-    def _init_plant(self, plant: Plant, controller: Controller,
-                    initial_state: Mapping[str, float] | None, ref_point: Any,
-                    duration: Any, reference_path: Any) -> None:
-        """The callback form: ``controller`` drives ``plant`` (this module's event loop)."""
-        self._driver = _PlantDriver(plant, controller, initial_state, ref_point)
-        if self.obs_delay is not None:
-            self._driver = SensorDriver(self._driver, self.obs_delay)
-        self.plant = plant
+    def _init_callback(self, env: CommandEnv, policy: CallbackPolicy, seed: int,
+                       duration: Any, reference_path: Any) -> None:
+        """The callback form: ``policy`` (the controller) drives the command env."""
         self.duration = float(duration) if isinstance(duration, (int, float)) else duration
-        self._end_tick = whole_ticks(_check_duration(duration), plant.substep_dt, "duration")
+        self._end_tick = whole_ticks(_check_duration(duration), env.substep_dt, "duration")
         self._check_delay_fits()
         self.reference_path = None if reference_path is None else check_path(reference_path)
+        self._start(env, policy, seed)
+
+    def _start(self, env: Any, policy: Any, seed: int, episode_end: bool = False) -> None:
+        """The run's simulated side: mode C's driver, or the env run of modes A and B."""
+        if self.mode == "wallclock":  # the runner ticks the env core's own plant
+            self._driver = EnvWallclockDriver(env, policy, seed, self._end_tick,
+                                              self.obs_delay)
+            return
+        self._env_run = EnvPolicyRun(env, policy, seed, self._end_tick, self.latency,
+                                     self.overrun, self.obs_delay, self.network, episode_end)
+        self._driver = self._env_run  # substep_dt, ticks_per_period, columns, meta()
 
     def _check_delay_fits(self) -> None:
         if self.latency is not None and self.latency.reproducible \
@@ -307,7 +321,6 @@ class ClosedLoopEval:
                 control_period, phys.substep_dt, "control_period") != phys.ticks_per_period:
             raise ConfigError(f"control_period={control_period} differs from the env's "
                               f"{phys.control_period}; set it on the env (env_kwargs)")
-        self.plant = None
         self.reference_path = None
         if duration is None:
             # The env's own end: its time limit ends the episode at the first step whose
@@ -332,13 +345,7 @@ class ClosedLoopEval:
             self._end_tick = whole_ticks(_check_duration(duration), phys.substep_dt,
                                          "duration")
         self._check_delay_fits()
-        if self.mode == "wallclock":  # the runner ticks the env core's own plant
-            self._driver = EnvWallclockDriver(env, policy, seed, self._end_tick,
-                                              self.obs_delay)
-            return
-        self._env_run = EnvPolicyRun(env, policy, seed, self._end_tick, self.latency,
-                                     self.overrun, self.obs_delay, self.network)
-        self._driver = self._env_run  # substep_dt, ticks_per_period, columns, meta()
+        self._start(env, policy, seed, episode_end=duration is None)
 
     # ------------------------------------------------------------------ public API
 
@@ -419,50 +426,33 @@ class ClosedLoopEval:
             self._ran = self._env_result(out)
             return self._ran
         d = self._driver
-        # The env form's modes A and B ran above; here the callback form or mode C's driver.
-        assert not isinstance(d, EnvPolicyRun) or isinstance(d, EnvWallclockDriver)
-        if self.mode == "wallclock":
-            assert self.overrun is not None and self._wallclock is not None  # set for mode C
-            try:
-                run = WallclockRun(d, self._call, self._end_tick, self.overrun,
-                                   self._wallclock, self._stop)
-                rows, samples, end, stopped, extra = run.run()
-                self._ran = (_with_extra, (self, rows, samples, end, stopped, extra))
-            finally:
-                d.drop_pending()
-                end_run = getattr(d, "end_run", None)
-                if end_run is not None:  # the env handed back as it came
-                    end_run()
-            return self._ran
-        assert not isinstance(d, EnvWallclockDriver)  # mode C only: a Plant's driver here
+        # Modes A and B ran above; here mode C's driver.
+        assert isinstance(d, EnvWallclockDriver) and self.mode == "wallclock"
+        assert self.overrun is not None and self._wallclock is not None  # set for mode C
         try:
-            d.reset()
-            if self.mode == "sync":
-                rows, samples, end, stopped = loop_sync(d, self._end_tick, self._stop,
-                                                        self._call)
-            else:
-                assert self.overrun is not None and self.latency is not None  # set for mode B
-                rows, samples, end, stopped = loop_async(d, self._end_tick, self._stop,
-                                                         self._call, self.overrun,
-                                                         self.latency, self.network)
-            self._ran = (build_result, (self, rows, samples, end, stopped))
+            run = WallclockRun(d, self._call, self._end_tick, self.overrun,
+                               self._wallclock, self._stop)
+            rows, samples, end, stopped, extra = run.run()
+            cols = RunColumns.from_rows(rows, samples, d.command_columns)
+            self._ran = (build_result_columns, (self, cols, end, stopped, None, extra))
         finally:
-            d.drop_pending()  # nothing stays scheduled for the next run, whatever happened
+            d.drop_pending()
+            d.end_run()  # the env handed back as it came
         return self._ran
 
     def _env_result(self, out: tuple) -> tuple:
         rows, samples, end, stopped, episode = out
-        if isinstance(rows, RunColumns):  # the recorder's columns (EnvPolicyRun.fast)
-            return build_result_columns, (self, rows, end, stopped, episode)
-        return build_result, (self, rows, samples, end, stopped, episode)
+        if not isinstance(rows, RunColumns):  # EnvPolicyRun._loop's rows
+            rows = RunColumns.from_rows(rows, samples, self._driver.command_columns)
+        return build_result_columns, (self, rows, end, stopped, episode)
 
     # ------------------------------------------------------------------ calls
 
     def _call(self, obs: Any, k: int, t: float) -> tuple[Command, float]:
         """Controller output for sample k (observed at t), checked, and its wall time."""
         d = self._driver
-        # Never the env form's own run (modes A and B): it calls its policy itself.
-        assert not isinstance(d, EnvPolicyRun) or isinstance(d, EnvWallclockDriver)
+        # Mode C only: the run of modes A and B calls its policy itself.
+        assert isinstance(d, EnvWallclockDriver)
         t0 = time.perf_counter()
         try:
             raw = d.call(obs, t)

@@ -10,9 +10,10 @@ policy's measured wall time), so the core's ``AsyncTimeline`` does the mode-B
 arithmetic exactly as for the callback form on a Plant.
 
 One env step is one controller sample: the trace has a row per sample (with ``skip``,
-grid points whose sample was skipped have no row, unlike the callback form's per-grid
-trace), and the run ends at the first sample whose call would fall at or after the end,
-or when the env ends its episode (``stats["outcome"]``).
+grid points whose sample was skipped have no row). No step runs past the run's end (the
+core's ``run_end``): the last sample is the last whose call falls before the end, the
+plant then runs to the end, and the run ends there, or earlier when the env ends its
+episode (``stats["outcome"]``).
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ from vdsim_gym.controllers.base import PolicyPredictor
 from vdsim_gym.envs.core_env import CoreEnv
 from vdsim_gym.envs.env_outcome import TERMINATED, TRUNCATED
 from vdsim_gym.errors import ConfigError, ControllerError, InvalidActionError
-from vdsim_gym.eval.driver import STATE_COLUMNS
+from vdsim_gym.eval.callback import CallbackPolicy
 from vdsim_gym.eval.result import _Samples
 from vdsim_gym.eval.result_build import RunColumns
-from vdsim_gym.sim.plant import StateColumns
+from vdsim_gym.sim.plant import STATE_COLUMNS, StateColumns
 
 # Wrappers gym.make adds that change nothing of a step: the env form steps the core
 # directly through them (``EnvPolicyRun.fast``).
@@ -50,8 +51,12 @@ class EnvPolicyRun:
     def __init__(self, env: gym.Env, policy: PolicyPredictor, seed: int, end_tick: int,
                  latency: LatencyModel | None, overrun: str | None,
                  obs_delay: LatencyModel | None = None,
-                 network: NetworkModel | None = None) -> None:
+                 network: NetworkModel | None = None, episode_end: bool = False) -> None:
         self.env, self.policy, self.seed = env, policy, seed
+        # The run's end is the episode's own (ClosedLoopEval without a duration: the env's
+        # time limit or its task's end): no step is cut at end_tick, which only bounds the
+        # samples called (as the env ends its episode).
+        self.episode_end = episode_end
         self.base: CoreEnv = env.unwrapped  # type: ignore[assignment]  # ClosedLoopEval checked it
         self.end_tick = end_tick
         self.latency, self.overrun = latency, overrun
@@ -89,6 +94,25 @@ class EnvPolicyRun:
             raise self._raised(err, k, t) from err
         wall = time.perf_counter() - t0
         return self._checked(action, k, t), wall
+
+    def _callback_sample(self, callback: CallbackPolicy, obs: np.ndarray, rec: Any,
+                         aged: bool) -> tuple[np.ndarray, float]:
+        """The callback form's sample: the controller called on the observation (its wall
+        time) and its command checked, as the env's action."""
+        k, t = rec.next_k, rec.now * self.substep_dt
+        t0 = time.perf_counter()
+        try:
+            raw = callback.call(obs, t, rec.age if aged else None)
+        except Exception as err:
+            raise ControllerError(
+                f"controller raised at sample k={k}, t={t:.6g} s: {type(err).__name__}: {err}",
+                k, t) from err
+        wall = time.perf_counter() - t0
+        try:
+            return callback.action(callback.command(raw)), wall
+        except InvalidActionError as err:
+            raise InvalidActionError(f"controller output at sample k={k}, t={t:.6g} s: {err}") \
+                from None
 
     @staticmethod
     def _raised(err: Exception, k: int, t: float) -> ControllerError:
@@ -133,10 +157,13 @@ class EnvPolicyRun:
             base.configure_obs_delay(self.obs_delay)
         if self.network is not None:
             base.configure_network(self.network)
+        if not self.episode_end:
+            base.core.run_end = self.end_tick  # no step runs past the run's end
         try:
             self.done = self._loop_fast(stop, timed) if self.fast() else self._loop(stop, timed)
             return self.done
         finally:
+            base.core.run_end = None
             if timed:  # the env is handed back as it came (no latency; reset needed)
                 base.configure_latency(None)
             if self.obs_delay is not None:
@@ -145,6 +172,8 @@ class EnvPolicyRun:
                 base.configure_network(None)
 
     def _loop(self, stop: threading.Event, timed: bool) -> tuple:
+        # The callback form's env is built by ClosedLoopEval, bare: always _loop_fast's.
+        assert not isinstance(self.policy, CallbackPolicy)
         base, env, dt, end = self.base, self.env, self.substep_dt, self.end_tick
         core = base.core
         latency = self.latency
@@ -215,7 +244,13 @@ class EnvPolicyRun:
             if terminated or truncated:
                 summary = {"outcome": info["outcome"], **info.get("episode_summary", {})}
                 break
-        if not stopped:  # the simulated time reached (a step can end past the duration)
+        if not (stopped or self.episode_end) and summary["outcome"] is None:
+            try:  # the plant runs from the last sample to the end
+                core.run_to_end()
+            except BaseException:
+                base._interrupted()
+                raise
+        if not stopped:  # the end reached (or the episode's own end before it)
             end = core.tick
         rows.append((core.tick * dt, self._state_row(info), None, None))
         return rows, samples, end, stopped, summary
@@ -232,8 +267,13 @@ class EnvPolicyRun:
         draw = sampler.draw if sampler is not None else None
         obs, _ = env.reset(seed=self.seed)
         self.used_obs_delay = base.obs_delay  # the env's sensor delay (its own or the eval's)
+        aged = base.obs_delay is not None
+        callback = self.policy if isinstance(self.policy, CallbackPolicy) else None
+        if callback is not None:
+            callback.reset()
         rec = base.eval_stepper(self.info_columns, timed)
-        predict, stop_set, perf = self.policy.predict, stop.is_set, time.perf_counter
+        predict = None if callback is not None else self.policy.predict
+        stop_set, perf = stop.is_set, time.perf_counter
         start, rest = np.array([True]), np.array([False])
         stopping: dict[str, Any] | None = None  # the sample a stop() came during
         stopped = False
@@ -245,11 +285,15 @@ class EnvPolicyRun:
                 if rec.call_tick >= end:
                     break
                 t0 = perf()
-                try:
-                    action, _ = predict(obs, episode_start=start, deterministic=True)
-                except Exception as err:
-                    raise self._raised(err, rec.next_k, rec.now * dt) from err
-                wall = perf() - t0
+                if predict is not None:
+                    try:
+                        action, _ = predict(obs, episode_start=start, deterministic=True)
+                    except Exception as err:
+                        raise self._raised(err, rec.next_k, rec.now * dt) from err
+                    wall = perf() - t0
+                else:  # the callback form: its controller, its command as the action
+                    assert callback is not None
+                    action, wall = self._callback_sample(callback, obs, rec, aged)
                 start = rest
                 c = wall if measured else (draw() if draw is not None else 0.0)
                 if not 0.0 <= c <= MAX_DELAY_S:  # NaN fails too
@@ -276,11 +320,17 @@ class EnvPolicyRun:
                 obs = nxt
                 if rec.flags & (TERMINATED | TRUNCATED):
                     break
+            if not (stopped or self.episode_end or rec.flags & (TERMINATED | TRUNCATED)):
+                try:  # the plant runs from the last sample to the end
+                    rec.finish()
+                except BaseException:
+                    base._interrupted()
+                    raise
         summary: dict[str, Any] = {"outcome": None}
         if rec.flags & (TERMINATED | TRUNCATED):
             ended = base._episode_ended(rec.flags)
             summary = {"outcome": ended["outcome"], **ended.get("episode_summary", {})}
-        if not stopped:  # the simulated time reached (a step can end past the duration)
+        if not stopped:  # the end reached (or the episode's own end before it)
             end = rec.now
         columns = self._run_columns(rec.rows(), rec.state_now(), rec.now * dt,
                                 base.network is not None, base.obs_delay is not None,
@@ -372,6 +422,9 @@ class EnvPolicyRun:
     def meta(self) -> dict[str, Any]:
         from vdsim_gym.traces.provenance import plant_meta
 
+        policy = self.policy
+        if isinstance(policy, CallbackPolicy):  # the callback form's reference point
+            return plant_meta(self.base.physics, policy.ref_point, policy.ref_point_setting)
         return plant_meta(self.base.physics, None, None)
 
 

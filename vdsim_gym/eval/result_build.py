@@ -74,14 +74,6 @@ def _n_skipped(k: np.ndarray, n_grid: int) -> int:
     return n_grid - int(np.unique(k[(k >= 0) & (k < n_grid)]).size)
 
 
-def build_result(ev: Any, rows: list[tuple], samples: _Samples, end: int, stopped: bool,
-                 episode: dict[str, Any] | None = None,
-                 extra_stats: dict[str, Any] | None = None) -> EvalResult:
-    """The EvalResult of a ClosedLoopEval run (``ev``) from its rows and sample dicts."""
-    cols = RunColumns.from_rows(rows, samples, ev._driver.command_columns)
-    return build_result_columns(ev, cols, end, stopped, episode, extra_stats)
-
-
 def build_result_columns(ev: Any, run: RunColumns, end: int, stopped: bool,
                          episode: dict[str, Any] | None = None,
                          extra_stats: dict[str, Any] | None = None) -> EvalResult:
@@ -136,7 +128,7 @@ def build_result_columns(ev: Any, run: RunColumns, end: int, stopped: bool,
         "n_discarded": int(np.count_nonzero(raw["discarded"])),
         # commands held at the vehicle's limits (the callback form; an env's actions are
         # within [-1, 1] by construction)
-        "n_saturated": int(getattr(getattr(d, "plant", None), "n_saturated", 0)),
+        "n_saturated": int(getattr(d.policy, "n_saturated", 0)),
         "stopped_early": stopped,
         "t_stop": end * dt if stopped else None,
         "t_compute_max_s": float(cols["t_compute_s"].max()) if n_samples else nan,
@@ -171,4 +163,4 @@ def build_result_columns(ev: Any, run: RunColumns, end: int, stopped: bool,
     return EvalResult(trace=trace, samples=cols, stats=stats, meta=meta)
 
 
-__all__ = ["RunColumns", "build_result", "build_result_columns"]
+__all__ = ["RunColumns", "build_result_columns"]

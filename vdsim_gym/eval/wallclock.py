@@ -28,6 +28,7 @@ from vdsim_gym._checks import check_integer, check_policy_action, check_seconds,
 from vdsim_gym.controllers.base import PolicyPredictor
 from vdsim_gym.envs.env_outcome import TERMINATED, TRUNCATED
 from vdsim_gym.errors import ConfigError
+from vdsim_gym.eval.callback import CallbackPolicy
 from vdsim_gym.eval.env_run import EnvPolicyRun
 from vdsim_gym.eval.result import _Samples
 from vdsim_gym.sim.realtime import realtime_runner
@@ -371,6 +372,8 @@ class EnvWallclockDriver(EnvPolicyRun):
             self.base.configure_obs_delay(self.obs_delay)
         self.used_obs_delay = self.base.obs_delay
         self.env.reset(seed=self.seed)
+        if isinstance(self.policy, CallbackPolicy):
+            self.policy.reset()
         self.ended, self._first = None, True
         self.last_obs_age: float | None = None
 
@@ -408,19 +411,33 @@ class EnvWallclockDriver(EnvPolicyRun):
         return None if native is None else functools.partial(native, self)
 
     def call(self, obs: np.ndarray, t: float) -> Any:
-        action, _ = self.policy.predict(obs, episode_start=np.array([self._first]),
-                                        deterministic=True)
+        policy = self.policy
+        if isinstance(policy, CallbackPolicy):  # the callback form: a command
+            return policy.call(obs, t, self.last_obs_age)
+        action, _ = policy.predict(obs, episode_start=np.array([self._first]),
+                                   deterministic=True)
         self._first = False
         return action
 
     def check(self, raw: Any) -> tuple[float, ...]:
+        policy = self.policy
+        if isinstance(policy, CallbackPolicy):  # the command, saturated
+            return policy.command(raw)
         return tuple(check_policy_action(raw, self._n).tolist())  # clipped, as SB3 does
 
     def command_now(self, action: tuple[float, ...]) -> None:
+        policy = self.policy
+        if isinstance(policy, CallbackPolicy):  # the callback form's command: its action
+            self.core.latch(policy.action(action))
+            return
         self.core.latch(np.asarray(action, dtype=float))
 
-    def failsafe_command(self, raw: Any) -> tuple[float, float]:
-        """The watchdog's fail-safe in the env form is an action; its plant command."""
+    def failsafe_command(self, raw: Any) -> tuple[float, ...]:
+        """The watchdog's fail-safe: in the env form an action, its plant command; in the
+        callback form a command within the vehicle's range."""
+        policy = self.policy
+        if isinstance(policy, CallbackPolicy):
+            return policy.check_command_within(raw)
         return tuple(self.core.command_for(np.asarray(self.check(raw))))
 
     def drop_pending(self) -> None:

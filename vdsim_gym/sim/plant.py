@@ -246,7 +246,7 @@ class Plant:
         self.last_saturated, self.n_saturated = False, 0
         self.ref_point = resolve_ref_point(ref_point, self.vehicle)
         # Once, not per step: the brake torque total comes from the core's parameters.
-        self._lon_range = self._longitudinal_range()
+        self._lon_range = longitudinal_range(self.vehicle, longitudinal)
         self._state = np.zeros(_core.STATE_SIZE)
         self._aux = np.zeros(_core.AUX_SIZE)
 
@@ -299,62 +299,16 @@ class Plant:
     def check_command_within(self, command: Sequence[float]) -> tuple[float, float]:
         """The command, which must lie within the vehicle's range (a configured command,
         such as a watchdog's fail-safe, is not saturated but refused)."""
-        steer, lon, saturated = self._saturate(command)
-        if saturated:
-            lo, hi = self.longitudinal_range
-            raise ConfigError(
-                f"command {list(map(float, command))} is outside the vehicle's range "
-                f"(road-wheel steer within +-{self.vehicle.max_steer:g} rad, "
-                f"longitudinal within [{lo:g}, {hi:g}])")
-        return steer, lon
+        return command_within(command, self.vehicle, self.longitudinal, self._lon_range)
 
     def _saturate(self, command: Sequence[float]) -> tuple[float, float, bool]:
-        arr = np.asarray(command, dtype=float)
-        if arr.shape != (2,):
-            raise InvalidActionError(
-                f"command must be (delta_rw [rad], longitudinal), shape (2,), got shape {arr.shape}"
-            )
-        if not np.all(np.isfinite(arr)):
-            raise InvalidActionError(f"command must be finite, got {arr.tolist()}")
-        steer, lon = float(arr[0]), float(arr[1])
-        v = self.vehicle
-        bound = SATURATION_BOUND
-        if abs(steer) > bound * v.max_steer:
-            raise InvalidActionError(
-                f"road-wheel steer {steer!r} rad is beyond {bound:g} x the vehicle's "
-                f"max_steer = {v.max_steer} rad: not a saturating command but a unit slip "
-                "(the command is the road-wheel angle in radians, not the steering-wheel "
-                "angle or degrees)")
-        lo, hi = self.longitudinal_range
-        if not bound * lo <= lon <= bound * hi:
-            unit = {"pedal": "pedal", "force": "force [N]",
-                    "accel": "acceleration target [m/s^2]"}[self.longitudinal]
-            hint = ("; a force [N] needs Plant(longitudinal='force')"
-                    if self.longitudinal == "pedal" else "")
-            raise InvalidActionError(
-                f"{unit} command {lon!r} is beyond {bound:g} x the vehicle's range "
-                f"[{lo:g}, {hi:g}] (longitudinal={self.longitudinal!r}: brakes to drive): "
-                f"not a saturating command but a unit slip{hint}")
-        saturated = False
-        if abs(steer) > v.max_steer * _LIMIT_TOL:
-            steer, saturated = math.copysign(v.max_steer, steer), True
-        if not lo * _LIMIT_TOL <= lon <= hi * _LIMIT_TOL:
-            lon, saturated = min(max(lon, lo), hi), True
-        return steer, lon, saturated
+        return saturate_command(command, self.vehicle, self.longitudinal, self._lon_range)
 
     @property
     def longitudinal_range(self) -> tuple[float, float]:
         """(most braking, most driving) command: pedal [-1, 1], or force [N] at full brake
         torque and full drive torque at the wheels."""
         return self._lon_range
-
-    def _longitudinal_range(self) -> tuple[float, float]:
-        v = self.vehicle
-        if self.longitudinal == "pedal":
-            return (-1.0, 1.0)
-        if self.longitudinal == "accel":
-            return (-v.max_deceleration, v.max_acceleration)
-        return (-v.total_brake_torque / v.wheel_radius, v.drive_torque_max / v.wheel_radius)
 
     def start_trace(self, decimation: int | None = None,
                     channels: Sequence[str] = ()) -> None:
@@ -393,6 +347,72 @@ class Plant:
         """The observation dict at the current time (see the class docstring)."""
         return observe_session(self.session, self.vehicle, self.level, self._state,
                                self._aux, self.ref_point)
+
+
+def saturate_command(command: Sequence[float], vehicle: VehicleConfig, longitudinal: str,
+                     lon_range: tuple[float, float]) -> tuple[float, float, bool]:
+    """(delta_rw, longitudinal, saturated): a command held at the vehicle's limits
+    (``lon_range``: ``longitudinal_range``), as a real actuator saturates. NaN, inf and
+    commands beyond ``SATURATION_BOUND`` times the range (a unit slip) are an
+    InvalidActionError naming it."""
+    arr = np.asarray(command, dtype=float)
+    if arr.shape != (2,):
+        raise InvalidActionError(
+            f"command must be (delta_rw [rad], longitudinal), shape (2,), got shape {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr)):
+        raise InvalidActionError(f"command must be finite, got {arr.tolist()}")
+    steer, lon = float(arr[0]), float(arr[1])
+    v = vehicle
+    bound = SATURATION_BOUND
+    if abs(steer) > bound * v.max_steer:
+        raise InvalidActionError(
+            f"road-wheel steer {steer!r} rad is beyond {bound:g} x the vehicle's "
+            f"max_steer = {v.max_steer} rad: not a saturating command but a unit slip "
+            "(the command is the road-wheel angle in radians, not the steering-wheel "
+            "angle or degrees)")
+    lo, hi = lon_range
+    if not bound * lo <= lon <= bound * hi:
+        unit = {"pedal": "pedal", "force": "force [N]",
+                "accel": "acceleration target [m/s^2]"}[longitudinal]
+        hint = ("; a force [N] needs Plant(longitudinal='force')"
+                if longitudinal == "pedal" else "")
+        raise InvalidActionError(
+            f"{unit} command {lon!r} is beyond {bound:g} x the vehicle's range "
+            f"[{lo:g}, {hi:g}] (longitudinal={longitudinal!r}: brakes to drive): "
+            f"not a saturating command but a unit slip{hint}")
+    saturated = False
+    if abs(steer) > v.max_steer * _LIMIT_TOL:
+        steer, saturated = math.copysign(v.max_steer, steer), True
+    if not lo * _LIMIT_TOL <= lon <= hi * _LIMIT_TOL:
+        lon, saturated = min(max(lon, lo), hi), True
+    return steer, lon, saturated
+
+
+def command_within(command: Sequence[float], vehicle: VehicleConfig, longitudinal: str,
+                   lon_range: tuple[float, float]) -> tuple[float, float]:
+    """A configured command (a watchdog's fail-safe), which must lie within the vehicle's
+    range: not saturated but refused (ConfigError)."""
+    steer, lon, saturated = saturate_command(command, vehicle, longitudinal, lon_range)
+    if saturated:
+        lo, hi = lon_range
+        raise ConfigError(
+            f"command {list(map(float, command))} is outside the vehicle's range "
+            f"(road-wheel steer within +-{vehicle.max_steer:g} rad, "
+            f"longitudinal within [{lo:g}, {hi:g}])")
+    return steer, lon
+
+
+def longitudinal_range(vehicle: VehicleConfig, longitudinal: str) -> tuple[float, float]:
+    """(most braking, most driving) longitudinal command of a mode: pedal [-1, 1], an
+    acceleration target [m/s^2], or a force [N] at full brake torque and full drive
+    torque at the wheels."""
+    v = vehicle
+    if longitudinal == "pedal":
+        return (-1.0, 1.0)
+    if longitudinal == "accel":
+        return (-v.max_deceleration, v.max_acceleration)
+    return (-v.total_brake_torque / v.wheel_radius, v.drive_torque_max / v.wheel_radius)
 
 
 def observe_session(session: Any, vehicle: VehicleConfig, level: str, state: np.ndarray,
