@@ -3,20 +3,18 @@
 Modes (docs/EVAL_MODES.md):
 
 - ``"sync"`` (A): the command from the sample at t_k = k Tc applies at t_k and holds one
-  period; bit for bit a plain ``Plant.step`` loop.
+  period; bit for bit a plain ``Plant.step`` loop whose controller sees the observation
+  in float32.
 - ``"virtual_async"`` (B): the sample at t_k gives a command that applies at
   ``ceil((t_start + c_k) / substep_dt)`` ticks, c_k from a ``LatencyModel``; one worker
   computes one sample at a time; overruns follow ``overrun="skip" | "queue"``.
 
-This module checks a run's arguments, builds its form and dispatches the run. Everything
-runs on the core's integer tick clock; the callback form's event loop (modes A and B)
-is ``vdsim_gym.eval.event_loop``, and its simulated side is reached through a small
-driver protocol (``vdsim_gym.eval.driver``: reset, observe, call, check, command_now /
-schedule / drop_pending / advance, state_row; ``_PlantDriver``: a Plant and a callback).
-A policy on an env (``env=``, ``policy=``) runs on the env's own C++ core instead
-(``vdsim_gym.eval.env_run``: mode B through the env's measured latency, so the same
-``AsyncTimeline`` times both forms); mode C is ``vdsim_gym.eval.wallclock``. Results and
-errors: ``vdsim_gym.eval.result``.
+This module checks a run's arguments, builds its form and dispatches the run. Both forms
+run on an env core, one timing engine: a policy on an env (``env=``, ``policy=``) on the
+env's own; a callback (``plant_kwargs=``, ``controller=``) on a command env
+(``vdsim_gym.envs.command``) through ``vdsim_gym.eval.callback.CallbackPolicy``. Modes A
+and B are ``vdsim_gym.eval.env_run`` (mode B through the env's measured latency), mode C
+``vdsim_gym.eval.wallclock``. Results and errors: ``vdsim_gym.eval.result``.
 """
 
 from __future__ import annotations
@@ -87,16 +85,19 @@ class ClosedLoopEval:
         plant_kwargs: ``Plant`` keywords (level, vehicle, substep_dt, actuator, ref_point,
             longitudinal, integrator); the control period comes from ``control_period``.
         controller: ``controller(obs, t) -> (delta_rad, longitudinal)`` with obs the
-            Plant observation dict at the sample time t [s]. The same callable runs
-            unchanged in every mode.
+            Plant observation dict at the sample time t [s] (the command env's float32
+            state row; ``vdsim_gym.eval.callback``). The same callable runs unchanged in
+            every mode; ``seed`` seeds its episode (a network's and a random sensor
+            delay's draws).
         control_period: Tc [s], a whole multiple of substep_dt.
         mode: "sync" (A) or "virtual_async" (B).
         latency: B only: a ``LatencyModel`` (default fixed(0)); sync accepts only None
             or fixed(0) (no delay by definition).
         overrun: B only: "skip" (default) or "queue".
-        duration: simulated time [s], a whole multiple of substep_dt.
+        duration: simulated time [s], a whole multiple of substep_dt: no step runs past
+            it (default 10 s for a callback).
         reference_path: optional (M, 2) polyline; adds an ``e_y`` trace column and
-            e_y_rmse_m / e_y_max_m to stats (over the grid rows that ran).
+            e_y_rmse_m / e_y_max_m to stats (over the sample rows that ran).
         initial_state: ``Plant.reset`` state (X, Y, psi, vx, vy, r; missing ones 0).
         env, policy, env_kwargs, seed: instead of plant_kwargs + controller, a policy with
             an SB3-style ``predict`` on a VDSim env (an id or an instance; ``env_kwargs``
@@ -119,7 +120,8 @@ class ClosedLoopEval:
             observation dict gains ``obs_age`` [s].
         network: a ``NetworkModel`` between the controller and the plant (mode B): lost
             commands never apply, overtaken ones are discarded, by the env core's rule
-            (seeded with the model's seed; ``samples["t_apply"]`` NaN for a lost one,
+            (seeded with the model's seed and the episode's, ``seed``; ``samples["t_apply"]``
+            NaN for a lost one,
             ``stats["n_lost"]`` and ``stats["n_discarded"]``). On the env form it is set
             on the env for the run (or the env's own is used).
 
@@ -127,9 +129,8 @@ class ClosedLoopEval:
     controller or any thread (a stop() before run() has no effect).
     """
 
-    # The simulated side: the callback form's driver (a Plant), the env form's mode-C
-    # driver, or the env form's own run in modes A and B (it calls its policy itself; the
-    # trace and the result read its columns and meta()).
+    # The simulated side: mode C's driver, or the run of modes A and B (it calls its
+    # policy itself; the trace and the result read its columns and meta()).
     _driver: EnvPolicyRun
     # The running run's (result builder, its arguments) once its loop returned (_loop).
     _ran: tuple | None = None
