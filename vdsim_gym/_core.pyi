@@ -3090,6 +3090,10 @@ class EvalStepper:
         """
         ClosedLoopEval's env form, a sample per call over an env core and its rows (info columns -1: not reported)
         """
+    def columns(self, final: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t_end: typing.SupportsFloat | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, networked: bool) -> tuple:
+        """
+        The run's columns from the rows: (t, states, commands, src, src_overrun, k, apply_tick, reals, flags); see bind_gym_step.cpp
+        """
     def finish(self) -> None:
         """
         The plant advanced to the core's run end without a sample (the run's end)

@@ -21,7 +21,9 @@ def ey_stats(e_y: Sequence[float] | np.ndarray) -> tuple[float, float]:
     e = np.ascontiguousarray(e_y, dtype=float).reshape(-1)
     if e.size == 0:
         return math.nan, math.nan
-    return float(np.sqrt(np.mean(e * e))), float(np.max(np.abs(e)))
+    # np.mean's sum and division (pairwise add.reduce, then / n) without its errstate
+    # wrapper: the same bits, a few microseconds less per call.
+    return math.sqrt(float(np.add.reduce(e * e)) / e.size), float(np.max(np.abs(e)))
 
 
 def check_path(path: Any, what: str = "reference path") -> np.ndarray:

@@ -13,6 +13,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -293,6 +294,111 @@ class EvalStepper {
     return out;
   }
 
+  // The run's columns from the recorded rows (what ClosedLoopEval's result is built
+  // from; vdsim_gym.eval.result_build.RunColumns): `final` the state and info columns at
+  // the end (state_now()), t_end [s], dt the substep, `networked` whether a network may
+  // have discarded commands (a delivered one discards the pending ones due after it).
+  // Returns (t, states, commands, src_ticks, src_overrun, k, apply_tick, reals, flags):
+  //   t (n+1): each sample's grid time, then t_end;
+  //   states (n+1, state + info columns): before each step, then `final`;
+  //   commands (n+1, actions): the command in force during each sample's tick (its own
+  //     when it applied at once, else the one the schedule held before the step; 0 before
+  //     any), NaN in the closing row;
+  //   src_ticks (3, n+1): that command's sample time [s], apply tick and c_k (NaN: none);
+  //   src_overrun (n+1) int8: its overrun flag (0: none);
+  //   k, apply_tick (n) int64; reals (6 + actions, n): t_sample, t_start, t_call, c_k,
+  //   t_compute_s, obs_age, then the command columns; flags (4, n) bool: overrun,
+  //   stopping (all false), discarded, lost.
+  py::tuple columns(py::array_t<double, py::array::c_style | py::array::forcecast> final_row,
+                    double t_end, double dt, bool networked) const {
+    const int64_t n = static_cast<int64_t>(rows_.size()) / width_;
+    const int64_t n_state = kState + static_cast<int64_t>(info_cols_.size());
+    const int64_t n_cmd = n_actions_;
+    const int64_t cmd0 = kHead + n_state;
+    if (final_row.size() != n_state) throw std::invalid_argument("columns: final row size");
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    auto at = [&](int64_t r, int64_t j) { return rows_[static_cast<size_t>(r * width_ + j)]; };
+    const py::ssize_t N = static_cast<py::ssize_t>(n), N1 = N + 1;
+    py::array_t<double> t(N1), states({N1, static_cast<py::ssize_t>(n_state)}),
+        commands({N1, static_cast<py::ssize_t>(n_cmd)}), src({py::ssize_t{3}, N1});
+    py::array_t<int8_t> src_overrun(N1);
+    py::array_t<int64_t> k(N), apply_tick(N);
+    py::array_t<double> reals({static_cast<py::ssize_t>(6 + n_cmd), N});
+    py::array_t<bool> flags({py::ssize_t{4}, N});
+    double* pt = t.mutable_data();
+    double* ps = states.mutable_data();
+    double* pc = commands.mutable_data();
+    double* psrc = src.mutable_data();
+    int8_t* pov = src_overrun.mutable_data();
+    int64_t* pk = k.mutable_data();
+    int64_t* pa = apply_tick.mutable_data();
+    double* pr = reals.mutable_data();
+    bool* pf = flags.mutable_data();
+    std::vector<double> nows(static_cast<size_t>(n));
+    for (int64_t r = 0; r < n; ++r) nows[static_cast<size_t>(r)] = at(r, 1);
+    for (int64_t r = 0; r < n; ++r) {
+      const double now = at(r, 1), apply = at(r, 5), before = at(r, 10);
+      // The source of the command in force: own, the sample at `before`, or none (-1).
+      int64_t sr = -1;
+      if (apply >= 0.0 && apply <= now) {
+        sr = r;
+      } else {
+        const auto it = std::lower_bound(nows.begin(), nows.end(), before);
+        if (it != nows.end() && *it == before) sr = it - nows.begin();
+      }
+      pt[r] = now * dt;
+      std::copy_n(&rows_[static_cast<size_t>(r * width_ + kHead)], n_state, ps + r * n_state);
+      if (sr >= 0) {
+        const double sa = at(sr, 5);
+        psrc[r] = at(sr, 1) * dt;
+        psrc[N1 + r] = sa >= 0.0 ? sa : nan;
+        psrc[2 * N1 + r] = at(sr, 4);
+        pov[r] = static_cast<int8_t>(at(sr, 6) != 0.0);
+        for (int64_t j = 0; j < n_cmd; ++j) pc[r * n_cmd + j] = at(sr, cmd0 + j);
+      } else {
+        psrc[r] = psrc[N1 + r] = psrc[2 * N1 + r] = nan;
+        pov[r] = 0;
+        for (int64_t j = 0; j < n_cmd; ++j) pc[r * n_cmd + j] = 0.0;
+      }
+      pk[r] = static_cast<int64_t>(at(r, 0));
+      pa[r] = static_cast<int64_t>(apply);
+      pr[r] = now * dt;
+      pr[N + r] = at(r, 3);
+      pr[2 * N + r] = at(r, 2) * dt;
+      pr[3 * N + r] = at(r, 4);
+      pr[4 * N + r] = at(r, 8);
+      pr[5 * N + r] = at(r, 9);
+      for (int64_t j = 0; j < n_cmd; ++j) pr[(6 + j) * N + r] = at(r, cmd0 + j);
+      pf[r] = at(r, 6) != 0.0;
+      pf[N + r] = false;
+      pf[2 * N + r] = false;
+      pf[3 * N + r] = at(r, 7) != 0.0;
+    }
+    pt[n] = t_end;
+    std::copy_n(final_row.data(), n_state, ps + n * n_state);
+    for (int64_t j = 0; j < n_cmd; ++j) pc[n * n_cmd + j] = nan;
+    psrc[n] = psrc[N1 + n] = psrc[2 * N1 + n] = nan;
+    pov[n] = 0;
+    if (networked) {  // a delivered command discards the pending ones due after it
+      std::vector<int64_t> waiting, kept;
+      for (int64_t j = 0; j < n; ++j) {
+        const double aj = at(j, 5);
+        if (at(j, 7) != 0.0 || aj < 0.0) continue;
+        for (int64_t w : waiting)
+          if (at(w, 5) > aj) pf[2 * N + w] = true;
+        kept.clear();
+        for (int64_t w : waiting)
+          if (!pf[2 * N + w]) kept.push_back(w);
+        kept.push_back(j);
+        waiting.clear();
+        const double after = at(j, 11);
+        for (int64_t w : kept)
+          if (at(w, 5) > after) waiting.push_back(w);
+      }
+    }
+    return py::make_tuple(t, states, commands, src, src_overrun, k, apply_tick, reals, flags);
+  }
+
   // The recorded rows, (n, width).
   py::array_t<double> rows() const {
     const py::ssize_t n = static_cast<py::ssize_t>(rows_.size()) / width_;
@@ -368,6 +474,10 @@ void bind_gym_step(py::module_& m) {
            "The plant advanced to the core's run end without a sample (the run's end)")
       .def("state_now", &EvalStepper::state_now, "State and info columns now")
       .def("rows", &EvalStepper::rows, "The recorded sample rows, (n, width)")
+      .def("columns", &EvalStepper::columns, py::arg("final"), py::arg("t_end"), py::arg("dt"),
+           py::arg("networked"),
+           "The run's columns from the rows: (t, states, commands, src, src_overrun, k, "
+           "apply_tick, reals, flags); see bind_gym_step.cpp")
       .def_readonly("next_k", &EvalStepper::next_k)
       .def_readonly("call_tick", &EvalStepper::call_tick)
       .def_readonly("t_start", &EvalStepper::t_start)

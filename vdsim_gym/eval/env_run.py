@@ -332,80 +332,36 @@ class EnvPolicyRun:
             summary = {"outcome": ended["outcome"], **ended.get("episode_summary", {})}
         if not stopped:  # the end reached (or the episode's own end before it)
             end = rec.now
-        columns = self._run_columns(rec.rows(), rec.state_now(), rec.now * dt,
-                                base.network is not None, base.obs_delay is not None,
-                                stopping)
+        columns = self._run_columns(rec, rec.now * dt, base.network is not None,
+                                    base.obs_delay is not None, stopping)
         return columns, None, end, stopped, summary
 
-    def _run_columns(self, rows: np.ndarray, final: np.ndarray, t_end: float, networked: bool,
-                     aged: bool, stopping: dict[str, Any] | None) -> RunColumns:
-        """The run's RunColumns from the recorder's rows (bind_gym_step.cpp, EvalStepper:
-        k, now, call_tick, t_start, c, apply_tick, overrun, lost, wall, obs_age, before,
-        tick_after, state and info columns, command), by ``_loop``'s rules."""
-        dt, nan = self.substep_dt, math.nan
-        n, n_state, n_cmd = len(rows), len(self.trace_columns), len(self.command_columns)
-        col = rows.T.copy()  # one contiguous copy; each column a row of it
-        now, apply, lost = col[1], col[5], col[7] != 0
-        head = 12
-        commands = rows[:, head + n_state:]
-        # The command in force during each sample's tick: its own when it applied at
-        # once, else the sample whose command the schedule held before the step (-1:
-        # the reset's command).
-        own = (apply >= 0) & (apply <= now)
-        at = np.searchsorted(now, col[10])
-        at_ok = np.minimum(at, max(n - 1, 0))
-        src = np.where(own, np.arange(n),
-                       np.where((at < n) & (now[at_ok] == col[10]), at, -1)) if n else at
-        has = src >= 0
-        s = src[has]
-        t_sample = now * dt
-
-        # The trace: a row per sample, then the closing row.
-        trace = np.full((4, n + 1), nan)  # t_sample, t_apply, c_k, overrun of the source
-        trace[0, :n][has] = t_sample[s]
-        trace[1, :n][has] = np.where(apply[s] >= 0, apply[s], nan)
-        trace[2, :n][has] = col[4][s]
-        trace[3] = 0.0
-        trace[3, :n][has] = col[6][s]
-        cmd_rows = np.full((n + 1, n_cmd), nan)
-        cmd_rows[:n] = 0.0  # the reset's command: none in force yet
-        cmd_rows[:n][has] = commands[s]
-        states = np.empty((n + 1, n_state))
-        states[:n] = rows[:, head:head + n_state]
-        states[n] = final
-
-        discarded = np.zeros(n, bool)
-        if networked:  # a delivered command discards the pending ones due after it
-            tick_after = col[11]
-            waiting: list[int] = []
-            for j in np.flatnonzero(~lost & (apply >= 0)).tolist():
-                for w in waiting:
-                    if apply[w] > apply[j]:
-                        discarded[w] = True
-                waiting = [w for w in waiting if not discarded[w]] + [j]
-                waiting = [w for w in waiting if apply[w] > tick_after[j]]
-        cmd_cols = commands.T.copy()
+    def _run_columns(self, rec: Any, t_end: float, networked: bool, aged: bool,
+                     stopping: dict[str, Any] | None) -> RunColumns:
+        """The run's RunColumns from the recorder (``EvalStepper.columns``, built in C++ by
+        ``_loop``'s rules: the command in force of each row, the network's discards)."""
+        t, states, commands, src, src_overrun, k, apply_tick, reals, flags = rec.columns(
+            rec.state_now(), t_end, self.substep_dt, networked)
+        n = len(k)
         samples: dict[str, np.ndarray] = {
-            "k": col[0].astype(np.int64), "t_sample": t_sample, "t_start": col[3],
-            "t_call": col[2] * dt, "c_k": col[4], "apply_tick": apply.astype(np.int64),
-            "overrun": col[6] != 0,
-            **{name: cmd_cols[j] for j, name in enumerate(self.command_columns)},
-            "t_compute_s": col[8], "stopping": np.zeros(n, bool), "discarded": discarded,
-            "lost": lost, "obs_age": col[9] if aged else np.full(n, nan)}
+            "k": k, "t_sample": reals[0], "t_start": reals[1], "t_call": reals[2],
+            "c_k": reals[3], "apply_tick": apply_tick, "overrun": flags[0],
+            **{name: reals[6 + j] for j, name in enumerate(self.command_columns)},
+            "t_compute_s": reals[4], "stopping": flags[1], "discarded": flags[2],
+            "lost": flags[3], "obs_age": reals[5] if aged else np.full(n, math.nan)}
         if stopping is not None:
             extra = {"k": stopping["k"], "t_sample": stopping["t_sample"],
                      "t_start": stopping["t_start"], "t_call": stopping["t_call"],
                      "c_k": stopping["c_k"], "apply_tick": stopping["apply_tick"],
                      "overrun": False, "t_compute_s": stopping["t_compute_s"],
                      "stopping": True, "discarded": False, "lost": False,
-                     "obs_age": stopping["obs_age"] if aged else nan,
+                     "obs_age": stopping["obs_age"] if aged else math.nan,
                      **dict(zip(self.command_columns, stopping["command"], strict=True))}
             samples = {key: np.append(v, np.array(extra[key], dtype=v.dtype))
                        for key, v in samples.items()}
-        return RunColumns(
-            t=np.append(t_sample, t_end), states=states, commands=cmd_rows,
-            src_t_sample=trace[0], src_t_apply=trace[1], src_c_k=trace[2],
-            src_overrun=trace[3].astype(np.int8), samples=samples)
+        return RunColumns(t=t, states=states, commands=commands, src_t_sample=src[0],
+                          src_t_apply=src[1], src_c_k=src[2], src_overrun=src_overrun,
+                          samples=samples)
 
     def _state_row(self, info: dict[str, Any]) -> tuple[float, ...]:
         extra = tuple(float(info.get(c, math.nan)) for c in self.info_columns)
