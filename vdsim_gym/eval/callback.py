@@ -12,7 +12,6 @@ action. The run (``vdsim_gym.eval.env_run``, mode C ``vdsim_gym.eval.wallclock``
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +19,12 @@ import numpy as np
 
 from vdsim_gym.envs.command import CommandEnv
 from vdsim_gym.errors import InvalidActionError
-from vdsim_gym.sim.plant import command_within, resolve_ref_point, saturate_command
+from vdsim_gym.sim.plant import (
+    add_ref_point,
+    command_within,
+    resolve_ref_point,
+    saturate_command,
+)
 
 # A checked command: (delta_rw [rad], longitudinal).
 Command = tuple[float, ...]
@@ -61,13 +65,7 @@ class CallbackPolicy:
         if ratio is not None:
             out["delta_sw"] = out["delta_rw"] * ratio
         if self.ref_point is not None:
-            px, py = self.ref_point
-            X, Y, psi, vx, vy, r = (out[k] for k in ("X", "Y", "psi", "vx", "vy", "r"))
-            c, s = math.cos(psi), math.sin(psi)
-            out["X_ref"] = X + c * px - s * py
-            out["Y_ref"] = Y + s * px + c * py
-            out["vx_ref"] = vx - r * py
-            out["vy_ref"] = vy + r * px
+            add_ref_point(out, self.ref_point)
         return out
 
     def call(self, obs: np.ndarray, t: float, age: float | None) -> Any:

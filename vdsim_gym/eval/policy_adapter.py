@@ -1,14 +1,15 @@
-"""Run an SB3-style policy written for a path env on the bare Plant.
+"""Run an SB3-style policy written for a path env as a controller of the plant.
 
-The delay budget (``vdsim-gym delay-budget``, the reference's Plant + callback workflow)
-runs a policy that reads the path env's observation vector (``env.unwrapped.obs_names``)
-as a callback on the Plant; ``ClosedLoopEval(env=..., policy=...)`` runs on the env's own
-core instead (``vdsim_gym.eval.env_run``) and is tested against this Python path.
+The delay budget (``vdsim-gym delay-budget``, the reference's Plant + callback workflow:
+10 s from a start without noise, past the course's end) runs a policy that reads the path
+env's observation vector (``env.unwrapped.obs_names``) as a callback on the plant's
+observation dict; ``ClosedLoopEval(env=..., policy=...)`` runs it on the path env itself,
+and tests/eval/test_env_policy.py runs both.
 ``PathObservation`` turns the Plant's observation dict into that vector with the core's
 own path observation (``PathTrackingEnv.path_observer()``: the C++ function
 ``PathEnvCore`` writes the env's observation with; tests/cli/test_delay_budget.py checks
 the vectors bit for bit); ``PolicyController`` wraps the policy as a ``controller(obs,
-t)`` callback, so every evaluation mode drives the Plant through the one event loop.
+t)`` callback, which the callback form runs in every mode.
 """
 
 from __future__ import annotations

@@ -17,10 +17,10 @@ from vdsim_gym.traces.provenance import build_info
 
 @dataclass
 class RunColumns:
-    """What a run collected, as columns: the trace's rows (one per grid sample and a
-    closing row) and the sample table's raw columns. The callback forms and mode C
-    collect rows and sample dicts (``from_rows``); the env form's C++ recorder gives the
-    columns directly (``vdsim_gym.eval.env_run``)."""
+    """What a run collected, as columns: the trace's rows (one per sample and a closing
+    row) and the sample table's raw columns. Mode C and an env under other wrappers
+    collect rows and sample dicts (``from_rows``); the C++ recorder gives the columns
+    directly (``EvalStepper.columns``, ``vdsim_gym.eval.env_run``)."""
 
     t: np.ndarray  # (R,) trace rows' times [s]
     states: np.ndarray  # (R, trace columns)

@@ -426,8 +426,6 @@ def observe_session(session: Any, vehicle: VehicleConfig, level: str, state: np.
     delta = session.realized_steer
     obs = {"t": session.time, **dict(zip(STATE_COLUMNS, _state_columns(s, a, delta),
                                          strict=True))}
-    psi, vx, vy, r = obs["psi"], obs["vx"], obs["vy"], obs["r"]
-    X, Y = obs["X"], obs["Y"]
     if vehicle.steering_ratio is not None:
         obs["delta_sw"] = delta * vehicle.steering_ratio
     for i, w in enumerate(WHEELS[level]):
@@ -436,13 +434,20 @@ def observe_session(session: Any, vehicle: VehicleConfig, level: str, state: np.
         for j, key in enumerate(("Fx", "Fy", "Fz", "kappa", "alpha")):
             obs[f"{key}_{w}"] = float(a[base + j])
     if ref_point is not None:
-        px, py = ref_point
-        c, sn = math.cos(psi), math.sin(psi)
-        obs["X_ref"] = X + c * px - sn * py
-        obs["Y_ref"] = Y + sn * px + c * py
-        obs["vx_ref"] = vx - r * py
-        obs["vy_ref"] = vy + r * px
+        add_ref_point(obs, ref_point)
     return obs
+
+
+def add_ref_point(obs: dict[str, float], ref_point: tuple[float, float]) -> None:
+    """Adds X_ref, Y_ref, vx_ref, vy_ref of the body point ``ref_point`` ([x_fwd,
+    y_left] from the CG [m]) to an observation dict with X, Y, psi, vx, vy, r."""
+    px, py = ref_point
+    X, Y, psi, vx, vy, r = (obs[k] for k in STATE_KEYS)
+    c, sn = math.cos(psi), math.sin(psi)
+    obs["X_ref"] = X + c * px - sn * py
+    obs["Y_ref"] = Y + sn * px + c * py
+    obs["vx_ref"] = vx - r * py
+    obs["vy_ref"] = vy + r * px
 
 
 # The observation keys of the vehicle's state that evaluation traces record.
