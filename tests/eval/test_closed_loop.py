@@ -294,10 +294,13 @@ def test_pedal_longitudinal_column():
     (dict(mode="sync", latency=LatencyModel.fixed(0.01)), "mode='sync' has no computation"),
     (dict(controller=None), "controller must be a callable"),
     (dict(plant_kwargs={"control_period": 0.02}), "not in plant_kwargs"),
+    # the command env under the callback takes timing keywords: plant_kwargs does not
+    (dict(plant_kwargs={"latency": LatencyModel.fixed(0.01)}),
+     "Plant() got an unexpected keyword argument 'latency'"),
     (dict(reference_path=[[0.0, 0.0]]), "reference path must be an (M >= 2, 2)"),
 ])
 def test_bad_arguments(kwargs, message):
-    with pytest.raises(ValueError, match=None) as err:
+    with pytest.raises((ValueError, TypeError), match=None) as err:
         make(**kwargs)
     assert message in str(err.value)
 
