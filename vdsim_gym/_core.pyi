@@ -1382,6 +1382,14 @@ class PathEnvCore(EnvCoreBase):
         The last episode's draws by RandomKey (DRAW_KEYS' order; NaN where none)
         """
     @property
+    def grid_rows(self) -> bool:
+        """
+        An evaluation's grid rows: the plant stops at each grid tick a step passes and records its state there (EvalStepper.columns reads them); setting it clears the rows
+        """
+    @grid_rows.setter
+    def grid_rows(self, arg1: bool) -> None:
+        ...
+    @property
     def has_latency(self) -> bool:
         ...
     @property
@@ -1583,6 +1591,14 @@ class SpeedEnvCore(EnvCoreBase):
         The last episode's draws by RandomKey (DRAW_KEYS' order; NaN where none)
         """
     @property
+    def grid_rows(self) -> bool:
+        """
+        An evaluation's grid rows: the plant stops at each grid tick a step passes and records its state there (EvalStepper.columns reads them); setting it clears the rows
+        """
+    @grid_rows.setter
+    def grid_rows(self, arg1: bool) -> None:
+        ...
+    @property
     def has_latency(self) -> bool:
         ...
     @property
@@ -1777,6 +1793,14 @@ class CommandEnvCore(EnvCoreBase):
         """
         The last episode's draws by RandomKey (DRAW_KEYS' order; NaN where none)
         """
+    @property
+    def grid_rows(self) -> bool:
+        """
+        An evaluation's grid rows: the plant stops at each grid tick a step passes and records its state there (EvalStepper.columns reads them); setting it clears the rows
+        """
+    @grid_rows.setter
+    def grid_rows(self, arg1: bool) -> None:
+        ...
     @property
     def has_latency(self) -> bool:
         ...
@@ -2073,6 +2097,14 @@ class AccEnvCore(EnvCoreBase):
         """
         The last episode's draws by RandomKey (DRAW_KEYS' order; NaN where none)
         """
+    @property
+    def grid_rows(self) -> bool:
+        """
+        An evaluation's grid rows: the plant stops at each grid tick a step passes and records its state there (EvalStepper.columns reads them); setting it clears the rows
+        """
+    @grid_rows.setter
+    def grid_rows(self, arg1: bool) -> None:
+        ...
     @property
     def has_latency(self) -> bool:
         ...
@@ -2879,6 +2911,14 @@ class DynoEnvCore(EnvCoreBase):
         """
     @property
     def filtered_accel(self) -> float:
+        ...
+    @property
+    def grid_rows(self) -> bool:
+        """
+        An evaluation's grid rows: the plant stops at each grid tick a step passes and records its state there (EvalStepper.columns reads them); setting it clears the rows
+        """
+    @grid_rows.setter
+    def grid_rows(self, arg1: bool) -> None:
         ...
     @property
     def has_latency(self) -> bool:

@@ -301,6 +301,10 @@ py::class_<vdsim::EnvCore<Task>, vdsim::EnvCoreBase> bind_env_core(py::module_& 
         e.set_run_end(t ? *t : std::numeric_limits<std::int64_t>::max());
       }, "An evaluation's end tick (None: none, the largest int64): no step advances the "
          "plant past it (run_to_end advances it there)")
+      .def_property("grid_rows", &Core::grid_rows_on, &Core::set_grid_rows,
+                    "An evaluation's grid rows: the plant stops at each grid tick a step "
+                    "passes and records its state there (EvalStepper.columns reads them); "
+                    "setting it clears the rows")
       .def("run_to_end", [](Core& e) {
              run_interruptible([&] {
                e.run_to_end();

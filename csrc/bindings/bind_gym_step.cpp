@@ -298,6 +298,8 @@ class EvalStepper {
   // from; vdsim_gym.eval.result_build.RunColumns): `final` the state and info columns at
   // the end (state_now()), t_end [s], dt the substep, `networked` whether a network may
   // have discarded commands (a delivered one discards the pending ones due after it).
+  // The core's grid rows (EnvCoreBase::set_grid_rows), if any, are trace rows too, in tick
+  // order between the samples' (NaN info columns).
   // Returns (t, states, commands, src_ticks, src_overrun, k, apply_tick, reals, flags):
   //   t (n+1): each sample's grid time, then t_end;
   //   states (n+1, state + info columns): before each step, then `final`;
@@ -316,12 +318,19 @@ class EvalStepper {
     const int64_t n_cmd = n_actions_;
     const int64_t cmd0 = kHead + n_state;
     if (final_row.size() != n_state) throw std::invalid_argument("columns: final row size");
+    // The core's grid rows (set_grid_rows): trace rows between the samples' own.
+    const std::vector<double>& grid = core_.grid_rows();
+    constexpr int64_t kG = EnvCoreBase::kGridRowSize;
+    const int64_t n_g = static_cast<int64_t>(grid.size()) / kG;
     const double nan = std::numeric_limits<double>::quiet_NaN();
     auto at = [&](int64_t r, int64_t j) { return rows_[static_cast<size_t>(r * width_ + j)]; };
-    const py::ssize_t N = static_cast<py::ssize_t>(n), N1 = N + 1;
-    py::array_t<double> t(N1), states({N1, static_cast<py::ssize_t>(n_state)}),
-        commands({N1, static_cast<py::ssize_t>(n_cmd)}), src({py::ssize_t{3}, N1});
-    py::array_t<int8_t> src_overrun(N1);
+    auto gat = [&](int64_t r, int64_t j) { return grid[static_cast<size_t>(r * kG + j)]; };
+    const py::ssize_t N = static_cast<py::ssize_t>(n);
+    const int64_t R = n + n_g;  // trace rows before the closing one
+    const py::ssize_t R1 = static_cast<py::ssize_t>(R + 1);
+    py::array_t<double> t(R1), states({R1, static_cast<py::ssize_t>(n_state)}),
+        commands({R1, static_cast<py::ssize_t>(n_cmd)}), src({py::ssize_t{3}, R1});
+    py::array_t<int8_t> src_overrun(R1);
     py::array_t<int64_t> k(N), apply_tick(N);
     py::array_t<double> reals({static_cast<py::ssize_t>(6 + n_cmd), N});
     py::array_t<bool> flags({py::ssize_t{4}, N});
@@ -336,30 +345,43 @@ class EvalStepper {
     bool* pf = flags.mutable_data();
     std::vector<double> nows(static_cast<size_t>(n));
     for (int64_t r = 0; r < n; ++r) nows[static_cast<size_t>(r)] = at(r, 1);
-    for (int64_t r = 0; r < n; ++r) {
-      const double now = at(r, 1), apply = at(r, 5), before = at(r, 10);
-      // The source of the command in force: own, the sample at `before`, or none (-1).
-      int64_t sr = -1;
-      if (apply >= 0.0 && apply <= now) {
-        sr = r;
-      } else {
-        const auto it = std::lower_bound(nows.begin(), nows.end(), before);
-        if (it != nows.end() && *it == before) sr = it - nows.begin();
-      }
-      pt[r] = now * dt;
-      std::copy_n(&rows_[static_cast<size_t>(r * width_ + kHead)], n_state, ps + r * n_state);
+    // The sample whose command acts at a row: `sr` >= 0, or none.
+    auto in_force = [&](int64_t row, int64_t sr) {
       if (sr >= 0) {
         const double sa = at(sr, 5);
-        psrc[r] = at(sr, 1) * dt;
-        psrc[N1 + r] = sa >= 0.0 ? sa : nan;
-        psrc[2 * N1 + r] = at(sr, 4);
-        pov[r] = static_cast<int8_t>(at(sr, 6) != 0.0);
-        for (int64_t j = 0; j < n_cmd; ++j) pc[r * n_cmd + j] = at(sr, cmd0 + j);
+        psrc[row] = at(sr, 1) * dt;
+        psrc[R1 + row] = sa >= 0.0 ? sa : nan;
+        psrc[2 * R1 + row] = at(sr, 4);
+        pov[row] = static_cast<int8_t>(at(sr, 6) != 0.0);
+        for (int64_t j = 0; j < n_cmd; ++j) pc[row * n_cmd + j] = at(sr, cmd0 + j);
       } else {
-        psrc[r] = psrc[N1 + r] = psrc[2 * N1 + r] = nan;
-        pov[r] = 0;
-        for (int64_t j = 0; j < n_cmd; ++j) pc[r * n_cmd + j] = 0.0;
+        psrc[row] = psrc[R1 + row] = psrc[2 * R1 + row] = nan;
+        pov[row] = 0;
+        for (int64_t j = 0; j < n_cmd; ++j) pc[row * n_cmd + j] = 0.0;
       }
+    };
+    auto sample_at = [&](double tick) -> int64_t {
+      const auto it = std::lower_bound(nows.begin(), nows.end(), tick);
+      return it != nows.end() && *it == tick ? it - nows.begin() : -1;
+    };
+    int64_t gi = 0, row = 0;
+    for (int64_t r = 0; r <= n; ++r) {
+      // Grid rows before sample r (all the rest after the last sample).
+      while (gi < n_g && (r == n || gat(gi, 0) < at(r, 1))) {
+        pt[row] = gat(gi, 0) * dt;
+        std::copy_n(&grid[static_cast<size_t>(gi * kG + 2)], kState, ps + row * n_state);
+        std::fill(ps + row * n_state + kState, ps + (row + 1) * n_state, nan);
+        in_force(row, sample_at(gat(gi, 1)));
+        ++gi, ++row;
+      }
+      if (r == n) break;
+      const double now = at(r, 1), apply = at(r, 5), before = at(r, 10);
+      // Its own command when it applied at once, else the sample at `before`, or none.
+      in_force(row, apply >= 0.0 && apply <= now ? r : sample_at(before));
+      pt[row] = now * dt;
+      std::copy_n(&rows_[static_cast<size_t>(r * width_ + kHead)], n_state,
+                  ps + row * n_state);
+      ++row;
       pk[r] = static_cast<int64_t>(at(r, 0));
       pa[r] = static_cast<int64_t>(apply);
       pr[r] = now * dt;
@@ -374,11 +396,11 @@ class EvalStepper {
       pf[2 * N + r] = false;
       pf[3 * N + r] = at(r, 7) != 0.0;
     }
-    pt[n] = t_end;
-    std::copy_n(final_row.data(), n_state, ps + n * n_state);
-    for (int64_t j = 0; j < n_cmd; ++j) pc[n * n_cmd + j] = nan;
-    psrc[n] = psrc[N1 + n] = psrc[2 * N1 + n] = nan;
-    pov[n] = 0;
+    pt[R] = t_end;
+    std::copy_n(final_row.data(), n_state, ps + R * n_state);
+    for (int64_t j = 0; j < n_cmd; ++j) pc[R * n_cmd + j] = nan;
+    psrc[R] = psrc[R1 + R] = psrc[2 * R1 + R] = nan;
+    pov[R] = 0;
     if (networked) {  // a delivered command discards the pending ones due after it
       std::vector<int64_t> waiting, kept;
       for (int64_t j = 0; j < n; ++j) {

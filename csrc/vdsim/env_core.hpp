@@ -140,6 +140,16 @@ class EnvCoreBase : public TickHook {
   virtual void set_run_end(int64_t tick) = 0;
   virtual int64_t run_end() const = 0;
   virtual void run_to_end() = 0;
+  // An evaluation's grid rows (set_grid_rows(true)): the plant stops at every grid tick
+  // (a multiple of the control period) that a step or run_to_end() passes, and records
+  // there (tick, the sample tick of the command in force during it, the 10 state columns
+  // of state_columns()); grid_rows() is the buffer, cleared by set_grid_rows. The stop
+  // ends an integration step there, as a command does (none is cut when the period is a
+  // whole number of max_step, every grid tick then a step boundary).
+  static constexpr int kGridRowSize = 12;
+  virtual void set_grid_rows(bool on) = 0;
+  virtual bool grid_rows_on() const = 0;
+  virtual const std::vector<double>& grid_rows() const = 0;
   // Benchmark reference: one control period of plant physics only (no latency, no task).
   virtual void advance_physics(const double* action) = 0;
   virtual bool measured_latency() const = 0;
@@ -534,11 +544,21 @@ class EnvCore final : public EnvCoreBase {
     return flags;
   }
 
+  void set_grid_rows(bool on) override {
+    grid_rows_on_ = on;
+    grid_rows_.clear();
+  }
+  bool grid_rows_on() const override { return grid_rows_on_; }
+  const std::vector<double>& grid_rows() const override { return grid_rows_; }
   void set_run_end(int64_t tick) override { run_end_ = tick; }
   int64_t run_end() const override { return run_end_; }
   void run_to_end() override {
-    if (run_end_ > plant_.tick() && run_end_ < std::numeric_limits<int64_t>::max())
+    if (run_end_ > plant_.tick() && run_end_ < std::numeric_limits<int64_t>::max()) {
+      // A grid tick the run stands on without its sample (a queue's last, called at or
+      // after the end) has its row too.
+      if (grid_rows_on_ && plant_.tick() % task_.ticks_per_period() == 0) record_grid_row();
       advance_to(run_end_);
+    }
   }
 
   void next_sample(int64_t& k, int64_t& call_tick, double& t_start) const override {
@@ -728,9 +748,10 @@ class EnvCore final : public EnvCoreBase {
   template <class Ar>
   void archive(Ar& ar) {
     ar(plant_, task_);
-    ar.skip(peek_);
+    ar.skip(peek_, grid_rows_);
     ar(spec_, task_info_, task_obs_, history_k_, history_, action_, prev_action_, latency_on_,
-       network_on_, network_, n_lost_, n_discarded_, limit_ticks_, run_end_, steps_, return_,
+       network_on_, network_, n_lost_, n_discarded_, limit_ticks_, run_end_, grid_rows_on_,
+       steps_, return_,
        sampler_,
        timeline_, sensor_on_, sensor_, eval_obs_, rand_, draws_);
     if constexpr (Ar::kReading) {
@@ -760,6 +781,28 @@ class EnvCore final : public EnvCoreBase {
   // planned before it to take the task's observation there (a capture at the step's start
   // is the observation evaluated there; one at `end` is taken by deliver()).
   void advance_to(int64_t end) {
+    if (grid_rows_on_) {  // stop at each grid tick inside, record its row
+      const int64_t period = task_.ticks_per_period();
+      for (int64_t g = (plant_.tick() / period + 1) * period; g < end; g += period) {
+        advance_plant_to(g);
+        record_grid_row();
+      }
+    }
+    advance_plant_to(end);
+  }
+  // The grid row of the plant's tick now (set_grid_rows).
+  void record_grid_row() {
+    const int64_t g = plant_.tick();
+    const size_t at = grid_rows_.size();
+    grid_rows_.resize(at + kGridRowSize);
+    double* r = grid_rows_.data() + at;
+    r[0] = static_cast<double>(g);
+    r[1] = static_cast<double>(plant_.commands().in_force_during(g).sample_tick);
+    if (!state_columns(r + 2))
+      std::fill(r + 2, r + kGridRowSize, std::numeric_limits<double>::quiet_NaN());
+  }
+  // advance_to's plant advance, with the sensor's captures.
+  void advance_plant_to(int64_t end) {
     if (sensor_on_) {
       const int64_t start = plant_.tick();
       sensor_.plan(end);
@@ -839,6 +882,8 @@ class EnvCore final : public EnvCoreBase {
   int64_t n_lost_ = 0, n_discarded_ = 0;
   int64_t limit_ticks_ = 0;
   int64_t run_end_ = std::numeric_limits<int64_t>::max();  // set_run_end
+  bool grid_rows_on_ = false;  // set_grid_rows
+  std::vector<double> grid_rows_;  // the evaluation's grid rows (scratch: not archived)
   int64_t steps_ = 0;
   double return_ = 0.0;
   LatencySampler sampler_;

@@ -12,7 +12,7 @@ floats, without the core's AsyncTimeline:
 - skip: the next sample is the first grid point at or after the finish (the ones in
   between are skipped); queue: the next sample is k + 1, whenever the worker gets to it;
 - a command applies only if its apply tick is before the end of the run;
-- the trace has a row per sample (its grid time) and a closing row at the end.
+- the trace has a row per grid point before the end and a closing row at the end.
 
 Each ClosedLoopEval run uses a list-backed latency model, so the delays are exactly the
 drawn sequence; samples must match the reference exactly (==), and the realized steer
@@ -148,18 +148,18 @@ def check_against_reference(delays, dt, P, end_tick, policy):
         in_force = [u for a, u in applied if a <= tick - 1]
         expected = in_force[-1] if in_force else 0.0
         assert res.trace["delta_rw"][i] == expected, (i, t)
-    # Trace rows (one per sample) carry the timing of the command in force.
-    rows = res.trace["t_apply"][:-1]
-    assert res.trace["t"][:-1].tolist() == [r[1] for r in ref]
-    for i, t_apply in enumerate(rows):
-        tick = round(res.trace["t"][i] / dt)
+    # Trace grid rows carry the timing of the command in force.
+    grid = res.trace["t_apply"][:-1]
+    assert res.trace["t"][:-1].tolist() == [(i * P) * dt for i in range(len(grid))]
+    for i, t_apply in enumerate(grid):
+        tick = i * P
         in_force = [r for r in ref if r[6] and round(r[3] / dt) <= tick]
         if in_force:
             assert t_apply == in_force[-1][3]
             assert res.trace["t_sample"][i] == in_force[-1][1]
         else:
             assert math.isnan(t_apply) and res.trace["overrun"][i] == 0
-    assert len(res.trace["t"]) == len(ref) + 1 and res.trace["t"][-1] == end_tick * dt
+    assert len(res.trace["t"]) == -(-end_tick // P) + 1 and res.trace["t"][-1] == end_tick * dt
 
 
 # ------------------------------------------------------------------ strategies

@@ -7,7 +7,8 @@ timing of every mode as it does for every env.
 ``obs_age`` with a sensor delay), calls the controller, saturates its command at the
 vehicle's limits (``Plant``'s rule, counted in ``n_saturated``) and gives the env its
 action. The run (``vdsim_gym.eval.env_run``, mode C ``vdsim_gym.eval.wallclock``) calls
-``call`` and ``action`` around each sample.
+``call``, ``command`` and ``action`` around each sample; its trace has a row at every grid
+point (the core's ``grid_rows``).
 """
 
 from __future__ import annotations

@@ -97,7 +97,7 @@ class ClosedLoopEval:
         duration: simulated time [s], a whole multiple of substep_dt: no step runs past
             it (default 10 s for a callback).
         reference_path: optional (M, 2) polyline; adds an ``e_y`` trace column and
-            e_y_rmse_m / e_y_max_m to stats (over the sample rows that ran).
+            e_y_rmse_m / e_y_max_m to stats (over the grid rows that ran).
         initial_state: ``Plant.reset`` state (X, Y, psi, vx, vy, r; missing ones 0).
         env, policy, env_kwargs, seed: instead of plant_kwargs + controller, a policy with
             an SB3-style ``predict`` on a VDSim env (an id or an instance; ``env_kwargs``
@@ -261,16 +261,18 @@ class ClosedLoopEval:
         self._end_tick = whole_ticks(_check_duration(duration), env.substep_dt, "duration")
         self._check_delay_fits()
         self.reference_path = None if reference_path is None else check_path(reference_path)
-        self._start(env, policy, seed)
+        self._start(env, policy, seed, grid_rows=True)
 
-    def _start(self, env: Any, policy: Any, seed: int, episode_end: bool = False) -> None:
+    def _start(self, env: Any, policy: Any, seed: int, episode_end: bool = False,
+               grid_rows: bool = False) -> None:
         """The run's simulated side: mode C's driver, or the env run of modes A and B."""
         if self.mode == "wallclock":  # the runner ticks the env core's own plant
             self._driver = EnvWallclockDriver(env, policy, seed, self._end_tick,
                                               self.obs_delay)
             return
         self._env_run = EnvPolicyRun(env, policy, seed, self._end_tick, self.latency,
-                                     self.overrun, self.obs_delay, self.network, episode_end)
+                                     self.overrun, self.obs_delay, self.network, episode_end,
+                                     grid_rows)
         self._driver = self._env_run  # substep_dt, ticks_per_period, columns, meta()
 
     def _check_delay_fits(self) -> None:

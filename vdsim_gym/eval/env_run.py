@@ -51,8 +51,12 @@ class EnvPolicyRun:
     def __init__(self, env: gym.Env, policy: PolicyPredictor, seed: int, end_tick: int,
                  latency: LatencyModel | None, overrun: str | None,
                  obs_delay: LatencyModel | None = None,
-                 network: NetworkModel | None = None, episode_end: bool = False) -> None:
+                 network: NetworkModel | None = None, episode_end: bool = False,
+                 grid_rows: bool = False) -> None:
         self.env, self.policy, self.seed = env, policy, seed
+        # A trace row at every grid tick, not only at each sample's (the callback form's
+        # trace): the core records the state at the grid ticks a step passes.
+        self.grid_rows = grid_rows
         # The run's end is the episode's own (ClosedLoopEval without a duration: the env's
         # time limit or its task's end): no step is cut at end_tick, which only bounds the
         # samples called (as the env ends its episode).
@@ -164,6 +168,8 @@ class EnvPolicyRun:
             return self.done
         finally:
             base.core.run_end = None
+            if self.grid_rows:
+                base.core.grid_rows = False
             if timed:  # the env is handed back as it came (no latency; reset needed)
                 base.configure_latency(None)
             if self.obs_delay is not None:
@@ -173,7 +179,7 @@ class EnvPolicyRun:
 
     def _loop(self, stop: threading.Event, timed: bool) -> tuple:
         # The callback form's env is built by ClosedLoopEval, bare: always _loop_fast's.
-        assert not isinstance(self.policy, CallbackPolicy)
+        assert not isinstance(self.policy, CallbackPolicy) and not self.grid_rows
         base, env, dt, end = self.base, self.env, self.substep_dt, self.end_tick
         core = base.core
         latency = self.latency
@@ -271,6 +277,7 @@ class EnvPolicyRun:
         callback = self.policy if isinstance(self.policy, CallbackPolicy) else None
         if callback is not None:
             callback.reset()
+        base.core.grid_rows = self.grid_rows  # (cleared: this run's rows only)
         rec = base.eval_stepper(self.info_columns, timed)
         predict = None if callback is not None else self.policy.predict
         stop_set, perf = stop.is_set, time.perf_counter

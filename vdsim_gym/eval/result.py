@@ -15,8 +15,9 @@ TIMING_COLUMNS = ("t_sample", "t_apply", "c_k", "overrun")
 class EvalResult:
     """What a run produced (columns and units in docs/EVAL_MODES.md).
 
-    trace: one row per sample (its grid time t_k = k Tc) before the end, plus a closing
-        row at the end (t_stop or the duration) whose command columns are NaN.
+    trace: one row per control grid point t_k = k Tc before the end (a policy on an env:
+        per sample), plus a closing row at the end (t_stop or the duration) whose command
+        columns are NaN.
     samples: one row per controller call.
     stats: counts and tracking metrics; meta: settings and provenance.
     """
