@@ -106,3 +106,24 @@ def test_a_non_finite_state_terminates_and_bad_initial_states_are_refused():
             assert info["outcome"] == "non_finite"
             break
     assert terminated
+
+
+@pytest.mark.parametrize("integrator", ["etd3", "etd2", "semi_implicit"])
+def test_grid_rows_change_nothing_when_the_period_is_whole_steps(integrator):
+    """core.grid_rows stops the plant at every grid tick a step passes (skip overruns span
+    several periods); with the period a whole number of max_step each grid tick is a step
+    boundary already, so the run is the same bit for bit, and each row is the state
+    there (checked against a run stepped one period at a time)."""
+    def run(grid_rows: bool):
+        env = CommandEnv(initial_state=STATE0, integrator=integrator,
+                         latency=LatencyModel.uniform(0.0, 0.05, seed=3))
+        env.reset(seed=0)
+        core = env.unwrapped.core
+        core.grid_rows = grid_rows
+        steps = [env.step(env.unwrapped.command_to_action(*c)) for c in commands("pedal", 60)]
+        assert sum(s[4]["skipped"] for s in steps) > 10  # steps spanning grid ticks
+        return np.array([s[0] for s in steps]), env.unwrapped.state, core.tick
+    with_rows, without = run(True), run(False)
+    np.testing.assert_array_equal(with_rows[0], without[0])
+    np.testing.assert_array_equal(with_rows[1], without[1])
+    assert with_rows[2] == without[2]
