@@ -85,8 +85,8 @@ class NetworkModel:
         return s
 
     def channel(self, seed: int = 0) -> _core.NetworkChannel:
-        """A fresh channel (its losses and delays) seeded as an env's episode with
-        ``seed``: what ClosedLoopEval's callback form steps per command."""
+        """A fresh channel (its losses and delays) seeded as an env core seeds its own for
+        an episode with latency seed ``seed`` (a replay of the rule in Python)."""
         ch = _core.NetworkChannel(self.spec())
         ch.reseed(seed)
         return ch

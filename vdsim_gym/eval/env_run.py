@@ -1,16 +1,19 @@
-"""ClosedLoopEval's env form: a policy steps a VDSim env, whose C++ env core does the rest.
+"""ClosedLoopEval's modes A and B: a policy steps a VDSim env, whose C++ env core does the
+rest.
 
-``ClosedLoopEval(env=..., policy=...)`` runs here. The env's own core computes the
+``ClosedLoopEval(env=..., policy=...)`` runs here, and the callback form as a
+``CallbackPolicy`` on its command env (``vdsim_gym.eval.callback``). The env's own core computes the
 observation, maps the action to the plant command, keeps the command schedule and scores
 the task (reward terms, cones, termination); this loop only calls the policy and supplies
 the delays. Mode A runs the env without latency; mode B gives the env
 ``LatencyModel.measured()`` for the run and passes each sample's delay through
 ``set_next_delay`` (drawn from the eval's latency model in sample order, or the
 policy's measured wall time), so the core's ``AsyncTimeline`` does the mode-B
-arithmetic exactly as for the callback form on a Plant.
+arithmetic for both forms.
 
 One env step is one controller sample: the trace has a row per sample (with ``skip``,
-grid points whose sample was skipped have no row). No step runs past the run's end (the
+grid points whose sample was skipped have no row; the callback form adds a row at every
+grid tick, ``grid_rows``). No step runs past the run's end (the
 core's ``run_end``): the last sample is the last whose call falls before the end, the
 plant then runs to the end, and the run ends there, or earlier when the env ends its
 episode (``stats["outcome"]``).

@@ -136,7 +136,8 @@ def load1() -> float | None:
 
 
 class WallclockRun:
-    """One mode-C run of a driver (the simulated side of ClosedLoopEval's callback form)."""
+    """One mode-C run of a driver (``EnvWallclockDriver``: an env's core, a policy's or a
+    callback's)."""
 
     def __init__(self, driver: Any, call: Callable[[Any, int, float], tuple[Any, float]],
                  end_tick: int, overrun: str, options: WallclockOptions,
