@@ -79,7 +79,8 @@ def _check_duration(duration: Any) -> Any:
 
 
 class ClosedLoopEval:
-    """Run one controller against a Plant in mode A (sync) or B (virtual_async).
+    """Run one controller against a simulated vehicle in mode A (sync), B (virtual_async)
+    or C (wallclock).
 
     Args (keyword-only):
         plant_kwargs: ``Plant`` keywords (level, vehicle, substep_dt, actuator, ref_point,
@@ -120,10 +121,10 @@ class ClosedLoopEval:
             observation dict gains ``obs_age`` [s].
         network: a ``NetworkModel`` between the controller and the plant (mode B): lost
             commands never apply, overtaken ones are discarded, by the env core's rule
-            (seeded with the model's seed and the episode's, ``seed``; ``samples["t_apply"]``
-            NaN for a lost one,
-            ``stats["n_lost"]`` and ``stats["n_discarded"]``). On the env form it is set
-            on the env for the run (or the env's own is used).
+            (seeded with the model's seed and the episode's, ``seed``;
+            ``samples["t_apply"]`` NaN for a lost one, ``stats["n_lost"]`` and
+            ``stats["n_discarded"]``). On the env form it is set on the env for the run
+            (or the env's own is used).
 
     ``run()`` returns an ``EvalResult``; ``stop()`` ends a running run early from the
     controller or any thread (a stop() before run() has no effect).
