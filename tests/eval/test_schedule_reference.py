@@ -26,11 +26,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from _helpers import through_the_action
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from vdsim_gym import Plant
 from vdsim_gym.config.latency import FixedLatency
-from vdsim_gym.config.vehicle import load_vehicle
 from vdsim_gym.eval import ClosedLoopEval
 
 TOL = 1e-9
@@ -100,13 +101,12 @@ def steer_of(k: int) -> float:
     return 1e-4 * (k + 1)
 
 
-MAX_STEER = load_vehicle("generic_sedan").max_steer
+PLANT = Plant(level="L1")  # the runs' vehicle: what a command becomes through the action
 
 
-def through_the_action(steer: float) -> float:
-    """A steer command as the command env applies it: its action steer / max_steer, times
-    max_steer again (the core's mapping)."""
-    return (steer / MAX_STEER) * MAX_STEER
+def applied_steer(steer: float) -> float:
+    """A steer command as the command env applies it (``_helpers.through_the_action``)."""
+    return through_the_action(PLANT, (steer, 0.0))[0]
 
 
 def run_b(delays, dt, P, end_tick, policy):
@@ -142,7 +142,7 @@ def check_against_reference(delays, dt, P, end_tick, policy):
     assert [t for _, t in seen] == [r[1] for r in ref]
     # The plant really applied each command at its apply tick: the realized steer over
     # the substep before each grid row is the command in force there per the reference.
-    applied = [(round(r[3] / dt), through_the_action(steer_of(r[0]))) for r in ref if r[6]]
+    applied = [(round(r[3] / dt), applied_steer(steer_of(r[0]))) for r in ref if r[6]]
     for i, t in enumerate(res.trace["t"][1:], start=1):
         tick = round(t / dt)
         in_force = [u for a, u in applied if a <= tick - 1]
