@@ -50,7 +50,8 @@ def _train_command(args: argparse.Namespace) -> int:
                   eval_freq=args.eval_freq, eval_episodes=args.eval_episodes,
                   num_threads=args.num_threads, residual=args.residual,
                   residual_scale=scale, select_by=args.select_by,
-                  eval_scenarios=args.eval_scenarios)
+                  eval_scenarios=args.eval_scenarios, critic=args.critic,
+                  features=args.features, known_delay=args.known_delay)
     if args.seeds is not None:
         from vdsim_gym.training.seeds import train_seeds
 
@@ -134,6 +135,17 @@ def add_parser(sub: Any) -> None:
                         "highest mean return, EvalCallback's rule) or a task metric, lowest "
                         "mean wins, fewer failed episodes first (rms_e_y, rms_speed_error, "
                         "rms_time_gap_error, ...)")
+    p.add_argument("--critic", default="plain", choices=("plain", "privileged"),
+                   help="privileged: the critic also sees what the actor cannot (the "
+                        "episode's draws, the delay each command really had); PPO, SAC and "
+                        "TQC; docs/TRAINING.md, \"A privileged critic\"")
+    p.add_argument("--features", default=None, metavar="NAMES",
+                   help="controller features appended to the observation: predicted_state "
+                        "(the single-track prediction across --known-delay); docs/"
+                        "TRAINING.md, \"Observation features\"")
+    p.add_argument("--known-delay", default=None, metavar="DELAY",
+                   help="the loop delay the features predict across, e.g. 30ms (default: "
+                        "the env's own, when fixed)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)
 

@@ -20,6 +20,7 @@ from vdsim_gym.policies.trained import (
     TrainedPolicy,
     _check_stats_fit,
     _observation_kwargs,
+    _observation_parts,
     _residual_entry,
     _run_config,
 )
@@ -83,7 +84,7 @@ class ResidualPolicy:
         rule = ResidualCore(controller, self.scale, base.action_names)
         n_obs = len(base.obs_names)
         shape = getattr(getattr(self.inner.model, "observation_space", None), "shape", None)
-        if shape is not None and tuple(shape) != (n_obs + rule.m,):
+        if shape is not None and tuple(shape) != (n_obs + rule.m + self.inner.extra_columns,):
             raise ConfigError(f"{where}: {_env_label(env)} observes {n_obs} values and the "
                               f"base {rule.m} actions, but the model takes {shape[0]} inputs; "
                               f"bind it to an env built like its run's ({self.env_id} with "
@@ -230,8 +231,11 @@ def load_policy(run: str | Path, which: str = "model", *, env: Any = None,
                 if k in env_kwargs and k != "action_history"}
     if history:
         required["action_history"] = history
+    features, privileged = _observation_parts(config, {**env_kwargs, **required},
+                                              folder / "config.yml")
     policy = TrainedPolicy(model, obs_rms, clip, eps, name=str(zip_path),
-                           required_env_kwargs=required or None, env_kwargs=env_kwargs)
+                           required_env_kwargs=required or None, env_kwargs=env_kwargs,
+                           features=features, privileged=privileged)
     if residual:
         out = ResidualPolicy(policy, residual["env_id"], residual["base"], residual["scale"])
         return out.bind(env) if env is not None else out

@@ -58,9 +58,11 @@ _SAFE_GLOBALS = frozenset({
                                             ("rmsprop", "RMSprop"), ("sgd", "SGD"))),
 })
 # Module patterns whose classes of a given base are allowed: SB3's and sb3-contrib's
-# policy classes, torch's activation layers (policy_kwargs' activation_fn).
+# policy classes and this package's asymmetric ones (a privileged critic), torch's
+# activation layers (policy_kwargs' activation_fn).
 _SAFE_CLASS_MODULES = (
-    (re.compile(r"(stable_baselines3|sb3_contrib)(\.\w+)*\.policies"),
+    (re.compile(r"(stable_baselines3|sb3_contrib)(\.\w+)*\.policies"
+                r"|vdsim_gym\.policies\.asymmetric"),
      "stable_baselines3.common.policies", "BasePolicy"),
     (re.compile(r"torch\.nn\.modules\.activation"), "torch.nn", "Module"),
 )
@@ -121,6 +123,14 @@ def _saved_algo(data: Mapping[str, Any]) -> str | None:
     return name if name in _MODEL_CLASSES else None
 
 
+def _asymmetric_of(policy_class: Any, cls: Any) -> bool:
+    """Whether ``policy_class`` is an asymmetric policy (``vdsim_gym.policies.asymmetric``)
+    built on one of ``cls``'s own policy classes."""
+    return isinstance(policy_class, type) \
+        and policy_class.__module__ == "vdsim_gym.policies.asymmetric" \
+        and any(issubclass(policy_class, base) for base in cls.policy_aliases.values())
+
+
 def load_sb3_model(zip_path: str | Path, algo: str | None = None, *, trust: bool = False,
                    where: str | None = None) -> Any:
     """The SB3 model saved in ``zip_path`` as ``algo`` (a model class name: "ppo",
@@ -165,7 +175,8 @@ def load_sb3_model(zip_path: str | Path, algo: str | None = None, *, trust: bool
     if not trust:
         custom = _data_entries(zip_path, data)
         policy_class = custom.get("policy_class", data.get("policy_class"))
-        if policy_class not in set(cls.policy_aliases.values()):
+        if policy_class not in set(cls.policy_aliases.values()) \
+                and not _asymmetric_of(policy_class, cls):
             label = getattr(policy_class, "__name__", repr(policy_class))
             raise TrainingError(f"{zip_path}: its policy class {label} is not one of {name}'s "
                                 f"({', '.join(sorted(cls.policy_aliases))}){because}; load "

@@ -5,6 +5,7 @@ model)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,16 +23,45 @@ class TrainedPolicy:
     empty): build its env with them, ``gym.make(env_id, **policy.required_env_kwargs)``
     (the sweep and ``ClosedLoopEval`` with an env id do). ``env_kwargs``: every gym.make
     kwarg it was trained with (its run's config.yml; {} without one), which
-    ``vdsim-gym sweep --own-env`` / ``compare.py --own-env`` sweep it on."""
+    ``vdsim-gym sweep --own-env`` / ``compare.py --own-env`` sweep it on.
+
+    ``features``: the run's controller features (an ``ObservationFeatures``), appended to
+    the observation it is given; ``privileged``: the number of privileged critic columns
+    the model's input ends with, given as zeros (its actor reads none of them:
+    ``vdsim_gym.policies.asymmetric``). Both come from config.yml (``load_policy``), so
+    the policy acts on the env's plain observation."""
 
     def __init__(self, model: Any, obs_rms: Any = None, clip_obs: float = 10.0,
                  epsilon: float = 1e-8, name: str = "",
                  required_env_kwargs: Mapping[str, Any] | None = None,
-                 env_kwargs: Mapping[str, Any] | None = None) -> None:
+                 env_kwargs: Mapping[str, Any] | None = None, features: Any = None,
+                 privileged: int = 0) -> None:
         self.model, self.obs_rms, self.clip_obs, self.epsilon = model, obs_rms, clip_obs, epsilon
         self.name = name
         self.required_env_kwargs: dict[str, Any] = dict(required_env_kwargs or {})
         self.env_kwargs = {**dict(env_kwargs or {}), **self.required_env_kwargs}
+        self.features = features if features is not None and len(features) else None
+        self.privileged = int(privileged)
+
+    @property
+    def extra_columns(self) -> int:
+        """The model's inputs beyond the observation it is given (features, privileged)."""
+        return (len(self.features) if self.features is not None else 0) + self.privileged
+
+    def model_input(self, observation: np.ndarray) -> np.ndarray:
+        """What the model's first layer gets for ``observation`` (one or a batch): the
+        features and the privileged zeros appended, then normalized."""
+        obs = np.asarray(observation, dtype=np.float32)
+        if not self.extra_columns:
+            return self.normalize(obs)
+        batch = obs.reshape(1, -1) if obs.ndim == 1 else obs
+        if self.features is not None:
+            batch = self.features.append(batch)
+        if self.privileged:
+            batch = np.concatenate([batch, np.zeros((len(batch), self.privileged),
+                                                    np.float32)], axis=1)
+        out = self.normalize(batch)
+        return out[0] if obs.ndim == 1 else out
 
     def normalize(self, obs: np.ndarray) -> np.ndarray:
         if self.obs_rms is None:
@@ -41,8 +71,7 @@ class TrainedPolicy:
 
     def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
                 deterministic: bool = True) -> tuple[np.ndarray, Any]:
-        obs = np.asarray(observation, dtype=np.float32)
-        return self.model.predict(self.normalize(obs), state=state,
+        return self.model.predict(self.model_input(observation), state=state,
                                   episode_start=episode_start, deterministic=deterministic)
 
 
@@ -105,3 +134,35 @@ def _check_stats_fit(stats: Path, obs_rms: Any, model: Any, zip_path: Path) -> N
         raise TrainingError(f"{stats}: statistics of observations of shape {mean.shape}, but "
                             f"{zip_path.name} takes {tuple(shape)}; the two files come from "
                             "different runs: put the run's own statistics back")
+
+
+def _observation_parts(config: Mapping[str, Any], env_kwargs: Mapping[str, Any],
+                       cfg: Path) -> tuple[Any, int]:
+    """config.yml's ``features`` (with ``known_delay``), rebuilt for the run's env, and
+    the number of its ``privileged_columns``; (None, 0) for a run without them."""
+    names = config.get("features") or []
+    privileged = config.get("privileged_columns") or []
+    if not isinstance(names, list) or not isinstance(privileged, list):
+        raise TrainingError(f"{cfg}: features and privileged_columns must be lists, got "
+                            f"{names!r} and {privileged!r}; put the run's own config.yml "
+                            "back")
+    if not names:
+        return None, len(privileged)
+    import gymnasium as gym
+
+    from vdsim_gym.controllers.features import ObservationFeatures
+    from vdsim_gym.errors import ConfigError
+
+    env_id = config.get("env_id")
+    if not isinstance(env_id, str) or not env_id:
+        raise TrainingError(f"{cfg}: a run with features needs env_id (they are built for "
+                            f"its observation), got {env_id!r}")
+    try:
+        env = gym.make(env_id, **env_kwargs)
+        try:
+            features = ObservationFeatures(env, names, config.get("known_delay", math.nan))
+        finally:
+            env.close()
+    except ConfigError as exc:
+        raise TrainingError(f"{cfg}: features {names}: {exc}") from None
+    return features, len(privileged)

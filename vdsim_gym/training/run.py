@@ -38,6 +38,7 @@ from vdsim_gym.training.options import (
     parse_latency,
     parse_randomize,
 )
+from vdsim_gym.training.pipeline import observation_plan
 
 ON_POLICY = ("ppo",)
 
@@ -74,7 +75,9 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
           run_name: str | None = None, num_threads: int | None = 1,
           residual: str | None = None, residual_scale: Any = 0.1,
           select_by: str = "return",
-          eval_scenarios: Sequence[Mapping[str, Any]] | None = None) -> TrainResult:
+          eval_scenarios: Sequence[Mapping[str, Any]] | None = None,
+          critic: str = "plain", features: Any = None,
+          known_delay: Any = None) -> TrainResult:
     """Train ``algo`` on ``env_id``; returns the run folder and the model.
 
     ``timesteps`` overrides the file's n_timesteps; ``hyperparams`` overrides single keys
@@ -102,7 +105,12 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     ``randomize``: a fixed grid, e.g. each training cycle at each end of a delay range),
     all of them at every evaluation, so the pick compares the models on the same,
     representative episodes; ``eval_episodes`` is then their number (giving another is
-    an error)."""
+    an error). ``critic``: "plain" or "privileged" (PPO, SAC, TQC: the critic also sees
+    the episode's draws and the step's realized delay, the actor does not);
+    ``features``: controller features appended to the observation ("predicted_state":
+    the single-track prediction across ``known_delay`` [s, or "30ms"; default the env's
+    own fixed loop delay]); both recorded in config.yml and rebuilt by ``load_policy``
+    (``vdsim_gym.training.pipeline``)."""
     previous = raise_on_sigterm()  # first: a stop during the start-up is an interrupt
     try:
         return _train(algo, env_id, timesteps=timesteps, seed=seed, latency=latency,
@@ -113,7 +121,8 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
                       progress_bar=progress_bar, tensorboard=tensorboard, verbose=verbose,
                       run_name=run_name, num_threads=num_threads, residual=residual,
                       residual_scale=residual_scale, select_by=select_by,
-                      eval_scenarios=eval_scenarios)
+                      eval_scenarios=eval_scenarios, critic=critic, features=features,
+                      known_delay=known_delay)
     finally:
         restore_sigterm(previous)
 
@@ -142,7 +151,8 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
            progress_bar: bool, tensorboard: bool | None, verbose: int,
            run_name: str | None, num_threads: int | None, residual: str | None,
            residual_scale: Any, select_by: str,
-           eval_scenarios: Sequence[Mapping[str, Any]] | None) -> TrainResult:
+           eval_scenarios: Sequence[Mapping[str, Any]] | None, critic: str,
+           features: Any, known_delay: Any) -> TrainResult:
     import time
 
     import stable_baselines3 as sb3
@@ -222,6 +232,8 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
     select_by = check_select_by(select_by, metric_labels)
     residual_cfg = None if residual is None else _residual_config(env_id, kwargs_env,
                                                                   residual, residual_scale)
+    plan = observation_plan(env_id, kwargs_env, rand, algo=algo, critic=critic,
+                            features=features, known_delay=known_delay)
 
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir = check_run_name(run_name or f"{env_id}_{algo}_s{seed}_{stamp}", out)
@@ -245,6 +257,7 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
 
             base = ResidualVecEnv(base, residual_cfg["base"], residual_cfg["scale"])
             base_eval = ResidualVecEnv(base_eval, residual_cfg["base"], residual_cfg["scale"])
+        base, base_eval = plan.wrap(base), plan.wrap(base_eval)
         # The task's metrics (e_y RMSE, min gap, ...) as monitor.csv columns beside r, l, t.
         venv: VecEnv = VecMonitor(_with_summary_keys(base, metrics),
                                   filename=str(run_dir / "monitor.csv"), info_keywords=metrics)
@@ -266,6 +279,11 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
             dim = shape[0]
             algo_kwargs["action_noise"] = NormalActionNoise(np.zeros(dim),
                                                             float(noise_std) * np.ones(dim))
+        if plan.privileged is not None:
+            shape = venv.observation_space.shape
+            assert shape is not None
+            policy, algo_kwargs["policy_kwargs"] = plan.policy(
+                algo, policy, algo_kwargs.get("policy_kwargs"), shape[0])
         requested = n_timesteps
         if algo in ON_POLICY:  # PPO collects whole rollouts of n_steps x n_envs env steps
             rollout = int(algo_kwargs.get("n_steps", 2048)) * n_envs
@@ -284,7 +302,8 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
         config = {
             "algo": algo, "env_id": env_id, "seed": seed, "timesteps": n_timesteps,
             **({"timesteps_requested": requested} if requested != n_timesteps else {}),
-            "n_envs": n_envs, "policy": policy, "normalize": norm, "latency": latency,
+            "n_envs": n_envs, "policy": getattr(policy, "__name__", policy),
+            "normalize": norm, "latency": latency,
             "randomize": None if rand is None else rand.as_dict(),
             "action_history": history, "residual": residual_cfg,
             "env_kwargs": _jsonable({k: v for k, v in kwargs_env.items()
@@ -292,7 +311,7 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
             "hyperparams": _jsonable(algo_kwargs), "eval_freq": eval_freq,
             "eval_episodes": eval_episodes,
             **({"eval_scenarios": _jsonable(scenarios)} if scenarios else {}),
-            "select_by": select_by, "num_threads": num_threads,
+            "select_by": select_by, "num_threads": num_threads, **plan.config(),
             "hyperparams_file": str(hyperparams_file or f"agents/hyperparams/{algo}.yml"),
             "versions": {"vdsim_gym": VERSION, "stable_baselines3": sb3.__version__,
                          "python": platform.python_version(), "numpy": np.__version__},
