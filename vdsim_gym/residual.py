@@ -188,7 +188,7 @@ def _residual_vec_env() -> Any:
         computed on a copy of the base so its state does not move."""
 
         def __init__(self, venv: VecEnv, base: Any = "stanley", scale: Any = 0.1) -> None:
-            self._envs = _row_envs(venv)
+            self._envs = row_envs(venv)
             template = self._envs[0]
             names = vdsim_base(template, "ResidualVecEnv").action_names
             self.rule = ResidualCore(base_controller(template, base), scale, names)
@@ -228,7 +228,7 @@ def _residual_vec_env() -> Any:
     return ResidualVecEnv
 
 
-def _row_envs(venv: Any) -> list[Any]:
+def row_envs(venv: Any) -> list[Any]:
     """The single envs under SB3 VecEnv wrappers: a VDSimSB3VecEnv's rows or a
     DummyVecEnv's envs (a SubprocVecEnv's live in other processes: refused)."""
     from vdsim_gym._sb3_vec_env import VDSimSB3VecEnv
@@ -241,10 +241,10 @@ def _row_envs(venv: Any) -> list[Any]:
         if envs:
             return list(envs)
         if not hasattr(v, "venv"):
-            raise ConfigError(f"ResidualVecEnv needs a VDSim VecEnv (make_sb3_vec_env) or a "
-                              f"DummyVecEnv of VDSim envs, got {type(venv).__name__}")
+            raise ConfigError(f"a batched controller needs a VDSim VecEnv (make_sb3_vec_env) "
+                              f"or a DummyVecEnv of VDSim envs, got {type(venv).__name__}")
         v = v.venv
 
 
 __all__ = ["ResidualVecEnv", "ResidualVectorWrapper",  # noqa: F822  (module __getattr__)
-           "ResidualWrapper"]
+           "ResidualWrapper", "row_envs"]

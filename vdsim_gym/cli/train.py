@@ -33,6 +33,11 @@ def _check_combinations(args: argparse.Namespace) -> None:
     if args.residual_scale is not None and args.residual is None:
         raise ConfigError("--residual-scale sets the reach of a residual correction: give "
                           "--residual BASE with it (or drop --residual-scale)")
+    given = [f"--{n.replace('_', '-')}" for n in ("imitate_rounds", "imitate_steps", "kl_coef")
+             if getattr(args, n) is not None]
+    if given and args.imitate is None:
+        raise ConfigError(f"{given[0]} sets the imitation: give --imitate CONTROLLER with it "
+                          f"(or drop {given[0]})")
     if args.jobs is not None and args.seeds is None:
         raise ConfigError("--jobs runs several seeds at once: give --seeds (e.g. --seeds "
                           "0-4) with it (or drop --jobs)")
@@ -51,7 +56,10 @@ def _train_command(args: argparse.Namespace) -> int:
                   num_threads=args.num_threads, residual=args.residual,
                   residual_scale=scale, select_by=args.select_by,
                   eval_scenarios=args.eval_scenarios, critic=args.critic,
-                  features=args.features, known_delay=args.known_delay)
+                  features=args.features, known_delay=args.known_delay,
+                  imitate=args.imitate,
+                  **{k: getattr(args, k) for k in ("imitate_rounds", "imitate_steps", "kl_coef")
+                     if getattr(args, k) is not None})
     if args.seeds is not None:
         from vdsim_gym.training.seeds import train_seeds
 
@@ -146,6 +154,18 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--known-delay", default=None, metavar="DELAY",
                    help="the loop delay the features predict across, e.g. 30ms (default: "
                         "the env's own, when fixed)")
+    p.add_argument("--imitate", default=None, metavar="CONTROLLER",
+                   help="DAgger from a classical expert (stanley_dc, mpc, acc_pid_dc, ... "
+                        "with :key=value) before PPO, which then stays near the imitated "
+                        "policy by a KL term; docs/TRAINING.md, \"Imitation, then "
+                        "fine-tuning\"")
+    p.add_argument("--imitate-rounds", type=int, default=None, metavar="N",
+                   help="DAgger rounds (default 8)")
+    p.add_argument("--imitate-steps", type=int, default=None, metavar="N",
+                   help="env steps per DAgger round, over all envs (default 8192)")
+    p.add_argument("--kl-coef", type=float, default=None, metavar="C",
+                   help="the fine-tuning's weight on KL(policy || imitated policy) "
+                        "(default 0.5; 0: plain PPO from the imitated start)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)
 

@@ -77,7 +77,8 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
           select_by: str = "return",
           eval_scenarios: Sequence[Mapping[str, Any]] | None = None,
           critic: str = "plain", features: Any = None,
-          known_delay: Any = None) -> TrainResult:
+          known_delay: Any = None, imitate: str | None = None, imitate_rounds: int = 8,
+          imitate_steps: int = 8192, kl_coef: float = 0.5) -> TrainResult:
     """Train ``algo`` on ``env_id``; returns the run folder and the model.
 
     ``timesteps`` overrides the file's n_timesteps; ``hyperparams`` overrides single keys
@@ -110,7 +111,10 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     ``features``: controller features appended to the observation ("predicted_state":
     the single-track prediction across ``known_delay`` [s, or "30ms"; default the env's
     own fixed loop delay]); both recorded in config.yml and rebuilt by ``load_policy``
-    (``vdsim_gym.training.pipeline``)."""
+    (``vdsim_gym.training.pipeline``). ``imitate``: a controller spec (PPO only): DAgger
+    from it for ``imitate_rounds`` rounds of ``imitate_steps`` env steps before the PPO
+    steps, which then pay ``kl_coef`` times the KL toward the imitated policy
+    (``vdsim_gym.training.imitate``; imitation.json in the run folder)."""
     previous = raise_on_sigterm()  # first: a stop during the start-up is an interrupt
     try:
         return _train(algo, env_id, timesteps=timesteps, seed=seed, latency=latency,
@@ -122,7 +126,9 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
                       run_name=run_name, num_threads=num_threads, residual=residual,
                       residual_scale=residual_scale, select_by=select_by,
                       eval_scenarios=eval_scenarios, critic=critic, features=features,
-                      known_delay=known_delay)
+                      known_delay=known_delay, imitate=imitate,
+                      imitate_rounds=imitate_rounds, imitate_steps=imitate_steps,
+                      kl_coef=kl_coef)
     finally:
         restore_sigterm(previous)
 
@@ -152,7 +158,8 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
            run_name: str | None, num_threads: int | None, residual: str | None,
            residual_scale: Any, select_by: str,
            eval_scenarios: Sequence[Mapping[str, Any]] | None, critic: str,
-           features: Any, known_delay: Any) -> TrainResult:
+           features: Any, known_delay: Any, imitate: str | None, imitate_rounds: int,
+           imitate_steps: int, kl_coef: float) -> TrainResult:
     import time
 
     import stable_baselines3 as sb3
@@ -234,6 +241,16 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
                                                                   residual, residual_scale)
     plan = observation_plan(env_id, kwargs_env, rand, algo=algo, critic=critic,
                             features=features, known_delay=known_delay)
+    imitation = None
+    if imitate is not None:
+        from vdsim_gym.training.imitate import check_imitation
+
+        imitation = check_imitation(env_id, kwargs_env, imitate, algo=algo,
+                                    residual=residual, rounds=imitate_rounds,
+                                    round_steps=imitate_steps, kl_coef=kl_coef)
+        from vdsim_gym.training.anchored_ppo import AnchoredPPO
+
+        cls = AnchoredPPO
 
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir = check_run_name(run_name or f"{env_id}_{algo}_s{seed}_{stamp}", out)
@@ -312,6 +329,7 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
             "eval_episodes": eval_episodes,
             **({"eval_scenarios": _jsonable(scenarios)} if scenarios else {}),
             "select_by": select_by, "num_threads": num_threads, **plan.config(),
+            "imitate": None if imitation is None else imitation.as_dict(),
             "hyperparams_file": str(hyperparams_file or f"agents/hyperparams/{algo}.yml"),
             "versions": {"vdsim_gym": VERSION, "stable_baselines3": sb3.__version__,
                          "python": platform.python_version(), "numpy": np.__version__},
@@ -322,6 +340,10 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
         with signals_held():  # the start-up ends: from here on a stop saves the run
             write_atomic(run_dir / "config.yml", yaml.safe_dump(config, sort_keys=False))
             started = True
+        if imitation is not None:
+            from vdsim_gym.training.imitate import run_dagger
+
+            run_dagger(model, venv, imitation, run_dir, seed, progress_bar)
         model.learn(n_timesteps, callback=_callbacks(run_dir, venv, eval_env, norm, n_envs,
                                                      eval_freq, eval_episodes,
                                                      checkpoint_freq, verbose, metrics,
