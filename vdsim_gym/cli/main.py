@@ -1,6 +1,6 @@
 """``vdsim-gym`` command line: demo, bench, accuracy, handling, validate, delay-budget,
-sweep, tolerance, compare, train, seeds-report, acc, acc-metrics, dyno-table, render,
-export, serve.
+sweep, tolerance, compare, train, seeds-report, benchmark, acc, acc-metrics, dyno-table,
+render, export, serve.
 
 A user error (a bad option value, an unknown key, a missing extra, an --out that is a
 file) prints one line, ``vdsim-gym <command>: error: <message>``, and exits with 2, as
@@ -22,6 +22,7 @@ from vdsim_gym.cli import (
     acc_metrics,
     accuracy,
     bench,
+    benchmark,
     compare,
     delay_budget,
     demo,
@@ -43,7 +44,7 @@ from vdsim_gym.errors import VDSimError
 ADDERS = (demo.add_parser, bench.add_parser, accuracy.add_parser, handling.add_parser,
           validate.add_parser, delay_budget.add_parser, sweep.add_parser,
           tolerance.add_parser, compare.add_parser, train.add_parser,
-          seeds_report.add_parser, acc.add_parser, acc_metrics.add_parser,
+          seeds_report.add_parser, benchmark.add_parser, acc.add_parser, acc_metrics.add_parser,
           dyno_table.add_parser, render.add_parser, export.add_parser, serve.add_parser)
 TRACEBACK_ENV = "VDSIM_GYM_TRACEBACK"
 # Extras that provide an optional import, for the hint of an ImportError.

@@ -160,6 +160,16 @@ def add_trust_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trust", action="store_true", default=False, help=TRUST_HELP)
 
 
+def run_groups(specs: list[str]) -> list[list[str]]:
+    """``--runs`` given once per configuration: each a glob or comma-separated paths,
+    expanded and sorted (a pattern that matches nothing stays as written, for the
+    command's own missing-folder error)."""
+    import glob
+
+    return [sorted(p for part in spec.split(",") for p in (glob.glob(part) or [part]))
+            for spec in specs]
+
+
 __all__ = ["TRUST_HELP", "_delays", "_int_at_least", "_json_object", "_json_object_like",
            "_json_objects", "_losses", "_non_negative", "_number_in", "_out_dir",
-           "add_integrator_option", "add_trust_option"]
+           "add_integrator_option", "add_trust_option", "run_groups"]

@@ -5,7 +5,6 @@ delays beside classical baselines, with rliable's statistics
 from __future__ import annotations
 
 import argparse
-import glob
 from typing import Any
 
 from vdsim_gym.cli.options import (
@@ -15,18 +14,15 @@ from vdsim_gym.cli.options import (
     _json_objects,
     _out_dir,
     add_trust_option,
+    run_groups,
 )
 
 
 def _run(args: argparse.Namespace) -> int:
     from vdsim_gym.training.seeds_report import run_seeds_report
 
-    groups = []
-    for spec in args.runs:
-        paths = sorted(p for part in spec.split(",") for p in (glob.glob(part) or [part]))
-        groups.append(paths)
-    run_seeds_report(groups, args.env, args.delays, seeds=args.seeds, which=args.which,
-                     metric=args.metric, baselines=args.baselines,
+    run_seeds_report(run_groups(args.runs), args.env, args.delays, seeds=args.seeds,
+                     which=args.which, metric=args.metric, baselines=args.baselines,
                      env_kwargs=args.env_kwargs, scenarios=args.scenarios, out=args.out,
                      make_plot=not args.no_plot, trust=args.trust)
     return 0

@@ -51,6 +51,26 @@ def _reset(venv: VDSimVectorEnv, seeds: list[int]) -> np.ndarray:
     return obs
 
 
+def _follow_delays(venv: VDSimVectorEnv, policies: list[tuple[np.ndarray, Any]]) -> None:
+    """A delay-compensating policy built without ``delay=`` (``follows_env``) predicts
+    across each row's own loop delay when the episodes draw their delays
+    (``randomize`` of latency, sensor or channel delays): this episode's, after the
+    reset. With the delay fixed per cell the cell's env already gave it that delay."""
+    from vdsim_gym.controllers.prediction import loop_delay
+
+    r = getattr(venv.envs[0].unwrapped, "randomize", None)
+    if r is None or not (r.changes_latency or r.changes_obs_delay or r.changes_channels):
+        return
+    for rows, pol in policies:
+        if getattr(pol, "follows_env", False):
+            delays = []
+            for i in rows.tolist():
+                env = venv.envs[i].unwrapped
+                env.episode_params  # noqa: B018  (syncs the row's models from its draws)
+                delays.append(loop_delay(env))
+            pol.set_delays(np.array(delays))
+
+
 def _info_array(infos: dict[str, Any], key: str) -> np.ndarray | None:
     value = infos.get(key)
     return None if value is None else np.asarray(value)
@@ -96,6 +116,7 @@ def _run_batch(job: _Job, batch: list[tuple[int, int]]) -> list[SweepRow]:
     venv = _make_batch(job.env_id, per_env, job.env_kwargs, job.threads)
     try:
         obs = _reset(venv, [s for _, s in batch])
+        _follow_delays(venv, policies)
         active = np.ones(n, dtype=bool)
         n_over = np.zeros(n, dtype=np.int64)
         n_skip = np.zeros(n, dtype=np.int64)
