@@ -26,14 +26,16 @@ TRAIN = ["train", "--env", "VDSim-DLC-v0", "--timesteps", "128", "--no-progress"
 COMPARE = ["compare", "--policies", "stanley", "--delays", "0ms", "--seeds", "1",
            "--no-plot", "--out", "{tmp}/out"]
 
-# The options (and defaults) the scripts had before they became these commands.
+# The options (and defaults) the scripts had before they became these commands, and the
+# ones added since.
 TRAIN_OPTIONS = {
     "--algo": "ppo", "--env": "VDSim-DLC-v0", "--latency": None, "--randomize": None,
     "--action-history": 0, "--timesteps": None, "--seed": 0, "--out": "runs", "--name": None,
     "--hyperparams": None, "--conf": None, "--env-kwargs": None, "--eval-freq": 10_000,
     "--eval-episodes": None, "--eval-scenarios": None, "--num-threads": 1, "--no-progress": False,
     "--residual": None, "--residual-scale": None, "--seeds": None, "--jobs": None,
-    "--select-by": "return",
+    "--select-by": "return", "--critic": "plain", "--features": None, "--known-delay": None,
+    "--imitate": None, "--imitate-rounds": None, "--imitate-steps": None, "--kl-coef": None,
 }
 COMPARE_OPTIONS = {
     "--env": "VDSim-DLC-v0", "--policies": None, "--delays": "0,10,20,40ms", "--seeds": 64,

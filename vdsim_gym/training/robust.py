@@ -45,7 +45,7 @@ SEED_BASE = 1_000_000  # the benchmark's first reset seed
 @dataclasses.dataclass(frozen=True)
 class RobustTask:
     """A task of the benchmark: its env, the scenarios pooled, the metrics (the headline
-    first; ``lower``: lower is better) and the classical controllers it is run with (each
+    first) and the classical controllers it is run with (each
     told the nominal delay; a spec without ``delay=`` is told each episode's own mean
     delay, the strongest classical answer: an oracle on what a controller could measure)."""
 
@@ -54,8 +54,8 @@ class RobustTask:
     env_kwargs: dict[str, Any]
     scenarios: tuple[dict[str, Any], ...]
     metrics: tuple[str, ...]
-    lower: tuple[bool, ...]
     baselines: tuple[str, ...]
+    nominal_delay: float = NOMINAL_DELAY
 
 
 def _tasks() -> dict[str, RobustTask]:
@@ -66,13 +66,11 @@ def _tasks() -> dict[str, RobustTask]:
         "dlc": RobustTask(
             "dlc", "VDSim-DLC-v0", {"randomize": ROBUST_RANDOMIZE}, (),
             ("rms_e_y", "max_abs_e_y", "cone_hit", "completed"),
-            (True, True, True, False),
             ("stanley", f"stanley_dc:{d}", f"mpc:{d}", "mpc:delay=0.045", "mpc")),
         "acc": RobustTask(
             "acc", "VDSim-ACC-v0", {"control_period": 0.1, "randomize": ROBUST_RANDOMIZE},
             tuple({"scenario": f} for f in FAMILIES),
             ("rms_time_gap_error", "rms_jerk", "collision", "min_gap"),
-            (True, True, True, False),
             ("acc_pid", "idm", f"acc_pid_dc:{d}", f"idm_dc:{d}", "acc_pid_dc")),
     }
 

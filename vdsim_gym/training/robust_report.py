@@ -30,11 +30,9 @@ def table(rows: Sequence[dict[str, Any]], t: Any, seeds: int) -> str:
     """The benchmark's table: each metric's point value (learned: IQM over runs;
     baseline: mean over episodes) with its 95 % interval, the smallest gap (ACC) and the
     CPU time per decision."""
-    from vdsim_gym.training.robust import NOMINAL_DELAY
-
     scen = f" x {len(t.scenarios)} scenarios" if t.scenarios else ""
     head = [f"robust benchmark '{t.name}' on {t.env_id}: the nominal car and a "
-            f"{1000 * NOMINAL_DELAY:g} ms delay told, each episode's car and delay drawn; {seeds} "
+            f"{1000 * t.nominal_delay:g} ms delay told, each episode's car and delay drawn; {seeds} "
             f"held-out seeds{scen} per controller; learned: IQM over runs, baselines: "
             "mean over episodes, [95 % interval]"]
     cols = ["controller", "runs"] + [LABELS.get(m, m) for m in t.metrics]
