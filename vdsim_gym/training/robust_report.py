@@ -33,8 +33,8 @@ def table(rows: Sequence[dict[str, Any]], t: Any, seeds: int) -> str:
     scen = f" x {len(t.scenarios)} scenarios" if t.scenarios else ""
     head = [f"robust benchmark '{t.name}' on {t.env_id}: the nominal car and a "
             f"{1000 * t.nominal_delay:g} ms delay told, each episode's car and delay "
-            f"drawn; {seeds} held-out seeds{scen} per controller; learned: IQM over runs, baselines: "
-            "mean over episodes, [95 % interval]"]
+            f"drawn; {seeds} held-out seeds{scen} per controller; learned: IQM over runs, "
+            "baselines: mean over episodes, [95 % interval]"]
     cols = ["controller", "runs"] + [LABELS.get(m, m) for m in t.metrics]
     if "min_gap" in t.metrics:
         cols.append("smallest gap [m]")
