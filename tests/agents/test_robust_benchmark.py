@@ -151,3 +151,30 @@ def test_the_command_refuses_an_unknown_task_in_one_line():
                           "--task", "parking"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "invalid choice: 'parking'" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_near_miss_fails_an_episode_in_the_pick():
+    from vdsim_gym.training.callbacks import selection_score
+
+    eps = [{"outcome": "scenario_end", "collision": 0, "min_gap": g, "rms_time_gap_error": e}
+           for g, e in ((3.0, 0.5), (1.2, 0.3), (8.0, 0.7))]
+    assert selection_score(eps, "rms_time_gap_error", "scenario_end") == (0, pytest.approx(0.5))
+    assert selection_score(eps, "rms_time_gap_error", "scenario_end", 2.0)[0] == 1
+    assert selection_score(eps, "rms_time_gap_error", "scenario_end", 5.0)[0] == 2
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"select_by": "return", "select_min_gap": 2.0}, "give --select-by METRIC"),
+    ({"select_by": "rms_time_gap_error", "select_min_gap": -1.0}, "finite number of metres"),
+])
+def test_select_min_gap_is_checked(kwargs, match, tmp_path):
+    from vdsim_gym.errors import TrainingError
+
+    with pytest.raises(TrainingError, match=match):
+        train("ppo", "VDSim-ACC-v0", timesteps=128, out=tmp_path, run_name="bad",
+              progress_bar=False, tensorboard=False, **kwargs)
+    with pytest.raises(TrainingError, match="give --select-by METRIC"):
+        train("ppo", "VDSim-DLC-v0", timesteps=128, out=tmp_path, run_name="bad",
+              progress_bar=False, tensorboard=False, select_by="rms_e_y",
+              select_min_gap=2.0)
+    assert not (tmp_path / "bad").exists()

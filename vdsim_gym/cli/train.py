@@ -57,7 +57,7 @@ def _train_command(args: argparse.Namespace) -> int:
                   residual_scale=scale, select_by=args.select_by,
                   eval_scenarios=args.eval_scenarios, critic=args.critic,
                   features=args.features, known_delay=args.known_delay,
-                  imitate=args.imitate,
+                  imitate=args.imitate, select_min_gap=args.select_min_gap,
                   **{k: getattr(args, k) for k in ("imitate_rounds", "imitate_steps", "kl_coef")
                      if getattr(args, k) is not None})
     if args.seeds is not None:
@@ -166,6 +166,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--kl-coef", type=float, default=None, metavar="C",
                    help="the fine-tuning's weight on KL(policy || imitated policy) "
                         "(default 0.5; 0: plain PPO from the imitated start)")
+    p.add_argument("--select-min-gap", type=float, default=None, metavar="METRES",
+                   help="with --select-by METRIC on the ACC: an evaluation episode whose "
+                        "smallest gap is below this counts as failed (a near miss)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)
 

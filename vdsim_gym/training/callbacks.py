@@ -38,14 +38,16 @@ def _with_summary_keys(venv: Any, keys: tuple[str, ...]) -> Any:
     return SummaryKeys(venv, keys)
 
 
-def selection_score(episodes: list[dict[str, Any]], metric: str, success_outcome: str
-                    ) -> tuple[int, float]:
+def selection_score(episodes: list[dict[str, Any]], metric: str, success_outcome: str,
+                    min_gap: float | None = None) -> tuple[int, float]:
     """How ``select_by=metric`` ranks one evaluation (lower is better, compared as a
     tuple): the number of failed episodes first (not ended by the task's own end
-    ``success_outcome``, or with a cone hit or a collision), then the metric's mean over
-    the episodes (NaN counts as infinite)."""
+    ``success_outcome``, or with a cone hit or a collision, or, with ``min_gap`` [m], a
+    smallest gap below it: a near miss), then the metric's mean over the episodes (NaN
+    counts as infinite)."""
     failed = sum(1 for e in episodes if e.get("outcome") != success_outcome
-                 or e.get("cone_hits", 0) or e.get("collision", 0))
+                 or e.get("cone_hits", 0) or e.get("collision", 0)
+                 or (min_gap is not None and float(e.get("min_gap", np.inf)) < min_gap))
     values = np.array([float(e.get(metric, np.nan)) for e in episodes], dtype=float)
     mean = float(values.mean()) if values.size and np.isfinite(values).all() else np.inf
     return failed, mean
@@ -54,7 +56,8 @@ def selection_score(episodes: list[dict[str, Any]], metric: str, success_outcome
 def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
                eval_freq: int, eval_episodes: int, checkpoint_freq: int, verbose: int,
                metrics: tuple[str, ...] = (), select_by: str = "return",
-               success_outcome: str = "", eval_seed: int | None = None) -> Any:
+               success_outcome: str = "", eval_seed: int | None = None,
+               min_gap: float | None = None) -> Any:
     """EvalCallback (best_model.zip with the statistics of its moment; the evaluation
     episodes' task metrics in eval_metrics.npz) and checkpoints; frequencies in total env
     steps. ``select_by``: "return" (EvalCallback's own rule: the highest mean return) or a
@@ -158,7 +161,7 @@ def _callbacks(run_dir: Path, venv: Any, eval_env: Any, norm: Any, n_envs: int,
             saved it into the staging folder; by a metric it is saved here, model and
             statistics), with best.json, committed as one unit; returns the evaluation's
             failed episodes."""
-            score = selection_score(self._episode, select_by, success_outcome)
+            score = selection_score(self._episode, select_by, success_outcome, min_gap)
             if by_return:
                 new = self.best_mean_reward > best_return
             else:

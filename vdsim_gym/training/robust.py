@@ -224,38 +224,48 @@ def decision_costs(t: RobustTask, named: Sequence[tuple[str, Any]], *, samples: 
 
     # the nominal car and delay: a controller that follows its env's delay compensates it
     env_kwargs = {**{k: v for k, v in t.env_kwargs.items() if k != "randomize"},
-                  "latency": LatencyModel.fixed(NOMINAL_DELAY)}
-    scen = dict(t.scenarios[0]) if t.scenarios else {}
-    env = gym.make(t.env_id, **env_kwargs, **scen)
-    try:
-        (_, driver), = load_controllers([t.baselines[0]], None, ("", ""))
-        drive = driver(env) if callable(driver) and not hasattr(driver, "predict") \
-            else driver
-        obs, _ = env.reset(seed=SEED_BASE)
-        seen: list[np.ndarray] = []
-        while len(seen) < samples:
-            seen.append(np.asarray(obs, np.float32))
-            a, _ = drive.predict(obs)
-            obs, _, term, trunc, _ = env.step(a)
-            if term or trunc:
-                obs, _ = env.reset(seed=SEED_BASE + len(seen))
-        policies = []
-        for name, pol in named:
+                  "latency": LatencyModel.fixed(NOMINAL_DELAY),
+                  **(dict(t.scenarios[0]) if t.scenarios else {})}
+    (_, driver), = load_controllers([t.baselines[0]], None, ("", ""))
+    observed: dict[str, list[np.ndarray]] = {}  # per observation layout (a policy's
+    policies = []  # required_env_kwargs: its action history)
+    for name, pol in named:
+        required = dict(getattr(pol, "required_env_kwargs", None) or {})
+        key = repr(sorted(required.items()))
+        env = gym.make(t.env_id, **env_kwargs, **required)
+        try:
+            if key not in observed:
+                observed[key] = _observations(env, driver, samples)
             p = pol(env) if not hasattr(pol, "predict") else pol
             if hasattr(p, "bind") and not getattr(p, "bound", True):
                 p = p.for_env(env)
-            policies.append((name, p))
-    finally:
-        env.close()
-    times: dict[str, list[float]] = {n: [] for n, _ in policies}
+        finally:
+            env.close()
+        policies.append((name, p, observed[key]))
+    times: dict[str, list[float]] = {n: [] for n, _, _ in policies}
     for _ in range(repeats):
-        for name, p in policies:
+        for name, p, seen in policies:
             p.predict(seen[0])  # warm: caches, the first call's allocations
             t0 = time.process_time()
             for o in seen:
                 p.predict(o)
             times[name].append((time.process_time() - t0) / len(seen) * 1e6)
     return {n: (min(v), float(np.median(v)), max(v)) for n, v in times.items()}
+
+
+def _observations(env: Any, driver: Any, samples: int) -> list[np.ndarray]:
+    """``samples`` observations of ``env`` driven by ``driver`` (a controller or its
+    factory), from the benchmark's first seed on."""
+    drive = driver(env) if not hasattr(driver, "predict") else driver
+    obs, _ = env.reset(seed=SEED_BASE)
+    seen: list[np.ndarray] = []
+    while len(seen) < samples:
+        seen.append(np.asarray(obs, np.float32))
+        a, _ = drive.predict(obs)
+        obs, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            obs, _ = env.reset(seed=SEED_BASE + len(seen))
+    return seen
 
 
 def run_robust(task_name: str, *, baselines: Sequence[str] | None = None,

@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import datetime as _dt
 import json
+import math
 import platform
 import shutil
 import sys
@@ -78,7 +79,8 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
           eval_scenarios: Sequence[Mapping[str, Any]] | None = None,
           critic: str = "plain", features: Any = None,
           known_delay: Any = None, imitate: str | None = None, imitate_rounds: int = 8,
-          imitate_steps: int = 8192, kl_coef: float = 0.5) -> TrainResult:
+          imitate_steps: int = 8192, kl_coef: float = 0.5,
+          select_min_gap: float | None = None) -> TrainResult:
     """Train ``algo`` on ``env_id``; returns the run folder and the model.
 
     ``timesteps`` overrides the file's n_timesteps; ``hyperparams`` overrides single keys
@@ -114,7 +116,10 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     (``vdsim_gym.training.pipeline``). ``imitate``: a controller spec (PPO only): DAgger
     from it for ``imitate_rounds`` rounds of ``imitate_steps`` env steps before the PPO
     steps, which then pay ``kl_coef`` times the KL toward the imitated policy
-    (``vdsim_gym.training.imitate``; imitation.json in the run folder)."""
+    (``vdsim_gym.training.imitate``; imitation.json in the run folder).
+    ``select_min_gap`` [m]: with ``select_by`` a metric, an evaluation episode whose
+    smallest gap (``min_gap``, the ACC's) falls below it counts as failed, so the pick
+    scores near misses, not only collisions."""
     previous = raise_on_sigterm()  # first: a stop during the start-up is an interrupt
     try:
         return _train(algo, env_id, timesteps=timesteps, seed=seed, latency=latency,
@@ -128,7 +133,7 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
                       eval_scenarios=eval_scenarios, critic=critic, features=features,
                       known_delay=known_delay, imitate=imitate,
                       imitate_rounds=imitate_rounds, imitate_steps=imitate_steps,
-                      kl_coef=kl_coef)
+                      kl_coef=kl_coef, select_min_gap=select_min_gap)
     finally:
         restore_sigterm(previous)
 
@@ -159,7 +164,8 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
            residual_scale: Any, select_by: str,
            eval_scenarios: Sequence[Mapping[str, Any]] | None, critic: str,
            features: Any, known_delay: Any, imitate: str | None, imitate_rounds: int,
-           imitate_steps: int, kl_coef: float) -> TrainResult:
+           imitate_steps: int, kl_coef: float,
+           select_min_gap: float | None) -> TrainResult:
     import time
 
     import stable_baselines3 as sb3
@@ -237,6 +243,14 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
         except TrainingError as exc:
             raise TrainingError(f"--eval-scenarios [{k}] {sc}: {exc}") from None
     select_by = check_select_by(select_by, metric_labels)
+    if select_min_gap is not None:
+        if select_by == "return" or "min_gap" not in metric_labels:
+            raise TrainingError("--select-min-gap counts near misses in a metric's pick: "
+                                "give --select-by METRIC on an env with a min_gap (the ACC)")
+        if isinstance(select_min_gap, bool) or not isinstance(select_min_gap, (int, float)) \
+                or not math.isfinite(select_min_gap) or select_min_gap < 0:
+            raise TrainingError(f"--select-min-gap must be a finite number of metres >= 0, "
+                                f"got {select_min_gap!r}")
     residual_cfg = None if residual is None else _residual_config(env_id, kwargs_env,
                                                                   residual, residual_scale)
     plan = observation_plan(env_id, kwargs_env, rand, algo=algo, critic=critic,
@@ -328,7 +342,8 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
             "hyperparams": _jsonable(algo_kwargs), "eval_freq": eval_freq,
             "eval_episodes": eval_episodes,
             **({"eval_scenarios": _jsonable(scenarios)} if scenarios else {}),
-            "select_by": select_by, "num_threads": num_threads, **plan.config(),
+            "select_by": select_by, "select_min_gap": select_min_gap,
+            "num_threads": num_threads, **plan.config(),
             "imitate": None if imitation is None else imitation.as_dict(),
             "hyperparams_file": str(hyperparams_file or f"agents/hyperparams/{algo}.yml"),
             "versions": {"vdsim_gym": VERSION, "stable_baselines3": sb3.__version__,
@@ -348,7 +363,7 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
                                                      eval_freq, eval_episodes,
                                                      checkpoint_freq, verbose, metrics,
                                                      select_by, success_outcome,
-                                                     seed + 10_000),
+                                                     seed + 10_000, select_min_gap),
                     progress_bar=progress_bar)
         outcome = "completed"
     except BaseException as exc:
