@@ -9,7 +9,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CommandEnvCore', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'CycleSpeeds', 'DYNO_MAX_PHASES', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'EvalStepper', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'Pcg64', 'PedalActuatorParams', 'RandomizationSpec', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'ShmLink', 'SilCounters', 'SilExchange', 'SilLink', 'SimConfig', 'SingleTrackModel', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'UdpLink', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'default_step_tol', 'disc_hits_footprint', 'draw_latency_seed', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'limit_long_accel', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'numpy_draws', 'predict_gap_obs', 'random_course', 'sil_sample', 'solve_box_qp', 'solve_spd_banded', 'tire4_build', 'tire_forces', 'tire_forces4', 'tire_forces_recorded', 'tire_fx_at', 'tire_fx_at4', 'whole_ticks']
+__all__: list[str] = ['ACCKernel', 'AUX_SIZE', 'AccEnvCore', 'AccTaskParams', 'AccWeights', 'ActuatorParams', 'AsyncTimeline', 'BaselineKernel', 'CYCLE_PREVIEW_S', 'CombinedSlipParams', 'Command', 'CommandEnvCore', 'CompositeKernel', 'ConeField', 'CourseData', 'CycleAction', 'CycleFollowerKernel', 'CycleSpeeds', 'DYNO_MAX_PHASES', 'DYNO_TRACE_ROW_SIZE', 'DriveCycleParams', 'DriverMode', 'DynoBenchCore', 'DynoEnvCore', 'DynoParams', 'DynoRealTimeRunner', 'DynoSession', 'DynoSimConfig', 'ENV_FLAGS', 'EnvCoreBase', 'EnvSpec', 'EvalStepper', 'GymStepper', 'IDMKernel', 'Integrator', 'LatencyKind', 'LatencySampler', 'LatencySpec', 'Level', 'Longitudinal', 'LowSpeedParams', 'MFCurve', 'MlpPolicyKernel', 'NetworkChannel', 'NetworkSpec', 'OBS_CLIP', 'OverrunPolicy', 'PATH_FLAGS', 'PATH_OBS_NAMES', 'PATH_PREVIEW_DISTANCES', 'PATH_STEP_INFO_NAMES', 'PATH_TERM_NAMES', 'PISpeedKernel', 'PathEnvCore', 'PathObserver', 'PathTracker', 'Pcg64', 'PedalActuatorParams', 'RandomizationSpec', 'RealTimeRunner', 'RewardWeights', 'RobotDriverCore', 'RobotDriverParams', 'STATE_SIZE', 'SampleTiming', 'SensorSchedule', 'Session', 'ShmLink', 'SilCounters', 'SilExchange', 'SilLink', 'SimConfig', 'SingleTrackModel', 'SpeedEnvCore', 'StanleyKernel', 'TRACE_ROW_SIZE', 'TaskParams', 'TickHook', 'TireParams', 'UdpLink', 'VectorEnvCore', 'VehicleParams', 'axle_tire', 'ceil_ticks', 'default_step_tol', 'disc_hits_footprint', 'draw_latency_seed', 'fast_atan', 'fast_sin_pi', 'floor_ticks', 'limit_long_accel', 'mf_peak_u', 'mf_shape', 'nearest_ticks', 'numpy_draws', 'predict_gap_obs', 'random_course', 'sil_sample', 'solve_box_qp', 'solve_spd_banded', 'tire4_build', 'tire_forces', 'tire_forces4', 'tire_forces_recorded', 'tire_fx_at', 'tire_fx_at4', 'whole_ticks']
 class Level:
     """
     Members:
@@ -3424,6 +3424,22 @@ class SilExchange:
         """
         Fail-safe samples in a row
         """
+class MlpPolicyKernel:
+    """
+    A trained actor as doubles (vdsim/mlp.hpp): normalization, dense layers, the action clipped or tanh-squashed
+    """
+    def __call__(self, obs: numpy.ndarray) -> numpy.typing.NDArray[numpy.float32]:
+        """
+        The actions (float32) of one observation or a batch
+        """
+    def __init__(self, weights: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]], biases: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]], widths: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], activation: str, mean: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], inv_std: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], clip_obs: typing.SupportsFloat | typing.SupportsIndex, squash: bool) -> None:
+        ...
+    @property
+    def n_actions(self) -> int:
+        ...
+    @property
+    def n_inputs(self) -> int:
+        ...
 def axle_tire(vehicle: VehicleParams, axle: typing.SupportsInt | typing.SupportsIndex) -> TireParams:
     """
     The tire an axle's wheels use (0 front, 1 rear): the vehicle's tire with the compliance steer's equivalent lateral stiffness (model_common.hpp).

@@ -14,6 +14,7 @@ void bind_realtime(py::module_& m);
 void bind_gym_step(py::module_& m);
 void bind_baselines(py::module_& m);
 void bind_sil(py::module_& m);
+void bind_mlp(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "vdsim C++ core (private; use vdsim_gym)";
@@ -29,4 +30,5 @@ PYBIND11_MODULE(_core, m) {
   bind_gym_step(m);
   bind_baselines(m);
   bind_sil(m);
+  bind_mlp(m);
 }

@@ -19,7 +19,8 @@ folder whose seed is not below ``SEED_BASE - 20 000`` is refused. A group of run
 episodes), then aggregated over the runs: the interquartile mean with rliable's 95 %
 stratified bootstrap interval. A baseline is one controller: its mean over the episodes
 with a 95 % interval. Each controller's cost per decision (one observation, CPU time) is
-measured side by side (``decision_costs``).
+measured side by side (``decision_costs``), a learned one in its compiled form
+(``vdsim_gym.policies.compiled``) when it has one.
 """
 
 from __future__ import annotations
@@ -290,10 +291,18 @@ def run_robust(task_name: str, *, baselines: Sequence[str] | None = None,
         named: list[tuple[str, Any]] = list(load_controllers(base, None, ("", ""),
                                                              trust=trust))
         for e in entries:
-            if e.kind == "learned":
+            if e.kind == "learned":  # as it would run on the car: compiled when it can be
                 pol: Any = load_policy(Path(e.runs[0]) / f"{which}.zip", trust=trust)
-                named.append((e.name, pol.factory() if isinstance(pol, ResidualPolicy)
-                              else pol))
+                if isinstance(pol, ResidualPolicy):
+                    pol = pol.factory()
+                else:
+                    from vdsim_gym.policies.compiled import compile_policy
+
+                    try:
+                        pol = compile_policy(pol)
+                    except ConfigError:
+                        pass  # an actor it cannot take: torch's predict is timed
+                named.append((e.name, pol))
         cost = decision_costs(t, named)
         for e in entries:
             e.cost_us = cost.get(e.name, e.cost_us)
