@@ -96,20 +96,10 @@ class PrivilegedActorCriticPolicy(ActorCriticPolicy):
 
 
 class _PrivilegedActorMixin:
-    """SAC-family policies: the actor's own extractor keeps the first ``actor_columns``."""
+    """SAC-family policies: the actor's own extractor keeps the first ``actor_columns``;
+    the critics' (their own: SAC's default) keep all."""
 
     actor_columns: int
-    actor_kwargs: dict[str, Any]
-    device: Any
-
-    def make_actor(self, features_extractor: BaseFeaturesExtractor | None = None) -> Any:
-        extractor = LeadingColumns(self.observation_space,  # type: ignore[attr-defined]
-                                   self.actor_columns)
-        return super().make_actor(extractor)  # type: ignore[misc]
-
-
-class PrivilegedSACPolicy(_PrivilegedActorMixin, SACPolicy):
-    """SAC's ``MlpPolicy`` with the actor on the first ``actor_columns`` columns."""
 
     def __init__(self, observation_space: gym.spaces.Box, action_space: gym.spaces.Box,
                  lr_schedule: Any, *args: Any, actor_columns: int = 0, **kwargs: Any) -> None:
@@ -117,10 +107,21 @@ class PrivilegedSACPolicy(_PrivilegedActorMixin, SACPolicy):
         if kwargs.get("share_features_extractor"):
             raise ConfigError("a privileged critic needs the actor's own feature extractor; "
                               "drop share_features_extractor=True")
-        super().__init__(observation_space, action_space, lr_schedule, *args, **kwargs)
+        super().__init__(observation_space, action_space, lr_schedule,  # type: ignore[call-arg]
+                         *args, **kwargs)
+
+    def make_actor(self, features_extractor: BaseFeaturesExtractor | None = None) -> Any:
+        extractor = LeadingColumns(self.observation_space,  # type: ignore[attr-defined]
+                                   self.actor_columns)
+        return super().make_actor(extractor)  # type: ignore[misc]
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
-        return {**super()._get_constructor_parameters(), "actor_columns": self.actor_columns}
+        return {**super()._get_constructor_parameters(),  # type: ignore[misc]
+                "actor_columns": self.actor_columns}
+
+
+class PrivilegedSACPolicy(_PrivilegedActorMixin, SACPolicy):
+    """SAC's ``MlpPolicy`` with the actor on the first ``actor_columns`` columns."""
 
 
 def privileged_policy_class(algo: str) -> type:
@@ -145,20 +146,6 @@ def _tqc_policy() -> type:
 
         class PrivilegedTQCPolicy(_PrivilegedActorMixin, TQCPolicy):
             """TQC's ``MlpPolicy`` with the actor on the first ``actor_columns`` columns."""
-
-            def __init__(self, observation_space: gym.spaces.Box,
-                         action_space: gym.spaces.Box, lr_schedule: Any, *args: Any,
-                         actor_columns: int = 0, **kwargs: Any) -> None:
-                self.actor_columns = _check_columns(observation_space, actor_columns)
-                if kwargs.get("share_features_extractor"):
-                    raise ConfigError("a privileged critic needs the actor's own feature "
-                                      "extractor; drop share_features_extractor=True")
-                super().__init__(observation_space, action_space, lr_schedule, *args,
-                                 **kwargs)
-
-            def _get_constructor_parameters(self) -> dict[str, Any]:
-                return {**super()._get_constructor_parameters(),
-                        "actor_columns": self.actor_columns}
 
         PrivilegedTQCPolicy.__module__ = __name__
         PrivilegedTQCPolicy.__qualname__ = "PrivilegedTQCPolicy"
