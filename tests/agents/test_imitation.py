@@ -97,6 +97,8 @@ def test_dagger_fits_the_expert_and_the_run_loads(tmp_path):
     cfg = yaml.safe_load((res.run_dir / "config.yml").read_text())
     assert cfg["imitate"]["expert"] == "stanley" and cfg["imitate"]["kl_coef"] == 1.0
     assert np.allclose(np.exp(res.model.policy.log_std.detach().numpy()), 0.1)
+    # the statistics the imitation was fitted with stay for the fine-tuning
+    assert res.model.get_vec_normalize_env().training is False
     # the loaded policy drives the DLC like the expert it imitated
     from vdsim_gym.policies.loading import base_controller
 

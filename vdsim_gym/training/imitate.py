@@ -8,7 +8,9 @@ rounds), labels every visited observation with the expert's action, adds them to
 set and refits the learner on all of it. The learner is the PPO policy's mean action
 (its network as PPO builds it, the value net and log std untouched), fitted by mean
 squared error on the observation as the policy sees it (features, privileged columns,
-normalized with the run's running statistics at the fit). The rollouts run in the run's
+normalized with the run's running statistics at the fit). After the last round the
+run's ``VecNormalize`` statistics are frozen: the fine-tuning keeps the normalization the
+imitated policy was fitted with. The rollouts run in the run's
 own vector envs, so ``VecNormalize``'s statistics start from them, and each batch of rows
 is one call of the batched expert (``ResidualCore.base_actions``, the residual bases'
 machinery: one predict for every row, per-row delays and PI state).
@@ -226,6 +228,12 @@ def run_dagger(model: Any, venv: Any, cfg: ImitationConfig, run_dir: Path, seed:
     with th.no_grad():
         model.policy.log_std.fill_(math.log(cfg.explore_std))
     model.anchor_to(model.policy, cfg.kl_coef, cfg.critic_warmup)
+    # The normalization the learner was fitted with stays: statistics that went on
+    # moving with the fine-tuning's exploration would shift every input of the imitated
+    # policy (and of its anchor alike, which the KL term cannot see). The reward's scale
+    # stays the one the imitated policy earns.
+    if hasattr(venv, "obs_rms"):
+        venv.training = False
     return rows
 
 
