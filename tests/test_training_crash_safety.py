@@ -311,7 +311,8 @@ def test_a_stop_while_a_new_best_is_saved_keeps_the_previous_trio(tmp_path, monk
 
     scores = iter(range(100, 0, -1))
     monkeypatch.setattr(callbacks, "selection_score",
-                        lambda episodes, metric, outcome: (0, float(next(scores))))
+                        lambda episodes, metric, outcome, min_gap=None:
+                        (0, float(next(scores))))
     _interrupt_save(monkeypatch, STAGING, call=2)
     with pytest.raises(KeyboardInterrupt):
         train("ppo", "VDSim-DLC-v0", out=tmp_path, run_name="run", select_by="rms_e_y",
@@ -335,7 +336,8 @@ def test_a_stop_while_the_new_trio_is_moved_into_place_is_finished(tmp_path, mon
 
     scores = iter(range(100, 0, -1))
     monkeypatch.setattr(callbacks, "selection_score",
-                        lambda episodes, metric, outcome: (0, float(next(scores))))
+                        lambda episodes, metric, outcome, min_gap=None:
+                        (0, float(next(scores))))
     real_replace, moves = os.replace, []
 
     def replace(src, dst):
