@@ -456,7 +456,7 @@ def test_a_worker_whose_parent_is_already_gone_stops_at_once(tmp_path):
 
 
 def test_describe_run_says_what_a_run_folder_holds(tmp_path):
-    from vdsim_gym.training.run import describe_run
+    from vdsim_gym.training.run_folder import describe_run
 
     done, torn, empty = tmp_path / "done", tmp_path / "torn", tmp_path / "empty"
     done.mkdir()

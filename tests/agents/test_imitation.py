@@ -138,3 +138,40 @@ def test_the_imitation_options_need_imitate_on_the_command_line():
     assert out.returncode == 2
     assert "--kl-coef sets the imitation: give --imitate CONTROLLER" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_run_trains_again_from_its_folder_bit_for_bit(tmp_path):
+    """``rerun`` (``train --from-run``): the options config.yml recorded, the same seed,
+    the same weights; a changed hyperparameter file and a folder without the record are
+    refused."""
+    from vdsim_gym.training.run_folder import rerun
+
+    hyper = tmp_path / "ppo.yml"
+    hyper.write_text("VDSim-DLC-v0:\n  n_envs: 2\n  n_steps: 64\n  batch_size: 64\n"
+                     "  n_epochs: 1\n  normalize: true\n  policy: MlpPolicy\n")
+    first = train("ppo", "VDSim-DLC-v0", timesteps=256, seed=4, out=tmp_path, run_name="a",
+                  hyperparams_file=hyper, eval_freq=128, eval_episodes=1,
+                  progress_bar=False, tensorboard=False, imitate="stanley",
+                  imitate_rounds=2, imitate_steps=128,
+                  randomize={"latency": {"mean": [0.0, 0.04]}})
+    again = rerun(first.run_dir, progress_bar=False)
+    assert again.run_dir == tmp_path / "a_rerun"
+    pa, pb = first.model.policy.state_dict(), again.model.policy.state_dict()
+    assert all(th.equal(pa[k], pb[k]) for k in pa)
+    a = yaml.safe_load((first.run_dir / "config.yml").read_text())
+    b = yaml.safe_load((again.run_dir / "config.yml").read_text())
+    assert a["train_call"] == b["train_call"] and a["randomize"] == b["randomize"]
+    hyper.write_text(hyper.read_text().replace("n_steps: 64", "n_steps: 32"))
+    with pytest.raises(TrainingError, match="block has changed since the run .*n_steps"):
+        rerun(first.run_dir, run_name="b", progress_bar=False)
+    del a["train_call"]
+    (first.run_dir / "config.yml").write_text(yaml.safe_dump(a))
+    with pytest.raises(TrainingError, match="records no train_call.*its recorded command"):
+        rerun(first.run_dir, run_name="c", progress_bar=False)
+
+
+def test_from_run_takes_no_other_training_option():
+    out = subprocess.run([sys.executable, "-m", "vdsim_gym.cli", "train", "--from-run", "x",
+                          "--seed", "3"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "drop --seed" in out.stderr
+    assert "Traceback" not in out.stderr

@@ -36,7 +36,7 @@ TRAIN_OPTIONS = {
     "--residual": None, "--residual-scale": None, "--seeds": None, "--jobs": None,
     "--select-by": "return", "--critic": "plain", "--features": None, "--known-delay": None,
     "--imitate": None, "--imitate-rounds": None, "--imitate-steps": None, "--kl-coef": None,
-    "--select-min-gap": None,
+    "--select-min-gap": None, "--from-run": None,
 }
 COMPARE_OPTIONS = {
     "--env": "VDSim-DLC-v0", "--policies": None, "--delays": "0,10,20,40ms", "--seeds": 64,

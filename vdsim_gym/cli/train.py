@@ -18,6 +18,7 @@ from vdsim_gym.policies.algos import ALGOS
 
 DESCRIPTION = "Train a stable-baselines3 agent on a VDSim env (docs/TRAINING.md)."
 RESIDUAL_SCALE = 0.1  # --residual-scale's default, with --residual
+DEFAULTS: dict[str, Any] = {}  # each option's default (add_parser fills it)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -43,7 +44,32 @@ def _check_combinations(args: argparse.Namespace) -> None:
                           "0-4) with it (or drop --jobs)")
 
 
+# With --from-run only these may be given: the rest is the run's own config.yml.
+_FROM_RUN_OK = ("from_run", "out", "name", "no_progress", "func", "command")
+
+
+def _rerun(args: argparse.Namespace, parser_defaults: dict[str, Any]) -> int:
+    given = [f"--{k.replace('_', '-')}" for k, v in vars(args).items()
+             if k not in _FROM_RUN_OK and v != parser_defaults.get(k)]
+    if given:
+        raise ConfigError(f"--from-run trains the run again with its own recorded options; "
+                          f"drop {', '.join(given)} (only --out, --name, --no-progress go "
+                          "with it)")
+    from vdsim_gym.training.curves import run_summary
+    from vdsim_gym.training.run_folder import rerun
+
+    out = None if args.out == parser_defaults.get("out") else args.out
+    res = rerun(args.from_run, out=out, run_name=args.name,
+                progress_bar=not args.no_progress)
+    print(f"trained {res.timesteps} steps in {res.wall_time_s:.0f} s again; run folder "
+          f"{res.run_dir}")
+    print(run_summary(res.run_dir, res.metric_labels))
+    return 0
+
+
 def _train_command(args: argparse.Namespace) -> int:
+    if args.from_run is not None:
+        return _rerun(args, DEFAULTS)
     _check_combinations(args)
     from vdsim_gym.training import train
 
@@ -169,8 +195,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--select-min-gap", type=float, default=None, metavar="METRES",
                    help="with --select-by METRIC on the ACC: an evaluation episode whose "
                         "smallest gap is below this counts as failed (a near miss)")
+    p.add_argument("--from-run", default=None, metavar="RUN",
+                   help="train a run folder's run again, from its config.yml's recorded "
+                        "options and seed, into <out>/<name> (default: beside it, "
+                        "<run>_rerun); docs/TRAINING.md, \"Reproducing a run\"")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)
+    DEFAULTS.update({a.dest: a.default for a in p._actions if a.dest != "help"})
 
 
 def _scale(text: str) -> Any:

@@ -2,7 +2,8 @@
 folder (the package docstring lists what it holds). SIGTERM is raised as an exception
 from the start of ``train``: a stop during the start-up removes the folder it made, a stop
 while SB3 learns saves the model and statistics, and signals during that final save wait
-until it is done (``signals_held``). ``describe_run`` says what a folder holds."""
+until it is done (``signals_held``). ``vdsim_gym.training.run_folder`` says what a folder
+holds and trains it again."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from vdsim_gym._files import atomic_path, clean_stale_temps, read_user_text, write_atomic
+from vdsim_gym._files import atomic_path, clean_stale_temps, write_atomic
 from vdsim_gym._signals import raise_on_sigterm, restore_sigterm, signals_held
 from vdsim_gym.errors import TrainingError
 from vdsim_gym.policies.algos import algo_class, check_algo
@@ -120,9 +121,22 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     ``select_min_gap`` [m]: with ``select_by`` a metric, an evaluation episode whose
     smallest gap (``min_gap``, the ACC's) falls below it counts as failed, so the pick
     scores near misses, not only collisions."""
+    # what reproduces the run (``rerun``): this call's options, the run folder's aside
+    call = {"algo": algo, "env_id": env_id, "timesteps": timesteps, "seed": seed,
+            "latency": latency, "env_kwargs": dict(env_kwargs or {}),
+            "hyperparams": dict(hyperparams or {}),
+            "hyperparams_file": None if hyperparams_file is None else str(hyperparams_file),
+            "eval_freq": eval_freq, "eval_episodes": eval_episodes,
+            "checkpoint_freq": checkpoint_freq, "num_threads": num_threads,
+            "residual": residual, "residual_scale": residual_scale, "select_by": select_by,
+            "eval_scenarios": None if eval_scenarios is None else list(eval_scenarios),
+            "critic": critic, "features": features, "known_delay": known_delay,
+            "imitate": imitate, "imitate_rounds": imitate_rounds,
+            "imitate_steps": imitate_steps, "kl_coef": kl_coef,
+            "select_min_gap": select_min_gap}
     previous = raise_on_sigterm()  # first: a stop during the start-up is an interrupt
     try:
-        return _train(algo, env_id, timesteps=timesteps, seed=seed, latency=latency,
+        return _train(algo, env_id, call=call, timesteps=timesteps, seed=seed, latency=latency,
                       randomize=randomize, action_history=action_history,
                       env_kwargs=env_kwargs, hyperparams=hyperparams,
                       hyperparams_file=hyperparams_file, out=out, eval_freq=eval_freq,
@@ -155,7 +169,8 @@ def _eval_scenarios(scenarios: Sequence[Mapping[str, Any]] | None,
     return out
 
 
-def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency: str | None,
+def _train(algo: str, env_id: str, *, call: dict[str, Any], timesteps: int | None, seed: int,
+           latency: str | None,
            randomize: Any, action_history: int, env_kwargs: Mapping[str, Any] | None,
            hyperparams: Mapping[str, Any] | None, hyperparams_file: str | Path | None,
            out: str | Path, eval_freq: int, eval_episodes: int | None, checkpoint_freq: int,
@@ -180,6 +195,7 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
         check_run_name(run_name, out)
     cls = algo_class(algo)  # sb3-contrib's TQC and CrossQ: missing is an error before work
     block = load_hyperparams(algo, env_id, hyperparams_file)
+    file_block = _jsonable(block)  # recorded: a rerun checks the file still says this
     for key, value in (hyperparams or {}).items():
         block[key] = (_eval_policy_kwargs(value, "hyperparams") if key == "policy_kwargs"
                       and isinstance(value, str) else value)
@@ -224,6 +240,10 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
         kwargs_env["randomize"] = rand
     if history:
         kwargs_env["action_history"] = history
+    call = {**call, "randomize": None if rand is None else rand.as_dict(),
+            "action_history": history,
+            "env_kwargs": {k: v for k, v in call["env_kwargs"].items()
+                           if k not in ("randomize", "action_history")}}
     scenarios = _eval_scenarios(eval_scenarios, eval_episodes)
     eval_episodes = len(scenarios) if scenarios else 5 if eval_episodes is None \
         else eval_episodes
@@ -349,6 +369,7 @@ def _train(algo: str, env_id: str, *, timesteps: int | None, seed: int, latency:
             "versions": {"vdsim_gym": VERSION, "stable_baselines3": sb3.__version__,
                          "python": platform.python_version(), "numpy": np.__version__},
             "command": " ".join(sys.argv),
+            "train_call": _jsonable(call), "hyperparams_block": file_block,
             "started": stamp,
         }
         t0 = time.perf_counter()
@@ -411,51 +432,6 @@ def _finalize(run_dir: Path, model: Any, norm_venv: Any, outcome: str, wall: flo
          "timesteps_target": int(target), "outcome": outcome}))
     for folder in (run_dir, run_dir / "checkpoints"):
         clean_stale_temps(folder)
-
-
-def describe_run(run_dir: str | Path) -> str:
-    """What a run folder holds, in one line, for a stopped command: the final model
-    (steps done of the target), its statistics, the best model; or that it holds no
-    model (stopped or failed before saving one), or that it was not made."""
-    import zipfile
-
-    from vdsim_gym._best import recover_best
-
-    run = Path(run_dir)
-    if not run.is_dir():
-        return f"{run}: not made (stopped before its start-up ended)"
-    recover_best(run)
-    parts = []
-    model = run / "model.zip"
-    ok = False
-    if model.is_file():
-        try:
-            with zipfile.ZipFile(model) as zf:
-                ok = "data" in zf.namelist()
-        except (OSError, zipfile.BadZipFile):
-            ok = False
-    if not ok:
-        what = "unreadable model.zip" if model.exists() else "no model.zip"
-        return f"{run}: {what} (stopped or failed before its final save; its message above)"
-    steps = ""
-    try:
-        info = json.loads(read_user_text(run / "train_time.json", "train_time.json"))
-        done, target = int(info["timesteps_done"]), info.get("timesteps_target")
-        steps = f" after {done:,} of {int(target):,} steps" if target else f" after {done:,} steps"
-        if info.get("outcome") == "completed":
-            steps += " (completed)"
-    except (ValueError, KeyError, TypeError):  # a ConfigError too: no file, not a file
-        steps = " (no train_time.json)"
-    parts.append(f"model.zip{steps}")
-    if (run / "vecnormalize.pkl").is_file():
-        parts.append("vecnormalize.pkl")
-    if (run / "best.json").is_file():
-        try:
-            best = json.loads(read_user_text(run / "best.json", "best.json"))
-            parts.append(f"best_model.zip from {int(best['timesteps']):,} steps")
-        except (ValueError, KeyError, TypeError):
-            parts.append("best_model.zip")
-    return f"{run}: " + ", ".join(parts)
 
 
 def _residual_config(env_id: str, kwargs_env: Mapping[str, Any], spec: str,

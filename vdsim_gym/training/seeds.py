@@ -120,7 +120,7 @@ def train_seeds(algo: str, env_id: str, seeds: Sequence[int], *, name: str,
 def _report_stopped(dirs: Sequence[Path], started: int) -> None:
     """After a stop: what each run folder holds (``describe_run``), the runs never
     started named as such."""
-    from vdsim_gym.training.run import describe_run
+    from vdsim_gym.training.run_folder import describe_run
 
     lines = [describe_run(d) for d in dirs[:started]]
     if started < len(dirs):
@@ -141,7 +141,7 @@ def _train_parallel(algo: str, env_id: str, kwargs: list[dict[str, Any]], jobs: 
     import os
 
     from vdsim_gym._signals import raise_on_sigterm, restore_sigterm, signals_held
-    from vdsim_gym.training.run import describe_run
+    from vdsim_gym.training.run_folder import describe_run
 
     ctx = mp.get_context("spawn")
     pending = list(kwargs)
