@@ -63,12 +63,15 @@ def rerun(run_dir: str | Path, *, out: str | Path | None = None, run_name: str |
     (``train_call``), the same seed included, after checking that the hyperparameter file
     still holds the block the run used (``hyperparams_block``). A folder without those
     entries (written before they were) is a TrainingError naming its recorded command."""
-    from vdsim_gym.policies.trained import _run_config
+    from vdsim_gym._files import read_yaml
     from vdsim_gym.training.hyperparams import load_hyperparams
     from vdsim_gym.training.run import _jsonable, train
 
     run = Path(run_dir)
-    cfg = _run_config(run / "config.yml")
+    cfg = read_yaml(run / "config.yml", "the run's config.yml")
+    if not isinstance(cfg, dict):
+        raise TrainingError(f"{run}/config.yml: not a run's configuration (a mapping); put "
+                            "the run's own config.yml back")
     call = cfg.get("train_call")
     if not isinstance(call, dict) or "algo" not in call or "env_id" not in call:
         raise TrainingError(f"{run}/config.yml records no train_call (the options a rerun "
