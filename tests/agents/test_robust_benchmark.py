@@ -161,6 +161,12 @@ def test_a_near_miss_fails_an_episode_in_the_pick():
     assert selection_score(eps, "rms_time_gap_error", "scenario_end") == (0, pytest.approx(0.5))
     assert selection_score(eps, "rms_time_gap_error", "scenario_end", 2.0)[0] == 1
     assert selection_score(eps, "rms_time_gap_error", "scenario_end", 5.0)[0] == 2
+    # an episode without a lead has no time-gap error: left out, not infinite
+    cruise = {"outcome": "scenario_end", "collision": 0, "min_gap": float("nan"),
+              "rms_time_gap_error": float("nan")}
+    assert selection_score([*eps, cruise], "rms_time_gap_error", "scenario_end") == \
+        (0, pytest.approx(0.5))
+    assert selection_score([cruise], "rms_time_gap_error", "scenario_end")[1] == float("inf")
 
 
 @pytest.mark.parametrize("kwargs,match", [

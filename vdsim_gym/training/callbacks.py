@@ -43,13 +43,16 @@ def selection_score(episodes: list[dict[str, Any]], metric: str, success_outcome
     """How ``select_by=metric`` ranks one evaluation (lower is better, compared as a
     tuple): the number of failed episodes first (not ended by the task's own end
     ``success_outcome``, or with a cone hit or a collision, or, with ``min_gap`` [m], a
-    smallest gap below it: a near miss), then the metric's mean over the episodes (NaN
-    counts as infinite)."""
+    smallest gap below it: a near miss), then the metric's mean over the episodes where
+    it is defined (the ACC's time-gap error has no value without a lead; an evaluation
+    where it has none counts as infinite). A broken episode's NaN does not hide: such an
+    episode ended early and is failed."""
     failed = sum(1 for e in episodes if e.get("outcome") != success_outcome
                  or e.get("cone_hits", 0) or e.get("collision", 0)
                  or (min_gap is not None and float(e.get("min_gap", np.inf)) < min_gap))
     values = np.array([float(e.get(metric, np.nan)) for e in episodes], dtype=float)
-    mean = float(values.mean()) if values.size and np.isfinite(values).all() else np.inf
+    finite = values[np.isfinite(values)]
+    mean = float(finite.mean()) if finite.size else np.inf
     return failed, mean
 
 
