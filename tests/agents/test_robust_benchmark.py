@@ -184,3 +184,38 @@ def test_select_min_gap_is_checked(kwargs, match, tmp_path):
               progress_bar=False, tensorboard=False, select_by="rms_e_y",
               select_min_gap=2.0)
     assert not (tmp_path / "bad").exists()
+
+
+def test_the_randomization_file_is_the_benchmark_s():
+    from pathlib import Path
+
+    from vdsim_gym.sim.randomization import Randomization
+    from vdsim_gym.training.options import parse_randomize
+
+    root = Path(__file__).resolve().parents[2]
+    parsed = Randomization.parse(parse_randomize(str(root / "agents" /
+                                                     "robust_randomize.yml")))
+    assert parsed.as_dict() == Randomization.parse(ROBUST_RANDOMIZE).as_dict()
+
+
+def test_the_shipped_robust_dlc_policy_acts_on_the_benchmark_env():
+    """agents/models/dlc_robust (docs/RESULTS.md): plain predict in the benchmark's env
+    built with its required kwargs; on four held-out episodes it completes most and
+    tracks the line within a few centimetres (network outputs may differ in the last bits
+    between CPUs; these bounds hold with a wide margin)."""
+    from vdsim_gym.policies import load_policy, shipped_model
+
+    policy = load_policy(shipped_model("dlc_robust"))
+    assert policy.required_env_kwargs == {"action_history": 3}
+    env = gym.make("VDSim-DLC-v0", randomize=ROBUST_RANDOMIZE, **policy.required_env_kwargs)
+    errors, completed = [], 0
+    for seed in range(SEED_BASE, SEED_BASE + 4):
+        obs, _ = env.reset(seed=seed)
+        done = False
+        while not done:
+            obs, _, term, trunc, info = env.step(policy.predict(obs)[0])
+            done = term or trunc
+        errors.append(info["episode_summary"]["rms_e_y"])
+        completed += info["outcome"] == "course_end"
+    env.close()
+    assert completed >= 3 and np.mean(errors) < 0.03, (errors, completed)
