@@ -3434,6 +3434,14 @@ class MlpPolicyKernel:
         """
     def __init__(self, weights: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]], biases: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]], widths: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], activation: str, mean: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], inv_std: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], clip_obs: typing.SupportsFloat | typing.SupportsIndex, squash: bool) -> None:
         ...
+    def set_gap_features(self, cols: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(5)"], scale: typing.Annotated[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], "FixedSize(5)"], a_max: typing.SupportsFloat | typing.SupportsIndex, d_max: typing.SupportsFloat | typing.SupportsIndex, delay: typing.SupportsFloat | typing.SupportsIndex, n_obs: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Append the ACC gap law's ego_speed, gap, rel_speed (PredictedStateFeatures of the ACC) to each row before the layers
+        """
+    def set_path_features(self, model: SingleTrackModel, cols: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(7)"], scale: typing.Annotated[collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], "FixedSize(7)"], max_steer: typing.SupportsFloat | typing.SupportsIndex, delay: typing.SupportsFloat | typing.SupportsIndex, max_step: typing.SupportsFloat | typing.SupportsIndex, n_obs: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Append the single-track prediction's e_y, e_psi, vy, r (PredictedStateFeatures of a path env) to each row before the layers
+        """
     @property
     def n_actions(self) -> int:
         ...

@@ -31,6 +31,16 @@ void bind_mlp(py::module_& m) {
            }),
            py::arg("weights"), py::arg("biases"), py::arg("widths"), py::arg("activation"),
            py::arg("mean"), py::arg("inv_std"), py::arg("clip_obs"), py::arg("squash"))
+      .def("set_path_features", &vdsim::MlpPolicy::set_path_features, py::arg("model"),
+           py::arg("cols"), py::arg("scale"), py::arg("max_steer"), py::arg("delay"),
+           py::arg("max_step"), py::arg("n_obs"),
+           "Append the single-track prediction's e_y, e_psi, vy, r (PredictedStateFeatures "
+           "of a path env) to each row before the layers")
+      .def("set_gap_features", &vdsim::MlpPolicy::set_gap_features, py::arg("cols"),
+           py::arg("scale"), py::arg("a_max"), py::arg("d_max"), py::arg("delay"),
+           py::arg("n_obs"),
+           "Append the ACC gap law's ego_speed, gap, rel_speed (PredictedStateFeatures of "
+           "the ACC) to each row before the layers")
       .def_property_readonly("n_inputs", &vdsim::MlpPolicy::n_inputs)
       .def_property_readonly("n_actions", &vdsim::MlpPolicy::n_actions)
       .def(
@@ -41,7 +51,7 @@ void bind_mlp(py::module_& m) {
             const bool single = obs.ndim() == 1;
             const int64_t n = single ? 1 : obs.shape(0);
             const int64_t cols = obs.shape(obs.ndim() - 1);
-            if (cols < p.n_inputs())
+            if (cols < p.n_read())
               throw std::invalid_argument("obs: fewer columns than the actor reads");
             const int64_t m = p.n_actions();
             py::array_t<float> out = single ? py::array_t<float>({m})

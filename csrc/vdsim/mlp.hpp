@@ -5,14 +5,24 @@
 // clip to the Box) or squashed by tanh (SAC and TQC's actor). Doubles throughout; torch
 // computes in float32, so the two agree to float32's rounding, not bit for bit
 // (tests/agents/test_compiled_policy.py states the tolerance).
+//
+// A run trained with --features predicted_state reads, after the env's n_obs columns,
+// the prediction across its known delay (vdsim_gym.controllers.features): a feature stage
+// computes it from the row as the Python features do (the single-track model of a path
+// env, or the ACC's gap law), each column rounded to float32 as theirs are, so the
+// decision stays one call.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "gap_prediction.hpp"
+#include "single_track.hpp"
 
 namespace vdsim {
 
@@ -40,13 +50,45 @@ class MlpPolicy {
     if (!mean_.empty() && (mean_.size() != static_cast<size_t>(widths_[0]) ||
                            inv_std_.size() != mean_.size()))
       throw std::invalid_argument("MlpPolicy: normalization of another width than the input");
+    wt_.resize(layers);  // each layer's weights transposed: (in, out) row-major
+    for (size_t l = 0; l < layers; ++l) {
+      const int64_t n_in = widths_[l], n_out = widths_[l + 1];
+      wt_[l].assign(w_[l].size(), 0.0);
+      for (int64_t i = 0; i < n_out; ++i)
+        for (int64_t j = 0; j < n_in; ++j) wt_[l][j * n_out + i] = w_[l][i * n_in + j];
+    }
     int64_t widest = 0;
     for (int64_t w : widths_) widest = std::max(widest, w);
     a_.assign(static_cast<size_t>(widest), 0.0);
     z_.assign(static_cast<size_t>(widest), 0.0);
   }
 
+  // The single-track prediction of a path env: its 7 columns (e_y, e_psi, vx, vy, r,
+  // kappa_ref, prev_steer) and scales; appended: the predicted e_y, e_psi, vy, r over
+  // their scales.
+  void set_path_features(const SingleTrackModel& model, const std::array<int64_t, 7>& cols,
+                         const std::array<double, 7>& scale, double max_steer, double delay,
+                         double max_step, int64_t n_obs) {
+    check_features(n_obs, 4, cols.data(), 7);
+    path_ = model;
+    cols_ = std::vector<int64_t>(cols.begin(), cols.end());
+    scale_ = std::vector<double>(scale.begin(), scale.end());
+    max_steer_ = max_steer, delay_ = delay, max_step_ = max_step;
+    features_ = Features::kPath;
+  }
+  // The ACC's gap law: its 5 columns (ego_speed, gap, rel_speed, lead_present,
+  // prev_accel) and scales; appended: the predicted ego_speed, gap, rel_speed.
+  void set_gap_features(const std::array<int64_t, 5>& cols, const std::array<double, 5>& scale,
+                        double a_max, double d_max, double delay, int64_t n_obs) {
+    check_features(n_obs, 3, cols.data(), 5);
+    for (int k = 0; k < 5; ++k) gap_.col[k] = cols[k], gap_.scale[k] = scale[k];
+    a_max_ = a_max, d_max_ = d_max, delay_ = delay;
+    features_ = Features::kGap;
+  }
+
   int64_t n_inputs() const { return widths_.front(); }
+  // The observation columns a row must have: the env's (with features) or the inputs.
+  int64_t n_read() const { return features_ == Features::kNone ? widths_.front() : n_obs_; }
   int64_t n_actions() const { return widths_.back(); }
 
   // One row: `obs` holds at least n_inputs() values (their stride `step`); `out` gets
@@ -54,8 +96,12 @@ class MlpPolicy {
   template <class T>
   void act(const T* obs, int64_t step, float* out) {
     const int64_t n0 = widths_[0];
+    if (features_ != Features::kNone) {
+      for (int64_t j = 0; j < n_obs_; ++j) row_[j] = static_cast<double>(obs[j * step]);
+      predict_features();
+    }
     for (int64_t j = 0; j < n0; ++j) {
-      double x = static_cast<double>(obs[j * step]);
+      double x = features_ == Features::kNone ? static_cast<double>(obs[j * step]) : row_[j];
       if (!mean_.empty()) {
         x = (x - mean_[j]) * inv_std_[j];
         if (clip_ > 0.0) x = std::clamp(x, -clip_, clip_);
@@ -65,12 +111,15 @@ class MlpPolicy {
     const size_t layers = w_.size();
     for (size_t l = 0; l < layers; ++l) {
       const int64_t n_in = widths_[l], n_out = widths_[l + 1];
-      const double* w = w_[l].data();
-      for (int64_t i = 0; i < n_out; ++i) {
-        double s = b_[l][i];
-        const double* row = w + i * n_in;
-        for (int64_t j = 0; j < n_in; ++j) s += row[j] * a_[j];
-        z_[i] = s;
+      // z = b + sum_j a_j W[:, j], j ascending: each z_i sums in one order whatever the
+      // CPU's vector width (the loop over i is the one a compiler vectorizes)
+      const double* wt = wt_[l].data();
+      double* z = z_.data();
+      std::copy(b_[l].begin(), b_[l].end(), z);
+      for (int64_t j = 0; j < n_in; ++j) {
+        const double aj = a_[j];
+        const double* col = wt + j * n_out;
+        for (int64_t i = 0; i < n_out; ++i) z[i] += col[i] * aj;
       }
       const bool hidden = l + 1 < layers;
       for (int64_t i = 0; i < n_out; ++i) {
@@ -85,7 +134,50 @@ class MlpPolicy {
   }
 
  private:
-  std::vector<std::vector<double>> w_, b_;
+  enum class Features { kNone, kPath, kGap };
+
+  void check_features(int64_t n_obs, int64_t k, const int64_t* cols, int n_cols) {
+    if (n_obs + k > widths_.front())
+      throw std::invalid_argument("MlpPolicy: the actor reads fewer columns than the "
+                                  "observation and its features");
+    for (int i = 0; i < n_cols; ++i)
+      if (cols[i] < 0 || cols[i] >= n_obs)
+        throw std::invalid_argument("MlpPolicy: a feature column is out of range");
+    n_obs_ = n_obs;
+    n_features_ = k;
+    row_.assign(static_cast<size_t>(widths_.front()), 0.0);
+    pred_.assign(static_cast<size_t>(n_obs), 0.0);
+  }
+
+  // row_[n_obs_ .. n_obs_ + n_features_) = the predicted columns of row_[0 .. n_obs_),
+  // each rounded to float32 (the Python features' dtype).
+  void predict_features() {
+    const double d[1] = {delay_};
+    if (features_ == Features::kPath) {
+      int64_t c[7];
+      double sc[7];
+      for (int k = 0; k < 7; ++k) c[k] = cols_[k], sc[k] = scale_[k];
+      single_track_predict_obs<double>(path_, row_.data(), 1, n_obs_, c, sc, max_steer_, d,
+                                       false, max_step_, pred_.data());
+      const int64_t take[4] = {c[0], c[1], c[3], c[4]};  // e_y, e_psi, vy, r
+      for (int k = 0; k < 4; ++k)
+        row_[n_obs_ + k] = static_cast<double>(static_cast<float>(pred_[take[k]]));
+    } else {
+      predict_gap_obs(row_.data(), 1, n_obs_, gap_, a_max_, d_max_, d, false, pred_.data());
+      for (int k = 0; k < 3; ++k)
+        row_[n_obs_ + k] = static_cast<double>(static_cast<float>(pred_[gap_.col[k]]));
+    }
+  }
+
+  Features features_ = Features::kNone;
+  int64_t n_obs_ = 0, n_features_ = 0;
+  SingleTrackModel path_{};
+  GapColumns gap_{};
+  std::vector<int64_t> cols_;
+  std::vector<double> scale_;
+  double max_steer_ = 0.0, delay_ = 0.0, max_step_ = 0.0, a_max_ = 0.0, d_max_ = 0.0;
+  std::vector<double> row_, pred_;  // the row with its features, the prediction (scratch)
+  std::vector<std::vector<double>> w_, b_, wt_;
   std::vector<int64_t> widths_;
   Activation act_;
   std::vector<double> mean_, inv_std_;

@@ -95,6 +95,20 @@ class PredictedStateFeatures:
         self._idx = [layout.index(n) for n in cols]
         self.names = tuple(f"pred_{n}" for n in cols)
 
+    def stage(self) -> tuple[str, dict[str, Any]]:
+        """What a compiled policy's C++ feature stage needs to compute these columns
+        (``_core.MlpPolicyKernel.set_path_features`` / ``set_gap_features``): "path" or
+        "gap" and the keywords."""
+        m = self._model
+        if hasattr(m, "predictor"):  # PredictedObservation
+            p = m.predictor
+            return "path", {"model": p.kernel(), "cols": list(m._idx),
+                            "scale": list(m._scales), "max_steer": p.vehicle.max_steer,
+                            "delay": self.delay, "max_step": p.max_step,
+                            "n_obs": self.n_obs}
+        return "gap", {"cols": list(m._idx), "scale": list(m._scales), "a_max": m.a_max,
+                       "d_max": m.d_max, "delay": self.delay, "n_obs": self.n_obs}
+
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         """(N, k) float32 feature columns of an (N, >= n_obs) batch whose first n_obs
         columns are the env's observation (columns appended after it are ignored)."""
@@ -120,6 +134,11 @@ class ObservationFeatures:
 
     def __len__(self) -> int:
         return len(self.names)
+
+    @property
+    def parts(self) -> tuple[PredictedStateFeatures, ...]:
+        """The features, in their columns' order."""
+        return tuple(self._parts)
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         return np.concatenate([p(obs) for p in self._parts], axis=1) if self._parts else \

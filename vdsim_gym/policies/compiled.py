@@ -6,10 +6,11 @@ thousand multiply-adds (tensors made, gradients off, shapes checked); a controll
 car decides once per period on one observation. ``compile_policy(policy)`` reads the
 actor's layers out of the model (PPO's policy net and action head; SAC's and TQC's
 latent net and mean, squashed by tanh) and its observation statistics into
-``_core.MlpPolicyKernel`` (vdsim/mlp.hpp), which normalizes, evaluates the layers in
-doubles and clips (or squashes) the action in one call. The run's features
-(``--features``) are computed as ``TrainedPolicy`` computes them; the privileged critic's
-columns are not read at all (the actor's first layer is narrower).
+``_core.MlpPolicyKernel`` (vdsim/mlp.hpp), which computes the run's features
+(``--features``: the same prediction ``TrainedPolicy`` appends, in the kernel's feature
+stage), normalizes, evaluates the layers in doubles and clips (or squashes) the action in
+one call. The privileged critic's columns are not read at all (the actor's first layer is
+narrower).
 
 torch evaluates in float32, the kernel in float64: the two agree to float32's rounding
 (``tests/agents/test_compiled_policy.py``: within 1e-5 of the action range on the
@@ -96,15 +97,19 @@ class CompiledPolicy:
         self.kernel = MlpPolicyKernel(
             [w.ravel().tolist() for w in weights], [b.tolist() for b in biases], widths, act,
             mean, inv_std, clip, squash)
+        if self.features is not None:  # in the kernel: one call per decision
+            parts = self.features.parts
+            if len(parts) != 1:
+                raise ConfigError("a compiled policy computes one feature set")
+            kind, kwargs = parts[0].stage()
+            if kind == "path":
+                self.kernel.set_path_features(**kwargs)
+            else:
+                self.kernel.set_gap_features(**kwargs)
 
     def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
                 deterministic: bool = True) -> tuple[np.ndarray, Any]:
-        obs = np.asarray(observation, dtype=np.float32)
-        if self.features is not None:
-            batch = self.features.append(obs.reshape(1, -1) if obs.ndim == 1 else obs)
-            out = self.kernel(batch)
-            return (out[0] if obs.ndim == 1 else out), state
-        return self.kernel(obs), state
+        return self.kernel(np.asarray(observation, dtype=np.float32)), state
 
 
 def compile_policy(policy: Any) -> CompiledPolicy:
