@@ -219,3 +219,24 @@ def test_the_shipped_robust_dlc_policy_acts_on_the_benchmark_env():
         completed += info["outcome"] == "course_end"
     env.close()
     assert completed >= 3 and np.mean(errors) < 0.03, (errors, completed)
+
+
+def test_the_shipped_robust_acc_policy_acts_on_the_benchmark_env():
+    """agents/models/acc_robust (docs/RESULTS.md): plain predict in the benchmark's ACC
+    env (0.1 s, its required kwargs); a held-out seed of each family without a collision
+    (network outputs may differ in the last bits between CPUs; its smallest gap over the
+    benchmark's 192 episodes is 0.31 m)."""
+    from vdsim_gym.policies import load_policy, shipped_model
+
+    policy = load_policy(shipped_model("acc_robust"))
+    assert policy.required_env_kwargs == {"action_history": 3}
+    t = task("acc")
+    for scenario in t.scenarios:
+        env = gym.make(t.env_id, **t.env_kwargs, **scenario, **policy.required_env_kwargs)
+        obs, _ = env.reset(seed=SEED_BASE)
+        done = False
+        while not done:
+            obs, _, term, trunc, info = env.step(policy.predict(obs)[0])
+            done = term or trunc
+        env.close()
+        assert info["outcome"] == "scenario_end", (scenario, info["episode_summary"])

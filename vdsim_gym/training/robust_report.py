@@ -68,8 +68,10 @@ def plot(rows: Sequence[dict[str, Any]], t: Any, path: Path) -> Path:
             crashed = r.get("collision_episodes", 0) > 0
             ax.errorbar([x], [y], xerr=xerr, yerr=yerr, fmt="x" if crashed else
                         ("o" if r["kind"] == "learned" else "s"), capsize=3, ms=6,
-                        label=f"{r['controller']}" + (f" ({r['collision_episodes']} "
-                                                      "collisions)" if crashed else ""))
+                        label=f"{r['controller']}" + (
+                            f" ({r['collision_episodes']} collision"
+                            f"{'s' if r['collision_episodes'] != 1 else ''})"
+                            if crashed else ""))
         ax.set_xlabel(LABELS["rms_time_gap_error"])
         ax.set_ylabel(LABELS["rms_jerk"])
         ax.set_title("robust ACC: lower-left is better (x: collided)")
