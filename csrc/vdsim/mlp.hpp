@@ -2,8 +2,10 @@
 // of its arithmetic (vdsim_gym.policies.compiled): the observation normalized as SB3's
 // VecNormalize does, then dense layers with a hidden activation, the last one linear,
 // then the action: clipped to [-1, 1] (PPO's deterministic action, an SB3 predict's
-// clip to the Box) or squashed by tanh (SAC and TQC's actor). Doubles throughout; torch
-// computes in float32, so the two agree to float32's rounding, not bit for bit
+// clip to the Box) or squashed by tanh (SAC and TQC's actor). The features and the
+// normalization in doubles, the layers in float32 as torch's are (the multiply-adds four
+// to a vector register), the hidden tanh by ``tanh_exp`` (below); torch sums and rounds
+// in its own order, so the two agree to float32's rounding, not bit for bit
 // (tests/agents/test_compiled_policy.py states the tolerance).
 //
 // A run trained with --features predicted_state reads, after the env's n_obs columns,
@@ -17,6 +19,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,6 +28,30 @@
 #include "single_track.hpp"
 
 namespace vdsim {
+
+// tanh x = sign(x) (1 - 2 / (e^{2|x|} + 1)), e^t = 2^k e^r with k = round(t / ln 2),
+// r = t - k ln 2 in [-ln2 / 2, ln2 / 2] (ln 2 in two parts, so r is exact to rounding)
+// and e^r by its Taylor series to r^7 (the rest below 5e-9 there): within 1e-8 of
+// libm's tanh in absolute terms, below the float32 rounding the layer applies next (6e-8
+// at 1), and cheaper (no call; 128 of them are most of a 64x64 actor's time). Below
+// |x| = 1e-4 tanh x = x to 4e-13; above 20, +-1.
+inline double tanh_exp(double x) {
+  const double ax = std::fabs(x);
+  if (!(ax >= 1e-4)) return x;  // NaN passes through
+  if (ax > 20.0) return x > 0.0 ? 1.0 : -1.0;
+  const double t = 2.0 * ax;
+  const int64_t k = static_cast<int64_t>(t * 1.4426950408889634 + 0.5);  // t / ln 2
+  const double kd = static_cast<double>(k);
+  const double r = (t - kd * 6.93147180369123816490e-01) - kd * 1.90821492927058770002e-10;
+  const double p =
+      1.0 + r * (1.0 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 +
+      r * (1.0 / 720 + r * (1.0 / 5040)))))));
+  uint64_t bits = static_cast<uint64_t>(k + 1023) << 52;  // 2^k, k in [0, 58]
+  double two_k;
+  std::memcpy(&two_k, &bits, sizeof two_k);
+  const double y = 1.0 - 2.0 / (p * two_k + 1.0);
+  return x > 0.0 ? y : -y;
+}
 
 class MlpPolicy {
  public:
@@ -50,17 +77,20 @@ class MlpPolicy {
     if (!mean_.empty() && (mean_.size() != static_cast<size_t>(widths_[0]) ||
                            inv_std_.size() != mean_.size()))
       throw std::invalid_argument("MlpPolicy: normalization of another width than the input");
-    wt_.resize(layers);  // each layer's weights transposed: (in, out) row-major
+    wt_.resize(layers);  // each layer's weights transposed, (in, out) row-major, float32
+    bf_.resize(layers);
     for (size_t l = 0; l < layers; ++l) {
       const int64_t n_in = widths_[l], n_out = widths_[l + 1];
-      wt_[l].assign(w_[l].size(), 0.0);
+      wt_[l].assign(w_[l].size(), 0.0f);
       for (int64_t i = 0; i < n_out; ++i)
-        for (int64_t j = 0; j < n_in; ++j) wt_[l][j * n_out + i] = w_[l][i * n_in + j];
+        for (int64_t j = 0; j < n_in; ++j)
+          wt_[l][j * n_out + i] = static_cast<float>(w_[l][i * n_in + j]);
+      bf_[l].assign(b_[l].begin(), b_[l].end());
     }
     int64_t widest = 0;
     for (int64_t w : widths_) widest = std::max(widest, w);
-    a_.assign(static_cast<size_t>(widest), 0.0);
-    z_.assign(static_cast<size_t>(widest), 0.0);
+    a_.assign(static_cast<size_t>(widest), 0.0f);
+    z_.assign(static_cast<size_t>(widest), 0.0f);
   }
 
   // The single-track prediction of a path env: its 7 columns (e_y, e_psi, vx, vy, r,
@@ -106,31 +136,34 @@ class MlpPolicy {
         x = (x - mean_[j]) * inv_std_[j];
         if (clip_ > 0.0) x = std::clamp(x, -clip_, clip_);
       }
-      a_[j] = x;
+      a_[j] = static_cast<float>(x);  // torch's input: the normalized row as float32
     }
-    const size_t layers = w_.size();
+    const size_t layers = wt_.size();
     for (size_t l = 0; l < layers; ++l) {
       const int64_t n_in = widths_[l], n_out = widths_[l + 1];
       // z = b + sum_j a_j W[:, j], j ascending: each z_i sums in one order whatever the
       // CPU's vector width (the loop over i is the one a compiler vectorizes)
-      const double* wt = wt_[l].data();
-      double* z = z_.data();
-      std::copy(b_[l].begin(), b_[l].end(), z);
+      const float* wt = wt_[l].data();
+      float* z = z_.data();
+      std::copy(bf_[l].begin(), bf_[l].end(), z);
       for (int64_t j = 0; j < n_in; ++j) {
-        const double aj = a_[j];
-        const double* col = wt + j * n_out;
+        const float aj = a_[j];
+        const float* col = wt + j * n_out;
         for (int64_t i = 0; i < n_out; ++i) z[i] += col[i] * aj;
       }
       const bool hidden = l + 1 < layers;
       for (int64_t i = 0; i < n_out; ++i) {
-        double v = z_[i];
-        if (hidden) v = act_ == Activation::kTanh ? std::tanh(v) : std::max(v, 0.0);
+        float v = z[i];
+        if (hidden)
+          v = act_ == Activation::kTanh ? static_cast<float>(tanh_exp(v)) : std::max(v, 0.0f);
         a_[i] = v;
       }
     }
     const int64_t m = widths_.back();
-    for (int64_t i = 0; i < m; ++i)
-      out[i] = static_cast<float>(squash_ ? std::tanh(a_[i]) : std::clamp(a_[i], -1.0, 1.0));
+    for (int64_t i = 0; i < m; ++i) {
+      const double v = a_[i];
+      out[i] = static_cast<float>(squash_ ? std::tanh(v) : std::clamp(v, -1.0, 1.0));
+    }
   }
 
  private:
@@ -177,13 +210,14 @@ class MlpPolicy {
   std::vector<double> scale_;
   double max_steer_ = 0.0, delay_ = 0.0, max_step_ = 0.0, a_max_ = 0.0, d_max_ = 0.0;
   std::vector<double> row_, pred_;  // the row with its features, the prediction (scratch)
-  std::vector<std::vector<double>> w_, b_, wt_;
+  std::vector<std::vector<double>> w_, b_;
+  std::vector<std::vector<float>> wt_, bf_;  // the layers as evaluated
   std::vector<int64_t> widths_;
   Activation act_;
   std::vector<double> mean_, inv_std_;
   double clip_;
   bool squash_;
-  std::vector<double> a_, z_;  // the layer activations (scratch)
+  std::vector<float> a_, z_;  // the layer activations (scratch)
 };
 
 }  // namespace vdsim

@@ -160,9 +160,12 @@ inline void single_track_predict_obs(const SingleTrackModel& p, const T* obs, in
                                      const double scale[7], double max_steer,
                                      const double* delays, bool per_row, double max_step,
                                      double* out) {
-  std::vector<double> in(8 * static_cast<size_t>(n));
+  // one row (a controller's decision) on the stack, a batch on the heap
+  double one_in[8], one_x[5];
+  std::vector<double> in(n == 1 ? 0 : 8 * static_cast<size_t>(n));
+  double* in_data = n == 1 ? one_in : in.data();
   double* col[8];
-  for (int k = 0; k < 8; ++k) col[k] = in.data() + k * n;
+  for (int k = 0; k < 8; ++k) col[k] = in_data + k * n;
   for (int64_t i = 0; i < n; ++i) {
     const T* row = obs + i * n_obs;
     double v[7];
@@ -174,9 +177,10 @@ inline void single_track_predict_obs(const SingleTrackModel& p, const T* obs, in
     col[7][i] = per_row ? delays[i] : delays[0];
     for (int64_t j = 0; j < n_obs; ++j) out[i * n_obs + j] = static_cast<double>(row[j]);
   }
-  std::vector<double> x(5 * static_cast<size_t>(n));
+  std::vector<double> xs(n == 1 ? 0 : 5 * static_cast<size_t>(n));
+  double* x = n == 1 ? one_x : xs.data();
   const double* cin[8] = {col[0], col[1], col[2], col[3], col[4], col[5], col[6], col[7]};
-  single_track_predict(p, cin, n, max_step, x.data());
+  single_track_predict(p, cin, n, max_step, x);
   for (int64_t i = 0; i < n; ++i) {
     if (per_row && delays[i] == 0.0) continue;
     for (int k = 0; k < 5; ++k) out[i * n_obs + cols[k]] = x[k * n + i] / scale[k];

@@ -55,6 +55,8 @@ def test_the_compiled_actor_acts_as_torch_does(algo, env_id, extra, tmp_path):
     np.testing.assert_allclose(got, want, atol=TOL, rtol=0)
     one, _ = fast.predict(obs[3])
     np.testing.assert_allclose(one, want[3], atol=TOL, rtol=0)
+    as_list, _ = fast.predict(obs[3].tolist())  # converted as TrainedPolicy converts
+    np.testing.assert_array_equal(as_list, one)
     assert fast.required_env_kwargs == policy.required_env_kwargs
 
 

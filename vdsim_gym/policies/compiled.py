@@ -8,11 +8,12 @@ actor's layers out of the model (PPO's policy net and action head; SAC's and TQC
 latent net and mean, squashed by tanh) and its observation statistics into
 ``_core.MlpPolicyKernel`` (vdsim/mlp.hpp), which computes the run's features
 (``--features``: the same prediction ``TrainedPolicy`` appends, in the kernel's feature
-stage), normalizes, evaluates the layers in doubles and clips (or squashes) the action in
-one call. The privileged critic's columns are not read at all (the actor's first layer is
+stage), normalizes, evaluates the layers in float32 (as torch does) and clips (or
+squashes) the action in one call. The privileged critic's columns are not read at all (the actor's first layer is
 narrower).
 
-torch evaluates in float32, the kernel in float64: the two agree to float32's rounding
+torch and the kernel sum and round in their own orders (and the kernel's tanh is its own,
+within 1e-8 of libm's): the two agree to float32's rounding
 (``tests/agents/test_compiled_policy.py``: within 1e-5 of the action range on the
 observations of an episode), not bit for bit, so ``load_policy`` stays torch's and the
 compiled form is asked for.
@@ -109,7 +110,10 @@ class CompiledPolicy:
 
     def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
                 deterministic: bool = True) -> tuple[np.ndarray, Any]:
-        return self.kernel(np.asarray(observation, dtype=np.float32)), state
+        try:  # a float32 or float64 array straight to the kernel
+            return self.kernel(observation), state
+        except (TypeError, ValueError):  # anything else as TrainedPolicy takes it
+            return self.kernel(np.asarray(observation, dtype=np.float32)), state
 
 
 def compile_policy(policy: Any) -> CompiledPolicy:
