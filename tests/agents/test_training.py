@@ -393,13 +393,14 @@ def test_shipped_models_are_found_by_name():
     installs the folder as vdsim_gym/_data/models); an unknown name lists the shipped
     ones."""
     assert {"dlc_ppo", "dlc_ppo_latency", "dlc_ppo_dr", "acc_ppo", "acc_ppo_latency",
-            "dyno_ppo", "dlc_res_stanley_dc", "acc_res", "dyno_res"} <= set(
+            "dyno_ppo", "dlc_res_stanley_dc", "acc_res", "dyno_res", "dlc_robust",
+            "acc_robust"} <= set(
         shipped_models())
     run = shipped_model("dlc_ppo")
     assert (run / "model.zip").is_file() and (run / "vecnormalize.pkl").is_file()
     assert run.name == "dlc_ppo"
     with pytest.raises(TrainingError, match=r"no shipped model 'dlc_sac'; the package ships "
-                                            r".*acc_ppo_latency, acc_res, dlc_ppo, dlc_ppo_dr"):
+                                            r".*acc_ppo_latency, acc_res, acc_robust, dlc_ppo, dlc_ppo_dr"):
         shipped_model("dlc_sac")
 
 

@@ -9,8 +9,8 @@ latent net and mean, squashed by tanh) and its observation statistics into
 ``_core.MlpPolicyKernel`` (vdsim/mlp.hpp), which computes the run's features
 (``--features``: the same prediction ``TrainedPolicy`` appends, in the kernel's feature
 stage), normalizes, evaluates the layers in float32 (as torch does) and clips (or
-squashes) the action in one call. The privileged critic's columns are not read at all (the actor's first layer is
-narrower).
+squashes) the action in one call. The privileged critic's columns are not read at all
+(the actor's first layer is narrower).
 
 torch and the kernel sum and round in their own orders (and the kernel's tanh is its own,
 within 1e-8 of libm's): the two agree to float32's rounding
