@@ -400,7 +400,8 @@ def test_shipped_models_are_found_by_name():
     assert (run / "model.zip").is_file() and (run / "vecnormalize.pkl").is_file()
     assert run.name == "dlc_ppo"
     with pytest.raises(TrainingError, match=r"no shipped model 'dlc_sac'; the package ships "
-                                            r".*acc_ppo_latency, acc_res, acc_robust, dlc_ppo, dlc_ppo_dr"):
+                                            r".*acc_ppo_latency, acc_res, acc_robust, "
+                                            r"dlc_ppo, dlc_ppo_dr"):
         shipped_model("dlc_sac")
 
 
