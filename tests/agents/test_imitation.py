@@ -132,9 +132,9 @@ def test_bad_imitation_options_fail_before_the_run_folder(kwargs, match, tmp_pat
     assert not (tmp_path / "bad").exists()
 
 
-def test_the_imitation_options_need_imitate_on_the_command_line():
+def test_the_imitation_options_need_imitate_on_the_command_line(tmp_path):
     out = subprocess.run([sys.executable, "-m", "vdsim_gym.cli", "train", "--kl-coef", "0.2"],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert out.returncode == 2
     assert "--kl-coef sets the imitation: give --imitate CONTROLLER" in out.stderr
     assert "Traceback" not in out.stderr
@@ -170,8 +170,9 @@ def test_a_run_trains_again_from_its_folder_bit_for_bit(tmp_path):
         rerun(first.run_dir, run_name="c", progress_bar=False)
 
 
-def test_from_run_takes_no_other_training_option():
+def test_from_run_takes_no_other_training_option(tmp_path):
     out = subprocess.run([sys.executable, "-m", "vdsim_gym.cli", "train", "--from-run", "x",
-                          "--seed", "3"], capture_output=True, text=True, timeout=120)
+                          "--seed", "3"], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path)
     assert out.returncode == 2 and "drop --seed" in out.stderr
     assert "Traceback" not in out.stderr

@@ -146,9 +146,10 @@ def test_runs_whose_seeds_reach_the_benchmark_s_are_refused(tmp_path):
                    make_plot=False, costs=False, echo=lambda s: None, progress=False)
 
 
-def test_the_command_refuses_an_unknown_task_in_one_line():
+def test_the_command_refuses_an_unknown_task_in_one_line(tmp_path):
     out = subprocess.run([sys.executable, "-m", "vdsim_gym.cli", "benchmark", "robust",
-                          "--task", "parking"], capture_output=True, text=True, timeout=120)
+                          "--task", "parking"], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path)  # outside the source tree, which would shadow it
     assert out.returncode == 2 and "invalid choice: 'parking'" in out.stderr
     assert "Traceback" not in out.stderr
 
