@@ -267,3 +267,39 @@ def test_a_residual_training_with_a_base_that_cannot_drive_the_env_fails_first(t
         train("ppo", "VDSim-DLC-v0", timesteps=64, residual="stanley", residual_scale=5,
               out=tmp_path, progress_bar=False)
     assert not any(tmp_path.iterdir())  # no run folder was made
+
+
+def test_a_delay_following_base_gets_each_rows_episode_delay_in_the_sb3_vec_env():
+    """A row of the C++ vector session is reset in C++: its base must predict across the
+    delay that row's episode drew (its reset info), not a stale model of the row env
+    (they read the previous episode's, or the range's midpoint, before loop_delay took
+    the episode's draws)."""
+    from vdsim_gym import make_sb3_vec_env
+    from vdsim_gym.residual import ResidualVecEnv
+
+    seen: list[np.ndarray] = []
+
+    class Recorder:
+        follows_env = True
+
+        def set_delays(self, delays):
+            seen.append(np.array(delays, float))
+
+        def predict(self, obs, state=None, episode_start=None, deterministic=True):
+            return np.zeros((len(obs), 2), np.float32), state
+
+    inner = make_sb3_vec_env("VDSim-DLC-v0", 3, seed=2, time_limit=0.3,
+                             randomize={"latency": {"mean": [0.0, 0.06]}})
+    venv = ResidualVecEnv(inner, base=lambda env: Recorder(), scale=0.1)
+    venv.reset()
+    drawn = [inner.reset_infos[i]["randomization"]["latency_mean"] for i in range(3)]
+    np.testing.assert_allclose(seen[-1], drawn, rtol=1e-12)
+    resets = 0
+    for _ in range(40):
+        _, _, dones, _ = venv.step(np.zeros((3, 2), np.float32))
+        if dones.any():
+            resets += int(dones.sum())
+            drawn = [inner.reset_infos[i]["randomization"]["latency_mean"] for i in range(3)]
+            np.testing.assert_allclose(seen[-1], drawn, rtol=1e-12)
+    assert resets >= 6 and len({round(x, 9) for d in seen for x in d}) >= 6
+    venv.close()

@@ -133,14 +133,17 @@ class SingleTrackPredictor:
 
 def loop_delay(env: gym.Env | Any, *, steer: bool = True) -> float:
     """The delay [s] from an observation's capture to its command's effect at the wheels,
-    as ``env`` is configured: the latency model's mean (computation), the sensor delay's
-    mean (``obs_delay``) and, with ``steer``, the steering channel's dead time
-    (``channel_delays``). 0 without any. A ``LatencyModel.measured()`` (unknown in advance)
-    is a ConfigError: pass the delay to the controller instead."""
+    as ``env`` is configured for its episode now: the latency model's mean (computation),
+    the sensor delay's mean (``obs_delay``) and, with ``steer``, the steering channel's
+    dead time (``channel_delays``). 0 without any. With a randomization these are the
+    episode's own (``episode_params``, read from the core's draws: a vector env's row is
+    reset in C++, and only its draws are current). A ``LatencyModel.measured()`` (unknown
+    in advance) is a ConfigError: pass the delay to the controller instead."""
     base: Any = getattr(env, "unwrapped", env)
+    params = base.episode_params if getattr(base, "randomize", None) is not None else None
     total = 0.0
     for name in ("latency", "obs_delay"):
-        model = getattr(base, name, None)
+        model = getattr(params if params is not None else base, name, None)
         if model is not None:
             mean = model.mean_delay
             if not math.isfinite(mean):
@@ -149,7 +152,8 @@ def loop_delay(env: gym.Env | Any, *, steer: bool = True) -> float:
             total += mean
     physics = getattr(base, "physics", None)
     if steer and physics is not None:
-        total += float(physics.channel_delays[0])
+        channels = params.channel_delays if params is not None else physics.channel_delays
+        total += float(channels[0])
     return total
 
 

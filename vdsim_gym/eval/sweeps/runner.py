@@ -63,12 +63,7 @@ def _follow_delays(venv: VDSimVectorEnv, policies: list[tuple[np.ndarray, Any]])
         return
     for rows, pol in policies:
         if getattr(pol, "follows_env", False):
-            delays = []
-            for i in rows.tolist():
-                env = venv.envs[i].unwrapped
-                env.episode_params  # noqa: B018  (syncs the row's models from its draws)
-                delays.append(loop_delay(env))
-            pol.set_delays(np.array(delays))
+            pol.set_delays(np.array([loop_delay(venv.envs[i]) for i in rows.tolist()]))
 
 
 def _info_array(infos: dict[str, Any], key: str) -> np.ndarray | None:
