@@ -226,7 +226,7 @@ def test_the_shipped_robust_acc_policy_acts_on_the_benchmark_env():
     """agents/models/acc_robust (docs/RESULTS.md): plain predict in the benchmark's ACC
     env (0.1 s, its required kwargs); a held-out seed of each family without a collision
     (network outputs may differ in the last bits between CPUs; its smallest gap over the
-    benchmark's 192 episodes is 0.31 m)."""
+    benchmark's 192 episodes is 0.86 m)."""
     from vdsim_gym.policies import load_policy, shipped_model
 
     policy = load_policy(shipped_model("acc_robust"))
