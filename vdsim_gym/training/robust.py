@@ -112,10 +112,17 @@ def _episode_values(rows: Sequence[Any], metrics: Sequence[str]) -> dict[str, np
     return {m: np.array(v, float) for m, v in out.items()}
 
 
-def _check_runs(group: Sequence[str]) -> None:
+def _check_runs(group: Sequence[str], which: str) -> None:
+    """Every run folder of ``group`` holds ``which``.zip and was trained with seeds that
+    cannot reach the benchmark's: checked before any episode runs."""
+    from vdsim_gym._best import recover_best
     from vdsim_gym._files import read_yaml
 
     for run in group:
+        recover_best(run)  # a best model a stop left staged: finished or dropped
+        if not (Path(run) / f"{which}.zip").exists():
+            raise ConfigError(f"--runs: no {which}.zip in {run}; give run folders of "
+                              "vdsim-gym train")
         cfg_path = Path(run) / "config.yml"
         cfg = read_yaml(cfg_path, "the run's configuration") if cfg_path.exists() else None
         seed = cfg.get("seed") if isinstance(cfg, dict) else None
@@ -137,6 +144,8 @@ def evaluate(t: RobustTask, baselines: Sequence[str], groups: Sequence[Sequence[
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
         raise ConfigError(f"seeds must be a whole number >= 1 (episodes per scenario), got "
                           f"{seeds!r}")
+    for group in groups:  # a bad folder fails before the baselines' sweeps
+        _check_runs(group, which)
     seed_list = list(range(SEED_BASE, SEED_BASE + seeds))
     scen = [dict(s) for s in t.scenarios] or None
     entries: list[Entry] = []
@@ -151,7 +160,6 @@ def evaluate(t: RobustTask, baselines: Sequence[str], groups: Sequence[Sequence[
         v = run(spec_pol, f"{name} (baseline)")
         entries.append(Entry(name, "baseline", (), {m: x[None] for m, x in v.items()}))
     for group in groups:
-        _check_runs(group)
         per_run: dict[str, list[np.ndarray]] = {m: [] for m in t.metrics}
         for k, path in enumerate(group):
             pol: Any = load_policy(Path(path) / f"{which}.zip", trust=trust)
@@ -215,8 +223,7 @@ def decision_costs(t: RobustTask, named: Sequence[tuple[str, Any]], *, samples: 
                    repeats: int = 5) -> dict[str, tuple[float, float, float]]:
     """CPU time per decision [us] of each (name, policy or factory): ``samples``
     observations of the task's env (driven by its first baseline, the nominal car and
-    delay), each
-    predicted alone as a controller on the car does; the controllers interleaved in
+    delay), each predicted alone as a controller on the car does; the controllers interleaved in
     ``repeats`` blocks; (min, median, max) over the blocks."""
     import gymnasium as gym
 

@@ -122,18 +122,11 @@ def train(algo: str, env_id: str, *, timesteps: int | None = None, seed: int = 0
     smallest gap (``min_gap``, the ACC's) falls below it counts as failed, so the pick
     scores near misses, not only collisions."""
     # what reproduces the run (``rerun``): this call's options, the run folder's aside
-    call = {"algo": algo, "env_id": env_id, "timesteps": timesteps, "seed": seed,
-            "latency": latency, "env_kwargs": dict(env_kwargs or {}),
-            "hyperparams": dict(hyperparams or {}),
-            "hyperparams_file": None if hyperparams_file is None else str(hyperparams_file),
-            "eval_freq": eval_freq, "eval_episodes": eval_episodes,
-            "checkpoint_freq": checkpoint_freq, "num_threads": num_threads,
-            "residual": residual, "residual_scale": residual_scale, "select_by": select_by,
-            "eval_scenarios": None if eval_scenarios is None else list(eval_scenarios),
-            "critic": critic, "features": features, "known_delay": known_delay,
-            "imitate": imitate, "imitate_rounds": imitate_rounds,
-            "imitate_steps": imitate_steps, "kl_coef": kl_coef,
-            "select_min_gap": select_min_gap}
+    call = {k: v for k, v in locals().items()  # every option, as given (first statement)
+            if k not in ("out", "run_name", "progress_bar", "tensorboard", "verbose")}
+    call.update(env_kwargs=dict(env_kwargs or {}), hyperparams=dict(hyperparams or {}),
+                hyperparams_file=None if hyperparams_file is None else str(hyperparams_file),
+                eval_scenarios=None if eval_scenarios is None else list(eval_scenarios))
     previous = raise_on_sigterm()  # first: a stop during the start-up is an interrupt
     try:
         return _train(algo, env_id, call=call, timesteps=timesteps, seed=seed, latency=latency,
