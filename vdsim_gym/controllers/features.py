@@ -20,13 +20,12 @@ controller, as the MPC's model is, so a policy computes them from the plain obse
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from vdsim_gym._checks import is_real
+from vdsim_gym._checks import check_seconds
 from vdsim_gym.controllers.base import ObsLayout
 from vdsim_gym.errors import ConfigError
 
@@ -58,11 +57,9 @@ def check_features(features: Any) -> tuple[str, ...]:
 
 
 def check_known_delay(delay: Any) -> float:
-    """The delay [s] a controller is told: a finite number >= 0."""
-    if not (is_real(delay) and math.isfinite(delay) and delay >= 0.0):
-        raise ConfigError(f"the known delay must be a finite number of seconds >= 0 (the loop "
-                          f"delay the features predict across, e.g. 0.03), got {delay!r}")
-    return float(delay)
+    """The delay [s] a controller is told: a finite number >= 0 (``check_seconds``)."""
+    return check_seconds(delay, "the known delay", allow_zero=True,
+                         hint=" (the loop delay the features predict across, e.g. 0.03)")
 
 
 class PredictedStateFeatures:
